@@ -1,0 +1,122 @@
+# Standalone build support: find Debian's installed ns-3 and provide the small
+# subset of ns-3's module macros that gpu-fabric's CMakeLists.txt uses.
+# Facts behind each step: ../shared/reference/ns3-build-notes.md.
+
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+
+option(GPU_FABRIC_TESTS "Build the GoogleTest suites" ON)
+option(GPU_FABRIC_EXAMPLES "Build examples and benchmarks" ON)
+option(GPU_FABRIC_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+if(GPU_FABRIC_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# A plain find_package(ns3) accepts the installed 3.37; "3.37" as a version
+# requirement fails against ns-3's exact-version config file.
+find_package(ns3 REQUIRED)
+
+# ns-3 < 3.43 names its targets ns3::libcore, later ones ns3::core.
+foreach(mod core network)
+  if(TARGET ns3::lib${mod})
+    set(lib${mod} ns3::lib${mod})
+  elseif(TARGET ns3::${mod})
+    set(lib${mod} ns3::${mod})
+  else()
+    message(FATAL_ERROR "ns-3 module '${mod}' not found in the installed ns-3")
+  endif()
+endforeach()
+
+# Debian links with --as-needed: a program that reaches our library only
+# through the TypeId system would drop it and its TypeIds would be missing.
+set(LIB_AS_NEEDED_PRE -Wl,--no-as-needed)
+set(LIB_AS_NEEDED_POST -Wl,--as-needed)
+
+set(GPU_FABRIC_HEADER_DIR ${CMAKE_BINARY_DIR}/include)
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+set(CMAKE_LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Look-alike of ns-3's build_lib: a shared library lib<name> whose public
+# headers are exposed flat as ns3/<file>.h, plus a generated ns3/<name>-module.h.
+function(build_lib)
+  cmake_parse_arguments(BLIB "" "LIBNAME"
+                        "SOURCE_FILES;HEADER_FILES;LIBRARIES_TO_LINK;TEST_SOURCES" ${ARGN})
+  set(target lib${BLIB_LIBNAME})
+  set(module_header ${GPU_FABRIC_HEADER_DIR}/ns3/${BLIB_LIBNAME}-module.h)
+  set(content "// generated: includes every public header of ${BLIB_LIBNAME}\n")
+  foreach(header ${BLIB_HEADER_FILES})
+    get_filename_component(name ${header} NAME)
+    configure_file(${header} ${GPU_FABRIC_HEADER_DIR}/ns3/${name} COPYONLY)
+    string(APPEND content "#include \"ns3/${name}\"\n")
+  endforeach()
+  file(GENERATE OUTPUT ${module_header} CONTENT "${content}")
+
+  add_library(${target}-obj OBJECT ${BLIB_SOURCE_FILES})
+  add_library(${target} SHARED $<TARGET_OBJECTS:${target}-obj>)
+  add_library(ns3::${target} ALIAS ${target})
+  foreach(t ${target}-obj ${target})
+    target_include_directories(${t} PUBLIC $<BUILD_INTERFACE:${GPU_FABRIC_HEADER_DIR}>
+                                           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+    # The ns3:: targets do not export these; without them NS_LOG and NS_ASSERT vanish.
+    target_compile_definitions(${t} PUBLIC NS3_LOG_ENABLE NS3_ASSERT_ENABLE)
+    target_compile_options(${t} PRIVATE -Wall -Wextra)
+  endforeach()
+  target_link_libraries(${target}-obj PUBLIC ${BLIB_LIBRARIES_TO_LINK})
+  target_link_libraries(${target} PUBLIC ${BLIB_LIBRARIES_TO_LINK})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ns3-${BLIB_LIBNAME}
+                                             VERSION ${PROJECT_VERSION} SOVERSION 0)
+  set(lib${BLIB_LIBNAME} ${target} PARENT_SCOPE)
+  set(lib${BLIB_LIBNAME}-obj ${target}-obj PARENT_SCOPE)
+  set(GPU_FABRIC_INSTALL_HEADERS ${BLIB_HEADER_FILES} ${module_header} PARENT_SCOPE)
+endfunction()
+
+# Look-alike of ns-3's build_lib_example: one program linked, without
+# --as-needed, against the module and the listed libraries.
+function(build_lib_example)
+  cmake_parse_arguments(BLIB_EXAMPLE "" "NAME" "SOURCE_FILES;HEADER_FILES;LIBRARIES_TO_LINK"
+                        ${ARGN})
+  add_executable(${BLIB_EXAMPLE_NAME} ${BLIB_EXAMPLE_SOURCE_FILES})
+  target_link_libraries(${BLIB_EXAMPLE_NAME} PRIVATE ${LIB_AS_NEEDED_PRE}
+                        ${BLIB_EXAMPLE_LIBRARIES_TO_LINK} ${LIB_AS_NEEDED_POST})
+  target_compile_options(${BLIB_EXAMPLE_NAME} PRIVATE -Wall -Wextra)
+  target_include_directories(${BLIB_EXAMPLE_NAME} PRIVATE ${Boost_INCLUDE_DIRS})
+endfunction()
+
+# Everything after the library: programs, tests, install and package config.
+macro(gpu_fabric_standalone_finish)
+  if(GPU_FABRIC_EXAMPLES)
+    add_subdirectory(examples)
+    add_subdirectory(bench)
+  endif()
+  if(GPU_FABRIC_TESTS)
+    enable_testing()
+    add_subdirectory(test)
+  endif()
+
+  install(TARGETS libgpu-fabric EXPORT gpu-fabric-targets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(FILES ${GPU_FABRIC_INSTALL_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ns3)
+  install(EXPORT gpu-fabric-targets NAMESPACE gpu-fabric::
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpu-fabric)
+  configure_package_config_file(
+    ${CMAKE_CURRENT_SOURCE_DIR}/cmake/gpu-fabric-config.cmake.in
+    ${CMAKE_BINARY_DIR}/gpu-fabric-config.cmake
+    INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpu-fabric)
+  write_basic_package_version_file(${CMAKE_BINARY_DIR}/gpu-fabric-config-version.cmake
+                                   COMPATIBILITY SameMinorVersion)
+  install(FILES ${CMAKE_BINARY_DIR}/gpu-fabric-config.cmake
+                ${CMAKE_BINARY_DIR}/gpu-fabric-config-version.cmake
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpu-fabric)
+endmacro()

@@ -1,0 +1,69 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_ERROR_H
+#define GPU_FABRIC_FABRIC_ERROR_H
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Raised for every invalid parameter, preset, file or flag.
+ *
+ * The message always names the parameter, the value given and what is
+ * allowed, so that a scenario script fails with something a user can act on
+ * instead of an abort deep inside the simulator.  Examples catch it in main()
+ * and exit with status 2.
+ */
+class FabricConfigError : public std::invalid_argument
+{
+  public:
+    /**
+     * \param parameter name of the parameter, attribute, flag or file
+     * \param value the offending value, as text
+     * \param allowed what would have been accepted
+     */
+    FabricConfigError(std::string_view parameter, std::string_view value, std::string_view allowed)
+        : std::invalid_argument(
+              fmt::format("invalid {}: got '{}', allowed: {}", parameter, value, allowed)),
+          m_parameter(parameter)
+    {
+    }
+
+    /// \return the name of the parameter that was rejected
+    const std::string& Parameter() const
+    {
+        return m_parameter;
+    }
+
+  private:
+    std::string m_parameter; //!< name of the rejected parameter
+};
+
+/**
+ * \brief Throw FabricConfigError unless \p condition holds.
+ * \param condition the validity condition
+ * \param parameter parameter name
+ * \param value the value given (anything fmt can format)
+ * \param allowed description of what is allowed
+ */
+template <typename T>
+inline void
+FabricRequire(bool condition, std::string_view parameter, const T& value, std::string_view allowed)
+{
+    if (!condition)
+    {
+        throw FabricConfigError(parameter, fmt::format("{}", value), allowed);
+    }
+}
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_ERROR_H
