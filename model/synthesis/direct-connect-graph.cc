@@ -1,0 +1,622 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "direct-connect-graph.h"
+
+#include "ns3/fabric-error.h"
+
+#include <algorithm>
+#include <boost/graph/strong_components.hpp>
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+namespace ns3
+{
+
+DirectConnectGraph::DirectConnectGraph(uint32_t nodes, std::string name)
+    : m_nodes(nodes),
+      m_name(std::move(name)),
+      m_out(nodes),
+      m_in(nodes),
+      m_graph(nodes)
+{
+}
+
+void
+DirectConnectGraph::CheckNode(uint32_t u, const char* what) const
+{
+    FabricRequire(u < m_nodes, what, u, fmt::format("a host id in [0, {})", m_nodes));
+}
+
+uint32_t
+DirectConnectGraph::AddArc(uint32_t from, uint32_t to)
+{
+    CheckNode(from, "arc tail");
+    CheckNode(to, "arc head");
+    auto id = static_cast<uint32_t>(m_arcs.size());
+    m_arcs.push_back({from, to});
+    m_out[from].push_back(id);
+    m_in[to].push_back(id);
+    boost::add_edge(from, to, id, m_graph);
+    return id;
+}
+
+uint32_t
+DirectConnectGraph::NumNodes() const
+{
+    return m_nodes;
+}
+
+uint32_t
+DirectConnectGraph::NumArcs() const
+{
+    return static_cast<uint32_t>(m_arcs.size());
+}
+
+const DirectConnectGraph::Arc&
+DirectConnectGraph::GetArc(uint32_t id) const
+{
+    FabricRequire(id < m_arcs.size(), "arc id", id, fmt::format("[0, {})", m_arcs.size()));
+    return m_arcs[id];
+}
+
+const std::vector<DirectConnectGraph::Arc>&
+DirectConnectGraph::Arcs() const
+{
+    return m_arcs;
+}
+
+const std::vector<uint32_t>&
+DirectConnectGraph::OutArcs(uint32_t u) const
+{
+    CheckNode(u, "host");
+    return m_out[u];
+}
+
+const std::vector<uint32_t>&
+DirectConnectGraph::InArcs(uint32_t u) const
+{
+    CheckNode(u, "host");
+    return m_in[u];
+}
+
+uint32_t
+DirectConnectGraph::OutDegree(uint32_t u) const
+{
+    return static_cast<uint32_t>(OutArcs(u).size());
+}
+
+uint32_t
+DirectConnectGraph::InDegree(uint32_t u) const
+{
+    return static_cast<uint32_t>(InArcs(u).size());
+}
+
+bool
+DirectConnectGraph::IsRegular() const
+{
+    if (m_nodes == 0)
+    {
+        return false;
+    }
+    size_t d = m_out[0].size();
+    for (uint32_t u = 0; u < m_nodes; ++u)
+    {
+        if (m_out[u].size() != d || m_in[u].size() != d)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+uint32_t
+DirectConnectGraph::Degree() const
+{
+    FabricRequire(IsRegular(),
+                  "graph " + m_name,
+                  "irregular",
+                  "a regular graph (every host with the same in- and out-degree)");
+    return static_cast<uint32_t>(m_out[0].size());
+}
+
+uint32_t
+DirectConnectGraph::MaxDegree() const
+{
+    size_t d = 0;
+    for (uint32_t u = 0; u < m_nodes; ++u)
+    {
+        d = std::max({d, m_out[u].size(), m_in[u].size()});
+    }
+    return static_cast<uint32_t>(d);
+}
+
+uint32_t
+DirectConnectGraph::SelfLoopCount() const
+{
+    return static_cast<uint32_t>(
+        std::count_if(m_arcs.begin(), m_arcs.end(), [](const Arc& a) { return a.from == a.to; }));
+}
+
+bool
+DirectConnectGraph::IsStronglyConnected() const
+{
+    if (m_nodes == 0)
+    {
+        return false;
+    }
+    std::vector<uint32_t> component(m_nodes);
+    auto count = boost::strong_components(
+        m_graph,
+        boost::make_iterator_property_map(component.begin(),
+                                          boost::get(boost::vertex_index, m_graph)));
+    return count == 1;
+}
+
+std::vector<uint32_t>
+DirectConnectGraph::BfsDistances(uint32_t source) const
+{
+    CheckNode(source, "BFS source");
+    // A flat queue BFS: this runs N times per BFB call, so it avoids the
+    // visitor machinery of boost::breadth_first_search.
+    std::vector<uint32_t> dist(m_nodes, UNREACHABLE);
+    std::vector<uint32_t> queue;
+    queue.reserve(m_nodes);
+    dist[source] = 0;
+    queue.push_back(source);
+    for (size_t head = 0; head < queue.size(); ++head)
+    {
+        uint32_t u = queue[head];
+        for (uint32_t a : m_out[u])
+        {
+            uint32_t v = m_arcs[a].to;
+            if (dist[v] == UNREACHABLE)
+            {
+                dist[v] = dist[u] + 1;
+                queue.push_back(v);
+            }
+        }
+    }
+    return dist;
+}
+
+uint32_t
+DirectConnectGraph::Diameter() const
+{
+    FabricRequire(IsStronglyConnected(),
+                  "graph " + m_name,
+                  "not strongly connected",
+                  "a strongly connected graph");
+    uint32_t diameter = 0;
+    for (uint32_t u = 0; u < m_nodes; ++u)
+    {
+        auto d = BfsDistances(u);
+        diameter = std::max(diameter, *std::max_element(d.begin(), d.end()));
+    }
+    return diameter;
+}
+
+DirectConnectGraph
+DirectConnectGraph::Reverse() const
+{
+    DirectConnectGraph r(m_nodes, "Rev(" + m_name + ")");
+    for (const auto& a : m_arcs)
+    {
+        r.AddArc(a.to, a.from);
+    }
+    return r;
+}
+
+const std::string&
+DirectConnectGraph::Name() const
+{
+    return m_name;
+}
+
+void
+DirectConnectGraph::SetName(std::string name)
+{
+    m_name = std::move(name);
+}
+
+const DirectConnectGraph::BoostGraph&
+DirectConnectGraph::Graph() const
+{
+    return m_graph;
+}
+
+// ---------------------------------------------------------------- generators
+
+namespace
+{
+
+/// Reject sizes that would overflow 32-bit host ids or blow up memory.
+void
+RequireSize(uint64_t n, const std::string& what)
+{
+    FabricRequire(n <= (1u << 24), what, n, "at most 16777216 hosts");
+}
+
+} // namespace
+
+DirectConnectGraph
+MakeCompleteDigraph(uint32_t n)
+{
+    FabricRequire(n >= 2, "K(n) hosts", n, "n >= 2");
+    RequireSize(uint64_t{n} * n, "K(n) arcs");
+    DirectConnectGraph g(n, fmt::format("K({})", n));
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        for (uint32_t v = 0; v < n; ++v)
+        {
+            if (u != v)
+            {
+                g.AddArc(u, v);
+            }
+        }
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeCompleteBipartite(uint32_t d)
+{
+    FabricRequire(d >= 1, "K(d,d) degree", d, "d >= 1");
+    RequireSize(uint64_t{d} * d, "K(d,d) arcs");
+    DirectConnectGraph g(2 * d, fmt::format("K({},{})", d, d));
+    for (uint32_t u = 0; u < d; ++u)
+    {
+        for (uint32_t v = d; v < 2 * d; ++v)
+        {
+            g.AddArc(u, v);
+            g.AddArc(v, u);
+        }
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeRing(uint32_t n)
+{
+    FabricRequire(n >= 2, "Ring(n) hosts", n, "n >= 2");
+    RequireSize(n, "Ring(n) hosts");
+    DirectConnectGraph g(n, fmt::format("Ring({})", n));
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        g.AddArc(u, (u + 1) % n);
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeBiRing(uint32_t n)
+{
+    FabricRequire(n >= 3, "BiRing(n) hosts", n, "n >= 3");
+    RequireSize(n, "BiRing(n) hosts");
+    DirectConnectGraph g(n, fmt::format("BiRing({})", n));
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        g.AddArc(u, (u + 1) % n);
+        g.AddArc(u, (u + n - 1) % n);
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeTorus(const std::vector<uint32_t>& dims)
+{
+    FabricRequire(!dims.empty(), "Torus dimensions", "none", "at least one side length");
+    uint64_t n = 1;
+    std::string name = "Torus(";
+    for (size_t k = 0; k < dims.size(); ++k)
+    {
+        FabricRequire(dims[k] >= 3, "Torus side length", dims[k], "each side >= 3");
+        n *= dims[k];
+        RequireSize(n, "Torus hosts");
+        name += (k ? "," : "") + std::to_string(dims[k]);
+    }
+    name += ")";
+    std::vector<const DirectConnectGraph*> factors;
+    std::vector<DirectConnectGraph> rings;
+    rings.reserve(dims.size());
+    for (auto side : dims)
+    {
+        rings.push_back(MakeBiRing(side));
+    }
+    for (const auto& r : rings)
+    {
+        factors.push_back(&r);
+    }
+    auto g = CartesianProduct(factors);
+    g.SetName(name);
+    return g;
+}
+
+DirectConnectGraph
+MakeHypercube(uint32_t k)
+{
+    FabricRequire(k >= 1 && k <= 20, "Hypercube dimension", k, "1..20");
+    uint32_t n = 1u << k;
+    DirectConnectGraph g(n, fmt::format("Hypercube({})", k));
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        for (uint32_t i = 0; i < k; ++i)
+        {
+            g.AddArc(u, u ^ (1u << i));
+        }
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeHamming(uint32_t dims, uint32_t q)
+{
+    FabricRequire(dims >= 1, "Hamming dimensions", dims, "dims >= 1");
+    FabricRequire(q >= 2, "Hamming alphabet size", q, "q >= 2");
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < dims; ++i)
+    {
+        n *= q;
+        RequireSize(n, "Hamming hosts");
+    }
+    RequireSize(n * dims * (q - 1), "Hamming arcs");
+    auto kq = MakeCompleteDigraph(q);
+    auto g = CartesianPower(kq, dims);
+    g.SetName(fmt::format("Hamming({},{})", dims, q));
+    return g;
+}
+
+DirectConnectGraph
+MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps)
+{
+    FabricRequire(n >= 2, "circulant hosts", n, "N >= 2");
+    FabricRequire(!steps.empty(), "circulant offsets", "none", "at least one offset");
+    RequireSize(uint64_t{n} * steps.size(), "circulant arcs");
+    std::vector<uint32_t> seen;
+    std::string list;
+    for (auto s : steps)
+    {
+        FabricRequire(s % n != 0, "circulant offset", s, fmt::format("non-zero modulo N = {}", n));
+        FabricRequire(std::find(seen.begin(), seen.end(), s % n) == seen.end(),
+                      "circulant offset",
+                      s,
+                      "offsets distinct modulo N");
+        seen.push_back(s % n);
+        list += (list.empty() ? "" : ",") + std::to_string(s);
+    }
+    DirectConnectGraph g(n, fmt::format("C({},{{{}}})", n, list));
+    for (uint32_t x = 0; x < n; ++x)
+    {
+        for (auto s : steps)
+        {
+            g.AddArc(x, static_cast<uint32_t>((uint64_t{x} + s) % n));
+        }
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeKautz(uint32_t d, uint32_t D)
+{
+    FabricRequire(d >= 1, "Kautz degree", d, "d >= 1");
+    FabricRequire(D >= 1, "Kautz diameter", D, "D >= 1");
+    uint64_t n = d + 1;
+    for (uint32_t i = 1; i < D; ++i)
+    {
+        n *= d;
+        RequireSize(n * d, "Kautz arcs");
+    }
+    auto g = MakeCompleteDigraph(d + 1);
+    for (uint32_t i = 1; i < D; ++i)
+    {
+        g = LineGraph(g);
+    }
+    g.SetName(fmt::format("Kautz({},{})", d, D));
+    return g;
+}
+
+DirectConnectGraph
+MakeGeneralizedKautz(uint32_t d, uint32_t n)
+{
+    FabricRequire(d >= 1, "GenKautz degree", d, "d >= 1");
+    FabricRequire(n > d, "GenKautz hosts", n, fmt::format("N > d = {}", d));
+    RequireSize(uint64_t{n} * d, "GenKautz arcs");
+    DirectConnectGraph g(n, fmt::format("GenKautz({},{})", d, n));
+    for (uint32_t x = 0; x < n; ++x)
+    {
+        // (-d*x - a) mod N computed without negative intermediates.
+        uint64_t dx = (uint64_t{d} * x) % n;
+        for (uint32_t a = 1; a <= d; ++a)
+        {
+            uint64_t v = (2 * uint64_t{n} - dx - a) % n;
+            g.AddArc(x, static_cast<uint32_t>(v));
+        }
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakePetersen()
+{
+    DirectConnectGraph g(10, "Petersen");
+    auto edge = [&g](uint32_t u, uint32_t v) {
+        g.AddArc(u, v);
+        g.AddArc(v, u);
+    };
+    for (uint32_t i = 0; i < 5; ++i)
+    {
+        edge(i, (i + 1) % 5);         // outer pentagon
+        edge(i, 5 + i);               // spoke
+        edge(5 + i, 5 + (i + 2) % 5); // inner pentagram
+    }
+    return g;
+}
+
+DirectConnectGraph
+ParseEdgeList(std::istream& in, const std::string& source)
+{
+    std::vector<std::pair<uint32_t, uint32_t>> arcs;
+    uint64_t maxId = 0;
+    std::string line;
+    uint32_t lineNo = 0;
+    while (std::getline(in, line))
+    {
+        ++lineNo;
+        auto hash = line.find('#');
+        std::string body = hash == std::string::npos ? line : line.substr(0, hash);
+        std::istringstream ls(body);
+        std::string tok;
+        std::vector<std::string> toks;
+        while (ls >> tok)
+        {
+            toks.push_back(tok);
+        }
+        if (toks.empty())
+        {
+            continue;
+        }
+        auto param = fmt::format("edge list {} line {}", source, lineNo);
+        FabricRequire(toks.size() == 2, param, line, "two host ids 'u v' (# starts a comment)");
+        uint32_t ends[2];
+        for (int k = 0; k < 2; ++k)
+        {
+            const auto& t = toks[k];
+            bool digits =
+                !t.empty() && t.size() <= 9 &&
+                std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+            FabricRequire(digits, param, line, "two non-negative integer host ids below 10^9");
+            ends[k] = static_cast<uint32_t>(std::stoul(t));
+            maxId = std::max<uint64_t>(maxId, ends[k]);
+        }
+        arcs.emplace_back(ends[0], ends[1]);
+    }
+    FabricRequire(!arcs.empty(), "edge list " + source, "no arcs", "at least one 'u v' line");
+    RequireSize(maxId + 1, "edge list hosts");
+    DirectConnectGraph g(static_cast<uint32_t>(maxId + 1), "Edges(" + source + ")");
+    for (auto [u, v] : arcs)
+    {
+        g.AddArc(u, v);
+    }
+    return g;
+}
+
+DirectConnectGraph
+LoadEdgeList(const std::string& path)
+{
+    std::ifstream in(path);
+    FabricRequire(in.good(), "edge list file", path, "a readable file");
+    return ParseEdgeList(in, path);
+}
+
+// ---------------------------------------------------------------- expansions
+
+DirectConnectGraph
+LineGraph(const DirectConnectGraph& g)
+{
+    uint64_t arcs = 0;
+    for (const auto& a : g.Arcs())
+    {
+        arcs += g.OutDegree(a.to);
+    }
+    RequireSize(g.NumArcs(), "L(G) hosts");
+    RequireSize(arcs, "L(G) arcs");
+    DirectConnectGraph l(g.NumArcs(), "L(" + g.Name() + ")");
+    for (uint32_t e = 0; e < g.NumArcs(); ++e)
+    {
+        for (uint32_t f : g.OutArcs(g.GetArc(e).to))
+        {
+            l.AddArc(e, f);
+        }
+    }
+    return l;
+}
+
+DirectConnectGraph
+DegreeExpansion(const DirectConnectGraph& g, uint32_t n)
+{
+    FabricRequire(n >= 1, "Deg(G,n) copies", n, "n >= 1");
+    RequireSize(uint64_t{g.NumNodes()} * n, "Deg(G,n) hosts");
+    RequireSize(uint64_t{g.NumArcs()} * n * n, "Deg(G,n) arcs");
+    DirectConnectGraph x(g.NumNodes() * n, fmt::format("Deg({},{})", g.Name(), n));
+    for (const auto& a : g.Arcs())
+    {
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            for (uint32_t j = 0; j < n; ++j)
+            {
+                x.AddArc(a.from * n + i, a.to * n + j);
+            }
+        }
+    }
+    return x;
+}
+
+DirectConnectGraph
+CartesianProduct(const std::vector<const DirectConnectGraph*>& factors)
+{
+    FabricRequire(!factors.empty(), "product factors", "none", "at least one factor");
+    uint64_t n = 1;
+    uint64_t arcs = 0;
+    for (auto* f : factors)
+    {
+        n *= f->NumNodes();
+        RequireSize(n, "product hosts");
+    }
+    for (auto* f : factors)
+    {
+        arcs += n / f->NumNodes() * f->NumArcs();
+    }
+    RequireSize(arcs, "product arcs");
+    DirectConnectGraph p(static_cast<uint32_t>(n));
+    const size_t k = factors.size();
+    // stride[i]: weight of coordinate i in the mixed-radix host id.
+    std::vector<uint64_t> stride(k, 1);
+    for (size_t i = k - 1; i > 0; --i)
+    {
+        stride[i - 1] = stride[i] * factors[i]->NumNodes();
+    }
+    for (size_t i = 0; i < k; ++i)
+    {
+        const auto& f = *factors[i];
+        uint64_t layers = n / f.NumNodes();
+        for (uint64_t layer = 0; layer < layers; ++layer)
+        {
+            // Host of this layer with coordinate i = 0: split the layer index
+            // into the part above and below coordinate i.
+            uint64_t low = layer % stride[i];
+            uint64_t high = layer / stride[i];
+            uint64_t base = high * stride[i] * f.NumNodes() + low;
+            for (const auto& a : f.Arcs())
+            {
+                p.AddArc(static_cast<uint32_t>(base + a.from * stride[i]),
+                         static_cast<uint32_t>(base + a.to * stride[i]));
+            }
+        }
+    }
+    std::string name = "Prod(";
+    for (size_t i = 0; i < k; ++i)
+    {
+        name += (i ? "," : "") + factors[i]->Name();
+    }
+    p.SetName(name + ")");
+    return p;
+}
+
+DirectConnectGraph
+CartesianProduct(const DirectConnectGraph& g, const DirectConnectGraph& h)
+{
+    return CartesianProduct(std::vector<const DirectConnectGraph*>{&g, &h});
+}
+
+DirectConnectGraph
+CartesianPower(const DirectConnectGraph& g, uint32_t n)
+{
+    FabricRequire(n >= 1, "Pow(G,n) exponent", n, "n >= 1");
+    std::vector<const DirectConnectGraph*> factors(n, &g);
+    auto p = CartesianProduct(factors);
+    p.SetName(fmt::format("Pow({},{})", g.Name(), n));
+    return p;
+}
+
+} // namespace ns3
