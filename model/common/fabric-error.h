@@ -5,7 +5,7 @@
 #define GPU_FABRIC_FABRIC_ERROR_H
 
 #include <fmt/format.h>
-
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -48,6 +48,28 @@ class FabricConfigError : public std::invalid_argument
 };
 
 /**
+ * \brief Text of a value for an error message: fmt where it can, else the
+ * type's operator<< (ns-3's DataRate, Time, ...).
+ * \param value the value
+ * \return its text
+ */
+template <typename T>
+std::string
+FabricValueText(const T& value)
+{
+    if constexpr (fmt::is_formattable<T>::value)
+    {
+        return fmt::format("{}", value);
+    }
+    else
+    {
+        std::ostringstream os;
+        os << value;
+        return os.str();
+    }
+}
+
+/**
  * \brief Throw FabricConfigError unless \p condition holds.
  * \param condition the validity condition
  * \param parameter parameter name
@@ -60,7 +82,7 @@ FabricRequire(bool condition, std::string_view parameter, const T& value, std::s
 {
     if (!condition)
     {
-        throw FabricConfigError(parameter, fmt::format("{}", value), allowed);
+        throw FabricConfigError(parameter, FabricValueText(value), allowed);
     }
 }
 

@@ -1,0 +1,237 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fabric-helper.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/fabric-routing.h"
+#include "ns3/log.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FabricHelper");
+NS_OBJECT_ENSURE_REGISTERED(Fabric);
+
+TypeId
+Fabric::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::Fabric").SetParent<Object>().SetGroupName("GpuFabric");
+    return tid;
+}
+
+void
+Fabric::DoDispose()
+{
+    if (m_transport)
+    {
+        m_transport->Dispose();
+    }
+    m_transport = nullptr;
+    m_nodes.clear();
+    m_gpus.clear();
+    m_devs.clear();
+    Object::DoDispose();
+}
+
+const FabricTopology&
+Fabric::GetTopology() const
+{
+    return m_topology;
+}
+
+uint32_t
+Fabric::GetNGpus() const
+{
+    return m_gpus.size();
+}
+
+Ptr<FabricGpu>
+Fabric::GetGpu(uint32_t rank) const
+{
+    return m_gpus.at(rank);
+}
+
+Ptr<FabricNode>
+Fabric::GetNodeOfVertex(uint32_t vertex) const
+{
+    return m_nodes.at(vertex);
+}
+
+NodeContainer
+Fabric::GetNodes() const
+{
+    NodeContainer c;
+    for (const auto& n : m_nodes)
+    {
+        c.Add(n);
+    }
+    return c;
+}
+
+Ptr<PacketTransport>
+Fabric::GetTransport() const
+{
+    return m_transport;
+}
+
+const std::vector<FabricRoutingTable>&
+Fabric::GetRoutingTables() const
+{
+    return m_tables;
+}
+
+std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>>
+Fabric::GetCableDevices(uint32_t cable) const
+{
+    return {m_devs.at(2 * cable), m_devs.at(2 * cable + 1)};
+}
+
+uint64_t
+Fabric::GetTotalDrops() const
+{
+    uint64_t drops = 0;
+    for (const auto& d : m_devs)
+    {
+        drops += d->GetStats().drops;
+    }
+    for (const auto& n : m_nodes)
+    {
+        drops += n->GetNoRouteDrops();
+    }
+    return drops;
+}
+
+FabricHelper::FabricHelper()
+{
+    m_switchFactory.SetTypeId("ns3::FabricSwitch");
+    m_nvswitchFactory.SetTypeId("ns3::FabricSwitch");
+    m_nvswitchFactory.Set("Role", StringValue("nvswitch"));
+    m_gpuFactory.SetTypeId("ns3::FabricGpu");
+    m_deviceFactory.SetTypeId("ns3::FabricNetDevice");
+}
+
+void
+FabricHelper::SetSwitchAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_switchFactory.Set(name, value);
+}
+
+void
+FabricHelper::SetNvSwitchAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_nvswitchFactory.Set(name, value);
+}
+
+void
+FabricHelper::SetGpuAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_gpuFactory.Set(name, value);
+}
+
+void
+FabricHelper::SetDeviceAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_deviceFactory.Set(name, value);
+}
+
+Ptr<Fabric>
+FabricHelper::Install(const FabricTopology& topology) const
+{
+    auto fabric = CreateObject<Fabric>();
+    fabric->m_topology = topology;
+    const FabricTopology& topo = fabric->m_topology;
+    const uint32_t nv = topo.GetNVertices();
+    fabric->m_nodes.resize(nv);
+    fabric->m_gpus.resize(topo.GetNGpus());
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        const TopoNode& tn = topo.Node(v);
+        Ptr<FabricNode> node;
+        if (tn.kind == TopoNodeKind::Gpu)
+        {
+            Ptr<FabricGpu> gpu = m_gpuFactory.Create<FabricGpu>();
+            gpu->SetRank(tn.rank);
+            fabric->m_gpus[tn.rank] = gpu;
+            node = gpu;
+        }
+        else
+        {
+            const ObjectFactory& f =
+                tn.kind == TopoNodeKind::NvSwitch ? m_nvswitchFactory : m_switchFactory;
+            Ptr<FabricSwitch> sw = f.Create<FabricSwitch>();
+            if (tn.kind == TopoNodeKind::Switch)
+            {
+                sw->SetAttribute("Role", StringValue(tn.role));
+            }
+            node = sw;
+        }
+        node->SetEcmpSalt(VertexSalt(v));
+        fabric->m_nodes[v] = node;
+    }
+    // Ports are added in the order the topology numbered them, so that the
+    // routing tables' port indices are the nodes' port indices.
+    const auto& cables = topo.Cables();
+    std::vector<std::vector<std::pair<uint32_t, Ptr<FabricNetDevice>>>> ports(nv);
+    fabric->m_devs.resize(2 * cables.size());
+    for (uint32_t c = 0; c < cables.size(); ++c)
+    {
+        const TopoCable& cable = cables[c];
+        auto channel = CreateObject<FabricChannel>();
+        channel->SetAttribute("Delay", TimeValue(NanoSeconds(cable.delayNs)));
+        for (int end = 0; end < 2; ++end)
+        {
+            Ptr<FabricNetDevice> dev = m_deviceFactory.Create<FabricNetDevice>();
+            dev->SetDataRate(DataRate(cable.rateBps));
+            dev->Attach(channel);
+            const uint32_t v = end == 0 ? cable.a : cable.b;
+            const uint32_t port = end == 0 ? cable.aPort : cable.bPort;
+            ports[v].emplace_back(port, dev);
+            fabric->m_devs[2 * c + end] = dev;
+        }
+    }
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        std::sort(ports[v].begin(), ports[v].end(), [](const auto& x, const auto& y) {
+            return x.first < y.first;
+        });
+        for (const auto& [index, dev] : ports[v])
+        {
+            const uint32_t got = fabric->m_nodes[v]->AddPort(dev);
+            NS_ASSERT(got == index);
+        }
+    }
+    fabric->m_tables = ComputeRoutingTables(topo);
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        fabric->m_nodes[v]->SetRoutingTable(fabric->m_tables[v]);
+    }
+    fabric->m_transport = CreateObject<PacketTransport>();
+    fabric->m_transport->Install(fabric->m_gpus);
+    return fabric;
+}
+
+void
+FabricHelper::EnablePcapInternal(std::string prefix,
+                                 Ptr<NetDevice> nd,
+                                 bool /* promiscuous */,
+                                 bool explicitFilename)
+{
+    Ptr<FabricNetDevice> device = nd->GetObject<FabricNetDevice>();
+    if (!device)
+    {
+        NS_LOG_INFO("FabricHelper::EnablePcapInternal(): device " << nd
+                                                                  << " is not a FabricNetDevice");
+        return;
+    }
+    PcapHelper pcapHelper;
+    const std::string filename =
+        explicitFilename ? prefix : pcapHelper.GetFilenameFromDevice(prefix, device);
+    Ptr<PcapFileWrapper> file =
+        pcapHelper.CreateFile(filename, std::ios::out, PcapHelper::DLT_EN10MB);
+    pcapHelper.HookDefaultSink<FabricNetDevice>(device, "PromiscSniffer", file);
+}
+
+} // namespace ns3

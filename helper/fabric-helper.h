@@ -1,0 +1,112 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_HELPER_H
+#define GPU_FABRIC_FABRIC_HELPER_H
+
+#include "ns3/fabric-channel.h"
+#include "ns3/fabric-gpu.h"
+#include "ns3/fabric-switch.h"
+#include "ns3/fabric-topology.h"
+#include "ns3/node-container.h"
+#include "ns3/object-factory.h"
+#include "ns3/packet-transport.h"
+#include "ns3/trace-helper.h"
+
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A fabric instantiated in ns-3: nodes, devices and channels made
+ * from one FabricTopology, with routing installed and a PacketTransport.
+ */
+class Fabric : public Object
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+
+    /// \return the description it was built from
+    const FabricTopology& GetTopology() const;
+    /// \return number of GPUs
+    uint32_t GetNGpus() const;
+    /// \param rank a rank \return its GPU
+    Ptr<FabricGpu> GetGpu(uint32_t rank) const;
+    /// \param vertex a topology vertex \return its node
+    Ptr<FabricNode> GetNodeOfVertex(uint32_t vertex) const;
+    /// \return all nodes (GPUs and switches)
+    NodeContainer GetNodes() const;
+    /// \return the message layer
+    Ptr<PacketTransport> GetTransport() const;
+    /// \return the routing tables, by vertex
+    const std::vector<FabricRoutingTable>& GetRoutingTables() const;
+    /**
+     * Devices of a cable.
+     * \param cable index in GetTopology().Cables()
+     * \return the devices at its ends a and b
+     */
+    std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>> GetCableDevices(uint32_t cable) const;
+
+    /// \return packets dropped anywhere (queue overflow or no route)
+    uint64_t GetTotalDrops() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    friend class FabricHelper;
+    FabricTopology m_topology;
+    std::vector<Ptr<FabricNode>> m_nodes;     //!< by vertex
+    std::vector<Ptr<FabricGpu>> m_gpus;       //!< by rank
+    std::vector<Ptr<FabricNetDevice>> m_devs; //!< cable i: 2i (end a), 2i+1 (end b)
+    std::vector<FabricRoutingTable> m_tables; //!< by vertex
+    Ptr<PacketTransport> m_transport;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Instantiates a FabricTopology in ns-3.
+ *
+ * Attributes set here apply to every object of that kind; per-link rate and
+ * delay come from the topology. PCAP capture of any port works through ns-3's
+ * standard EnablePcap / EnablePcapAll (Ethernet framing, DLT_EN10MB).
+ */
+class FabricHelper : public PcapHelperForDevice
+{
+  public:
+    FabricHelper();
+
+    /// Set an attribute of every FabricSwitch (network switches).
+    void SetSwitchAttribute(const std::string& name, const AttributeValue& value);
+    /// Set an attribute of every NVSwitch.
+    void SetNvSwitchAttribute(const std::string& name, const AttributeValue& value);
+    /// Set an attribute of every FabricGpu.
+    void SetGpuAttribute(const std::string& name, const AttributeValue& value);
+    /// Set an attribute of every FabricNetDevice (before the switch's own).
+    void SetDeviceAttribute(const std::string& name, const AttributeValue& value);
+
+    /**
+     * Build the fabric.
+     * \param topology the description
+     * \return the fabric
+     */
+    Ptr<Fabric> Install(const FabricTopology& topology) const;
+
+  private:
+    void EnablePcapInternal(std::string prefix,
+                            Ptr<NetDevice> nd,
+                            bool promiscuous,
+                            bool explicitFilename) override;
+
+    ObjectFactory m_switchFactory;
+    ObjectFactory m_nvswitchFactory;
+    ObjectFactory m_gpuFactory;
+    ObjectFactory m_deviceFactory;
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_HELPER_H

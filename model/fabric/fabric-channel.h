@@ -1,0 +1,77 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_CHANNEL_H
+#define GPU_FABRIC_FABRIC_CHANNEL_H
+
+#include "ns3/channel.h"
+#include "ns3/nstime.h"
+#include "ns3/packet.h"
+#include "ns3/ptr.h"
+
+namespace ns3
+{
+
+class FabricNetDevice;
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Full-duplex point-to-point cable between two FabricNetDevices.
+ *
+ * A packet handed to the channel at the start of its serialization arrives at
+ * the peer after its serialization time plus the propagation Delay (the
+ * receiver sees the last bit, i.e. store-and-forward).  Link-level flow
+ * control frames (PFC pause/resume) are delivered after Delay alone: they are
+ * 64-byte frames that preempt data, and modelling them as out-of-band keeps
+ * them off the data queues.  The Delay attribute is what ns-3's distributed
+ * engine reads to compute lookahead.
+ */
+class FabricChannel : public Channel
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricChannel();
+
+    /**
+     * Attach a device; a channel takes exactly two.
+     * \param device the device
+     */
+    void Attach(Ptr<FabricNetDevice> device);
+
+    /**
+     * Carry a data packet from \p sender to the peer.
+     * \param p the packet (header included)
+     * \param sender the transmitting device
+     * \param txTime serialization time of \p p at the sender's rate
+     */
+    void Transmit(Ptr<Packet> p, const FabricNetDevice* sender, Time txTime) const;
+
+    /**
+     * Carry a flow-control frame from \p sender to the peer.
+     * \param sender the device asking its peer to pause or resume
+     * \param pause true to pause the peer's transmitter, false to resume it
+     */
+    void SendFlowControl(const FabricNetDevice* sender, bool pause) const;
+
+    /// \return the propagation delay
+    Time GetDelay() const;
+
+    /**
+     * \param sender one end of the channel
+     * \return the other end
+     */
+    Ptr<FabricNetDevice> GetPeer(const FabricNetDevice* sender) const;
+
+    std::size_t GetNDevices() const override;
+    Ptr<NetDevice> GetDevice(std::size_t i) const override;
+
+  private:
+    Time m_delay;                     //!< propagation delay
+    Ptr<FabricNetDevice> m_device[2]; //!< the two ends
+    uint32_t m_nDevices{0};           //!< ends attached so far
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_CHANNEL_H

@@ -1,0 +1,92 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fabric-gpu.h"
+
+#include "ns3/boolean.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FabricGpu");
+NS_OBJECT_ENSURE_REGISTERED(FabricGpu);
+
+TypeId
+FabricGpu::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::FabricGpu")
+            .SetParent<FabricNode>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<FabricGpu>()
+            .AddAttribute("Rank",
+                          "Global rank of this GPU.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&FabricGpu::m_rank),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Forwarding",
+                          "Relay packets addressed to other ranks (rail-only cross-rail "
+                          "traffic, direct-connect multi-hop paths).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FabricGpu::m_forwarding),
+                          MakeBooleanChecker());
+    return tid;
+}
+
+FabricGpu::FabricGpu() = default;
+
+void
+FabricGpu::DoDispose()
+{
+    m_deliver = DeliveryCallback();
+    FabricNode::DoDispose();
+}
+
+void
+FabricGpu::SetRank(uint32_t rank)
+{
+    m_rank = rank;
+}
+
+uint32_t
+FabricGpu::GetRank() const
+{
+    return m_rank;
+}
+
+void
+FabricGpu::SetDeliveryCallback(DeliveryCallback cb)
+{
+    m_deliver = cb;
+}
+
+uint64_t
+FabricGpu::GetForwardedPackets() const
+{
+    return m_forwarded;
+}
+
+void
+FabricGpu::HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
+{
+    if (h.dst == m_rank)
+    {
+        if (!m_deliver.IsNull())
+        {
+            m_deliver(p, h);
+        }
+        return;
+    }
+    if (!m_forwarding)
+    {
+        NS_LOG_WARN("GPU " << m_rank << " refuses to relay a packet for rank " << h.dst);
+        ++m_refused;
+        return;
+    }
+    ++m_forwarded;
+    Forward(port, p, h);
+}
+
+} // namespace ns3

@@ -1,0 +1,56 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_GPU_H
+#define GPU_FABRIC_FABRIC_GPU_H
+
+#include "fabric-node.h"
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A GPU: a rank, its NVLink port(s) to the NVSwitch planes of its HB
+ * domain, and one NIC on its rail (or direct-connect ports).
+ *
+ * Packets addressed to the GPU go to the delivery callback (the transport);
+ * other packets are forwarded through the routing table without involving
+ * the application, which is how rail-only traffic crosses rails through the
+ * HB domain (PXN-style) and how direct-connect hosts relay.
+ */
+class FabricGpu : public FabricNode
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricGpu();
+
+    /// \param rank the global rank
+    void SetRank(uint32_t rank);
+    /// \return the global rank
+    uint32_t GetRank() const;
+
+    /// Receives every packet addressed to this GPU.
+    typedef Callback<void, Ptr<Packet>, const FabricHeader&> DeliveryCallback;
+    /// \param cb the delivery callback
+    void SetDeliveryCallback(DeliveryCallback cb);
+
+    /// \return packets this GPU forwarded for others
+    uint64_t GetForwardedPackets() const;
+
+  protected:
+    void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) override;
+    void DoDispose() override;
+
+  private:
+    uint32_t m_rank{0};         //!< global rank
+    bool m_forwarding{true};    //!< relay packets of other ranks
+    uint64_t m_forwarded{0};    //!< relayed packets
+    uint64_t m_refused{0};      //!< packets dropped with forwarding off
+    DeliveryCallback m_deliver; //!< local delivery
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_GPU_H

@@ -1,0 +1,59 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_HEADER_H
+#define GPU_FABRIC_FABRIC_HEADER_H
+
+#include "ns3/header.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The one compact header every fabric packet carries (26 bytes).
+ *
+ * It is laid out as an Ethernet II frame header so that PCAP captures open in
+ * Wireshark/tshark as Ethernet (DLT_EN10MB) with the local experimental
+ * EtherType 0x88B5:
+ *
+ *   dst MAC (6) = 02:00:<dst rank, 4 bytes big-endian>
+ *   src MAC (6) = 02:00:<src rank>
+ *   EtherType (2) = 0x88B5
+ *   message id (4), packet sequence number within the message (4),
+ *   flow label (2, the ECMP entropy, like RoCEv2's UDP source port),
+ *   flags (1: bit 0 = ECN congestion experienced, bit 1 = last packet),
+ *   reserved (1).
+ *
+ * The payload is not carried as real bytes (ns-3's zero-filled virtual
+ * payload), so the header is the only per-packet data.
+ */
+class FabricHeader : public Header
+{
+  public:
+    static constexpr uint32_t kSerializedSize = 26; //!< bytes on the wire
+    static constexpr uint16_t kEtherType = 0x88B5;  //!< IEEE local experimental
+    static constexpr uint8_t kFlagCe = 0x01;        //!< ECN congestion experienced
+    static constexpr uint8_t kFlagLast = 0x02;      //!< last packet of a message
+
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(Buffer::Iterator start) const override;
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    void Print(std::ostream& os) const override;
+
+    uint32_t src{0};       //!< source rank
+    uint32_t dst{0};       //!< destination rank
+    uint32_t messageId{0}; //!< transport message id
+    uint32_t sequence{0};  //!< packet index within the message
+    uint16_t flowLabel{0}; //!< ECMP entropy of the message's flow
+    uint8_t flags{0};      //!< kFlagCe, kFlagLast
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_HEADER_H

@@ -1,0 +1,206 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_NET_DEVICE_H
+#define GPU_FABRIC_FABRIC_NET_DEVICE_H
+
+#include "ns3/data-rate.h"
+#include "ns3/mac48-address.h"
+#include "ns3/net-device.h"
+#include "ns3/nstime.h"
+#include "ns3/queue.h"
+#include "ns3/traced-callback.h"
+#include "ns3/traced-value.h"
+
+#include <deque>
+
+namespace ns3
+{
+
+class FabricChannel;
+class FabricNode;
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A port of a GPU, NVSwitch or network switch: full-duplex,
+ * point-to-point, lossless by default.
+ *
+ * Transmit side: an ns-3 Queue<Packet> (FIFO) in front of a serializer that
+ * sends one packet at a time at DataRate; the channel adds propagation delay.
+ *
+ * Flow control (PFC-style, one traffic class): every packet that arrives on
+ * this port and is buffered in the node is charged to this port until it
+ * leaves through an output port.  When the charge reaches PfcXoff bytes the
+ * port sends a pause frame to its peer, whose transmitter then stops after
+ * the packet on the wire; when the charge falls to PfcXon it sends resume.
+ * With the defaults no packet is ever dropped provided the output queue can
+ * hold (PfcXoff + headroom) bytes per input port, headroom being about
+ * 2 x Delay x DataRate + 2 Mtu; the switch defaults satisfy this.
+ *
+ * Packets reach the owning FabricNode (switch or GPU) directly; on a plain
+ * ns-3 Node the device falls back to the standard receive callback, so it is
+ * usable as a generic point-to-point link.
+ */
+class FabricNetDevice : public NetDevice
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricNetDevice();
+    ~FabricNetDevice() override;
+
+    /**
+     * Connect to a channel.
+     * \param channel the cable
+     * \return true
+     */
+    bool Attach(Ptr<FabricChannel> channel);
+
+    /// \param queue the transmit queue (must be FIFO, e.g. DropTailQueue)
+    void SetQueue(Ptr<Queue<Packet>> queue);
+    /// \return the transmit queue
+    Ptr<Queue<Packet>> GetQueue() const;
+
+    /// \param rate the line rate (must be positive)
+    void SetDataRate(DataRate rate);
+    /// \return the line rate
+    DataRate GetDataRate() const;
+
+    /**
+     * Queue a packet that already carries a FabricHeader for transmission.
+     * \param p the packet
+     * \param ingress the port it arrived on (charged for flow control), or
+     *        nullptr for traffic the node itself originates
+     * \return false if the queue was full and the packet dropped
+     */
+    bool Enqueue(Ptr<Packet> p, FabricNetDevice* ingress);
+
+    /// \return packets waiting in the transmit queue
+    uint32_t GetQueuePackets() const;
+    /// \return bytes waiting in the transmit queue
+    uint32_t GetQueueBytes() const;
+    /// \return true while the peer has paused this transmitter
+    bool IsTxPaused() const;
+    /// \return true while a packet is being serialized
+    bool IsTxBusy() const;
+
+    /**
+     * Called by the transmitter whenever its queue drains to at most one
+     * packet, so that a traffic source can pull the next packet (pacing at
+     * line rate without timers).
+     */
+    typedef Callback<void, Ptr<FabricNetDevice>> TxReadyCallback;
+    /// \param cb callback invoked when the device can take more packets
+    void SetTxReadyCallback(TxReadyCallback cb);
+
+    /// \param index position of this port in its FabricNode
+    void SetPortIndex(uint32_t index);
+    /// \return position of this port in its FabricNode
+    uint32_t GetPortIndex() const;
+
+    /// Counters, cheap to read at the end of a run.
+    struct Stats
+    {
+        uint64_t txPackets{0};     //!< packets serialized
+        uint64_t txBytes{0};       //!< bytes serialized (headers included)
+        uint64_t rxPackets{0};     //!< packets received
+        uint64_t rxBytes{0};       //!< bytes received
+        uint64_t drops{0};         //!< packets dropped (queue full)
+        uint64_t ecnMarks{0};      //!< packets marked CE at enqueue
+        uint64_t pausesSent{0};    //!< pause frames sent to the peer
+        uint64_t pausesRecv{0};    //!< pause frames received from the peer
+        Time pausedTime;           //!< total time this transmitter was paused
+        uint32_t maxQueueBytes{0}; //!< high-water mark of the transmit queue
+    };
+
+    /// \return the counters
+    const Stats& GetStats() const;
+
+    /// Called by the channel: the last bit of \p p has arrived.
+    void Receive(Ptr<Packet> p);
+    /// Called by the channel: the peer asks this transmitter to pause/resume.
+    void ReceiveFlowControl(bool pause);
+
+    // NetDevice
+    void SetIfIndex(const uint32_t index) override;
+    uint32_t GetIfIndex() const override;
+    Ptr<Channel> GetChannel() const override;
+    void SetAddress(Address address) override;
+    Address GetAddress() const override;
+    bool SetMtu(const uint16_t mtu) override;
+    uint16_t GetMtu() const override;
+    bool IsLinkUp() const override;
+    void AddLinkChangeCallback(Callback<void> callback) override;
+    bool IsBroadcast() const override;
+    Address GetBroadcast() const override;
+    bool IsMulticast() const override;
+    Address GetMulticast(Ipv4Address multicastGroup) const override;
+    Address GetMulticast(Ipv6Address addr) const override;
+    bool IsPointToPoint() const override;
+    bool IsBridge() const override;
+    bool Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber) override;
+    bool SendFrom(Ptr<Packet> packet,
+                  const Address& source,
+                  const Address& dest,
+                  uint16_t protocolNumber) override;
+    Ptr<Node> GetNode() const override;
+    void SetNode(Ptr<Node> node) override;
+    bool NeedsArp() const override;
+    void SetReceiveCallback(NetDevice::ReceiveCallback cb) override;
+    void SetPromiscReceiveCallback(PromiscReceiveCallback cb) override;
+    bool SupportsSendFrom() const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartTransmission();
+    void TransmitComplete();
+    void ChargeIngress(uint32_t bytes);
+    void ReleaseIngress(uint32_t bytes);
+    void MarkCe(Ptr<Packet> p);
+    Time SerializationTime(uint32_t bytes);
+
+    Ptr<Node> m_node;                             //!< owner
+    FabricNode* m_fabricNode{nullptr};            //!< owner as a FabricNode, if it is one
+    Ptr<FabricChannel> m_channel;                 //!< the cable
+    Ptr<Queue<Packet>> m_queue;                   //!< transmit queue
+    Ptr<Packet> m_txPacket;                       //!< packet being serialized
+    std::deque<FabricNetDevice*> m_queuedIngress; //!< input port of each queued packet
+    DataRate m_rate;                              //!< line rate
+    uint16_t m_mtu{0};                            //!< largest frame, header included
+    uint32_t m_ifIndex{0};                        //!< interface index in the node
+    uint32_t m_portIndex{0};                      //!< port index in the FabricNode
+    Mac48Address m_address;                       //!< MAC address (for ns-3 APIs only)
+    bool m_txBusy{false};                         //!< a packet is being serialized
+    bool m_txPaused{false};                       //!< peer sent pause
+    Time m_pausedSince;                           //!< when the current pause began
+    uint64_t m_txCarry{0}; //!< remainder of serialization times (exact long-run rate)
+
+    // flow control, this port as an input
+    bool m_pfcEnabled{true};    //!< send pause frames
+    uint32_t m_pfcXoff{0};      //!< pause threshold, bytes
+    uint32_t m_pfcXon{0};       //!< resume threshold, bytes
+    uint32_t m_ingressBytes{0}; //!< bytes from this port buffered in the node
+    bool m_peerPaused{false};   //!< we have paused the peer
+    uint32_t m_ecnThreshold{0}; //!< mark CE above this many queued bytes (0: off)
+
+    Stats m_stats;
+    TxReadyCallback m_txReady;
+    NetDevice::ReceiveCallback m_rxCallback;
+    NetDevice::PromiscReceiveCallback m_promiscCallback;
+
+    TracedCallback<Ptr<const Packet>> m_macTxTrace;
+    TracedCallback<Ptr<const Packet>> m_macRxTrace;
+    TracedCallback<Ptr<const Packet>> m_dropTrace;
+    TracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;
+    TracedCallback<Ptr<const Packet>> m_phyTxEndTrace;
+    TracedCallback<Ptr<const Packet>> m_snifferTrace;
+    TracedCallback<Ptr<const Packet>> m_promiscSnifferTrace;
+    TracedCallback<bool> m_pfcTrace;
+    TracedValue<uint32_t> m_queueBytes; //!< bytes in the transmit queue
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_NET_DEVICE_H

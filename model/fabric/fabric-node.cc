@@ -1,0 +1,167 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fabric-node.h"
+
+#include "ns3/log.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FabricNode");
+NS_OBJECT_ENSURE_REGISTERED(FabricNode);
+
+FabricRoutingTable::FabricRoutingTable(uint32_t numRanks)
+{
+    m_offset.reserve(numRanks + 1);
+    m_offset.push_back(0);
+}
+
+void
+FabricRoutingTable::Append(uint32_t dst, const std::vector<uint16_t>& ports)
+{
+    NS_ABORT_MSG_IF(dst + 1 < m_offset.size(), "routes must be appended in rank order");
+    while (m_offset.size() < dst + 1)
+    {
+        m_offset.push_back(m_offset.back()); // ranks skipped have no route
+    }
+    m_ports.insert(m_ports.end(), ports.begin(), ports.end());
+    m_offset.push_back(m_ports.size());
+}
+
+void
+FabricRoutingTable::Replace(uint32_t dst, const std::vector<uint16_t>& ports)
+{
+    NS_ABORT_MSG_IF(dst + 2 != m_offset.size(), "only the last destination can be replaced");
+    m_ports.resize(m_offset[dst]);
+    m_ports.insert(m_ports.end(), ports.begin(), ports.end());
+    m_offset.back() = m_ports.size();
+}
+
+uint32_t
+FabricRoutingTable::GetNRanks() const
+{
+    return m_offset.size() - 1;
+}
+
+TypeId
+FabricNode::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::FabricNode")
+            .SetParent<Node>()
+            .SetGroupName("GpuFabric")
+            .AddTraceSource("NoRouteDrop",
+                            "A packet was dropped because no route leads to its destination.",
+                            MakeTraceSourceAccessor(&FabricNode::m_noRouteTrace),
+                            "ns3::Packet::TracedCallback");
+    return tid;
+}
+
+FabricNode::FabricNode()
+{
+    m_salt = EcmpHash(GetId(), 0x9e3779b9U, 0, 0);
+}
+
+void
+FabricNode::DoDispose()
+{
+    m_ports.clear();
+    Node::DoDispose();
+}
+
+uint32_t
+FabricNode::AddPort(Ptr<FabricNetDevice> device)
+{
+    AddDevice(device); // sets the device's node
+    device->SetPortIndex(m_ports.size());
+    m_ports.push_back(device);
+    return m_ports.size() - 1;
+}
+
+uint32_t
+FabricNode::GetNPorts() const
+{
+    return m_ports.size();
+}
+
+Ptr<FabricNetDevice>
+FabricNode::GetPort(uint32_t i) const
+{
+    return m_ports.at(i);
+}
+
+void
+FabricNode::SetEcmpSalt(uint32_t salt)
+{
+    m_salt = salt;
+}
+
+void
+FabricNode::SetRoutingTable(FabricRoutingTable table)
+{
+    m_table = std::move(table);
+}
+
+const FabricRoutingTable&
+FabricNode::GetRoutingTable() const
+{
+    return m_table;
+}
+
+uint32_t
+FabricNode::EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt)
+{
+    // 64-bit finalizer mix (splitmix-style): cheap, deterministic, and every
+    // input bit affects every output bit.
+    uint64_t x = (static_cast<uint64_t>(src) << 32) ^ dst;
+    x ^= (static_cast<uint64_t>(flowLabel) << 16) ^ (static_cast<uint64_t>(salt) << 40) ^ salt;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return static_cast<uint32_t>(x ^ (x >> 32));
+}
+
+FabricNetDevice*
+FabricNode::SelectPort(const FabricHeader& h) const
+{
+    const uint32_t n = m_table.GetNPorts(h.dst);
+    if (n == 0)
+    {
+        return nullptr;
+    }
+    const uint32_t i = n == 1 ? 0 : EcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
+    return PeekPointer(m_ports[m_table.GetPort(h.dst, i)]);
+}
+
+uint64_t
+FabricNode::GetNoRouteDrops() const
+{
+    return m_noRouteDrops;
+}
+
+void
+FabricNode::ReceiveFromPort(FabricNetDevice* port, Ptr<Packet> p)
+{
+    FabricHeader h;
+    p->PeekHeader(h);
+    HandlePacket(port, p, h);
+}
+
+void
+FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
+{
+    FabricNetDevice* out = SelectPort(h);
+    if (out == nullptr)
+    {
+        NS_LOG_WARN("node " << GetId() << ": no route to rank " << h.dst);
+        ++m_noRouteDrops;
+        m_noRouteTrace(p);
+        return;
+    }
+    out->Enqueue(p, port);
+}
+
+} // namespace ns3

@@ -1,0 +1,157 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_NODE_H
+#define GPU_FABRIC_FABRIC_NODE_H
+
+#include "fabric-header.h"
+#include "fabric-net-device.h"
+
+#include "ns3/node.h"
+#include "ns3/traced-callback.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Forwarding table of one fabric node: for every destination rank,
+ * the set of equal-cost output ports.
+ *
+ * Stored flat (offsets + port indices) because a fat-tree of a thousand
+ * hosts has over a million entries across its switches.
+ */
+class FabricRoutingTable
+{
+  public:
+    /**
+     * Start a table for \p numRanks destinations, all without a route.
+     * \param numRanks number of GPU ranks in the fabric
+     */
+    explicit FabricRoutingTable(uint32_t numRanks = 0);
+
+    /**
+     * Set the equal-cost ports toward \p dst. Destinations must be added in
+     * increasing order, each once.
+     * \param dst destination rank
+     * \param ports port indices
+     */
+    void Append(uint32_t dst, const std::vector<uint16_t>& ports);
+
+    /**
+     * Replace the ports of the destination appended last.
+     * \param dst that destination
+     * \param ports the new port indices
+     */
+    void Replace(uint32_t dst, const std::vector<uint16_t>& ports);
+
+    /// \return number of destinations covered
+    uint32_t GetNRanks() const;
+
+    /// \param dst destination \return number of ports toward it (0: no route)
+    uint32_t GetNPorts(uint32_t dst) const
+    {
+        return dst + 1 < m_offset.size() ? m_offset[dst + 1] - m_offset[dst] : 0;
+    }
+
+    /// \param dst destination \param i index among its ports \return port index
+    uint16_t GetPort(uint32_t dst, uint32_t i) const
+    {
+        return m_ports[m_offset[dst] + i];
+    }
+
+  private:
+    std::vector<uint32_t> m_offset; //!< first port of each destination, size ranks+1
+    std::vector<uint16_t> m_ports;  //!< concatenated port lists
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A node of the fabric (GPU or switch): numbered FabricNetDevice
+ * ports and a forwarding table, with ECMP over equal-cost ports.
+ *
+ * ECMP picks a port with a deterministic hash of (source, destination, flow
+ * label) salted per node, so that a flow keeps one path (no reordering) and
+ * successive tiers do not make correlated choices.
+ */
+class FabricNode : public Node
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricNode();
+
+    /**
+     * Add a port: the device is added to the node and numbered.
+     * \param device the port
+     * \return its port index
+     */
+    virtual uint32_t AddPort(Ptr<FabricNetDevice> device);
+    /// \return number of ports
+    uint32_t GetNPorts() const;
+    /// \param i port index \return the port
+    Ptr<FabricNetDevice> GetPort(uint32_t i) const;
+
+    /// \param salt ECMP salt (FabricHelper uses VertexSalt of the topology vertex)
+    void SetEcmpSalt(uint32_t salt);
+
+    /// \param table the forwarding table
+    void SetRoutingTable(FabricRoutingTable table);
+    /// \return the forwarding table
+    const FabricRoutingTable& GetRoutingTable() const;
+
+    /**
+     * Output port for a packet of the given flow, or nullptr without route.
+     * \param h the packet's header
+     * \return the port
+     */
+    FabricNetDevice* SelectPort(const FabricHeader& h) const;
+
+    /**
+     * The ECMP hash used by every node.
+     * \param src source rank \param dst destination rank
+     * \param flowLabel flow label \param salt per-node salt
+     * \return a well-mixed 32-bit value
+     */
+    static uint32_t EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt);
+
+    /**
+     * Called by a port for every received packet.
+     * \param port the input port
+     * \param p the packet
+     */
+    void ReceiveFromPort(FabricNetDevice* port, Ptr<Packet> p);
+
+    /// \return packets dropped for lack of a route
+    uint64_t GetNoRouteDrops() const;
+
+  protected:
+    /**
+     * Handle a received packet whose header has been read.
+     * \param port input port \param p packet \param h its header
+     */
+    virtual void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) = 0;
+
+    /**
+     * Forward toward h.dst through the routing table.
+     * \param port input port (charged for flow control)
+     * \param p packet \param h its header
+     */
+    void Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h);
+
+    void DoDispose() override;
+
+  private:
+    std::vector<Ptr<FabricNetDevice>> m_ports;        //!< ports by index
+    FabricRoutingTable m_table;                       //!< destination -> ports
+    uint32_t m_salt{0};                               //!< ECMP salt (from the node id)
+    uint64_t m_noRouteDrops{0};                       //!< packets without route
+    TracedCallback<Ptr<const Packet>> m_noRouteTrace; //!< dropped: no route
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_NODE_H

@@ -1,0 +1,102 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fabric-switch.h"
+
+#include "ns3/boolean.h"
+#include "ns3/drop-tail-queue.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FabricSwitch");
+NS_OBJECT_ENSURE_REGISTERED(FabricSwitch);
+
+TypeId
+FabricSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::FabricSwitch")
+            .SetParent<FabricNode>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<FabricSwitch>()
+            .AddAttribute("Role",
+                          "Label of the switch's role: rail, leaf, aggregation, spine, "
+                          "nvswitch.",
+                          StringValue("switch"),
+                          MakeStringAccessor(&FabricSwitch::m_role),
+                          MakeStringChecker())
+            .AddAttribute("PortBuffer",
+                          "Capacity of each output queue. The default holds the PFC "
+                          "threshold plus headroom of 64 input ports at 800 Gb/s and 1 us.",
+                          QueueSizeValue(QueueSize("32MB")),
+                          MakeQueueSizeAccessor(&FabricSwitch::m_portBuffer),
+                          MakeQueueSizeChecker())
+            .AddAttribute("EcnThreshold",
+                          "Mark CE when an output queue holds more than this many bytes "
+                          "(0 disables marking).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&FabricSwitch::m_ecnThreshold),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("PfcEnabled",
+                          "Lossless links: pause an upstream port whose buffered bytes "
+                          "reach PfcXoff.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FabricSwitch::m_pfcEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("PfcXoff",
+                          "Pause threshold per input port, bytes.",
+                          UintegerValue(128 * 1024),
+                          MakeUintegerAccessor(&FabricSwitch::m_pfcXoff),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("PfcXon",
+                          "Resume threshold per input port, bytes.",
+                          UintegerValue(96 * 1024),
+                          MakeUintegerAccessor(&FabricSwitch::m_pfcXon),
+                          MakeUintegerChecker<uint32_t>());
+    return tid;
+}
+
+FabricSwitch::FabricSwitch()
+    : m_portBuffer("32MB"),
+      m_ecnThreshold(0),
+      m_pfcEnabled(true),
+      m_pfcXoff(128 * 1024),
+      m_pfcXon(96 * 1024)
+{
+}
+
+uint32_t
+FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
+{
+    FabricRequire(m_pfcXon < m_pfcXoff,
+                  "FabricSwitch::PfcXon",
+                  m_pfcXon,
+                  fmt::format("less than PfcXoff ({})", m_pfcXoff));
+    auto queue = CreateObject<DropTailQueue<Packet>>();
+    queue->SetMaxSize(m_portBuffer);
+    device->SetQueue(queue);
+    device->SetAttribute("EcnThreshold", UintegerValue(m_ecnThreshold));
+    device->SetAttribute("PfcEnabled", BooleanValue(m_pfcEnabled));
+    device->SetAttribute("PfcXoff", UintegerValue(m_pfcXoff));
+    device->SetAttribute("PfcXon", UintegerValue(m_pfcXon));
+    return FabricNode::AddPort(device);
+}
+
+std::string
+FabricSwitch::GetRole() const
+{
+    return m_role;
+}
+
+void
+FabricSwitch::HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
+{
+    Forward(port, p, h);
+}
+
+} // namespace ns3

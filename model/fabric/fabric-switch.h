@@ -1,0 +1,51 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_SWITCH_H
+#define GPU_FABRIC_FABRIC_SWITCH_H
+
+#include "fabric-node.h"
+
+#include "ns3/queue-size.h"
+
+#include <string>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief An output-queued switch: rail switch, leaf, spine or NVSwitch.
+ *
+ * Every port gets a FIFO output queue of PortBuffer, the ECN marking
+ * threshold and the flow-control thresholds of this switch when it is added;
+ * forwarding is by destination rank with ECMP (FabricNode).  The roles differ
+ * only in these attributes and in the rates of the links a builder attaches.
+ */
+class FabricSwitch : public FabricNode
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricSwitch();
+
+    uint32_t AddPort(Ptr<FabricNetDevice> device) override;
+
+    /// \return the role label ("rail", "leaf", "spine", "nvswitch", ...)
+    std::string GetRole() const;
+
+  protected:
+    void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) override;
+
+  private:
+    std::string m_role;      //!< label used in traces and reports
+    QueueSize m_portBuffer;  //!< output queue capacity per port
+    uint32_t m_ecnThreshold; //!< ECN marking threshold, bytes (0: off)
+    bool m_pfcEnabled;       //!< lossless (pause frames) on every port
+    uint32_t m_pfcXoff;      //!< pause threshold per input port, bytes
+    uint32_t m_pfcXon;       //!< resume threshold per input port, bytes
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_SWITCH_H

@@ -1,0 +1,293 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fabric-routing.h"
+
+#include "ns3/fabric-error.h"
+
+#include <deque>
+#include <limits>
+
+namespace ns3
+{
+
+namespace
+{
+
+constexpr uint32_t kUnreached = std::numeric_limits<uint32_t>::max();
+
+bool
+IsTransit(const FabricTopology& topo, uint32_t v)
+{
+    return topo.gpuTransit || topo.Node(v).kind != TopoNodeKind::Gpu;
+}
+
+/// Hop distances of every vertex to \p target, walking edges backwards and
+/// expanding only through vertices allowed to carry transit traffic.
+/// \p inside restricts the walk (empty: whole graph).
+void
+DistancesTo(const FabricTopology& topo,
+            uint32_t target,
+            const std::vector<char>& inside,
+            std::vector<uint32_t>& dist)
+{
+    const auto& g = topo.GetGraph();
+    dist.assign(topo.GetNVertices(), kUnreached);
+    std::deque<uint32_t> queue{target};
+    dist[target] = 0;
+    while (!queue.empty())
+    {
+        const uint32_t x = queue.front();
+        queue.pop_front();
+        for (auto [it, end] = boost::in_edges(x, g); it != end; ++it)
+        {
+            const auto y = static_cast<uint32_t>(boost::source(*it, g));
+            if (dist[y] != kUnreached || (!inside.empty() && !inside[y]))
+            {
+                continue;
+            }
+            dist[y] = dist[x] + 1;
+            if (IsTransit(topo, y))
+            {
+                queue.push_back(y);
+            }
+        }
+    }
+}
+
+/// Equal-cost next-hop ports of \p y toward \p target given distances.
+void
+NextHops(const FabricTopology& topo,
+         uint32_t y,
+         uint32_t target,
+         const std::vector<uint32_t>& dist,
+         std::vector<uint16_t>& ports)
+{
+    const auto& g = topo.GetGraph();
+    ports.clear();
+    if (dist[y] == kUnreached || y == target)
+    {
+        return;
+    }
+    for (auto [it, end] = boost::out_edges(y, g); it != end; ++it)
+    {
+        const auto x = static_cast<uint32_t>(boost::target(*it, g));
+        if (dist[x] != kUnreached && dist[x] + 1 == dist[y] && (x == target || IsTransit(topo, x)))
+        {
+            ports.push_back(static_cast<uint16_t>(g[*it].srcPort));
+        }
+    }
+}
+
+} // namespace
+
+uint32_t
+VertexSalt(uint32_t vertex)
+{
+    return FabricNode::EcmpHash(vertex, 0x5bd1e995U, 0x1234, 0);
+}
+
+std::vector<FabricRoutingTable>
+ComputeRoutingTables(const FabricTopology& topo)
+{
+    const uint32_t nv = topo.GetNVertices();
+    const uint32_t ngpu = topo.GetNGpus();
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        FabricRequire(topo.Node(v).ports <= 65535,
+                      "ports of a vertex",
+                      topo.Node(v).ports,
+                      "at most 65535");
+    }
+    std::vector<FabricRoutingTable> tables(nv, FabricRoutingTable(ngpu));
+    std::vector<uint32_t> dist;
+    std::vector<uint16_t> ports;
+
+    // Rail relay: for each domain and rail, next hops of the domain's members
+    // (GPUs and NVSwitches) toward that GPU over NVLink only.
+    const uint32_t k = topo.gpusPerDomain;
+    const bool relay = topo.railRelay && k > 1;
+    std::vector<std::vector<uint32_t>> domainMembers;
+    if (relay)
+    {
+        for (uint32_t v = 0; v < nv; ++v)
+        {
+            const TopoNode& n = topo.Node(v);
+            if (n.domain >= 0)
+            {
+                if (domainMembers.size() <= static_cast<uint32_t>(n.domain))
+                {
+                    domainMembers.resize(n.domain + 1);
+                }
+                domainMembers[n.domain].push_back(v);
+            }
+        }
+    }
+    // relayPorts[rank of relay GPU][member index] = ports toward the relay
+    std::vector<std::vector<std::vector<uint16_t>>> relayPorts;
+    if (relay)
+    {
+        relayPorts.resize(ngpu);
+        std::vector<char> inside(nv, 0);
+        std::vector<uint32_t> d2;
+        for (uint32_t r = 0; r < ngpu; ++r)
+        {
+            const uint32_t rv = topo.GpuVertex(r);
+            const auto& members = domainMembers[topo.Node(rv).domain];
+            for (uint32_t m : members)
+            {
+                inside[m] = 1;
+            }
+            // inside a domain GPUs never relay for each other: plain distances
+            DistancesTo(topo, rv, inside, d2);
+            relayPorts[r].resize(members.size());
+            for (size_t i = 0; i < members.size(); ++i)
+            {
+                NextHops(topo, members[i], rv, d2, relayPorts[r][i]);
+            }
+            for (uint32_t m : members)
+            {
+                inside[m] = 0;
+            }
+        }
+    }
+
+    const std::vector<char> everywhere;
+    for (uint32_t dst = 0; dst < ngpu; ++dst)
+    {
+        const uint32_t dv = topo.GpuVertex(dst);
+        DistancesTo(topo, dv, everywhere, dist);
+        for (uint32_t v = 0; v < nv; ++v)
+        {
+            NextHops(topo, v, dv, dist, ports);
+            tables[v].Append(dst, ports);
+        }
+        if (!relay)
+        {
+            continue;
+        }
+        const TopoNode& dn = topo.Node(dv);
+        for (uint32_t d = 0; d < domainMembers.size(); ++d)
+        {
+            if (static_cast<int32_t>(d) == dn.domain)
+            {
+                continue;
+            }
+            const uint32_t relayRank = d * k + dn.local;
+            const uint32_t rv = topo.GpuVertex(relayRank);
+            if (dist[rv] == kUnreached)
+            {
+                continue; // the rail itself does not reach dst
+            }
+            const auto& members = domainMembers[d];
+            for (size_t i = 0; i < members.size(); ++i)
+            {
+                const uint32_t m = members[i];
+                if (m != rv && dist[m] == kUnreached && !relayPorts[relayRank][i].empty())
+                {
+                    tables[m].Replace(dst, relayPorts[relayRank][i]);
+                }
+            }
+        }
+    }
+    return tables;
+}
+
+std::vector<uint32_t>
+TracePath(const FabricTopology& topo,
+          const std::vector<FabricRoutingTable>& tables,
+          uint32_t srcRank,
+          uint32_t dstRank,
+          uint16_t flowLabel)
+{
+    const auto& g = topo.GetGraph();
+    const uint32_t dv = topo.GpuVertex(dstRank);
+    uint32_t v = topo.GpuVertex(srcRank);
+    std::vector<uint32_t> path{v};
+    while (v != dv)
+    {
+        const FabricRoutingTable& t = tables[v];
+        const uint32_t n = t.GetNPorts(dstRank);
+        if (n == 0 || path.size() > topo.GetNVertices())
+        {
+            return {};
+        }
+        const uint32_t i =
+            n == 1 ? 0 : FabricNode::EcmpHash(srcRank, dstRank, flowLabel, VertexSalt(v)) % n;
+        const uint16_t port = t.GetPort(dstRank, i);
+        bool moved = false;
+        for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
+        {
+            if (g[*it].srcPort == port)
+            {
+                v = static_cast<uint32_t>(boost::target(*it, g));
+                moved = true;
+                break;
+            }
+        }
+        if (!moved)
+        {
+            return {};
+        }
+        path.push_back(v);
+    }
+    return path;
+}
+
+RoutingReport
+CheckRouting(const FabricTopology& topo, const std::vector<FabricRoutingTable>& tables)
+{
+    RoutingReport r;
+    uint64_t hopSum = 0;
+    const uint32_t n = topo.GetNGpus();
+    for (uint32_t s = 0; s < n; ++s)
+    {
+        for (uint32_t d = 0; d < n; ++d)
+        {
+            if (s == d)
+            {
+                continue;
+            }
+            ++r.pairs;
+            const auto path = TracePath(topo, tables, s, d, 0);
+            if (path.empty())
+            {
+                if (r.unreachable++ == 0)
+                {
+                    r.firstFailure = fmt::format("rank {} cannot reach rank {}", s, d);
+                }
+                continue;
+            }
+            const auto hops = static_cast<uint32_t>(path.size() - 1);
+            if (r.hopHistogram.size() <= hops)
+            {
+                r.hopHistogram.resize(hops + 1, 0);
+            }
+            ++r.hopHistogram[hops];
+            r.maxHops = std::max(r.maxHops, hops);
+            hopSum += hops;
+        }
+    }
+    const uint64_t reached = r.pairs - r.unreachable;
+    r.meanHops = reached ? static_cast<double>(hopSum) / reached : 0.0;
+    return r;
+}
+
+std::string
+PathToString(const FabricTopology& topo, const std::vector<uint32_t>& path)
+{
+    std::string s;
+    for (size_t i = 0; i < path.size(); ++i)
+    {
+        const TopoNode& n = topo.Node(path[i]);
+        if (i > 0)
+        {
+            s += " -> ";
+        }
+        s += n.kind == TopoNodeKind::Gpu ? fmt::format("gpu{}", n.rank)
+                                         : fmt::format("{}(v{})", n.role, path[i]);
+    }
+    return s;
+}
+
+} // namespace ns3

@@ -1,0 +1,76 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_ROUTING_H
+#define GPU_FABRIC_FABRIC_ROUTING_H
+
+#include "fabric-topology.h"
+
+#include "ns3/fabric-node.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Forwarding tables of every vertex of a topology.
+ *
+ * Shortest paths (hop count) with every equal-cost next hop kept for ECMP.
+ * GPUs are endpoints only, unless the topology allows GPU transit
+ * (direct-connect).  With railRelay (rail-only), a destination that a GPU
+ * cannot reach without crossing rails is reached through the sender's HB
+ * domain: NVLink to the GPU of the same domain on the destination's rail,
+ * which relays it over its rail.
+ * \param topo the topology
+ * \return one table per vertex, indexed by vertex
+ */
+std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief ECMP salt of a vertex; FabricHelper gives it to the node so that a
+ * path traced here is the path the packets take.
+ * \param vertex the vertex \return the salt
+ */
+uint32_t VertexSalt(uint32_t vertex);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The path a flow takes, vertex by vertex (source and destination
+ * included); empty if it has no route or loops.
+ */
+std::vector<uint32_t> TracePath(const FabricTopology& topo,
+                                const std::vector<FabricRoutingTable>& tables,
+                                uint32_t srcRank,
+                                uint32_t dstRank,
+                                uint16_t flowLabel);
+
+/// \ingroup gpu-fabric
+/// Result of CheckRouting.
+struct RoutingReport
+{
+    uint64_t pairs{0};                  //!< ordered GPU pairs checked
+    uint64_t unreachable{0};            //!< pairs without a path
+    uint32_t maxHops{0};                //!< longest path (links)
+    double meanHops{0};                 //!< mean path length (links)
+    std::vector<uint64_t> hopHistogram; //!< pairs by hop count
+    std::string firstFailure;           //!< description of the first unreachable pair
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Check that every ordered GPU pair is reachable (flow label 0) and
+ * collect hop counts.
+ */
+RoutingReport CheckRouting(const FabricTopology& topo,
+                           const std::vector<FabricRoutingTable>& tables);
+
+/// \return the path as text, e.g. "gpu0 -> nvswitch(v8) -> gpu3 -> rail(v20) -> gpu11"
+std::string PathToString(const FabricTopology& topo, const std::vector<uint32_t>& path);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_ROUTING_H

@@ -1,0 +1,236 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "topology-builders.h"
+
+#include "ns3/fabric-error.h"
+
+namespace ns3
+{
+
+void
+ClusterParams::Validate() const
+{
+    platform.Validate();
+    FabricRequire(gpus >= 1, "gpus", gpus, "an integer >= 1");
+    FabricRequire(gpus % platform.gpusPerDomain == 0,
+                  "gpus",
+                  gpus,
+                  fmt::format("a multiple of the HB domain size K = {} ({})",
+                              platform.gpusPerDomain,
+                              platform.name));
+    FabricRequire(radix >= 2 && radix % 2 == 0, "radix", radix, "an even integer >= 2");
+    FabricRequire(radix <= 65535, "radix", radix, "at most 65535");
+    FabricRequire(linkDelayNs >= 0, "link delay (ns)", linkDelayNs, "a non-negative delay");
+}
+
+uint64_t
+ClusterParams::NetworkRate() const
+{
+    return fabricRateBps != 0 ? fabricRateBps : platform.nicRate.GetBitRate();
+}
+
+std::vector<uint32_t>
+AddHbDomains(FabricTopology& topo, uint32_t gpus, const HbDomainPreset& platform)
+{
+    platform.Validate();
+    const uint32_t k = platform.gpusPerDomain;
+    FabricRequire(gpus % k == 0,
+                  "gpus",
+                  gpus,
+                  fmt::format("a multiple of the HB domain size K = {}", k));
+    topo.gpusPerDomain = k;
+    std::vector<uint32_t> ranks;
+    ranks.reserve(gpus);
+    const uint64_t planeRate = platform.nvlinkRate.GetBitRate() / platform.nvswitchPlanes;
+    const int64_t nvDelay = platform.nvlinkLatency.GetNanoSeconds();
+    for (uint32_t d = 0; d < gpus / k; ++d)
+    {
+        std::vector<uint32_t> members;
+        for (uint32_t i = 0; i < k; ++i)
+        {
+            members.push_back(topo.AddGpu(static_cast<int32_t>(d), i));
+        }
+        if (k > 1)
+        {
+            for (uint32_t plane = 0; plane < platform.nvswitchPlanes; ++plane)
+            {
+                const uint32_t sw = topo.AddSwitch(TopoNodeKind::NvSwitch, "nvswitch", 0);
+                for (uint32_t g : members)
+                {
+                    topo.AddCable(g, sw, planeRate, nvDelay, TopoLinkKind::NvLink);
+                }
+            }
+        }
+        ranks.insert(ranks.end(), members.begin(), members.end());
+    }
+    return ranks;
+}
+
+uint32_t
+AddClos(FabricTopology& topo,
+        const std::vector<uint32_t>& hosts,
+        uint32_t radix,
+        uint64_t rateBps,
+        int64_t delayNs,
+        const std::string& leafRole,
+        int64_t chassis)
+{
+    const uint64_t n = hosts.size();
+    FabricRequire(n >= 1, "Clos hosts", n, "at least one host");
+    FabricRequire(radix >= 2 && radix % 2 == 0, "radix", radix, "an even integer >= 2");
+    const auto hostLink = [&](uint32_t h) {
+        return topo.Node(h).kind == TopoNodeKind::Gpu ? TopoLinkKind::Nic
+                                                      : TopoLinkKind::SwitchToSwitch;
+    };
+    if (n <= radix)
+    {
+        const uint32_t sw = topo.AddSwitch(TopoNodeKind::Switch, leafRole, 1, chassis);
+        for (uint32_t h : hosts)
+        {
+            topo.AddCable(h, sw, rateBps, delayNs, hostLink(h));
+        }
+        return 1;
+    }
+    const uint64_t half = radix / 2;
+    // tiers: smallest t with radix * half^(t-1) >= n
+    uint32_t t = 2;
+    uint64_t below = half; // hosts under one tier-(t-1) block: half^(t-1)
+    while (radix * below < n)
+    {
+        below *= half;
+        ++t;
+    }
+    const uint64_t blocks = n / below; // tier-(t-1) blocks under the top tier
+    FabricRequire(n % below == 0 && radix % blocks == 0 && below % (radix / blocks) == 0,
+                  "Clos hosts",
+                  n,
+                  fmt::format("a size that fills a {}-tier radix-{} Clos evenly: a multiple of {} "
+                              "whose quotient divides {}",
+                              t,
+                              radix,
+                              below,
+                              radix));
+    const uint64_t leaves = n / half;
+    // level[l][i]: switch i of tier l+1; tiers 1..t-1 have n/half switches each
+    std::vector<std::vector<uint32_t>> level(t);
+    for (uint32_t l = 0; l + 1 < t; ++l)
+    {
+        const std::string role =
+            l == 0 ? leafRole : (t == 3 || l + 2 < t ? "aggregation" : "spine");
+        for (uint64_t i = 0; i < leaves; ++i)
+        {
+            level[l].push_back(topo.AddSwitch(TopoNodeKind::Switch, role, l + 1));
+        }
+    }
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        topo.AddCable(hosts[i], level[0][i / half], rateBps, delayNs, hostLink(hosts[i]));
+    }
+    // Tier l+1 (1-based l+2) inside blocks of half^(l+1) leaves: switch j of
+    // sub-block b, uplink u, goes to switch j*half + u of the block.
+    uint64_t sub = 1; // tier-l switches per sub-block: half^(l-1)
+    for (uint32_t l = 1; l + 1 < t; ++l)
+    {
+        const uint64_t blockSwitches = sub * half;
+        for (uint64_t i = 0; i < leaves; ++i)
+        {
+            const uint64_t block = i / blockSwitches;
+            const uint64_t j = i % sub;
+            for (uint64_t u = 0; u < half; ++u)
+            {
+                topo.AddCable(level[l - 1][i],
+                              level[l][block * blockSwitches + j * half + u],
+                              rateBps,
+                              delayNs,
+                              TopoLinkKind::SwitchToSwitch);
+            }
+        }
+        sub = blockSwitches;
+    }
+    // Top tier: each top switch takes radix/blocks links from every block.
+    const uint64_t perBlock = radix / blocks;
+    const uint64_t tops = below / perBlock;
+    std::vector<uint32_t>& top = level[t - 1];
+    for (uint64_t i = 0; i < tops; ++i)
+    {
+        top.push_back(topo.AddSwitch(TopoNodeKind::Switch, t == 2 ? "spine" : "core", t));
+    }
+    for (uint64_t i = 0; i < leaves; ++i)
+    {
+        const uint64_t j = i % sub; // index inside its tier-(t-1) block
+        for (uint64_t u = 0; u < half; ++u)
+        {
+            const uint64_t g = j * half + u;
+            topo.AddCable(level[t - 2][i],
+                          top[g / perBlock],
+                          rateBps,
+                          delayNs,
+                          TopoLinkKind::SwitchToSwitch);
+        }
+    }
+    return t;
+}
+
+FabricTopology
+BuildFatTree(const ClusterParams& p)
+{
+    p.Validate();
+    FabricTopology topo("fat-tree");
+    const std::vector<uint32_t> gpus = AddHbDomains(topo, p.gpus, p.platform);
+    AddClos(topo, gpus, p.radix, p.NetworkRate(), p.linkDelayNs, "leaf");
+    return topo;
+}
+
+FabricTopology
+BuildRailOptimized(const ClusterParams& p)
+{
+    p.Validate();
+    FabricTopology topo("rail-optimized");
+    const std::vector<uint32_t> gpus = AddHbDomains(topo, p.gpus, p.platform);
+    const uint32_t k = p.platform.gpusPerDomain;
+    std::vector<uint32_t> railMajor;
+    railMajor.reserve(gpus.size());
+    for (uint32_t rail = 0; rail < k; ++rail)
+    {
+        for (uint32_t d = 0; d < p.gpus / k; ++d)
+        {
+            railMajor.push_back(gpus[d * k + rail]);
+        }
+    }
+    AddClos(topo, railMajor, p.radix, p.NetworkRate(), p.linkDelayNs, "rail");
+    return topo;
+}
+
+FabricTopology
+BuildRailOnly(const ClusterParams& p)
+{
+    p.Validate();
+    FabricTopology topo("rail-only");
+    const std::vector<uint32_t> gpus = AddHbDomains(topo, p.gpus, p.platform);
+    const uint32_t k = p.platform.gpusPerDomain;
+    const uint32_t domains = p.gpus / k;
+    topo.railRelay = true;
+    // Rails that fit one switch share chassis, floor(radix / rail size) each.
+    const uint32_t railsPerChassis = domains <= p.radix ? p.radix / domains : 1;
+    int64_t chassis = -1;
+    for (uint32_t rail = 0; rail < k; ++rail)
+    {
+        std::vector<uint32_t> members;
+        for (uint32_t d = 0; d < domains; ++d)
+        {
+            members.push_back(gpus[d * k + rail]);
+        }
+        if (domains <= p.radix && rail % railsPerChassis != 0)
+        {
+            AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail", chassis);
+            continue;
+        }
+        const uint32_t before = topo.GetNVertices();
+        AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail");
+        chassis = topo.Node(before).chassis;
+    }
+    return topo;
+}
+
+} // namespace ns3

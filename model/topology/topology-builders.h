@@ -1,0 +1,102 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_TOPOLOGY_BUILDERS_H
+#define GPU_FABRIC_TOPOLOGY_BUILDERS_H
+
+#include "fabric-topology.h"
+
+#include "ns3/hb-domain-preset.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Parameters shared by the cluster builders.
+ */
+struct ClusterParams
+{
+    uint32_t gpus{16};                                        //!< N
+    HbDomainPreset platform{HbDomainPreset::Get("dgx-h100")}; //!< K, rates
+    uint32_t radix{64};                                       //!< ports per network switch
+    int64_t linkDelayNs{500};                                 //!< per network cable
+    uint64_t fabricRateBps{0}; //!< network link rate; 0: the platform's NIC rate
+
+    /// Throws FabricConfigError naming the bad field.
+    void Validate() const;
+    /// \return the network link rate in bits per second
+    uint64_t NetworkRate() const;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Add N GPUs in HB domains of K, each domain with its NVSwitch
+ * planes (none when K = 1); GPU rank g sits in domain g / K at local index
+ * (rail) g % K.
+ * \param topo the topology
+ * \param gpus N (a multiple of K)
+ * \param platform the platform preset
+ * \return the GPU vertices in rank order
+ */
+std::vector<uint32_t> AddHbDomains(FabricTopology& topo,
+                                   uint32_t gpus,
+                                   const HbDomainPreset& platform);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Add a full-bisection folded Clos of radix-k switches over the given
+ * hosts, with the fewest tiers t whose capacity k (k/2)^(t-1) covers them:
+ * (2t-1) n / k switches when the hosts fill the tiers exactly. Hosts attach
+ * in the given order, k/2 per leaf (k per switch when t = 1).
+ * \param topo the topology
+ * \param hosts host vertices (GPUs)
+ * \param radix k (even, >= 2)
+ * \param rateBps rate of every link
+ * \param delayNs delay of every link
+ * \param leafRole role label of the first tier ("leaf" or "rail")
+ * \param chassis chassis of the single switch when t = 1 (-1: new)
+ * \return the number of tiers
+ */
+uint32_t AddClos(FabricTopology& topo,
+                 const std::vector<uint32_t>& hosts,
+                 uint32_t radix,
+                 uint64_t rateBps,
+                 int64_t delayNs,
+                 const std::string& leafRole,
+                 int64_t chassis = -1);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Classic fat-tree: one full-bisection Clos over all GPUs, leaves
+ * filled server by server (all GPUs of an HB domain under the same ToR
+ * where the radix allows), so leaves are not rail-aligned.
+ * \param p parameters \return the topology
+ */
+FabricTopology BuildFatTree(const ClusterParams& p);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Rail-optimized fat-tree: leaves are rail switches (each holds GPUs
+ * of one rail from several domains); the upper tiers join all rails into one
+ * full-bisection Clos.
+ * \param p parameters \return the topology
+ */
+FabricTopology BuildRailOptimized(const ClusterParams& p);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Rail-only: one full-bisection network per rail and no spine;
+ * cross-rail traffic is relayed through the sender's HB domain. A rail that
+ * fits one switch uses one; several such rails share a switch chassis when
+ * the radix allows (logically separate, so no traffic crosses rails there).
+ * \param p parameters \return the topology
+ */
+FabricTopology BuildRailOnly(const ClusterParams& p);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_TOPOLOGY_BUILDERS_H

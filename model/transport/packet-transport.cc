@@ -1,0 +1,236 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "packet-transport.h"
+
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("PacketTransport");
+NS_OBJECT_ENSURE_REGISTERED(Transport);
+NS_OBJECT_ENSURE_REGISTERED(PacketTransport);
+
+TypeId
+Transport::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::GpuFabricTransport").SetParent<Object>().SetGroupName("GpuFabric");
+    return tid;
+}
+
+TypeId
+PacketTransport::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::PacketTransport")
+            .SetParent<Transport>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<PacketTransport>()
+            .AddTraceSource("MessageComplete",
+                            "The last byte of a message was delivered.",
+                            MakeTraceSourceAccessor(&PacketTransport::m_completeTrace),
+                            "ns3::PacketTransport::MessageCompleteTracedCallback");
+    return tid;
+}
+
+PacketTransport::PacketTransport() = default;
+
+void
+PacketTransport::DoDispose()
+{
+    for (auto& gpu : m_gpus)
+    {
+        gpu->SetDeliveryCallback(FabricGpu::DeliveryCallback());
+        for (uint32_t i = 0; i < gpu->GetNPorts(); ++i)
+        {
+            gpu->GetPort(i)->SetTxReadyCallback(FabricNetDevice::TxReadyCallback());
+        }
+    }
+    m_gpus.clear();
+    m_messages.clear();
+    Transport::DoDispose();
+}
+
+void
+PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
+{
+    m_gpus = gpus;
+    m_active.assign(gpus.size(), {});
+    uint32_t mtu = 65535;
+    for (uint32_t r = 0; r < gpus.size(); ++r)
+    {
+        FabricRequire(gpus[r]->GetRank() == r,
+                      "GPU rank",
+                      gpus[r]->GetRank(),
+                      fmt::format("{}", r));
+        gpus[r]->SetDeliveryCallback(MakeCallback(&PacketTransport::Deliver, this));
+        m_active[r].resize(gpus[r]->GetNPorts());
+        for (uint32_t i = 0; i < gpus[r]->GetNPorts(); ++i)
+        {
+            Ptr<FabricNetDevice> port = gpus[r]->GetPort(i);
+            port->SetTxReadyCallback(MakeCallback(&PacketTransport::TxReady, this));
+            mtu = std::min<uint32_t>(mtu, port->GetMtu());
+        }
+    }
+    m_payload = mtu - FabricHeader::kSerializedSize;
+}
+
+uint32_t
+PacketTransport::GetNRanks() const
+{
+    return m_gpus.size();
+}
+
+Transport::Totals
+PacketTransport::GetTotals() const
+{
+    return m_totals;
+}
+
+uint32_t
+PacketTransport::GetPayloadPerPacket() const
+{
+    return m_payload;
+}
+
+uint64_t
+PacketTransport::GetPacketsDelivered() const
+{
+    return m_packetsDelivered;
+}
+
+uint64_t
+PacketTransport::GetEcnMarkedPackets() const
+{
+    return m_ecnMarked;
+}
+
+uint64_t
+PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+{
+    const uint32_t n = m_gpus.size();
+    FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
+    FabricRequire(dstRank < n, "destination rank", dstRank, fmt::format("a rank below {}", n));
+    uint32_t id;
+    if (!m_free.empty())
+    {
+        id = m_free.back();
+        m_free.pop_back();
+    }
+    else
+    {
+        id = m_messages.size();
+        m_messages.emplace_back();
+    }
+    Message& m = m_messages[id];
+    m = Message();
+    m.src = srcRank;
+    m.dst = dstRank;
+    m.bytes = bytes;
+    m.start = Simulator::Now();
+    m.done = done;
+    // Flow label per message (like one queue pair per message): spreads
+    // concurrent messages of one pair over ECMP paths, keeps each in order.
+    m.flowLabel = static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+    ++m_totals.messagesSent;
+    m_totals.bytesSent += bytes;
+    if (bytes == 0 || srcRank == dstRank)
+    {
+        // Nothing crosses the fabric: complete now, but from the event loop so
+        // that callers never see re-entrant callbacks.
+        m.delivered = bytes;
+        Simulator::ScheduleNow(&PacketTransport::Complete, this, id);
+        return id;
+    }
+    FabricHeader h;
+    h.src = srcRank;
+    h.dst = dstRank;
+    h.flowLabel = m.flowLabel;
+    FabricNetDevice* port = m_gpus[srcRank]->SelectPort(h);
+    FabricRequire(port != nullptr,
+                  "destination rank",
+                  dstRank,
+                  fmt::format("a rank reachable from rank {} (no route)", srcRank));
+    auto& queue = m_active[srcRank][port->GetPortIndex()];
+    queue.push_back(id);
+    if (queue.size() == 1)
+    {
+        Pump(port);
+    }
+    return id;
+}
+
+void
+PacketTransport::TxReady(Ptr<FabricNetDevice> port)
+{
+    Pump(PeekPointer(port));
+}
+
+void
+PacketTransport::Pump(FabricNetDevice* port)
+{
+    const auto* gpu = static_cast<const FabricGpu*>(PeekPointer(port->GetNode()));
+    auto& queue = m_active[gpu->GetRank()][port->GetPortIndex()];
+    // Keep at most two packets queued: one serializing next, one ready.
+    while (!queue.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2)
+    {
+        const uint32_t id = queue.front();
+        queue.pop_front();
+        Message& m = m_messages[id];
+        const uint64_t left = m.bytes - m.queued;
+        const auto payload = static_cast<uint32_t>(std::min<uint64_t>(left, m_payload));
+        m.queued += payload;
+        FabricHeader h;
+        h.src = m.src;
+        h.dst = m.dst;
+        h.messageId = id;
+        h.sequence = m.nextSeq++;
+        h.flowLabel = m.flowLabel;
+        h.flags = m.queued == m.bytes ? FabricHeader::kFlagLast : 0;
+        if (m.queued < m.bytes)
+        {
+            queue.push_back(id);
+        }
+        Ptr<Packet> p = Create<Packet>(payload);
+        p->AddHeader(h);
+        port->Enqueue(p, nullptr);
+    }
+}
+
+void
+PacketTransport::Deliver(Ptr<Packet> p, const FabricHeader& h)
+{
+    Message& m = m_messages[h.messageId];
+    m.delivered += p->GetSize() - FabricHeader::kSerializedSize;
+    ++m_packetsDelivered;
+    if (h.flags & FabricHeader::kFlagCe)
+    {
+        ++m_ecnMarked;
+    }
+    if (m.delivered == m.bytes)
+    {
+        Complete(h.messageId);
+    }
+}
+
+void
+PacketTransport::Complete(uint32_t id)
+{
+    Message& m = m_messages[id];
+    ++m_totals.messagesDelivered;
+    m_totals.bytesDelivered += m.delivered;
+    m_completeTrace(m.src, m.dst, m.bytes, m.start);
+    DoneCallback done = m.done;
+    m.done = DoneCallback();
+    m_free.push_back(id);
+    if (!done.IsNull())
+    {
+        done();
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,368 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Data-plane tests: closed-form message times, incast fairness and
+// losslessness, conservation, determinism, and rejection of bad input.
+#include "ns3/boolean.h"
+#include "ns3/drop-tail-queue.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-routing.h"
+#include "ns3/hb-domain-preset.h"
+#include "ns3/queue-size.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+#include "ns3/uinteger.h"
+
+#include <gtest/gtest.h>
+#include <map>
+#include <random>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Each test owns the simulator for its duration.
+class FabricTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// Records the completion time of a message.
+void
+Record(Time* out)
+{
+    *out = Simulator::Now();
+}
+
+/// Closed form of one uncontended message over `hops` links of equal rate:
+/// all wire bytes serialize at the first hop; each further hop adds the
+/// store-and-forward time of the largest packet (the pipeline's bottleneck
+/// stage), and each link adds its delay.
+double
+StoreAndForwardTime(uint64_t bytes, uint32_t payload, double rateBps, uint32_t hops, double delayS)
+{
+    const uint64_t packets = (bytes + payload - 1) / payload;
+    const double wire = bytes + packets * FabricHeader::kSerializedSize;
+    const double largest = std::min<uint64_t>(bytes, payload) + FabricHeader::kSerializedSize;
+    return (wire + (hops - 1) * largest) * 8 / rateBps + hops * delayS;
+}
+
+/// n GPUs on one switch (a star), links of the given rate and delay.
+FabricTopology
+Star(uint32_t n, uint64_t rate, int64_t delayNs)
+{
+    FabricTopology topo("star");
+    std::vector<uint32_t> gpus;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        gpus.push_back(topo.AddGpu(-1, 0));
+    }
+    const uint32_t sw = topo.AddSwitch(TopoNodeKind::Switch, "rail", 1);
+    for (uint32_t g : gpus)
+    {
+        topo.AddCable(g, sw, rate, delayNs, TopoLinkKind::Nic);
+    }
+    return topo;
+}
+
+TEST_F(FabricTest, OneLinkMessageTimeIsClosedForm)
+{
+    FabricTopology topo("link");
+    const uint32_t a = topo.AddGpu(-1, 0);
+    const uint32_t b = topo.AddGpu(-1, 0);
+    const uint64_t rate = 400'000'000'000ULL;
+    topo.AddCable(a, b, rate, 700, TopoLinkKind::Direct);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    Time done;
+    const uint64_t bytes = 10'000'000; // not a multiple of the payload
+    fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
+    Simulator::Run();
+    const uint32_t payload = fabric->GetTransport()->GetPayloadPerPacket();
+    EXPECT_EQ(payload, 4096u);
+    const double expected = StoreAndForwardTime(bytes, payload, rate, 1, 700e-9);
+    const double packetTime = (payload + FabricHeader::kSerializedSize) * 8.0 / rate;
+    EXPECT_NEAR(done.GetSeconds(), expected, packetTime);
+    EXPECT_NEAR(done.GetSeconds(), expected, 1e-9); // exact up to time resolution
+}
+
+TEST_F(FabricTest, SwitchHopAddsOnePacketAndOneDelay)
+{
+    const uint64_t rate = 100'000'000'000ULL;
+    Ptr<Fabric> fabric = FabricHelper().Install(Star(2, rate, 1000));
+    Time done;
+    const uint64_t bytes = 3'000'000;
+    fabric->GetTransport()->Send(1, 0, bytes, MakeBoundCallback(&Record, &done));
+    Simulator::Run();
+    const double expected = StoreAndForwardTime(bytes, 4096, rate, 2, 1e-6);
+    EXPECT_NEAR(done.GetSeconds(), expected, 1e-9);
+    // A plain wire-bytes estimate without the store-and-forward packet is off
+    // by exactly one packet time: the model is store-and-forward per hop.
+    const double cutThrough = StoreAndForwardTime(bytes, 4096, rate, 1, 2e-6);
+    EXPECT_GT(done.GetSeconds() - cutThrough, 0.9 * 4122 * 8.0 / rate);
+}
+
+TEST_F(FabricTest, NvSwitchHopMatchesClosedFormAtNvlinkRate)
+{
+    // One DGX-H100 domain: 8 GPUs, 4 NVSwitch planes, 3.6 Tb/s per GPU.
+    FabricTopology topo("domain");
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    AddHbDomains(topo, 8, h100);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    // One message uses one plane (one flow, one ECMP choice).
+    Time done;
+    const uint64_t bytes = 8'000'000;
+    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
+    Simulator::Run();
+    const double planeRate = h100.nvlinkRate.GetBitRate() / 4.0;
+    const double expected = StoreAndForwardTime(bytes, 4096, planeRate, 2, 100e-9);
+    EXPECT_NEAR(done.GetSeconds(), expected, 1e-9);
+}
+
+TEST_F(FabricTest, MessagesSpreadOverNvSwitchPlanesReachFullNvlinkRate)
+{
+    FabricTopology topo("domain");
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    AddHbDomains(topo, 8, h100);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    const uint32_t messages = 64;
+    const uint64_t bytes = 1'000'000;
+    std::vector<Time> done(messages);
+    for (uint32_t i = 0; i < messages; ++i)
+    {
+        fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done[i]));
+    }
+    Simulator::Run();
+    Time last;
+    for (const Time& t : done)
+    {
+        last = std::max(last, t);
+    }
+    // Every plane carries some message; the hash is not perfectly even, so
+    // the aggregate is bounded by the busiest plane: at least 60% of the
+    // 3.6 Tb/s and never above it.
+    const double rate = messages * bytes * 8.0 / last.GetSeconds();
+    EXPECT_LT(rate, h100.nvlinkRate.GetBitRate());
+    EXPECT_GT(rate, 0.6 * h100.nvlinkRate.GetBitRate());
+}
+
+/// Incast of 8 senders into one receiver through one switch.
+struct IncastResult
+{
+    std::map<uint32_t, uint64_t> bytesBySrc; //!< delivered by the midpoint
+    uint64_t drops{0};                       //!< counted by Drop traces
+    uint64_t delivered{0};                   //!< messages completed
+};
+
+void
+CountDrop(uint64_t* drops, Ptr<const Packet>)
+{
+    ++*drops;
+}
+
+void
+CountRx(std::map<uint32_t, uint64_t>* bySrc, bool* open, Ptr<const Packet> p)
+{
+    if (!*open)
+    {
+        return;
+    }
+    FabricHeader h;
+    p->PeekHeader(h);
+    (*bySrc)[h.src] += p->GetSize() - FabricHeader::kSerializedSize;
+}
+
+void
+Close(bool* open)
+{
+    *open = false;
+}
+
+IncastResult
+RunIncast(bool pfc, const std::string& buffer)
+{
+    IncastResult r;
+    const uint64_t rate = 100'000'000'000ULL;
+    FabricHelper helper;
+    helper.SetSwitchAttribute("PfcEnabled", BooleanValue(pfc));
+    helper.SetSwitchAttribute("PortBuffer", QueueSizeValue(QueueSize(buffer)));
+    helper.SetDeviceAttribute("PfcEnabled", BooleanValue(pfc));
+    Ptr<Fabric> fabric = helper.Install(Star(9, rate, 1000));
+    for (uint32_t c = 0; c < fabric->GetTopology().Cables().size(); ++c)
+    {
+        auto [a, b] = fabric->GetCableDevices(c);
+        a->TraceConnectWithoutContext("Drop", MakeBoundCallback(&CountDrop, &r.drops));
+        b->TraceConnectWithoutContext("Drop", MakeBoundCallback(&CountDrop, &r.drops));
+    }
+    // the receiver's NIC is the GPU end of cable 0
+    bool open = true;
+    fabric->GetCableDevices(0).first->TraceConnectWithoutContext(
+        "MacRx",
+        MakeBoundCallback(&CountRx, &r.bytesBySrc, &open));
+    const uint64_t bytes = 4'000'000;
+    for (uint32_t s = 1; s <= 8; ++s)
+    {
+        fabric->GetTransport()->Send(s, 0, bytes, Transport::DoneCallback());
+    }
+    // midpoint of the ideal 8 x 4 MB / 100 Gb/s = 2.56 ms
+    Simulator::Schedule(MicroSeconds(1280), &Close, &open);
+    Simulator::Run();
+    r.delivered = fabric->GetTransport()->GetTotals().messagesDelivered;
+    return r;
+}
+
+TEST_F(FabricTest, IncastIsFairAndLosslessWithFlowControl)
+{
+    IncastResult r = RunIncast(true, "32MB");
+    EXPECT_EQ(r.drops, 0u);
+    EXPECT_EQ(r.delivered, 8u);
+    ASSERT_EQ(r.bytesBySrc.size(), 8u);
+    uint64_t total = 0;
+    for (const auto& [src, bytes] : r.bytesBySrc)
+    {
+        total += bytes;
+    }
+    for (const auto& [src, bytes] : r.bytesBySrc)
+    {
+        EXPECT_NEAR(static_cast<double>(bytes) / total, 1.0 / 8, 0.05 / 8) << "sender " << src;
+    }
+}
+
+TEST_F(FabricTest, IncastDropsWithoutFlowControlAndSmallBuffer)
+{
+    IncastResult r = RunIncast(false, "64KB");
+    EXPECT_GT(r.drops, 0u);
+    EXPECT_LT(r.delivered, 8u); // no retransmission: losing senders never finish
+}
+
+/// Random many-to-many traffic; returns completion times in send order.
+std::vector<int64_t>
+RunRandomTraffic(uint32_t seed, uint64_t* sent, uint64_t* delivered, bool* everyMessageExact)
+{
+    ClusterParams p;
+    p.gpus = 32;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    p.radix = 8;
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOptimized(p));
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<uint32_t> rank(0, p.gpus - 1);
+    std::uniform_int_distribution<uint64_t> size(1, 300'000);
+    std::vector<Time> done(400);
+    std::vector<uint64_t> sizes(done.size());
+    std::map<uint64_t, uint64_t> received;
+    for (size_t i = 0; i < done.size(); ++i)
+    {
+        const uint32_t s = rank(rng);
+        uint32_t d = rank(rng);
+        d = d == s ? (d + 1) % p.gpus : d;
+        sizes[i] = size(rng);
+        Simulator::Schedule(NanoSeconds(rng() % 20000), [t, s, d, i, &sizes, &done]() {
+            t->Send(s, d, sizes[i], MakeBoundCallback(&Record, &done[i]));
+        });
+    }
+    uint64_t deliveredBytes = 0;
+    t->TraceConnectWithoutContext(
+        "MessageComplete",
+        MakeBoundCallback(
+            +[](uint64_t* sum, uint32_t, uint32_t, uint64_t bytes, Time) { *sum += bytes; },
+            &deliveredBytes));
+    Simulator::Run();
+    *sent = t->GetTotals().bytesSent;
+    *delivered = t->GetTotals().bytesDelivered;
+    *everyMessageExact = deliveredBytes == *sent && fabric->GetTotalDrops() == 0 &&
+                         t->GetTotals().messagesDelivered == done.size();
+    std::vector<int64_t> out;
+    for (const Time& x : done)
+    {
+        out.push_back(x.GetTimeStep());
+    }
+    Simulator::Destroy();
+    return out;
+}
+
+TEST_F(FabricTest, RandomTrafficConservesBytesAndIsDeterministic)
+{
+    uint64_t sent = 0;
+    uint64_t delivered = 0;
+    bool exact = false;
+    const auto first = RunRandomTraffic(7, &sent, &delivered, &exact);
+    EXPECT_GT(sent, 0u);
+    EXPECT_EQ(sent, delivered);
+    EXPECT_TRUE(exact);
+    for (int64_t t : first)
+    {
+        EXPECT_GT(t, 0);
+    }
+    const auto second = RunRandomTraffic(7, &sent, &delivered, &exact);
+    EXPECT_EQ(first, second);
+    const auto other = RunRandomTraffic(8, &sent, &delivered, &exact);
+    EXPECT_NE(first, other);
+}
+
+TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
+{
+    auto dev = CreateObject<FabricNetDevice>();
+    try
+    {
+        dev->SetDataRate(DataRate(0));
+        FAIL() << "zero rate accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("DataRate"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("positive"), std::string::npos) << e.what();
+    }
+    try
+    {
+        dev->SetMtu(FabricHeader::kSerializedSize);
+        FAIL() << "MTU of the header size accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("Mtu"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("26"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(dev->SetAttribute("Mtu", UintegerValue(10)), FabricConfigError);
+    try
+    {
+        HbDomainPreset::Custom(0, DataRate("100Gbps"), DataRate("100Gbps"));
+        FAIL() << "K = 0 accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("HB domain size K"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("got '0'"), std::string::npos);
+    }
+    try
+    {
+        HbDomainPreset::Get("dgx-b300");
+        FAIL() << "unknown preset accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("dgx-b300"), std::string::npos);
+        EXPECT_NE(what.find("dgx-h100"), std::string::npos); // lists what is allowed
+    }
+    ClusterParams p;
+    p.gpus = 12; // not a multiple of K = 8
+    EXPECT_THROW(BuildRailOnly(p), FabricConfigError);
+}
+
+TEST_F(FabricTest, PresetsCarryThePublishedFigures)
+{
+    EXPECT_EQ(HbDomainPreset::Get("dgx-a100").nicRate.GetBitRate(), 200'000'000'000ULL);
+    EXPECT_EQ(HbDomainPreset::Get("DGX-H100").nvlinkRate.GetBitRate(), 3'600'000'000'000ULL);
+    EXPECT_EQ(HbDomainPreset::Get("gh200-256").gpusPerDomain, 256u);
+    EXPECT_EQ(HbDomainPreset::Get("gb200-nvl72").gpusPerDomain, 72u);
+    EXPECT_EQ(HbDomainPreset::Get("gb200-nvl72").nicRate.GetBitRate(), 800'000'000'000ULL);
+}
+
+} // namespace
