@@ -301,7 +301,6 @@ SolveGroups(const GroupProblem& pb)
 {
     const uint32_t G = static_cast<uint32_t>(pb.count.size());
     GroupSolution sol;
-    std::vector<int64_t> arcLoad(pb.arcCount, 0);
     std::vector<uint32_t> arcUsers(pb.arcCount, 0);
     bool singleArc = true;
     for (uint32_t g = 0; g < G; ++g)
@@ -318,13 +317,18 @@ SolveGroups(const GroupProblem& pb)
         std::all_of(arcUsers.begin(), arcUsers.end(), [](uint32_t n) { return n <= 1; });
     if (singleArc || disjoint)
     {
+        std::vector<Fraction> load(pb.arcCount, Fraction(0));
         sol.load = 0;
         sol.split.resize(G);
         for (uint32_t g = 0; g < G; ++g)
         {
             Fraction f(1, static_cast<int64_t>(pb.arcs[g].size()));
             sol.split[g].assign(pb.arcs[g].size(), f);
-            sol.load = std::max(sol.load, Fraction(pb.count[g]) * f);
+            for (uint32_t a : pb.arcs[g])
+            {
+                load[a] += Fraction(pb.count[g]) * f;
+                sol.load = std::max(sol.load, load[a]);
+            }
         }
         return sol;
     }
@@ -796,6 +800,16 @@ ProductCost(const std::vector<Fraction>& loadsG,
         *alphaOut = bestAlpha;
     }
     return {static_cast<uint32_t>(loadsG.size() + loadsH.size()), best};
+}
+
+std::vector<Fraction>
+ProductStepLoads(const std::vector<Fraction>& loadsG,
+                 uint32_t nodesG,
+                 const std::vector<Fraction>& loadsH,
+                 uint32_t nodesH,
+                 const Fraction& alpha)
+{
+    return ProductProfile({loadsG, loadsH}, {nodesG, nodesH}, {{0, 1}, {1, 0}}, {alpha, 1 - alpha});
 }
 
 // ------------------------------------------------------- schedule transforms

@@ -198,6 +198,16 @@ SynthCost ProductCost(const std::vector<Fraction>& loadsG,
                       uint32_t degreeH,
                       Fraction* alpha = nullptr);
 
+/**
+ * \brief Per-step loads of the ProductCost schedule for a given alpha (shards of
+ * the product); their sum times (dG + dH)/(NG NH) is its T_B.
+ */
+std::vector<Fraction> ProductStepLoads(const std::vector<Fraction>& loadsG,
+                                       uint32_t nodesG,
+                                       const std::vector<Fraction>& loadsH,
+                                       uint32_t nodesH,
+                                       const Fraction& alpha);
+
 /// An expanded graph, its transformed allgather schedule and the closed-form prediction.
 struct ExpansionResult
 {

@@ -1,0 +1,615 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "topology-finder.h"
+
+#include "ns3/fabric-error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <tuple>
+
+namespace ns3
+{
+
+// ------------------------------------------------------------ name parser
+
+namespace
+{
+
+const char* const KNOWN_NAMES =
+    "K(n), K(d,d), Ring(n), BiRing(n), Torus(a,b,...), Hypercube(k), Hamming(dims,q), "
+    "C(N,{s1,s2,...}), Kautz(d,D), GenKautz(d,N), Petersen, L(G), Deg(G,n), Prod(G,H), "
+    "Pow(G,n)";
+
+/// Recursive-descent parser over a construction name.
+class NameParser
+{
+  public:
+    explicit NameParser(const std::string& text)
+        : m_text(text)
+    {
+    }
+
+    DirectConnectGraph Parse()
+    {
+        auto g = Expr();
+        SkipSpaces();
+        if (m_pos != m_text.size())
+        {
+            Fail("end of name");
+        }
+        return g;
+    }
+
+  private:
+    [[noreturn]] void Fail(const std::string& expected) const
+    {
+        std::string found =
+            m_pos < m_text.size() ? fmt::format("'{}'", m_text[m_pos]) : "end of name";
+        throw FabricConfigError(
+            fmt::format("construction name at character {}", m_pos + 1),
+            m_text,
+            fmt::format("{} there (found {}); names: {}", expected, found, KNOWN_NAMES));
+    }
+
+    void SkipSpaces()
+    {
+        while (m_pos < m_text.size() && std::isspace(static_cast<unsigned char>(m_text[m_pos])))
+        {
+            ++m_pos;
+        }
+    }
+
+    bool Peek(char c)
+    {
+        SkipSpaces();
+        return m_pos < m_text.size() && m_text[m_pos] == c;
+    }
+
+    void Expect(char c)
+    {
+        if (!Peek(c))
+        {
+            Fail(fmt::format("'{}'", c));
+        }
+        ++m_pos;
+    }
+
+    uint32_t Int()
+    {
+        SkipSpaces();
+        size_t begin = m_pos;
+        while (m_pos < m_text.size() && std::isdigit(static_cast<unsigned char>(m_text[m_pos])))
+        {
+            ++m_pos;
+        }
+        if (m_pos == begin || m_pos - begin > 9)
+        {
+            m_pos = begin;
+            Fail("a non-negative integer below 10^9");
+        }
+        return static_cast<uint32_t>(std::stoul(m_text.substr(begin, m_pos - begin)));
+    }
+
+    std::vector<uint32_t> IntList()
+    {
+        std::vector<uint32_t> v{Int()};
+        while (Peek(','))
+        {
+            ++m_pos;
+            v.push_back(Int());
+        }
+        return v;
+    }
+
+    DirectConnectGraph Expr()
+    {
+        SkipSpaces();
+        size_t begin = m_pos;
+        while (m_pos < m_text.size() && std::isalpha(static_cast<unsigned char>(m_text[m_pos])))
+        {
+            ++m_pos;
+        }
+        std::string id = m_text.substr(begin, m_pos - begin);
+        if (id.empty())
+        {
+            Fail("a construction name");
+        }
+        if (id == "Petersen")
+        {
+            return MakePetersen();
+        }
+        static const std::vector<std::string> known{"K",
+                                                    "Ring",
+                                                    "BiRing",
+                                                    "Torus",
+                                                    "Hypercube",
+                                                    "Hamming",
+                                                    "C",
+                                                    "Kautz",
+                                                    "GenKautz",
+                                                    "L",
+                                                    "Deg",
+                                                    "Prod",
+                                                    "Pow"};
+        if (std::find(known.begin(), known.end(), id) == known.end())
+        {
+            m_pos = begin;
+            Fail("a known construction");
+        }
+        Expect('(');
+        DirectConnectGraph g;
+        if (id == "K")
+        {
+            uint32_t a = Int();
+            if (Peek(','))
+            {
+                ++m_pos;
+                size_t at = m_pos;
+                uint32_t b = Int();
+                if (a != b)
+                {
+                    m_pos = at;
+                    Fail(fmt::format("{} (complete bipartite K(d,d) needs equal sides)", a));
+                }
+                g = MakeCompleteBipartite(a);
+            }
+            else
+            {
+                g = MakeCompleteDigraph(a);
+            }
+        }
+        else if (id == "Ring")
+        {
+            g = MakeRing(Int());
+        }
+        else if (id == "BiRing")
+        {
+            g = MakeBiRing(Int());
+        }
+        else if (id == "Hypercube")
+        {
+            g = MakeHypercube(Int());
+        }
+        else if (id == "Torus")
+        {
+            g = MakeTorus(IntList());
+        }
+        else if (id == "Hamming" || id == "Kautz" || id == "GenKautz")
+        {
+            uint32_t a = Int();
+            Expect(',');
+            uint32_t b = Int();
+            g = id == "Hamming" ? MakeHamming(a, b)
+                : id == "Kautz" ? MakeKautz(a, b)
+                                : MakeGeneralizedKautz(a, b);
+        }
+        else if (id == "C")
+        {
+            uint32_t n = Int();
+            Expect(',');
+            Expect('{');
+            auto steps = IntList();
+            Expect('}');
+            g = MakeCirculant(n, steps);
+        }
+        else if (id == "L")
+        {
+            g = LineGraph(Expr());
+        }
+        else if (id == "Deg" || id == "Pow")
+        {
+            auto inner = Expr();
+            Expect(',');
+            uint32_t n = Int();
+            g = id == "Deg" ? DegreeExpansion(inner, n) : CartesianPower(inner, n);
+        }
+        else // Prod
+        {
+            auto a = Expr();
+            Expect(',');
+            auto b = Expr();
+            g = CartesianProduct(a, b);
+        }
+        Expect(')');
+        return g;
+    }
+
+    const std::string& m_text; //!< the name
+    size_t m_pos{0};           //!< cursor
+};
+
+} // namespace
+
+DirectConnectGraph
+BuildFromName(const std::string& name)
+{
+    return NameParser(name).Parse();
+}
+
+// ------------------------------------------------------------ the finder
+
+namespace
+{
+
+/// Enumeration state: memo of sub-frontiers and of evaluated bases.
+class Finder
+{
+  public:
+    explicit Finder(const FinderOptions& o)
+        : m_opt(o)
+    {
+    }
+
+    std::vector<SynthCandidate> All(uint32_t n, uint32_t d, uint32_t depth)
+    {
+        std::vector<SynthCandidate> out;
+        Bases(n, d, out);
+        if (depth > 0)
+        {
+            Expansions(n, d, depth, out);
+        }
+        m_considered += out.size();
+        return out;
+    }
+
+    size_t Considered() const
+    {
+        return m_considered;
+    }
+
+  private:
+    /// Pareto frontier of (n, d) up to depth, memoised.
+    const std::vector<SynthCandidate>& Frontier(uint32_t n, uint32_t d, uint32_t depth)
+    {
+        auto key = std::make_tuple(n, d, depth);
+        auto it = m_memo.find(key);
+        if (it == m_memo.end())
+        {
+            it = m_memo.emplace(key, ParetoFrontier(All(n, d, depth))).first;
+        }
+        return it->second;
+    }
+
+    template <typename Build>
+    void AddBase(uint32_t n, std::vector<SynthCandidate>& out, Build build)
+    {
+        if (n > m_opt.maxBaseNodes)
+        {
+            return;
+        }
+        try
+        {
+            auto g = build();
+            auto it = m_bases.find(g.Name());
+            if (it == m_bases.end())
+            {
+                BfbOptions bo;
+                bo.keepSchedule = false;
+                auto s = BfbAllGather(g, bo);
+                SynthCandidate c;
+                c.name = g.Name();
+                c.nodes = g.NumNodes();
+                c.degree = s.degree;
+                c.steps = s.Steps();
+                c.tb = s.Tb();
+                c.stepLoads = s.StepLoads();
+                c.fromBfb = true;
+                c.selfLoops = g.SelfLoopCount() > 0;
+                it = m_bases.emplace(c.name, c).first;
+            }
+            out.push_back(it->second);
+        }
+        catch (const FabricConfigError&)
+        {
+            // a family member that does not exist for these parameters
+        }
+    }
+
+    void Bases(uint32_t n, uint32_t d, std::vector<SynthCandidate>& out)
+    {
+        if (n == d + 1)
+        {
+            AddBase(n, out, [&] { return MakeCompleteDigraph(n); });
+        }
+        if (n == 2 * d)
+        {
+            AddBase(n, out, [&] { return MakeCompleteBipartite(d); });
+        }
+        if (d == 1)
+        {
+            AddBase(n, out, [&] { return MakeRing(n); });
+        }
+        if (d == 2 && n >= 3)
+        {
+            AddBase(n, out, [&] { return MakeBiRing(n); });
+            // C(N,{a,a+1}) is best near a = sqrt(N); try a small window around it
+            auto r = static_cast<uint32_t>(std::lround(std::sqrt(double(n))));
+            for (uint32_t a = (r > 3 ? r - 2 : 1); a <= r + 2 && a + 1 < n; ++a)
+            {
+                AddBase(n, out, [&] { return MakeCirculant(n, {a, a + 1}); });
+            }
+        }
+        if (d % 2 == 0 && d >= 4)
+        {
+            std::vector<uint32_t> dims;
+            TorusDims(n, d / 2, 3, dims, out);
+        }
+        if (d < 31 && n == (1u << d))
+        {
+            AddBase(n, out, [&] { return MakeHypercube(d); });
+        }
+        for (uint32_t q = 3; q <= d + 1; ++q)
+        {
+            if (d % (q - 1) != 0 || d / (q - 1) < 2)
+            {
+                continue;
+            }
+            uint32_t dims = d / (q - 1);
+            uint64_t size = 1;
+            for (uint32_t i = 0; i < dims && size <= n; ++i)
+            {
+                size *= q;
+            }
+            if (size == n)
+            {
+                AddBase(n, out, [&] { return MakeHamming(dims, q); });
+            }
+        }
+        if (d >= 2)
+        {
+            uint64_t size = d + 1;
+            for (uint32_t D = 2; size * d <= n; ++D)
+            {
+                size *= d;
+                if (size == n)
+                {
+                    AddBase(n, out, [&] { return MakeKautz(d, D); });
+                }
+            }
+            if (n > d + 1)
+            {
+                AddBase(n, out, [&] { return MakeGeneralizedKautz(d, n); });
+            }
+        }
+        if (n == 10 && d == 3)
+        {
+            AddBase(n, out, [] { return MakePetersen(); });
+        }
+    }
+
+    void TorusDims(uint32_t rest,
+                   uint32_t left,
+                   uint32_t minSide,
+                   std::vector<uint32_t>& dims,
+                   std::vector<SynthCandidate>& out)
+    {
+        if (left == 1)
+        {
+            if (rest >= minSide)
+            {
+                dims.push_back(rest);
+                uint64_t n = 1;
+                for (auto x : dims)
+                {
+                    n *= x;
+                }
+                auto copy = dims;
+                AddBase(static_cast<uint32_t>(n), out, [&] { return MakeTorus(copy); });
+                dims.pop_back();
+            }
+            return;
+        }
+        for (uint32_t side = minSide; uint64_t{side} * side <= rest; ++side)
+        {
+            if (rest % side == 0)
+            {
+                dims.push_back(side);
+                TorusDims(rest / side, left - 1, side, dims, out);
+                dims.pop_back();
+            }
+        }
+    }
+
+    void Expansions(uint32_t n, uint32_t d, uint32_t depth, std::vector<SynthCandidate>& out)
+    {
+        // Line graph: N = d * N_G, same degree.
+        if (n % d == 0 && n / d >= 2)
+        {
+            for (const auto& g : Frontier(n / d, d, depth - 1))
+            {
+                SynthCandidate c;
+                c.name = "L(" + g.name + ")";
+                c.nodes = n;
+                c.degree = d;
+                c.stepLoads.push_back(1);
+                for (const auto& u : g.stepLoads)
+                {
+                    c.stepLoads.push_back(u * Fraction(d));
+                }
+                auto cost = LineGraphCost({g.steps, g.tb}, g.nodes);
+                c.steps = cost.steps;
+                c.tb = cost.tb;
+                out.push_back(c);
+            }
+        }
+        // Degree expansion: N = m N_G, d = m d_G.
+        for (uint32_t m = 2; m <= d; ++m)
+        {
+            if (d % m != 0 || n % m != 0 || n / m < 2)
+            {
+                continue;
+            }
+            for (const auto& g : Frontier(n / m, d / m, depth - 1))
+            {
+                if (g.selfLoops)
+                {
+                    continue; // the closed form assumes copies reach each other off-host
+                }
+                SynthCandidate c;
+                c.name = fmt::format("Deg({},{})", g.name, m);
+                c.nodes = n;
+                c.degree = d;
+                c.stepLoads = g.stepLoads;
+                c.stepLoads.push_back(Fraction(m - 1, int64_t{m} * g.degree));
+                auto cost = DegreeExpansionCost({g.steps, g.tb}, g.nodes, m);
+                c.steps = cost.steps;
+                c.tb = cost.tb;
+                out.push_back(c);
+            }
+        }
+        // Cartesian product: N = N1 N2, d = d1 + d2; unordered pairs only.
+        for (uint32_t n1 = 2; uint64_t{n1} * 2 <= n; ++n1)
+        {
+            if (n % n1 != 0)
+            {
+                continue;
+            }
+            uint32_t n2 = n / n1;
+            for (uint32_t d1 = 1; d1 < d; ++d1)
+            {
+                uint32_t d2 = d - d1;
+                if (std::make_pair(n1, d1) > std::make_pair(n2, d2))
+                {
+                    continue;
+                }
+                const auto fa = Frontier(n1, d1, depth - 1);
+                const auto fb = Frontier(n2, d2, depth - 1);
+                bool same = n1 == n2 && d1 == d2;
+                for (size_t i = 0; i < fa.size(); ++i)
+                {
+                    for (size_t j = same ? i : 0; j < fb.size(); ++j)
+                    {
+                        const auto& g = fa[i];
+                        const auto& h = fb[j];
+                        if (n <= m_opt.maxProductBfbNodes)
+                        {
+                            auto name = fmt::format("Prod({},{})", g.name, h.name);
+                            AddBase(n, out, [&] { return BuildFromName(name); });
+                            continue;
+                        }
+                        Fraction alpha;
+                        auto cost = ProductCost(g.stepLoads,
+                                                g.nodes,
+                                                g.degree,
+                                                h.stepLoads,
+                                                h.nodes,
+                                                h.degree,
+                                                &alpha);
+                        SynthCandidate c;
+                        c.name = fmt::format("Prod({},{})", g.name, h.name);
+                        c.nodes = n;
+                        c.degree = d;
+                        c.steps = cost.steps;
+                        c.tb = cost.tb;
+                        c.stepLoads =
+                            ProductStepLoads(g.stepLoads, g.nodes, h.stepLoads, h.nodes, alpha);
+                        out.push_back(c);
+                    }
+                }
+            }
+        }
+    }
+
+    FinderOptions m_opt; //!< limits
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<SynthCandidate>>
+        m_memo;                                    //!< sub-frontiers
+    std::map<std::string, SynthCandidate> m_bases; //!< evaluated bases by name
+    size_t m_considered{0};                        //!< candidates seen
+};
+
+} // namespace
+
+std::vector<SynthCandidate>
+EnumerateCandidates(uint32_t nodes, uint32_t degree, const FinderOptions& options)
+{
+    FabricRequire(nodes >= 2, "nodes", nodes, "N >= 2");
+    FabricRequire(degree >= 1, "degree", degree, "d >= 1");
+    FabricRequire(degree < nodes, "degree", degree, fmt::format("d < N = {}", nodes));
+    FabricRequire(options.maxDepth <= 4, "finder depth", options.maxDepth, "0..4");
+    Finder f(options);
+    return f.All(nodes, degree, options.maxDepth);
+}
+
+std::vector<SynthCandidate>
+ParetoFrontier(std::vector<SynthCandidate> c)
+{
+    // Sort by T_L, then T_B, then name for a deterministic choice among ties;
+    // keep a point only if its T_B beats every point with fewer steps.
+    std::sort(c.begin(), c.end(), [](const SynthCandidate& a, const SynthCandidate& b) {
+        return std::tie(a.steps, a.tb, a.name) < std::tie(b.steps, b.tb, b.name);
+    });
+    std::vector<SynthCandidate> f;
+    for (auto& x : c)
+    {
+        if (f.empty() || x.tb < f.back().tb)
+        {
+            if (!f.empty() && f.back().steps == x.steps)
+            {
+                continue; // same T_L, worse or equal T_B (sorted)
+            }
+            f.push_back(std::move(x));
+        }
+    }
+    return f;
+}
+
+double
+CandidateTime(const SynthCandidate& c, const FinderWorkload& w)
+{
+    return w.alphaSeconds * c.steps + ToDouble(c.tb) * w.messageBytes * 8.0 / w.bandwidthBps;
+}
+
+FinderResult
+FindTopology(uint32_t nodes,
+             uint32_t degree,
+             const FinderWorkload& workload,
+             const FinderOptions& options)
+{
+    FabricRequire(std::isfinite(workload.alphaSeconds) && workload.alphaSeconds >= 0,
+                  "alpha",
+                  workload.alphaSeconds,
+                  "a finite number of seconds >= 0");
+    FabricRequire(std::isfinite(workload.bandwidthBps) && workload.bandwidthBps > 0,
+                  "bandwidth",
+                  workload.bandwidthBps,
+                  "a finite rate > 0 in bits per second");
+    FabricRequire(std::isfinite(workload.messageBytes) && workload.messageBytes >= 0,
+                  "size",
+                  workload.messageBytes,
+                  "a finite number of bytes >= 0");
+    FabricRequire(nodes >= 2, "nodes", nodes, "N >= 2");
+    FabricRequire(degree >= 1, "degree", degree, "d >= 1");
+    FabricRequire(degree < nodes, "degree", degree, fmt::format("d < N = {}", nodes));
+    FabricRequire(options.maxDepth <= 4, "finder depth", options.maxDepth, "0..4");
+    Finder f(options);
+    auto all = f.All(nodes, degree, options.maxDepth);
+    FabricRequire(!all.empty(),
+                  "nodes and degree",
+                  fmt::format("N={}, d={}", nodes, degree),
+                  fmt::format("an (N, d) that some construction reaches within depth {} and "
+                              "bases of at most {} hosts (e.g. N = d+1, 2d, a power of d, ...)",
+                              options.maxDepth,
+                              options.maxBaseNodes));
+    FinderResult r;
+    r.considered = f.Considered();
+    r.frontier = ParetoFrontier(std::move(all));
+    r.best = r.frontier.front();
+    r.bestTimeSeconds = CandidateTime(r.best, workload);
+    for (const auto& c : r.frontier)
+    {
+        double t = CandidateTime(c, workload);
+        if (t < r.bestTimeSeconds)
+        {
+            r.best = c;
+            r.bestTimeSeconds = t;
+        }
+    }
+    return r;
+}
+
+} // namespace ns3
