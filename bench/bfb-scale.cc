@@ -1,0 +1,124 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * bfb-scale: BFB allgather schedules on a 1024-host hypercube and a 2500-host
+ * 50x50 torus (the paper reports about one minute for these).  Prints wall time
+ * and peak resident memory (getrusage ru_maxrss, whole process so far) after
+ * each graph; --json=PATH writes {"runs": [{"graph", "nodes", "degree", "steps",
+ * "tb", "tb_optimal", "wall_time_s", "peak_rss_bytes", "schedule_groups",
+ * "schedule_pieces"}]}.  --graphs=NAME;NAME overrides the two graphs;
+ * --keep=0 keeps only the loads, not the schedule.
+ */
+#include "ns3/bfb-schedule.h"
+#include "ns3/core-module.h"
+#include "ns3/fabric-error.h"
+#include "ns3/topology-finder.h"
+
+#include <chrono>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <sys/resource.h>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Peak resident set size of the process so far, bytes (Linux reports KiB).
+uint64_t
+PeakRssBytes()
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string json;
+    std::string graphs = "Hypercube(10);Torus(50,50)";
+    bool keep = true;
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("json", "write the results as JSON to this path", json);
+    cmd.AddValue("graphs", "';'-separated construction names", graphs);
+    cmd.AddValue("keep", "keep the full schedule (1) or only the loads (0)", keep);
+    cmd.Parse(argc, argv);
+    try
+    {
+        nlohmann::json runs = nlohmann::json::array();
+        std::istringstream list(graphs);
+        std::string name;
+        fmt::print("{:<16} {:>6} {:>3} {:>5} {:>12} {:>5} {:>10} {:>12}\n",
+                   "graph",
+                   "N",
+                   "d",
+                   "T_L",
+                   "T_B",
+                   "opt",
+                   "wall_s",
+                   "peak_rss_MB");
+        while (std::getline(list, name, ';'))
+        {
+            auto g = BuildFromName(name);
+            BfbOptions o;
+            o.keepSchedule = keep;
+            auto t0 = std::chrono::steady_clock::now();
+            auto s = BfbAllGather(g, o);
+            double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            uint64_t rss = PeakRssBytes();
+            uint64_t groups = 0;
+            uint64_t pieces = 0;
+            for (const auto& st : s.steps)
+            {
+                for (const auto& ns : st.nodes)
+                {
+                    groups += ns.groups.size();
+                    for (const auto& gr : ns.groups)
+                    {
+                        pieces += gr.pieces.size();
+                    }
+                }
+            }
+            fmt::print("{:<16} {:>6} {:>3} {:>5} {:>12} {:>5} {:>10.3f} {:>12.1f}\n",
+                       name,
+                       g.NumNodes(),
+                       s.degree,
+                       s.Steps(),
+                       ToString(s.Tb()),
+                       s.TbOptimal() ? "yes" : "no",
+                       wall,
+                       rss / 1048576.0);
+            runs.push_back({{"graph", name},
+                            {"nodes", g.NumNodes()},
+                            {"degree", s.degree},
+                            {"steps", s.Steps()},
+                            {"tb", ToDouble(s.Tb())},
+                            {"tb_exact", ToString(s.Tb())},
+                            {"tb_optimal", s.TbOptimal()},
+                            {"wall_time_s", wall},
+                            {"peak_rss_bytes", rss},
+                            {"schedule_kept", keep},
+                            {"schedule_groups", groups},
+                            {"schedule_pieces", pieces}});
+        }
+        if (!json.empty())
+        {
+            std::ofstream out(json);
+            FabricRequire(out.good(), "--json", json, "a writable file path");
+            out << nlohmann::json{{"runs", runs}}.dump(2) << "\n";
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        std::cerr << "bfb-scale: " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,333 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * direct-connect-synth: the topology finder and BFB schedules of the
+ * synthesis layer from the command line.
+ *
+ *   direct-connect-synth --nodes=128 --degree=4 --alpha=1e-5 --bandwidth=1e11 --size=1e6
+ *       prints the Pareto frontier of (T_L, T_B) and the topology chosen for the workload
+ *   direct-connect-synth --graph='L(L(K(4,4)))'   (or --edges=FILE)
+ *       prints that graph's BFB allgather: T_L, T_B and per-step loads
+ *   --json=PATH writes the same results as one JSON object.
+ *
+ * JSON for one graph: {"nodes", "degree", "steps", "tb", "tb_optimal", "step_loads"}
+ * plus "name", "tb_exact" and "step_loads_exact" (fractions as "p/q" strings).
+ * JSON for the finder: {"nodes", "degree", "alpha_s", "bandwidth_bps", "size_bytes",
+ * "depth", "collective": "allgather", "considered", "frontier": [candidate..],
+ * "chosen": candidate, "baselines": [..]} with candidate = {"name", "steps", "tb",
+ * "tb_exact", "tb_optimal", "time_s", "from_bfb"}; baselines are allreduce costs
+ * of ShiftedRing, double binary tree and BFB on the chosen topology.
+ */
+#include "ns3/bfb-schedule.h"
+#include "ns3/collective-baselines.h"
+#include "ns3/core-module.h"
+#include "ns3/fabric-error.h"
+#include "ns3/topology-finder.h"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Parse a whole string as a number; reject trailing junk, NaN and infinities.
+double
+ParseNumber(const std::string& flag, const std::string& text, const std::string& allowed)
+{
+    size_t used = 0;
+    double v = 0;
+    try
+    {
+        v = std::stod(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    FabricRequire(used == text.size() && used > 0 && std::isfinite(v), flag, text, allowed);
+    return v;
+}
+
+uint32_t
+ParseCount(const std::string& flag, const std::string& text, const std::string& allowed)
+{
+    bool digits = !text.empty() && text.size() <= 9 &&
+                  text.find_first_not_of("0123456789") == std::string::npos;
+    FabricRequire(digits, flag, text, allowed);
+    return static_cast<uint32_t>(std::stoul(text));
+}
+
+nlohmann::json
+FractionList(const std::vector<Fraction>& v, bool exact)
+{
+    auto j = nlohmann::json::array();
+    for (const auto& f : v)
+    {
+        if (exact)
+        {
+            j.push_back(ToString(f));
+        }
+        else
+        {
+            j.push_back(ToDouble(f));
+        }
+    }
+    return j;
+}
+
+void
+WriteJson(const std::string& path, const nlohmann::json& j)
+{
+    std::ofstream out(path);
+    FabricRequire(out.good(), "--json", path, "a writable file path");
+    out << j.dump(2) << "\n";
+}
+
+int
+RunGraph(const DirectConnectGraph& g, const std::string& json)
+{
+    auto s = BfbAllGather(g);
+    fmt::print("graph {}: N = {}, d = {}{}\n",
+               g.Name(),
+               g.NumNodes(),
+               s.degree,
+               g.IsRegular() ? "" : " (irregular: d = max degree)");
+    fmt::print("BFB allgather: T_L = {} steps, T_B = {} = {:.6f} M/B, lower bound {} ({})\n",
+               s.Steps(),
+               ToString(s.Tb()),
+               ToDouble(s.Tb()),
+               ToString(s.TbLowerBound()),
+               s.TbOptimal() ? "bandwidth-optimal" : "not bandwidth-optimal");
+    fmt::print("{:>6}  {:>12}  {:>12}\n", "step", "load", "load (exact)");
+    auto loads = s.StepLoads();
+    for (size_t t = 0; t < loads.size(); ++t)
+    {
+        fmt::print("{:>6}  {:>12.6f}  {:>12}\n", t + 1, ToDouble(loads[t]), ToString(loads[t]));
+    }
+    if (!json.empty())
+    {
+        nlohmann::json j;
+        j["name"] = g.Name();
+        j["nodes"] = g.NumNodes();
+        j["degree"] = s.degree;
+        j["steps"] = s.Steps();
+        j["tb"] = ToDouble(s.Tb());
+        j["tb_exact"] = ToString(s.Tb());
+        j["tb_optimal"] = s.TbOptimal();
+        j["step_loads"] = FractionList(loads, false);
+        j["step_loads_exact"] = FractionList(loads, true);
+        WriteJson(json, j);
+    }
+    return 0;
+}
+
+nlohmann::json
+CandidateJson(const SynthCandidate& c, const FinderWorkload& w)
+{
+    return {{"name", c.name},
+            {"steps", c.steps},
+            {"tb", ToDouble(c.tb)},
+            {"tb_exact", ToString(c.tb)},
+            {"tb_optimal", c.tb == Fraction(c.nodes - 1, c.nodes)},
+            {"time_s", CandidateTime(c, w)},
+            {"from_bfb", c.fromBfb}};
+}
+
+int
+RunFinder(uint32_t nodes,
+          uint32_t degree,
+          const FinderWorkload& w,
+          uint32_t depth,
+          const std::string& json)
+{
+    FinderOptions o;
+    o.maxDepth = depth;
+    auto r = FindTopology(nodes, degree, w, o);
+    fmt::print("N = {}, d = {}: {} candidates, {} on the (T_L, T_B) frontier (allgather)\n",
+               nodes,
+               degree,
+               r.considered,
+               r.frontier.size());
+    fmt::print("workload: alpha = {} s, B = {} bit/s, M = {} bytes\n",
+               w.alphaSeconds,
+               w.bandwidthBps,
+               w.messageBytes);
+    fmt::print("{:>5}  {:>10}  {:>12}  {:>12}  {}\n",
+               "T_L",
+               "T_B (M/B)",
+               "T_B exact",
+               "time_s",
+               "construction");
+    for (const auto& c : r.frontier)
+    {
+        fmt::print("{:>5}  {:>10.6f}  {:>12}  {:>12.6g}  {}{}\n",
+                   c.steps,
+                   ToDouble(c.tb),
+                   ToString(c.tb),
+                   CandidateTime(c, w),
+                   c.name,
+                   c.name == r.best.name ? "   <= chosen" : "");
+    }
+    fmt::print("chosen: {} (allgather {:.6g} s)\n", r.best.name, r.bestTimeSeconds);
+
+    nlohmann::json baselines = nlohmann::json::array();
+    auto addBaseline = [&](const BaselineCost& b) {
+        double t = AlphaBetaTime(b.steps, b.tb, w.alphaSeconds, w.messageBytes, w.bandwidthBps);
+        fmt::print("allreduce {:<18} T_L = {:>5}  T_B = {:>9.6f}  time_s = {:.6g}\n",
+                   b.name,
+                   b.steps,
+                   ToDouble(b.tb),
+                   t);
+        baselines.push_back({{"name", b.name},
+                             {"collective", "allreduce"},
+                             {"steps", b.steps},
+                             {"tb", ToDouble(b.tb)},
+                             {"time_s", t}});
+    };
+    // allreduce of the chosen topology: reduce-scatter + allgather (closed form
+    // 2x for graphs equal to their reverse; BFB directly when small enough)
+    BaselineCost chosen{"BFB " + r.best.name, 2 * r.best.steps, 2 * r.best.tb};
+    if (nodes <= 1024)
+    {
+        BfbOptions bo;
+        bo.keepSchedule = false;
+        auto ar = BfbAllReduce(BuildFromName(r.best.name), bo);
+        chosen.steps = ar.Steps();
+        chosen.tb = ar.Tb();
+    }
+    addBaseline(chosen);
+    addBaseline(ShiftedRingAllReduce(nodes, degree));
+    if (degree >= 3)
+    {
+        addBaseline(DoubleBinaryTreeAllReduce(nodes, degree));
+    }
+    if (!json.empty())
+    {
+        nlohmann::json j;
+        j["nodes"] = nodes;
+        j["degree"] = degree;
+        j["alpha_s"] = w.alphaSeconds;
+        j["bandwidth_bps"] = w.bandwidthBps;
+        j["size_bytes"] = w.messageBytes;
+        j["depth"] = depth;
+        j["collective"] = "allgather";
+        j["considered"] = r.considered;
+        j["frontier"] = nlohmann::json::array();
+        for (const auto& c : r.frontier)
+        {
+            j["frontier"].push_back(CandidateJson(c, w));
+        }
+        j["chosen"] = CandidateJson(r.best, w);
+        j["baselines"] = baselines;
+        WriteJson(json, j);
+    }
+    return 0;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    // ns3::CommandLine exits with status 1 on an unknown flag; check names first
+    // so that every bad flag gets the same message and status 2.
+    const std::set<std::string> known{"nodes",
+                                      "degree",
+                                      "alpha",
+                                      "bandwidth",
+                                      "size",
+                                      "depth",
+                                      "graph",
+                                      "edges",
+                                      "json",
+                                      "help",
+                                      "PrintHelp",
+                                      "PrintGlobals",
+                                      "PrintGroups",
+                                      "PrintGroup",
+                                      "PrintAttributes",
+                                      "PrintVersion",
+                                      "PrintTypeIds",
+                                      "version"};
+    for (int i = 1; i < argc; ++i)
+    {
+        std::string arg = argv[i];
+        std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2, arg.find('=') - 2) : "";
+        if (!known.count(name))
+        {
+            std::cerr << "direct-connect-synth: invalid flag: got '" << arg
+                      << "', allowed: --nodes --degree --alpha --bandwidth --size --depth "
+                         "--graph --edges --json --help (as --name=value)\n";
+            return 2;
+        }
+    }
+    std::string nodes = "128";
+    std::string degree = "4";
+    std::string alpha = "1e-5";
+    std::string bandwidth = "1e11";
+    std::string size = "1048576";
+    std::string depth = "2";
+    std::string graph;
+    std::string edges;
+    std::string json;
+    CommandLine cmd(__FILE__);
+    cmd.Usage("Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).");
+    cmd.AddValue("nodes", "number of hosts N for the finder", nodes);
+    cmd.AddValue("degree", "ports per host d for the finder", degree);
+    cmd.AddValue("alpha", "per-step latency alpha, seconds", alpha);
+    cmd.AddValue("bandwidth", "per-host bandwidth B, bits per second", bandwidth);
+    cmd.AddValue("size", "allgather message size M, bytes", size);
+    cmd.AddValue("depth", "expansion depth of the finder (0..4)", depth);
+    cmd.AddValue("graph", "construction name, e.g. L(L(K(4,4))): print its BFB instead", graph);
+    cmd.AddValue("edges", "edge-list file ('u v' per line): print its BFB instead", edges);
+    cmd.AddValue("json", "write the results as JSON to this path", json);
+    cmd.Parse(argc, argv);
+    try
+    {
+        FabricRequire(graph.empty() || edges.empty(),
+                      "--graph/--edges",
+                      graph + " / " + edges,
+                      "at most one of --graph and --edges");
+        if (!graph.empty())
+        {
+            return RunGraph(BuildFromName(graph), json);
+        }
+        if (!edges.empty())
+        {
+            return RunGraph(LoadEdgeList(edges), json);
+        }
+        FinderWorkload w;
+        w.alphaSeconds = ParseNumber("--alpha", alpha, "a finite number of seconds >= 0");
+        w.bandwidthBps = ParseNumber("--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
+        w.messageBytes = ParseNumber("--size", size, "a finite number of bytes >= 0");
+        uint32_t n = ParseCount("--nodes", nodes, "an integer N >= 2");
+        uint32_t d = ParseCount("--degree", degree, "an integer 1 <= d < N");
+        uint32_t k = ParseCount("--depth", depth, "an integer 0..4");
+        FabricRequire(n >= 2, "--nodes", nodes, "an integer N >= 2");
+        FabricRequire(d >= 1 && d < n,
+                      "--degree",
+                      degree,
+                      fmt::format("an integer 1 <= d < N = {}", n));
+        FabricRequire(k <= 4, "--depth", depth, "an integer 0..4");
+        FabricRequire(w.alphaSeconds >= 0, "--alpha", alpha, "a finite number of seconds >= 0");
+        FabricRequire(w.bandwidthBps > 0, "--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
+        FabricRequire(w.messageBytes >= 0, "--size", size, "a finite number of bytes >= 0");
+        return RunFinder(n, d, w, k, json);
+    }
+    catch (const FabricConfigError& e)
+    {
+        std::cerr << "direct-connect-synth: " << e.what() << "\n";
+        return 2;
+    }
+    catch (const std::exception& e)
+    {
+        std::cerr << "direct-connect-synth: error: " << e.what() << "\n";
+        return 2;
+    }
+}
