@@ -31,6 +31,13 @@ FabricGpu::GetTypeId()
                           "traffic, direct-connect multi-hop paths).",
                           BooleanValue(true),
                           MakeBooleanAccessor(&FabricGpu::m_forwarding),
+                          MakeBooleanChecker())
+            .AddAttribute("SprayPackets",
+                          "Stripe each of this GPU's messages packet by packet over all "
+                          "equal-cost ports (its NVSwitch planes), as NVLink stripes a transfer "
+                          "over its links; false: one ECMP port per message.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FabricGpu::m_spray),
                           MakeBooleanChecker());
     return tid;
 }
@@ -60,6 +67,12 @@ void
 FabricGpu::SetDeliveryCallback(DeliveryCallback cb)
 {
     m_deliver = cb;
+}
+
+bool
+FabricGpu::GetSprayPackets() const
+{
+    return m_spray;
 }
 
 uint64_t

@@ -36,6 +36,9 @@ class FabricGpu : public FabricNode
     /// \param cb the delivery callback
     void SetDeliveryCallback(DeliveryCallback cb);
 
+    /// \return true if its messages are striped over all equal-cost ports
+    bool GetSprayPackets() const;
+
     /// \return packets this GPU forwarded for others
     uint64_t GetForwardedPackets() const;
 
@@ -46,6 +49,7 @@ class FabricGpu : public FabricNode
   private:
     uint32_t m_rank{0};         //!< global rank
     bool m_forwarding{true};    //!< relay packets of other ranks
+    bool m_spray{true};         //!< stripe own messages over equal-cost ports
     uint64_t m_forwarded{0};    //!< relayed packets
     uint64_t m_refused{0};      //!< packets dropped with forwarding off
     DeliveryCallback m_deliver; //!< local delivery

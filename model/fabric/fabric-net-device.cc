@@ -214,7 +214,7 @@ FabricNetDevice::IsTxPaused() const
 bool
 FabricNetDevice::IsTxBusy() const
 {
-    return m_txBusy;
+    return Simulator::Now() < m_txEnd;
 }
 
 bool
@@ -248,11 +248,27 @@ FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
     {
         m_stats.maxQueueBytes = m_queueBytes;
     }
-    if (!m_txBusy && !m_txPaused)
+    KickTransmitter();
+    return true;
+}
+
+void
+FabricNetDevice::KickTransmitter()
+{
+    if (m_txPaused || m_txEventPending || !m_queue || m_queue->IsEmpty())
+    {
+        return;
+    }
+    const Time now = Simulator::Now();
+    if (now >= m_txEnd)
     {
         StartTransmission();
     }
-    return true;
+    else
+    {
+        m_txEventPending = true;
+        Simulator::Schedule(m_txEnd - now, &FabricNetDevice::TransmitComplete, this);
+    }
 }
 
 void
@@ -277,8 +293,10 @@ FabricNetDevice::StartTransmission()
     {
         ingress->ReleaseIngress(size);
     }
-    m_txBusy = true;
-    m_txPacket = p;
+    if (!m_phyTxEndTrace.IsEmpty())
+    {
+        m_txPacket = p; // kept only for the PhyTxEnd trace
+    }
     m_phyTxBeginTrace(p);
     m_snifferTrace(p);
     m_promiscSnifferTrace(p);
@@ -286,7 +304,15 @@ FabricNetDevice::StartTransmission()
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
     m_channel->Transmit(p, this, txTime);
-    Simulator::Schedule(txTime, &FabricNetDevice::TransmitComplete, this);
+    m_txEnd = Simulator::Now() + txTime;
+    // The end of serialization is an event only when something depends on
+    // it; otherwise the next Enqueue compares the clock with m_txEnd. This
+    // removes about half of the events on uncongested hops.
+    if (!m_queue->IsEmpty() || !m_txReady.IsNull() || !m_phyTxEndTrace.IsEmpty())
+    {
+        m_txEventPending = true;
+        Simulator::Schedule(txTime, &FabricNetDevice::TransmitComplete, this);
+    }
 }
 
 Time
@@ -306,8 +332,11 @@ FabricNetDevice::SerializationTime(uint32_t bytes)
 void
 FabricNetDevice::TransmitComplete()
 {
-    m_txBusy = false;
-    m_phyTxEndTrace(m_txPacket);
+    m_txEventPending = false;
+    if (m_txPacket)
+    {
+        m_phyTxEndTrace(m_txPacket);
+    }
     m_txPacket = nullptr;
     if (!m_txPaused && !m_queue->IsEmpty())
     {
@@ -379,10 +408,7 @@ FabricNetDevice::ReceiveFlowControl(bool pause)
         m_stats.pausedTime += Simulator::Now() - m_pausedSince;
     }
     m_txPaused = false;
-    if (!m_txBusy && m_queue && !m_queue->IsEmpty())
-    {
-        StartTransmission();
-    }
+    KickTransmitter();
     if (!m_txReady.IsNull() && (!m_queue || m_queue->GetNPackets() <= 1))
     {
         m_txReady(this);

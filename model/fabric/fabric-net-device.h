@@ -156,6 +156,7 @@ class FabricNetDevice : public NetDevice
   private:
     void StartTransmission();
     void TransmitComplete();
+    void KickTransmitter();
     void ChargeIngress(uint32_t bytes);
     void ReleaseIngress(uint32_t bytes);
     void MarkCe(Ptr<Packet> p);
@@ -172,7 +173,8 @@ class FabricNetDevice : public NetDevice
     uint32_t m_ifIndex{0};                        //!< interface index in the node
     uint32_t m_portIndex{0};                      //!< port index in the FabricNode
     Mac48Address m_address;                       //!< MAC address (for ns-3 APIs only)
-    bool m_txBusy{false};                         //!< a packet is being serialized
+    Time m_txEnd;                                 //!< end of the current serialization
+    bool m_txEventPending{false};                 //!< a TransmitComplete is scheduled
     bool m_txPaused{false};                       //!< peer sent pause
     Time m_pausedSince;                           //!< when the current pause began
     uint64_t m_txCarry{0}; //!< remainder of serialization times (exact long-run rate)

@@ -111,6 +111,14 @@ FabricTopology::AddArc(uint32_t a, uint32_t b, uint64_t rateBps, int64_t delayNs
     return id;
 }
 
+void
+FabricTopology::SetDomain(uint32_t v, int32_t domain, uint32_t plane)
+{
+    FabricRequire(v < GetNVertices(), "vertex", v, fmt::format("below {}", GetNVertices()));
+    m_graph[v].domain = domain;
+    m_graph[v].local = plane;
+}
+
 const FabricTopology::Graph&
 FabricTopology::GetGraph() const
 {

@@ -127,6 +127,12 @@ class FabricTopology
      */
     uint32_t AddArc(uint32_t a, uint32_t b, uint64_t rateBps, int64_t delayNs, TopoLinkKind kind);
 
+    /**
+     * Place a switch in an HB domain (NVSwitch planes).
+     * \param v the vertex \param domain the domain \param plane its plane index
+     */
+    void SetDomain(uint32_t v, int32_t domain, uint32_t plane);
+
     /// \return the graph
     const Graph& GetGraph() const;
     /// \return all cables

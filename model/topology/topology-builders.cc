@@ -56,6 +56,7 @@ AddHbDomains(FabricTopology& topo, uint32_t gpus, const HbDomainPreset& platform
             for (uint32_t plane = 0; plane < platform.nvswitchPlanes; ++plane)
             {
                 const uint32_t sw = topo.AddSwitch(TopoNodeKind::NvSwitch, "nvswitch", 0);
+                topo.SetDomain(sw, static_cast<int32_t>(d), plane);
                 for (uint32_t g : members)
                 {
                     topo.AddCable(g, sw, planeRate, nvDelay, TopoLinkKind::NvLink);

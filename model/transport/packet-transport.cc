@@ -146,20 +146,42 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
         Simulator::ScheduleNow(&PacketTransport::Complete, this, id);
         return id;
     }
+    const Ptr<FabricGpu>& gpu = m_gpus[srcRank];
     FabricHeader h;
     h.src = srcRank;
     h.dst = dstRank;
     h.flowLabel = m.flowLabel;
-    FabricNetDevice* port = m_gpus[srcRank]->SelectPort(h);
-    FabricRequire(port != nullptr,
-                  "destination rank",
-                  dstRank,
-                  fmt::format("a rank reachable from rank {} (no route)", srcRank));
-    auto& queue = m_active[srcRank][port->GetPortIndex()];
-    queue.push_back(id);
-    if (queue.size() == 1)
+    std::vector<FabricNetDevice*> ports;
+    const FabricRoutingTable& table = gpu->GetRoutingTable();
+    if (gpu->GetSprayPackets())
     {
-        Pump(port);
+        for (uint32_t i = 0; i < table.GetNPorts(dstRank); ++i)
+        {
+            ports.push_back(PeekPointer(gpu->GetPort(table.GetPort(dstRank, i))));
+        }
+    }
+    else if (FabricNetDevice* port = gpu->SelectPort(h))
+    {
+        ports.push_back(port);
+    }
+    if (ports.empty())
+    {
+        m_free.push_back(id);
+        --m_totals.messagesSent;
+        m_totals.bytesSent -= bytes;
+        throw FabricConfigError("destination rank",
+                                std::to_string(dstRank),
+                                fmt::format("a rank reachable from rank {} (no route)", srcRank));
+    }
+    for (FabricNetDevice* port : ports)
+    {
+        auto& queue = m_active[srcRank][port->GetPortIndex()];
+        queue.push_back(id);
+        ++m.queueRefs;
+        if (queue.size() == 1)
+        {
+            Pump(port);
+        }
     }
     return id;
 }
@@ -181,6 +203,13 @@ PacketTransport::Pump(FabricNetDevice* port)
         const uint32_t id = queue.front();
         queue.pop_front();
         Message& m = m_messages[id];
+        --m.queueRefs;
+        if (m.queued == m.bytes)
+        {
+            // fully packetized through another port of a striped message
+            Release(id);
+            continue;
+        }
         const uint64_t left = m.bytes - m.queued;
         const auto payload = static_cast<uint32_t>(std::min<uint64_t>(left, m_payload));
         m.queued += payload;
@@ -194,6 +223,7 @@ PacketTransport::Pump(FabricNetDevice* port)
         if (m.queued < m.bytes)
         {
             queue.push_back(id);
+            ++m.queueRefs;
         }
         Ptr<Packet> p = Create<Packet>(payload);
         p->AddHeader(h);
@@ -226,10 +256,21 @@ PacketTransport::Complete(uint32_t id)
     m_completeTrace(m.src, m.dst, m.bytes, m.start);
     DoneCallback done = m.done;
     m.done = DoneCallback();
-    m_free.push_back(id);
+    m.completed = true;
+    Release(id);
     if (!done.IsNull())
     {
         done();
+    }
+}
+
+void
+PacketTransport::Release(uint32_t id)
+{
+    const Message& m = m_messages[id];
+    if (m.completed && m.queueRefs == 0)
+    {
+        m_free.push_back(id);
     }
 }
 

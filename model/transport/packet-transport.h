@@ -67,6 +67,8 @@ class PacketTransport : public Transport
         uint64_t delivered{0}; //!< bytes delivered
         uint32_t nextSeq{0};
         uint16_t flowLabel{0};
+        uint32_t queueRefs{0}; //!< entries in port queues (the id is reused only at 0)
+        bool completed{false};
         Time start;
         DoneCallback done;
     };
@@ -75,6 +77,7 @@ class PacketTransport : public Transport
     void Pump(FabricNetDevice* port);
     void Deliver(Ptr<Packet> p, const FabricHeader& h);
     void Complete(uint32_t id);
+    void Release(uint32_t id);
 
     std::vector<Ptr<FabricGpu>> m_gpus;                      //!< rank -> GPU
     std::vector<std::vector<std::deque<uint32_t>>> m_active; //!< [rank][port] round robin

@@ -1,0 +1,193 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// bench/fabric-throughput: a random permutation of one flow per host on a
+// three-tier fat-tree (by default 1024 hosts, radix 16, 100 Gb/s, 1 us per
+// hop, ECMP), packet level. Prints wall time, events, packets, events per
+// wall second, the rate of a bare ns-3 scheduler event loop measured in the
+// same run, their ratio (cost of one simulated event in bare events), and
+// peak memory. Figures are printed, never asserted.
+#include "ns3/core-module.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/topology-builders.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <sys/resource.h>
+
+using namespace ns3;
+
+namespace
+{
+
+double
+WallSeconds()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+uint64_t
+PeakRssBytes()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<uint64_t>(u.ru_maxrss) * 1024;
+}
+
+/// One chain of the bare loop: reschedules itself until the budget is spent.
+struct BareLoop
+{
+    uint64_t left{0};
+
+    void Tick(uint32_t delayNs)
+    {
+        if (left == 0)
+        {
+            return;
+        }
+        --left;
+        Simulator::Schedule(NanoSeconds(delayNs), &BareLoop::Tick, this, delayNs);
+    }
+};
+
+/// Events per wall second of a bare self-rescheduling loop with `pending`
+/// events in the queue, the same scheduler and build as the fabric run.
+double
+BareSchedulerRate(uint32_t pending, uint64_t events)
+{
+    BareLoop loop;
+    loop.left = events;
+    for (uint32_t i = 0; i < pending; ++i)
+    {
+        // co-prime-ish delays spread the chains over time like packet events
+        Simulator::Schedule(NanoSeconds(1 + i % 997), &BareLoop::Tick, &loop, 300 + i % 61);
+    }
+    const double t0 = WallSeconds();
+    Simulator::Run();
+    const double wall = WallSeconds() - t0;
+    const uint64_t executed = Simulator::GetEventCount();
+    Simulator::Destroy();
+    return executed / wall;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    uint32_t hosts = 1024;
+    uint32_t radix = 16;
+    uint64_t flowBytes = 2'000'000;
+    std::string rate = "100Gbps";
+    uint32_t delayNs = 1000;
+    uint32_t seed = 1;
+    std::string json;
+
+    CommandLine cmd(__FILE__);
+    cmd.Usage("Permutation traffic on a three-tier fat-tree at packet level; prints speed and "
+              "memory figures.");
+    cmd.AddValue("hosts", "number of hosts (fills a radix-k Clos evenly)", hosts);
+    cmd.AddValue("radix", "switch radix k", radix);
+    cmd.AddValue("flow-bytes", "bytes per flow", flowBytes);
+    cmd.AddValue("rate", "link rate", rate);
+    cmd.AddValue("delay-ns", "propagation delay per link, ns", delayNs);
+    cmd.AddValue("seed", "seed of the permutation", seed);
+    cmd.AddValue("json", "write the figures as JSON to this path", json);
+    cmd.Parse(argc, argv);
+
+    try
+    {
+        FabricRequire(flowBytes > 0, "--flow-bytes", flowBytes, "a positive byte count");
+        FabricRequire(hosts >= 2, "--hosts", hosts, "at least 2");
+        ClusterParams p;
+        p.gpus = hosts;
+        p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
+        p.radix = radix;
+        p.linkDelayNs = delayNs;
+
+        const double tBuild = WallSeconds();
+        Ptr<Fabric> fabric = FabricHelper().Install(BuildFatTree(p));
+        const double buildWall = WallSeconds() - tBuild;
+
+        // A permutation without fixed points (derangement by rotation of a shuffle).
+        std::mt19937_64 rng(seed);
+        std::vector<uint32_t> order(hosts);
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        Ptr<PacketTransport> transport = fabric->GetTransport();
+        for (uint32_t i = 0; i < hosts; ++i)
+        {
+            transport->Send(order[i], order[(i + 1) % hosts], flowBytes, Transport::DoneCallback());
+        }
+        const double t0 = WallSeconds();
+        Simulator::Run();
+        const double wall = WallSeconds() - t0;
+        const uint64_t events = Simulator::GetEventCount();
+        const Time simTime = Simulator::Now();
+        const uint64_t packets = transport->GetPacketsDelivered();
+        const auto totals = transport->GetTotals();
+        const uint64_t drops = fabric->GetTotalDrops();
+        fabric->Dispose();
+        fabric = nullptr;
+        Simulator::Destroy();
+
+        const double eventsPerS = events / wall;
+        const double bareRate = BareSchedulerRate(4 * hosts, std::max<uint64_t>(events, 1'000'000));
+        const double ratio = bareRate / eventsPerS;
+        const uint64_t rss = PeakRssBytes();
+
+        fmt::print("fabric-throughput: {} hosts, radix {}, {} links, {} flows of {} bytes\n",
+                   hosts,
+                   radix,
+                   rate,
+                   hosts,
+                   flowBytes);
+        fmt::print("  build (topology, routing, nodes) {:>10.3f} s\n", buildWall);
+        fmt::print("  wall time (Simulator::Run)        {:>10.3f} s\n", wall);
+        fmt::print("  simulated time                    {:>10.6f} s\n", simTime.GetSeconds());
+        fmt::print("  events                            {:>10}\n", events);
+        fmt::print("  packets delivered                 {:>10}\n", packets);
+        fmt::print("  messages delivered                {:>10} / {}\n",
+                   totals.messagesDelivered,
+                   hosts);
+        fmt::print("  drops                             {:>10}\n", drops);
+        fmt::print("  events per wall second            {:>10.0f}\n", eventsPerS);
+        fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
+        fmt::print("  event cost ratio (bare / fabric)  {:>10.2f}\n", ratio);
+        fmt::print("  simulated bytes per wall second   {:>10.3e}\n", totals.bytesDelivered / wall);
+        fmt::print("  peak RSS                          {:>10.1f} MiB\n", rss / 1048576.0);
+
+        if (!json.empty())
+        {
+            nlohmann::json j = {{"wall_s", wall},
+                                {"build_wall_s", buildWall},
+                                {"events", events},
+                                {"packets", packets},
+                                {"events_per_s", eventsPerS},
+                                {"bare_scheduler_events_per_s", bareRate},
+                                {"event_cost_ratio", ratio},
+                                {"peak_rss_bytes", rss},
+                                {"simulated_time_s", simTime.GetSeconds()},
+                                {"bytes_delivered", totals.bytesDelivered},
+                                {"drops", drops},
+                                {"hosts", hosts},
+                                {"flow_bytes", flowBytes}};
+            std::ofstream out(json);
+            FabricRequire(out.good(), "--json", json, "a writable file path");
+            out << j.dump(2) << "\n";
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "fabric-throughput: {}\n", e.what());
+        return 2;
+    }
+    return 0;
+}
