@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpu-fabric needs, and only those missing.
+# Idempotent: when everything is present it touches nothing (no apt update).
+set -euo pipefail
+
+packages=(
+  cmake g++ make
+  # ns-3.37: find_package(ns3) also needs the ns3 package (its *-creator
+  # programs) and the -dev packages of what libns3-core links.
+  libns3-dev ns3 libgsl-dev libsqlite3-dev libxml2-dev libpython3-dev
+  libboost-dev libfmt-dev nlohmann-json3-dev
+  libgtest-dev googletest
+  pybind11-dev
+  gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
