@@ -1,0 +1,971 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "collective-algorithms.h"
+
+#include "ns3/fabric-error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <set>
+
+namespace ns3
+{
+
+namespace
+{
+
+/// Dense (rank, chunk) tables above this many entries switch to a hash map.
+constexpr uint64_t kDenseLimit = uint64_t{1} << 22;
+/// Chunk indices must stay below this.
+constexpr uint64_t kMaxChunks = uint64_t{1} << 31;
+
+void
+RequireRanks(uint32_t ranks)
+{
+    FabricRequire(ranks >= 2, "ranks", ranks, "at least 2");
+}
+
+void
+RequireChannels(uint32_t channels, uint32_t perChannel = 1)
+{
+    FabricRequire(channels >= 1 && uint64_t{channels} * perChannel <= 65535,
+                  "channels",
+                  channels,
+                  fmt::format("1 to {}", 65535 / perChannel));
+}
+
+void
+RequireDomain(uint32_t ranks, uint32_t domainSize)
+{
+    FabricRequire(domainSize >= 1 && ranks % domainSize == 0,
+                  "domainSize",
+                  domainSize,
+                  fmt::format("a divisor of ranks ({}), at least 1", ranks));
+}
+
+void
+RequireRoot(uint32_t ranks, uint32_t root)
+{
+    FabricRequire(root < ranks, "root", root, fmt::format("a local index below {}", ranks));
+}
+
+/// Pipeline depth: chunks per piece so that no chunk exceeds chunkBytes.
+uint64_t
+PipelineDepth(uint64_t largestPiece, uint64_t chunkBytes)
+{
+    if (chunkBytes == 0 || largestPiece <= chunkBytes)
+    {
+        return 1;
+    }
+    return (largestPiece + chunkBytes - 1) / chunkBytes;
+}
+
+/**
+ * Adds pieces.size() * P chunks (piece-major) to \p s, where P is derived
+ * from the largest piece; \return P.  src/dst give each piece's chunk fields.
+ */
+template <typename SrcFn, typename DstFn>
+uint32_t
+AddPieces(CollectiveSchedule& s,
+          const std::vector<uint64_t>& pieces,
+          uint64_t chunkBytes,
+          SrcFn src,
+          DstFn dst)
+{
+    uint64_t largest = pieces.empty() ? 0 : *std::max_element(pieces.begin(), pieces.end());
+    uint64_t P = PipelineDepth(largest, chunkBytes);
+    FabricRequire(pieces.size() * P < kMaxChunks,
+                  "chunkBytes",
+                  chunkBytes,
+                  fmt::format("a size giving fewer than {} chunks ({} pieces of up to {} bytes)",
+                              kMaxChunks,
+                              pieces.size(),
+                              largest));
+    for (size_t k = 0; k < pieces.size(); ++k)
+    {
+        for (uint64_t b : SplitBytes(pieces[k], P))
+        {
+            s.AddChunk(b, src(k), dst(k));
+        }
+    }
+    return static_cast<uint32_t>(P);
+}
+
+/// Splits \p bytes into outer parts, each into inner pieces (flattened, outer-major).
+std::vector<uint64_t>
+TwoLevelSplit(uint64_t bytes, uint64_t outer, uint64_t inner)
+{
+    std::vector<uint64_t> out;
+    out.reserve(outer * inner);
+    for (uint64_t part : SplitBytes(bytes, outer))
+    {
+        for (uint64_t p : SplitBytes(part, inner))
+        {
+            out.push_back(p);
+        }
+    }
+    return out;
+}
+
+auto kNoSrc = [](size_t) { return kNoRank; };
+
+/// Ring phases shared by allreduce, allgather and reduce-scatter.
+CollectiveSchedule
+Ring(CollectiveType type, uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    RequireRanks(n);
+    RequireChannels(channels);
+    CollectiveSchedule s(type, n, bytes);
+    s.SetAlgorithm("ring");
+    auto pieces = TwoLevelSplit(bytes, channels, n);
+    auto pieceRank = [n](size_t k) { return static_cast<uint32_t>(k % n); };
+    uint32_t P;
+    if (type == CollectiveType::AllGather)
+    {
+        P = AddPieces(s, pieces, chunkBytes, pieceRank, kNoSrc);
+    }
+    else if (type == CollectiveType::ReduceScatter)
+    {
+        P = AddPieces(s, pieces, chunkBytes, kNoSrc, pieceRank);
+    }
+    else
+    {
+        P = AddPieces(s, pieces, chunkBytes, kNoSrc, kNoSrc);
+    }
+    auto chunk = [&](uint32_t ch, uint32_t q, uint32_t j) { return (ch * n + q) * P + j; };
+    ScheduleBuilder b(s);
+    if (type != CollectiveType::AllGather)
+    {
+        // Reduce-scatter: at step t rank r passes piece r-t-1 on, so after
+        // n-1 steps rank r holds piece r reduced over all ranks.
+        for (uint32_t t = 0; t + 1 < n; ++t)
+        {
+            for (uint32_t ch = 0; ch < channels; ++ch)
+            {
+                for (uint32_t j = 0; j < P; ++j)
+                {
+                    for (uint32_t r = 0; r < n; ++r)
+                    {
+                        uint32_t q = (r + 2 * n - t - 1) % n;
+                        b.Transfer(r, (r + 1) % n, chunk(ch, q, j), RecvMode::Reduce, ch);
+                    }
+                }
+            }
+        }
+    }
+    if (type != CollectiveType::ReduceScatter)
+    {
+        // Allgather: at step t rank r passes piece r-t on (its own at t = 0).
+        for (uint32_t t = 0; t + 1 < n; ++t)
+        {
+            for (uint32_t ch = 0; ch < channels; ++ch)
+            {
+                for (uint32_t j = 0; j < P; ++j)
+                {
+                    for (uint32_t r = 0; r < n; ++r)
+                    {
+                        uint32_t q = (r + n - t) % n;
+                        b.Transfer(r, (r + 1) % n, chunk(ch, q, j), RecvMode::Copy, ch);
+                    }
+                }
+            }
+        }
+    }
+    return s;
+}
+
+/// AllToAll with K ranks per domain; K = 1 gives direct all-to-all.
+CollectiveSchedule
+AllToAll(uint32_t n, uint32_t K, bool pxn, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    RequireRanks(n);
+    RequireChannels(channels);
+    RequireDomain(n, K);
+    CollectiveSchedule s(CollectiveType::AllToAll, n, bytes);
+    s.SetAlgorithm(pxn ? "pxn" : "direct");
+    // Pieces in (src, dst, channel) order; every source splits the same way.
+    std::vector<uint64_t> perSrc = TwoLevelSplit(bytes, n, channels);
+    std::vector<uint64_t> pieces;
+    pieces.reserve(uint64_t{n} * n * channels);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        pieces.insert(pieces.end(), perSrc.begin(), perSrc.end());
+    }
+    const uint64_t per = uint64_t{n} * channels;
+    uint32_t P = AddPieces(
+        s,
+        pieces,
+        chunkBytes,
+        [&](size_t k) { return static_cast<uint32_t>(k / per); },
+        [&](size_t k) { return static_cast<uint32_t>((k % per) / channels); });
+    auto chunk = [&](uint32_t i, uint32_t j, uint32_t ch, uint32_t sub) {
+        return static_cast<uint32_t>(((uint64_t{i} * n + j) * channels + ch) * P + sub);
+    };
+    auto dom = [K](uint32_t g) { return g / K; };
+    auto loc = [K](uint32_t g) { return g % K; };
+    ScheduleBuilder b(s);
+    auto each = [&](uint32_t i, uint32_t j, uint32_t from, uint32_t to) {
+        for (uint32_t ch = 0; ch < channels; ++ch)
+        {
+            for (uint32_t sub = 0; sub < P; ++sub)
+            {
+                b.Transfer(from, to, chunk(i, j, ch, sub), RecvMode::Copy, ch);
+            }
+        }
+    };
+    // First hops: inside the domain (direct, or to the GPU on j's rail).
+    for (uint32_t t = 1; t < n; ++t)
+    {
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            uint32_t j = (i + t) % n;
+            if (dom(i) == dom(j))
+            {
+                each(i, j, i, j);
+            }
+            else if (pxn && loc(i) != loc(j))
+            {
+                each(i, j, i, dom(i) * K + loc(j));
+            }
+        }
+    }
+    // Second hops: over the rails (or any direct pair without pxn).
+    for (uint32_t t = 1; t < n; ++t)
+    {
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            uint32_t j = (i + t) % n;
+            if (dom(i) == dom(j))
+            {
+                continue;
+            }
+            uint32_t from = pxn && loc(i) != loc(j) ? dom(i) * K + loc(j) : i;
+            each(i, j, from, j);
+        }
+    }
+    return s;
+}
+
+/// Chain or tree broadcast / reduce.
+CollectiveSchedule
+RootedCollective(CollectiveType type,
+                 bool tree,
+                 uint32_t n,
+                 uint32_t root,
+                 uint64_t bytes,
+                 uint64_t chunkBytes,
+                 uint32_t channels)
+{
+    RequireRanks(n);
+    RequireRoot(n, root);
+    RequireChannels(channels);
+    CollectiveSchedule s(type, n, bytes);
+    s.SetRoot(root);
+    s.SetAlgorithm(tree ? "tree" : "ring");
+    uint32_t P = AddPieces(s, SplitBytes(bytes, channels), chunkBytes, kNoSrc, kNoSrc);
+    // parent[] of the tree in rank space (a chain is a tree of height n-1).
+    std::vector<uint32_t> parent(n, kNoRank);
+    std::vector<uint32_t> topDown;
+    if (tree)
+    {
+        BinaryTree t = InOrderBinaryTree(n);
+        for (uint32_t x = 0; x < n; ++x)
+        {
+            if (t.parent[x] != kNoRank)
+            {
+                parent[(x + root) % n] = (t.parent[x] + root) % n;
+            }
+        }
+        for (uint32_t x : t.topDown)
+        {
+            topDown.push_back((x + root) % n);
+        }
+    }
+    else
+    {
+        for (uint32_t k = 0; k < n; ++k)
+        {
+            topDown.push_back((root + k) % n);
+            if (k > 0)
+            {
+                parent[(root + k) % n] = (root + k - 1) % n;
+            }
+        }
+    }
+    ScheduleBuilder b(s);
+    for (uint32_t ch = 0; ch < channels; ++ch)
+    {
+        for (uint32_t j = 0; j < P; ++j)
+        {
+            const uint32_t c = ch * P + j;
+            if (type == CollectiveType::Broadcast)
+            {
+                for (uint32_t v : topDown)
+                {
+                    if (v != root)
+                    {
+                        b.Transfer(parent[v], v, c, RecvMode::Copy, ch);
+                    }
+                }
+            }
+            else
+            {
+                for (auto it = topDown.rbegin(); it != topDown.rend(); ++it)
+                {
+                    if (*it != root)
+                    {
+                        b.Transfer(*it, parent[*it], c, RecvMode::Reduce, ch);
+                    }
+                }
+            }
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------
+// ScheduleBuilder
+
+ScheduleBuilder::ScheduleBuilder(CollectiveSchedule& schedule)
+    : m_s(schedule)
+{
+    const uint64_t cells = uint64_t{schedule.NumRanks()} * schedule.NumChunks();
+    m_dense = cells <= kDenseLimit;
+    if (m_dense)
+    {
+        m_table.resize(cells);
+    }
+}
+
+ScheduleBuilder::Access&
+ScheduleBuilder::At(uint32_t rank, uint32_t chunk)
+{
+    const uint64_t key = uint64_t{rank} * m_s.NumChunks() + chunk;
+    return m_dense ? m_table[key] : m_map[key];
+}
+
+void
+ScheduleBuilder::Transfer(uint32_t src,
+                          uint32_t dst,
+                          uint32_t chunk,
+                          RecvMode mode,
+                          uint16_t channel)
+{
+    const uint32_t n = m_s.NumRanks();
+    if (!(src < n && dst < n && src != dst))
+    {
+        throw FabricConfigError("transfer",
+                                fmt::format("{}", fmt::format("{} -> {}", src, dst)),
+                                fmt::format("two different local indices below {}", n));
+    }
+    if (!(chunk < m_s.NumChunks()))
+    {
+        throw FabricConfigError("chunk",
+                                fmt::format("{}", chunk),
+                                fmt::format("a chunk index below {}", m_s.NumChunks()));
+    }
+    // Sender: read after write.
+    {
+        Access& a = At(src, chunk);
+        m_deps.clear();
+        if (a.writer != kNoIndex)
+        {
+            m_deps.push_back(a.writer);
+        }
+        CollectiveOp op;
+        op.kind = OpKind::Send;
+        op.peer = dst;
+        op.chunk = chunk;
+        op.channel = channel;
+        op.bytes = m_s.Chunk(chunk).bytes;
+        uint32_t idx = m_s.AddOp(src, op, m_deps.data(), m_deps.size());
+        if (a.nReaders < 2)
+        {
+            a.readers[a.nReaders] = idx;
+        }
+        else
+        {
+            if (a.overflow == kNoIndex)
+            {
+                a.overflow = static_cast<uint32_t>(m_overflow.size());
+                m_overflow.emplace_back();
+            }
+            m_overflow[a.overflow].push_back(idx);
+        }
+        ++a.nReaders;
+    }
+    // Receiver: write after write and write after read.
+    {
+        Access& a = At(dst, chunk);
+        m_deps.clear();
+        if (a.writer != kNoIndex)
+        {
+            m_deps.push_back(a.writer);
+        }
+        for (uint32_t k = 0; k < std::min<uint32_t>(a.nReaders, 2); ++k)
+        {
+            m_deps.push_back(a.readers[k]);
+        }
+        if (a.overflow != kNoIndex)
+        {
+            m_deps.insert(m_deps.end(),
+                          m_overflow[a.overflow].begin(),
+                          m_overflow[a.overflow].end());
+            m_overflow[a.overflow].clear();
+        }
+        std::sort(m_deps.begin(), m_deps.end());
+        CollectiveOp op;
+        op.kind = OpKind::Recv;
+        op.mode = mode;
+        op.peer = src;
+        op.chunk = chunk;
+        op.channel = channel;
+        op.bytes = m_s.Chunk(chunk).bytes;
+        a.writer = m_s.AddOp(dst, op, m_deps.data(), m_deps.size());
+        a.nReaders = 0;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Trees
+
+BinaryTree
+InOrderBinaryTree(uint32_t n)
+{
+    FabricRequire(n >= 1, "ranks", n, "at least 1");
+    BinaryTree t;
+    t.root = 0;
+    t.parent.assign(n, kNoRank);
+    t.children.assign(n, {});
+    for (uint32_t r = 1; r < n; ++r)
+    {
+        const uint32_t b = r & (~r + 1);
+        // r = b * m with m odd; the neighbour r +- b whose lowest bit is 2b is
+        // the parent in the infinite in-order tree.
+        uint64_t up = (r & (uint64_t{b} << 1)) ? r - b : uint64_t{r} + b;
+        if (up >= n)
+        {
+            up = r - b; // nearest ancestor below n
+        }
+        t.parent[r] = static_cast<uint32_t>(up);
+        t.children[up].push_back(r);
+    }
+    // Children were appended in increasing rank order already.
+    std::vector<uint32_t> depth(n, 0);
+    t.topDown.push_back(0);
+    for (size_t k = 0; k < t.topDown.size(); ++k)
+    {
+        uint32_t v = t.topDown[k];
+        for (uint32_t c : t.children[v])
+        {
+            depth[c] = depth[v] + 1;
+            t.height = std::max(t.height, depth[c]);
+            t.topDown.push_back(c);
+        }
+    }
+    return t;
+}
+
+std::array<BinaryTree, 2>
+DoubleBinaryTree(uint32_t n)
+{
+    RequireRanks(n);
+    BinaryTree a = InOrderBinaryTree(n);
+    auto place = [n](uint32_t x) { return n % 2 == 0 ? n - 1 - x : (x + 1) % n; };
+    BinaryTree b;
+    b.root = place(a.root);
+    b.height = a.height;
+    b.parent.assign(n, kNoRank);
+    b.children.assign(n, {});
+    for (uint32_t x = 0; x < n; ++x)
+    {
+        if (a.parent[x] != kNoRank)
+        {
+            b.parent[place(x)] = place(a.parent[x]);
+        }
+        for (uint32_t c : a.children[x])
+        {
+            b.children[place(x)].push_back(place(c));
+        }
+        std::sort(b.children[place(x)].begin(), b.children[place(x)].end());
+    }
+    for (uint32_t x : a.topDown)
+    {
+        b.topDown.push_back(place(x));
+    }
+    return {std::move(a), std::move(b)};
+}
+
+// ---------------------------------------------------------------------------
+// Generators
+
+CollectiveSchedule
+RingAllReduce(uint32_t ranks, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return Ring(CollectiveType::AllReduce, ranks, bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+RingAllGather(uint32_t ranks, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return Ring(CollectiveType::AllGather, ranks, bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+RingReduceScatter(uint32_t ranks, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return Ring(CollectiveType::ReduceScatter, ranks, bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+DoubleBinaryTreeAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    RequireRanks(n);
+    RequireChannels(channels, 2);
+    CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
+    s.SetAlgorithm("tree");
+    const uint32_t parts = 2 * channels;
+    uint32_t P = AddPieces(s, SplitBytes(bytes, parts), chunkBytes, kNoSrc, kNoSrc);
+    const std::array<BinaryTree, 2> trees = DoubleBinaryTree(n);
+    ScheduleBuilder b(s);
+    for (uint32_t j = 0; j < P; ++j)
+    {
+        for (uint32_t k = 0; k < parts; ++k)
+        {
+            const BinaryTree& t = trees[k % 2];
+            const uint32_t c = k * P + j;
+            const uint16_t ch = static_cast<uint16_t>(k);
+            // Up: deepest first, so a node sends only after all its children reduced into it.
+            for (auto it = t.topDown.rbegin(); it != t.topDown.rend(); ++it)
+            {
+                if (*it != t.root)
+                {
+                    b.Transfer(*it, t.parent[*it], c, RecvMode::Reduce, ch);
+                }
+            }
+            // Down: the root's result to everyone.
+            for (uint32_t v : t.topDown)
+            {
+                if (v != t.root)
+                {
+                    b.Transfer(t.parent[v], v, c, RecvMode::Copy, ch);
+                }
+            }
+        }
+    }
+    return s;
+}
+
+CollectiveSchedule
+HalvingDoublingAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    RequireRanks(n);
+    RequireChannels(channels);
+    uint32_t p = 1;
+    while (p * 2 <= n)
+    {
+        p *= 2;
+    }
+    const uint32_t extra = n - p;
+    CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
+    s.SetAlgorithm("halving-doubling");
+    uint32_t P = AddPieces(s, TwoLevelSplit(bytes, channels, p), chunkBytes, kNoSrc, kNoSrc);
+    auto chunk = [&](uint32_t ch, uint32_t q, uint32_t j) { return (ch * p + q) * P + j; };
+    ScheduleBuilder b(s);
+    auto move = [&](uint32_t from, uint32_t to, uint32_t lo, uint32_t cnt, RecvMode mode) {
+        for (uint32_t ch = 0; ch < channels; ++ch)
+        {
+            for (uint32_t q = lo; q < lo + cnt; ++q)
+            {
+                for (uint32_t j = 0; j < P; ++j)
+                {
+                    b.Transfer(from, to, chunk(ch, q, j), mode, ch);
+                }
+            }
+        }
+    };
+    // Fold: the ranks beyond the power of two hand their data to a partner.
+    for (uint32_t e = 0; e < extra; ++e)
+    {
+        move(p + e, e, 0, p, RecvMode::Reduce);
+    }
+    // Recursive halving: each rank keeps the half of its range on its side
+    // of the partner bit and sends the other half; it ends with piece r.
+    std::vector<uint32_t> lo(p, 0);
+    uint32_t cnt = p;
+    for (uint32_t d = p / 2; d >= 1; d /= 2)
+    {
+        const uint32_t half = cnt / 2;
+        for (uint32_t r = 0; r < p; ++r)
+        {
+            const bool upper = (r & d) != 0;
+            move(r, r ^ d, upper ? lo[r] : lo[r] + half, half, RecvMode::Reduce);
+        }
+        for (uint32_t r = 0; r < p; ++r)
+        {
+            lo[r] += (r & d) ? half : 0;
+        }
+        cnt = half;
+    }
+    // Recursive doubling: exchange ranges with partners at growing distance.
+    for (uint32_t d = 1; d < p; d *= 2)
+    {
+        for (uint32_t r = 0; r < p; ++r)
+        {
+            move(r, r ^ d, lo[r], cnt, RecvMode::Copy);
+        }
+        for (uint32_t r = 0; r < p; ++r)
+        {
+            lo[r] = std::min(lo[r], lo[r ^ d]);
+        }
+        cnt *= 2;
+    }
+    // Unfold: give the result back.
+    for (uint32_t e = 0; e < extra; ++e)
+    {
+        move(e, p + e, 0, p, RecvMode::Copy);
+    }
+    return s;
+}
+
+CollectiveSchedule
+HierarchicalAllReduce(uint32_t n,
+                      uint32_t K,
+                      uint64_t bytes,
+                      uint64_t chunkBytes,
+                      uint32_t channels)
+{
+    RequireRanks(n);
+    RequireChannels(channels);
+    RequireDomain(n, K);
+    const uint32_t D = n / K;
+    CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
+    s.SetAlgorithm("hierarchical");
+    std::vector<uint64_t> pieces;
+    for (uint64_t part : TwoLevelSplit(bytes, channels, K))
+    {
+        for (uint64_t sp : SplitBytes(part, D))
+        {
+            pieces.push_back(sp);
+        }
+    }
+    uint32_t P = AddPieces(s, pieces, chunkBytes, kNoSrc, kNoSrc);
+    auto chunk = [&](uint32_t ch, uint32_t l, uint32_t d, uint32_t j) {
+        return ((ch * K + l) * D + d) * P + j;
+    };
+    ScheduleBuilder b(s);
+    // Moves piece l (all its sub-pieces) inside a domain.
+    auto domainStep = [&](uint32_t dom, uint32_t l, uint32_t q, uint32_t ch, RecvMode mode) {
+        for (uint32_t d = 0; d < D; ++d)
+        {
+            for (uint32_t j = 0; j < P; ++j)
+            {
+                b.Transfer(dom * K + l, dom * K + (l + 1) % K, chunk(ch, q, d, j), mode, ch);
+            }
+        }
+    };
+    // (1) Reduce-scatter in each domain: local index l ends with piece l.
+    for (uint32_t t = 0; t + 1 < K; ++t)
+    {
+        for (uint32_t ch = 0; ch < channels; ++ch)
+        {
+            for (uint32_t dom = 0; dom < D; ++dom)
+            {
+                for (uint32_t l = 0; l < K; ++l)
+                {
+                    domainStep(dom, l, (l + 2 * K - t - 1) % K, ch, RecvMode::Reduce);
+                }
+            }
+        }
+    }
+    // (2) Ring allreduce of piece l over rail l (ranks dom * K + l).
+    for (int phase = 0; phase < 2; ++phase)
+    {
+        for (uint32_t t = 0; t + 1 < D; ++t)
+        {
+            for (uint32_t ch = 0; ch < channels; ++ch)
+            {
+                for (uint32_t l = 0; l < K; ++l)
+                {
+                    for (uint32_t dom = 0; dom < D; ++dom)
+                    {
+                        uint32_t q = phase == 0 ? (dom + 2 * D - t - 1) % D : (dom + D - t) % D;
+                        for (uint32_t j = 0; j < P; ++j)
+                        {
+                            b.Transfer(dom * K + l,
+                                       ((dom + 1) % D) * K + l,
+                                       chunk(ch, l, q, j),
+                                       phase == 0 ? RecvMode::Reduce : RecvMode::Copy,
+                                       ch);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // (3) Allgather in each domain.
+    for (uint32_t t = 0; t + 1 < K; ++t)
+    {
+        for (uint32_t ch = 0; ch < channels; ++ch)
+        {
+            for (uint32_t dom = 0; dom < D; ++dom)
+            {
+                for (uint32_t l = 0; l < K; ++l)
+                {
+                    domainStep(dom, l, (l + K - t) % K, ch, RecvMode::Copy);
+                }
+            }
+        }
+    }
+    return s;
+}
+
+CollectiveSchedule
+DirectAllToAll(uint32_t ranks, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return AllToAll(ranks, 1, false, bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+PxnAllToAll(uint32_t ranks,
+            uint32_t domainSize,
+            uint64_t bytes,
+            uint64_t chunkBytes,
+            uint32_t channels)
+{
+    return AllToAll(ranks, domainSize, true, bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+ChainBroadcast(uint32_t ranks,
+               uint32_t root,
+               uint64_t bytes,
+               uint64_t chunkBytes,
+               uint32_t channels)
+{
+    return RootedCollective(CollectiveType::Broadcast,
+                            false,
+                            ranks,
+                            root,
+                            bytes,
+                            chunkBytes,
+                            channels);
+}
+
+CollectiveSchedule
+ChainReduce(uint32_t ranks, uint32_t root, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return RootedCollective(CollectiveType::Reduce,
+                            false,
+                            ranks,
+                            root,
+                            bytes,
+                            chunkBytes,
+                            channels);
+}
+
+CollectiveSchedule
+TreeBroadcast(uint32_t ranks, uint32_t root, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return RootedCollective(CollectiveType::Broadcast,
+                            true,
+                            ranks,
+                            root,
+                            bytes,
+                            chunkBytes,
+                            channels);
+}
+
+CollectiveSchedule
+TreeReduce(uint32_t ranks, uint32_t root, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return RootedCollective(CollectiveType::Reduce, true, ranks, root, bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+SendRecvPairs(uint32_t n,
+              const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+              uint64_t bytes,
+              uint64_t chunkBytes,
+              uint32_t channels)
+{
+    RequireRanks(n);
+    RequireChannels(channels);
+    FabricRequire(!pairs.empty(), "pairs", "[]", "at least one (src, dst) pair");
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    for (const auto& [a, d] : pairs)
+    {
+        FabricRequire(a < n && d < n && a != d && seen.insert({a, d}).second,
+                      "pairs",
+                      fmt::format("({}, {})", a, d),
+                      fmt::format("distinct pairs of different local indices below {}", n));
+    }
+    CollectiveSchedule s(CollectiveType::SendRecv, n, bytes);
+    s.SetAlgorithm("direct");
+    std::vector<uint64_t> pieces;
+    for (size_t k = 0; k < pairs.size(); ++k)
+    {
+        for (uint64_t b : SplitBytes(bytes, channels))
+        {
+            pieces.push_back(b);
+        }
+    }
+    uint32_t P = AddPieces(
+        s,
+        pieces,
+        chunkBytes,
+        [&](size_t k) { return pairs[k / channels].first; },
+        [&](size_t k) { return pairs[k / channels].second; });
+    ScheduleBuilder b(s);
+    for (uint32_t ch = 0; ch < channels; ++ch)
+    {
+        for (uint32_t j = 0; j < P; ++j)
+        {
+            for (size_t k = 0; k < pairs.size(); ++k)
+            {
+                b.Transfer(pairs[k].first,
+                           pairs[k].second,
+                           static_cast<uint32_t>((k * channels + ch) * P + j),
+                           RecvMode::Copy,
+                           ch);
+            }
+        }
+    }
+    return s;
+}
+
+CollectiveSchedule
+RingSendRecv(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    RequireRanks(n);
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        pairs.emplace_back(r, (r + 1) % n);
+    }
+    return SendRecvPairs(n, pairs, bytes, chunkBytes, channels);
+}
+
+// ---------------------------------------------------------------------------
+// Factory
+
+std::vector<std::string>
+AlgorithmsFor(std::string_view collective)
+{
+    switch (ParseCollectiveType(collective))
+    {
+    case CollectiveType::AllReduce:
+        return {"ring", "tree", "halving-doubling", "hierarchical"};
+    case CollectiveType::AllGather:
+    case CollectiveType::ReduceScatter:
+        return {"ring"};
+    case CollectiveType::AllToAll:
+        return {"direct", "pxn"};
+    case CollectiveType::Broadcast:
+    case CollectiveType::Reduce:
+        return {"ring", "tree"};
+    case CollectiveType::SendRecv:
+        return {"direct"};
+    }
+    return {};
+}
+
+CollectiveSchedule
+MakeSchedule(const ScheduleRequest& q)
+{
+    const CollectiveType type = ParseCollectiveType(q.collective, "collective");
+    const std::vector<std::string> allowed = AlgorithmsFor(q.collective);
+    static const char* known[] =
+        {"ring", "tree", "halving-doubling", "hierarchical", "direct", "pxn"};
+    if (std::find(std::begin(known), std::end(known), q.algorithm) == std::end(known))
+    {
+        throw FabricConfigError("algorithm",
+                                q.algorithm,
+                                "ring, tree, halving-doubling, hierarchical, direct, pxn");
+    }
+    if (std::find(allowed.begin(), allowed.end(), q.algorithm) == allowed.end())
+    {
+        std::string list;
+        for (const auto& a : allowed)
+        {
+            list += (list.empty() ? "" : ", ") + a;
+        }
+        throw FabricConfigError("algorithm",
+                                q.algorithm,
+                                fmt::format("for {}: {}", q.collective, list));
+    }
+    uint32_t n = q.ranks;
+    if (!q.communicator.empty())
+    {
+        FabricRequire(n == 0 || n == q.communicator.size(),
+                      "ranks",
+                      n,
+                      fmt::format("0 or the communicator size ({})", q.communicator.size()));
+        n = static_cast<uint32_t>(q.communicator.size());
+    }
+    const bool needsDomain = q.algorithm == "hierarchical" || q.algorithm == "pxn";
+    if (needsDomain)
+    {
+        FabricRequire(
+            q.domainSize >= 1,
+            "domainSize",
+            q.domainSize,
+            fmt::format("the HB domain size K (a divisor of ranks, {}) for {}", n, q.algorithm));
+    }
+    CollectiveSchedule s;
+    const uint64_t B = q.bytes;
+    const uint64_t C = q.chunkBytes;
+    const uint32_t ch = q.channels;
+    switch (type)
+    {
+    case CollectiveType::AllReduce:
+        if (q.algorithm == "ring")
+        {
+            s = RingAllReduce(n, B, C, ch);
+        }
+        else if (q.algorithm == "tree")
+        {
+            s = DoubleBinaryTreeAllReduce(n, B, C, ch);
+        }
+        else if (q.algorithm == "halving-doubling")
+        {
+            s = HalvingDoublingAllReduce(n, B, C, ch);
+        }
+        else
+        {
+            s = HierarchicalAllReduce(n, q.domainSize, B, C, ch);
+        }
+        break;
+    case CollectiveType::AllGather:
+        s = RingAllGather(n, B, C, ch);
+        break;
+    case CollectiveType::ReduceScatter:
+        s = RingReduceScatter(n, B, C, ch);
+        break;
+    case CollectiveType::AllToAll:
+        s = q.algorithm == "pxn" ? PxnAllToAll(n, q.domainSize, B, C, ch)
+                                 : DirectAllToAll(n, B, C, ch);
+        break;
+    case CollectiveType::Broadcast:
+        s = q.algorithm == "tree" ? TreeBroadcast(n, q.root, B, C, ch)
+                                  : ChainBroadcast(n, q.root, B, C, ch);
+        break;
+    case CollectiveType::Reduce:
+        s = q.algorithm == "tree" ? TreeReduce(n, q.root, B, C, ch)
+                                  : ChainReduce(n, q.root, B, C, ch);
+        break;
+    case CollectiveType::SendRecv:
+        s = RingSendRecv(n, B, C, ch);
+        break;
+    }
+    if (!q.communicator.empty())
+    {
+        s.SetCommunicator(q.communicator);
+    }
+    return s;
+}
+
+} // namespace ns3
