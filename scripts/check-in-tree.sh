@@ -47,6 +47,10 @@ else
 fi
 
 cd "$work/ns-3.37"
+# ns-3 never rewrites a header stub that exists: drop the module's old ones.
+if [ -d build/include/ns3 ]; then
+  grep -l "contrib/gpu-fabric" build/include/ns3/*.h 2>/dev/null | xargs -r rm -f
+fi
 # csma must be enabled or ns-3.37's test-runner fails to link with a subset.
 ./ns3 configure -d release --enable-examples --enable-tests \
   --enable-modules="core;network;csma;gpu-fabric" > configure.log 2>&1 \
