@@ -133,6 +133,26 @@ Depth(uint64_t piece, uint64_t chunk)
 
 } // namespace
 
+TEST(CollectiveSchedule, SplitBytesSpreadsRemainderFirst)
+{
+    EXPECT_EQ(SplitBytes(10, 4), (std::vector<uint64_t>{3, 3, 2, 2}));
+    EXPECT_EQ(SplitBytes(3, 5), (std::vector<uint64_t>{1, 1, 1, 0, 0}));
+    EXPECT_EQ(SplitBytes(8, 1), (std::vector<uint64_t>{8}));
+    EXPECT_THROW(SplitBytes(8, 0), FabricConfigError);
+    // Tiny buffers: zero-byte chunks still move (as synchronisation) and every byte counts.
+    CollectiveSchedule s = RingAllReduce(8, 3, 0, 1);
+    uint64_t sum = 0;
+    uint32_t empty = 0;
+    for (const ChunkInfo& c : s.Chunks())
+    {
+        sum += c.bytes;
+        empty += c.bytes == 0;
+    }
+    EXPECT_EQ(sum, 3U);
+    EXPECT_EQ(empty, 5U);
+    EXPECT_TRUE(ScheduleChecker::Check(s).Ok());
+}
+
 // ---------------------------------------------------------------------------
 // The checker accepts every algorithm for n = 2..33, 64, 128.
 

@@ -134,6 +134,12 @@ Ring(CollectiveType type, uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint3
         P = AddPieces(s, pieces, chunkBytes, kNoSrc, kNoSrc);
     }
     auto chunk = [&](uint32_t ch, uint32_t q, uint32_t j) { return (ch * n + q) * P + j; };
+    const uint64_t perRank =
+        uint64_t{2} * (type == CollectiveType::AllReduce ? 2 : 1) * (n - 1) * channels * P;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        s.ReserveOps(r, perRank, 2 * perRank);
+    }
     ScheduleBuilder b(s);
     if (type != CollectiveType::AllGather)
     {

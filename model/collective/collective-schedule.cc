@@ -67,89 +67,91 @@ MakeIssue(std::string parameter,
 std::optional<ScheduleIssue>
 Match(const CollectiveSchedule& s, std::vector<std::vector<uint32_t>>& partner)
 {
+    using Entry = std::pair<uint32_t, uint32_t>; // (peer, op index)
     const uint32_t n = s.NumRanks();
     partner.assign(n, {});
-    // Receives of each rank sorted by (source, list position): the k-th
-    // receive from a source is then at group start + k.
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> recvs(n);
-    for (uint32_t p = 0; p < n; ++p)
-    {
-        partner[p].assign(s.NumOps(p), kNoIndex);
-        auto& list = recvs[p];
-        const auto& ops = s.Ops(p);
-        for (uint32_t i = 0; i < ops.size(); ++i)
-        {
-            if (ops[i].kind == OpKind::Recv)
-            {
-                list.emplace_back(ops[i].peer, i);
-            }
-        }
-        std::sort(list.begin(), list.end());
-    }
-    std::vector<uint32_t> seq(n, 0);
-    std::vector<uint32_t> touched;
+    // Per rank, sends sorted by (destination, list position) and receives by
+    // (source, list position): the k-th send of the group (r -> p) then
+    // pairs with the k-th receive of the group (p <- r).
+    std::vector<std::vector<Entry>> sends(n);
+    std::vector<std::vector<Entry>> recvs(n);
     for (uint32_t r = 0; r < n; ++r)
     {
         const auto& ops = s.Ops(r);
+        partner[r].assign(ops.size(), kNoIndex);
         for (uint32_t i = 0; i < ops.size(); ++i)
         {
-            const CollectiveOp& op = ops[i];
-            if (op.kind != OpKind::Send)
-            {
-                continue;
-            }
-            const uint32_t p = op.peer;
-            if (seq[p] == 0)
-            {
-                touched.push_back(p);
-            }
-            const uint32_t k = seq[p]++;
-            const auto& list = recvs[p];
-            auto lo = std::lower_bound(list.begin(), list.end(), std::make_pair(r, 0U));
-            auto hi = std::lower_bound(list.begin(), list.end(), std::make_pair(r + 1, 0U));
-            if (static_cast<uint32_t>(hi - lo) <= k)
-            {
-                return MakeIssue(
-                    OpPath(r, i),
-                    fmt::format("send #{} of chunk {} from rank {} to rank {}", k, op.chunk, r, p),
-                    fmt::format("a matching receive: rank {} posts only {} "
-                                "receive(s) from rank {}",
-                                p,
-                                hi - lo,
-                                r),
-                    r,
-                    i,
-                    op.chunk);
-            }
-            const uint32_t j = (lo + k)->second;
-            const CollectiveOp& rv = s.Op(p, j);
-            if (rv.chunk != op.chunk || rv.bytes != op.bytes || rv.channel != op.channel)
-            {
-                return MakeIssue(OpPath(p, j),
-                                 fmt::format("receive of chunk {} ({} bytes, channel {}) from "
-                                             "rank {}",
-                                             rv.chunk,
-                                             rv.bytes,
-                                             rv.channel,
-                                             r),
-                                 fmt::format("the same chunk, bytes and channel as its matching "
-                                             "send {} (chunk {}, {} bytes, channel {})",
-                                             OpPath(r, i),
-                                             op.chunk,
-                                             op.bytes,
-                                             op.channel),
-                                 p,
-                                 j,
-                                 rv.chunk);
-            }
-            partner[r][i] = j;
-            partner[p][j] = i;
+            (ops[i].kind == OpKind::Send ? sends[r] : recvs[r]).emplace_back(ops[i].peer, i);
         }
-        for (uint32_t p : touched)
+        std::sort(sends[r].begin(), sends[r].end());
+        std::sort(recvs[r].begin(), recvs[r].end());
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const auto& list = sends[r];
+        for (size_t a = 0; a < list.size();)
         {
-            seq[p] = 0;
+            const uint32_t p = list[a].first;
+            size_t b = a;
+            while (b < list.size() && list[b].first == p)
+            {
+                ++b;
+            }
+            const auto& rl = recvs[p];
+            auto lo = std::lower_bound(rl.begin(), rl.end(), Entry(r, 0));
+            size_t have = 0;
+            while (lo + have != rl.end() && (lo + have)->first == r)
+            {
+                ++have;
+            }
+            for (size_t k = 0; k < b - a; ++k)
+            {
+                const uint32_t i = list[a + k].second;
+                const CollectiveOp& op = s.Op(r, i);
+                if (k >= have)
+                {
+                    return MakeIssue(OpPath(r, i),
+                                     fmt::format("send #{} of chunk {} from rank {} to rank {}",
+                                                 k,
+                                                 op.chunk,
+                                                 r,
+                                                 p),
+                                     fmt::format("a matching receive: rank {} posts only {} "
+                                                 "receive(s) from rank {}",
+                                                 p,
+                                                 have,
+                                                 r),
+                                     r,
+                                     i,
+                                     op.chunk);
+                }
+                const uint32_t j = (lo + k)->second;
+                const CollectiveOp& rv = s.Op(p, j);
+                if (rv.chunk != op.chunk || rv.bytes != op.bytes || rv.channel != op.channel)
+                {
+                    return MakeIssue(
+                        OpPath(p, j),
+                        fmt::format("receive of chunk {} ({} bytes, channel {}) from "
+                                    "rank {}",
+                                    rv.chunk,
+                                    rv.bytes,
+                                    rv.channel,
+                                    r),
+                        fmt::format("the same chunk, bytes and channel as its "
+                                    "matching send {} (chunk {}, {} bytes, channel {})",
+                                    OpPath(r, i),
+                                    op.chunk,
+                                    op.bytes,
+                                    op.channel),
+                        p,
+                        j,
+                        rv.chunk);
+                }
+                partner[r][i] = j;
+                partner[p][j] = i;
+            }
+            a = b;
         }
-        touched.clear();
     }
     for (uint32_t p = 0; p < n; ++p)
     {
@@ -425,6 +427,13 @@ CollectiveSchedule::SetDeps(uint32_t rank, uint32_t i, const std::vector<uint32_
 }
 
 void
+CollectiveSchedule::ReserveOps(uint32_t rank, size_t ops, size_t deps)
+{
+    m_programs.at(rank).ops.reserve(ops);
+    m_programs.at(rank).deps.reserve(deps);
+}
+
+void
 CollectiveSchedule::RemoveOp(uint32_t rank, uint32_t i)
 {
     RankProgram& p = m_programs.at(rank);
@@ -536,6 +545,12 @@ CollectiveSchedule::TrafficMatrix() const
 
 std::optional<ScheduleIssue>
 CollectiveSchedule::FindStructureError() const
+{
+    return FindStructureError(nullptr);
+}
+
+std::optional<ScheduleIssue>
+CollectiveSchedule::FindStructureError(std::vector<std::vector<uint32_t>>* matching) const
 {
     const uint32_t n = NumRanks();
     if (n == 0)
@@ -721,7 +736,12 @@ CollectiveSchedule::FindStructureError() const
         }
     }
     std::vector<std::vector<uint32_t>> partner;
-    return Match(*this, partner);
+    auto issue = Match(*this, partner);
+    if (!issue && matching)
+    {
+        *matching = std::move(partner);
+    }
+    return issue;
 }
 
 void

@@ -407,6 +407,12 @@ class CollectiveSchedule
     }
 
     /**
+     * \brief Reserve room for a rank's operations (a speed hint for generators).
+     * \param rank local index \param ops operations \param deps dependencies
+     */
+    void ReserveOps(uint32_t rank, size_t ops, size_t deps);
+
+    /**
      * \brief Remove an operation; later indices shift down by one and
      *        dependencies on the removed operation are dropped.
      * \param rank local index \param i op index
@@ -443,6 +449,14 @@ class CollectiveSchedule
      * \return the issue, or nullopt when the structure is sound
      */
     std::optional<ScheduleIssue> FindStructureError() const;
+
+    /**
+     * \brief FindStructureError() that also hands out the matching when sound.
+     * \param matching if not null and the structure is sound, receives MatchingOps()
+     * \return the issue, or nullopt
+     */
+    std::optional<ScheduleIssue> FindStructureError(
+        std::vector<std::vector<uint32_t>>* matching) const;
 
     /// \brief Throw FabricConfigError for the first structural defect (see FindStructureError).
     void Validate() const;

@@ -251,7 +251,8 @@ ScheduleCheckResult
 ScheduleChecker::Check(const CollectiveSchedule& s)
 {
     ScheduleCheckResult res;
-    if (auto issue = s.FindStructureError())
+    std::vector<std::vector<uint32_t>> partner;
+    if (auto issue = s.FindStructureError(&partner))
     {
         res.status = CheckStatus::InvalidStructure;
         res.rank = issue->rank;
@@ -269,7 +270,6 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
     }
 
     const uint32_t n = s.NumRanks();
-    const std::vector<std::vector<uint32_t>> partner = s.MatchingOps();
     std::vector<uint32_t> base(n + 1, 0); // global id of (r, i) = base[r] + i
     for (uint32_t r = 0; r < n; ++r)
     {
@@ -417,32 +417,54 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
     // Symbolic execution, one chunk at a time: chunks never interact, and the
     // race check made every order of conflicting accesses fixed by deps.
     const uint32_t nChunks = s.NumChunks();
+
+    // What the execution needs of each op, packed so that the per-chunk pass
+    // reads memory sequentially (the ops themselves are scattered).
+    struct Rec
+    {
+        uint32_t g;     // global id
+        uint32_t rank;  // rank running it
+        uint32_t key;   // send: global id of its receive; recv: its own id
+        uint32_t chunk; // chunk
+        uint8_t kind;   // 0 send, 1 recv-copy, 2 recv-reduce
+    };
+
     std::vector<uint32_t> cstart(nChunks + 1, 0);
-    for (uint32_t g : order)
+    std::vector<Rec> byChunk(total); // execution order, grouped by chunk
     {
-        const uint32_t r = rankOf(g);
-        ++cstart[s.Op(r, g - base[r]).chunk + 1];
-    }
-    for (uint32_t c = 0; c < nChunks; ++c)
-    {
-        cstart[c + 1] += cstart[c];
-    }
-    std::vector<uint32_t> byChunk(total); // global ids in execution order, grouped by chunk
-    std::vector<uint32_t> rankOfOp(total);
-    {
-        std::vector<uint32_t> fill(cstart.begin(), cstart.end() - 1);
+        std::vector<Rec> recs(total);
         for (uint32_t r = 0; r < n; ++r)
         {
-            std::fill(rankOfOp.begin() + base[r], rankOfOp.begin() + base[r + 1], r);
+            const auto& ops = s.Ops(r);
+            for (uint32_t i = 0; i < ops.size(); ++i)
+            {
+                const uint32_t g = base[r] + i;
+                const CollectiveOp& op = ops[i];
+                const bool send = op.kind == OpKind::Send;
+                recs[g] = Rec{g,
+                              r,
+                              send ? base[op.peer] + partner[r][i] : g,
+                              op.chunk,
+                              static_cast<uint8_t>(send                        ? 0
+                                                   : op.mode == RecvMode::Copy ? 1
+                                                                               : 2)};
+                ++cstart[op.chunk + 1];
+            }
         }
+        for (uint32_t c = 0; c < nChunks; ++c)
+        {
+            cstart[c + 1] += cstart[c];
+        }
+        std::vector<uint32_t> fill(cstart.begin(), cstart.end() - 1);
         for (uint32_t g : order)
         {
-            const uint32_t r = rankOfOp[g];
-            byChunk[fill[s.Op(r, g - base[r]).chunk]++] = g;
+            const Rec& rec = recs[g];
+            byChunk[fill[rec.chunk]++] = rec;
         }
     }
-    indeg.clear();
-    indeg.shrink_to_fit();
+    indeg = std::vector<uint32_t>();
+    succ = std::vector<uint32_t>();
+    start = std::vector<uint32_t>();
 
     const uint32_t W = (n + 63) / 64;
     std::vector<uint64_t> bits(uint64_t{n} * W, 0);
@@ -509,10 +531,10 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
         }
         for (uint32_t k = cstart[c]; k < cstart[c + 1]; ++k)
         {
-            const uint32_t g = byChunk[k];
-            const uint32_t r = rankOfOp[g];
-            const CollectiveOp& op = s.Op(r, g - base[r]);
-            if (op.kind == OpKind::Send)
+            const Rec& rec = byChunk[k];
+            const uint32_t g = rec.g;
+            const uint32_t r = rec.rank;
+            if (rec.kind == 0)
             {
                 const uint64_t* src = get(r);
                 if (IsEmpty(src, W))
@@ -532,13 +554,13 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
                     pool.resize(pool.size() + W);
                 }
                 std::copy(src, src + W, pool.begin() + uint64_t{slot} * W);
-                slotOf[base[op.peer] + partner[r][g - base[r]]] = slot;
+                slotOf[rec.key] = slot;
                 continue;
             }
             const uint32_t slot = slotOf[g];
             const uint64_t* msg = pool.data() + uint64_t{slot} * W;
             uint64_t* dst = set(r);
-            if (op.mode == RecvMode::Copy)
+            if (rec.kind == 1)
             {
                 std::copy(msg, msg + W, dst);
             }
@@ -647,7 +669,7 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
                 first = &e;
             }
         }
-        const uint32_t r = rankOfOp[first->g];
+        const uint32_t r = rankOf(first->g);
         const uint32_t i = first->g - base[r];
         const CollectiveOp& op = s.Op(r, i);
         res.status = first->status;
