@@ -5,6 +5,7 @@
 
 #include "ns3/fabric-error.h"
 
+#include <boost/graph/push_relabel_max_flow.hpp>
 #include <deque>
 #include <limits>
 
@@ -271,6 +272,75 @@ CheckRouting(const FabricTopology& topo, const std::vector<FabricRoutingTable>& 
     const uint64_t reached = r.pairs - r.unreachable;
     r.meanHops = reached ? static_cast<double>(hopSum) / reached : 0.0;
     return r;
+}
+
+double
+MaxFlowBps(const FabricTopology& topo,
+           const std::vector<uint32_t>& srcRanks,
+           const std::vector<uint32_t>& dstRanks,
+           bool includeNvlink)
+{
+    using Traits = boost::adjacency_list_traits<boost::vecS, boost::vecS, boost::directedS>;
+    using FlowGraph = boost::adjacency_list<
+        boost::vecS,
+        boost::vecS,
+        boost::directedS,
+        boost::no_property,
+        boost::property<
+            boost::edge_capacity_t,
+            double,
+            boost::property<boost::edge_residual_capacity_t,
+                            double,
+                            boost::property<boost::edge_reverse_t, Traits::edge_descriptor>>>>;
+    const uint32_t nv = topo.GetNVertices();
+    FlowGraph fg(nv + 2);
+    auto cap = boost::get(boost::edge_capacity, fg);
+    auto rev = boost::get(boost::edge_reverse, fg);
+    const auto addEdge = [&](uint32_t a, uint32_t b, double c) {
+        auto e = boost::add_edge(a, b, fg).first;
+        auto r = boost::add_edge(b, a, fg).first;
+        cap[e] = c;
+        cap[r] = 0;
+        rev[e] = r;
+        rev[r] = e;
+    };
+    std::vector<char> endpoint(nv, 0);
+    const uint32_t source = nv;
+    const uint32_t sink = nv + 1;
+    double total = 0;
+    for (const TopoCable& c : topo.Cables())
+    {
+        total += 2.0 * c.rateBps;
+    }
+    for (uint32_t r : srcRanks)
+    {
+        const uint32_t v = topo.GpuVertex(r);
+        FabricRequire(!endpoint[v], "max-flow ranks", r, "each rank once, in one set only");
+        endpoint[v] = 1;
+        addEdge(source, v, total);
+    }
+    for (uint32_t r : dstRanks)
+    {
+        const uint32_t v = topo.GpuVertex(r);
+        FabricRequire(!endpoint[v], "max-flow ranks", r, "each rank once, in one set only");
+        endpoint[v] = 2;
+        addEdge(v, sink, total);
+    }
+    const auto& g = topo.GetGraph();
+    for (auto [it, end] = boost::edges(g); it != end; ++it)
+    {
+        const auto a = static_cast<uint32_t>(boost::source(*it, g));
+        const auto b = static_cast<uint32_t>(boost::target(*it, g));
+        // a GPU that may not relay only sends its own (source side) or
+        // receives its own (sink side) traffic
+        const bool aOk = IsTransit(topo, a) || endpoint[a] == 1;
+        const bool bOk = IsTransit(topo, b) || endpoint[b] == 2;
+        if (aOk && bOk && (includeNvlink || g[*it].kind != TopoLinkKind::NvLink))
+        {
+            addEdge(a, b, static_cast<double>(g[*it].rateBps));
+        }
+    }
+    return boost::push_relabel_max_flow(fg, source, sink);
 }
 
 std::string

@@ -68,6 +68,24 @@ struct RoutingReport
 RoutingReport CheckRouting(const FabricTopology& topo,
                            const std::vector<FabricRoutingTable>& tables);
 
+/**
+ * \ingroup gpu-fabric
+ * \brief Maximum flow, in bits per second, from a set of GPUs to another over
+ * the topology's link capacities (GPUs may relay only where the topology
+ * lets them). With the two halves of a cluster this is its bisection
+ * bandwidth in one direction.
+ * \param topo the topology
+ * \param srcRanks sending GPUs
+ * \param dstRanks receiving GPUs (disjoint from srcRanks)
+ * \param includeNvlink count NVLink/NVSwitch paths too (default: the
+ *        scale-out network only, as bisection bandwidth is usually meant)
+ * \return the max flow in bits per second
+ */
+double MaxFlowBps(const FabricTopology& topo,
+                  const std::vector<uint32_t>& srcRanks,
+                  const std::vector<uint32_t>& dstRanks,
+                  bool includeNvlink = false);
+
 /// \return the path as text, e.g. "gpu0 -> nvswitch(v8) -> gpu3 -> rail(v20) -> gpu11"
 std::string PathToString(const FabricTopology& topo, const std::vector<uint32_t>& path);
 

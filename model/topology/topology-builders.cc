@@ -5,6 +5,8 @@
 
 #include "ns3/fabric-error.h"
 
+#include <cmath>
+
 namespace ns3
 {
 
@@ -22,6 +24,10 @@ ClusterParams::Validate() const
     FabricRequire(radix >= 2 && radix % 2 == 0, "radix", radix, "an even integer >= 2");
     FabricRequire(radix <= 65535, "radix", radix, "at most 65535");
     FabricRequire(linkDelayNs >= 0, "link delay (ns)", linkDelayNs, "a non-negative delay");
+    FabricRequire(oversubscription >= 1.0,
+                  "oversubscription",
+                  oversubscription,
+                  "a ratio >= 1 (1 = full bisection)");
 }
 
 uint64_t
@@ -75,23 +81,77 @@ AddClos(FabricTopology& topo,
         uint64_t rateBps,
         int64_t delayNs,
         const std::string& leafRole,
-        int64_t chassis)
+        int64_t chassis,
+        double oversubscription,
+        uint32_t tierOffset)
 {
     const uint64_t n = hosts.size();
     FabricRequire(n >= 1, "Clos hosts", n, "at least one host");
     FabricRequire(radix >= 2 && radix % 2 == 0, "radix", radix, "an even integer >= 2");
+    FabricRequire(oversubscription >= 1.0,
+                  "oversubscription",
+                  oversubscription,
+                  "a ratio >= 1 (1 = full bisection)");
     const auto hostLink = [&](uint32_t h) {
         return topo.Node(h).kind == TopoNodeKind::Gpu ? TopoLinkKind::Nic
                                                       : TopoLinkKind::SwitchToSwitch;
     };
     if (n <= radix)
     {
-        const uint32_t sw = topo.AddSwitch(TopoNodeKind::Switch, leafRole, 1, chassis);
+        const uint32_t sw = topo.AddSwitch(TopoNodeKind::Switch, leafRole, 1 + tierOffset, chassis);
         for (uint32_t h : hosts)
         {
             topo.AddCable(h, sw, rateBps, delayNs, hostLink(h));
         }
         return 1;
+    }
+    FabricRequire(radix >= 4,
+                  "radix",
+                  radix,
+                  fmt::format("at least 4 to connect {} hosts (more than one switch)", n));
+    if (oversubscription > 1.0)
+    {
+        // k o/(1+o) host ports and k/(1+o) uplinks per leaf, both integers
+        const double upExact = radix / (1.0 + oversubscription);
+        const auto up = static_cast<uint32_t>(std::llround(upExact));
+        const uint32_t down = radix - up;
+        FabricRequire(up >= 1 && std::abs(upExact - up) < 1e-9 &&
+                          std::abs(static_cast<double>(down) / up - oversubscription) < 1e-9,
+                      "oversubscription",
+                      oversubscription,
+                      fmt::format("a ratio that splits radix {} into whole host ports and uplinks "
+                                  "(e.g. 3 gives {}:{})",
+                                  radix,
+                                  radix * 3 / 4,
+                                  radix / 4));
+        FabricRequire(n % down == 0,
+                      "Clos hosts",
+                      n,
+                      fmt::format("a multiple of {} host ports per leaf", down));
+        std::vector<uint32_t> leaves;
+        for (uint64_t i = 0; i < n / down; ++i)
+        {
+            leaves.push_back(topo.AddSwitch(TopoNodeKind::Switch, leafRole, 1 + tierOffset));
+        }
+        for (uint64_t i = 0; i < n; ++i)
+        {
+            topo.AddCable(hosts[i], leaves[i / down], rateBps, delayNs, hostLink(hosts[i]));
+        }
+        // uplink-major order spreads each leaf's uplinks over the tier above
+        std::vector<uint32_t> uplinks;
+        for (uint32_t u = 0; u < up; ++u)
+        {
+            uplinks.insert(uplinks.end(), leaves.begin(), leaves.end());
+        }
+        return 1 + AddClos(topo,
+                           uplinks,
+                           radix,
+                           rateBps,
+                           delayNs,
+                           "aggregation",
+                           -1,
+                           1.0,
+                           tierOffset + 1);
     }
     const uint64_t half = radix / 2;
     // tiers: smallest t with radix * half^(t-1) >= n
@@ -121,7 +181,7 @@ AddClos(FabricTopology& topo,
             l == 0 ? leafRole : (t == 3 || l + 2 < t ? "aggregation" : "spine");
         for (uint64_t i = 0; i < leaves; ++i)
         {
-            level[l].push_back(topo.AddSwitch(TopoNodeKind::Switch, role, l + 1));
+            level[l].push_back(topo.AddSwitch(TopoNodeKind::Switch, role, l + 1 + tierOffset));
         }
     }
     for (uint64_t i = 0; i < n; ++i)
@@ -155,7 +215,8 @@ AddClos(FabricTopology& topo,
     std::vector<uint32_t>& top = level[t - 1];
     for (uint64_t i = 0; i < tops; ++i)
     {
-        top.push_back(topo.AddSwitch(TopoNodeKind::Switch, t == 2 ? "spine" : "core", t));
+        top.push_back(
+            topo.AddSwitch(TopoNodeKind::Switch, t == 2 ? "spine" : "core", t + tierOffset));
     }
     for (uint64_t i = 0; i < leaves; ++i)
     {
@@ -179,7 +240,7 @@ BuildFatTree(const ClusterParams& p)
     p.Validate();
     FabricTopology topo("fat-tree");
     const std::vector<uint32_t> gpus = AddHbDomains(topo, p.gpus, p.platform);
-    AddClos(topo, gpus, p.radix, p.NetworkRate(), p.linkDelayNs, "leaf");
+    AddClos(topo, gpus, p.radix, p.NetworkRate(), p.linkDelayNs, "leaf", -1, p.oversubscription);
     return topo;
 }
 
@@ -199,7 +260,14 @@ BuildRailOptimized(const ClusterParams& p)
             railMajor.push_back(gpus[d * k + rail]);
         }
     }
-    AddClos(topo, railMajor, p.radix, p.NetworkRate(), p.linkDelayNs, "rail");
+    AddClos(topo,
+            railMajor,
+            p.radix,
+            p.NetworkRate(),
+            p.linkDelayNs,
+            "rail",
+            -1,
+            p.oversubscription);
     return topo;
 }
 

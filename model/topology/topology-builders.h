@@ -25,6 +25,8 @@ struct ClusterParams
     uint32_t radix{64};                                       //!< ports per network switch
     int64_t linkDelayNs{500};                                 //!< per network cable
     uint64_t fabricRateBps{0}; //!< network link rate; 0: the platform's NIC rate
+    /// Leaf oversubscription (host ports : uplinks) of the fat-tree builders; 1 = full bisection.
+    double oversubscription{1.0};
 
     /// Throws FabricConfigError naming the bad field.
     void Validate() const;
@@ -58,8 +60,13 @@ std::vector<uint32_t> AddHbDomains(FabricTopology& topo,
  * \param rateBps rate of every link
  * \param delayNs delay of every link
  * \param leafRole role label of the first tier ("leaf" or "rail")
+ * With oversubscription o > 1, each leaf has k o / (1 + o) host ports and
+ * k / (1 + o) uplinks (both must be integers), and the leaves' uplinks are
+ * joined by a full-bisection Clos above them.
  * \param chassis chassis of the single switch when t = 1 (-1: new)
- * \return the number of tiers
+ * \param oversubscription leaf host ports : uplinks (>= 1)
+ * \param tierOffset added to the tiers of the switches created here
+ * \return the number of switch tiers
  */
 uint32_t AddClos(FabricTopology& topo,
                  const std::vector<uint32_t>& hosts,
@@ -67,7 +74,9 @@ uint32_t AddClos(FabricTopology& topo,
                  uint64_t rateBps,
                  int64_t delayNs,
                  const std::string& leafRole,
-                 int64_t chassis = -1);
+                 int64_t chassis = -1,
+                 double oversubscription = 1.0,
+                 uint32_t tierOffset = 0);
 
 /**
  * \ingroup gpu-fabric

@@ -1,0 +1,93 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_COST_H
+#define GPU_FABRIC_FABRIC_COST_H
+
+#include "fabric-topology.h"
+
+#include "ns3/object.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Counts of network equipment, read off a FabricTopology.
+ *
+ * Only the scale-out network is counted (NVLink and NVSwitches belong to
+ * the servers, as in the rail-only papers): a switch is a distinct chassis
+ * of network switches; every network link is optical with a transceiver at
+ * each end, GPU-to-leaf links included.
+ */
+struct FabricCounts
+{
+    uint64_t switches{0};                        //!< switch chassis
+    std::map<uint32_t, uint64_t> switchesByTier; //!< tier -> chassis
+    uint64_t switchPorts{0};                     //!< ports of all chassis (radix x switches)
+    uint64_t switchPortsUsed{0};                 //!< ports with a cable
+    uint64_t links{0};                           //!< network cables (NIC and switch-to-switch)
+    uint64_t transceivers{0};                    //!< 2 per network cable
+    uint64_t cables{0};                          //!< network cables (same as links)
+    uint64_t nics{0};                            //!< GPU NICs attached to the network
+    uint64_t nvlinks{0};                         //!< NVLink cables (not priced)
+    uint64_t directLinks{0};                     //!< direct-connect arcs/cables
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Count the equipment of a topology.
+ * \param topo the topology
+ * \param radix ports per switch chassis (prices are per port of the radix)
+ * \return the counts
+ */
+FabricCounts CountEquipment(const FabricTopology& topo, uint32_t radix);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Prices and powers of network equipment; cost and power of a
+ * topology.
+ *
+ * Network cost = switch ports x SwitchPortPrice + transceivers x
+ * TransceiverPrice (cables are not priced), as in the rail-only papers.
+ * Power likewise with SwitchPortPower and TransceiverPower. Presets:
+ * "hotnets2023" ($374 per 400G transceiver, $748 per 400G switch port) and
+ * "railonly2024" ($199, $694; the later arXiv version). The papers do not
+ * publish per-device powers; the defaults (12 W per transceiver, 24 W per
+ * switch port) are assumptions with the 2:1 ratio that reproduces the
+ * published power savings.
+ */
+class FabricCostModel : public Object
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricCostModel();
+
+    /**
+     * Apply a price preset.
+     * \param name "hotnets2023" or "railonly2024"
+     */
+    void SetPricePreset(const std::string& name);
+    /// \return the preset names
+    static std::vector<std::string> PricePresets();
+
+    /// \param c counts \return network cost, US dollars
+    double Cost(const FabricCounts& c) const;
+    /// \param c counts \return network power, watts
+    double Power(const FabricCounts& c) const;
+
+  private:
+    double m_transceiverPrice; //!< $ per transceiver
+    double m_portPrice;        //!< $ per switch port
+    double m_transceiverPower; //!< W per transceiver
+    double m_portPower;        //!< W per switch port
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_COST_H

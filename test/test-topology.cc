@@ -1,0 +1,314 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Topology tests: the published count table, cost reductions, reachability
+// in every builder, rail-only forwarding through NVLink, bisection
+// bandwidth, a cross-rail message's time, and bad parameters.
+#include "ns3/fabric-cost.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-routing.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+
+#include <array>
+#include <gtest/gtest.h>
+#include <numeric>
+
+using namespace ns3;
+
+namespace
+{
+
+struct PublishedRow
+{
+    uint32_t gpus;
+    uint32_t radix;
+    uint64_t ftSwitches;
+    uint64_t roSwitches;
+    uint64_t ftTransceivers;
+    uint64_t roTransceivers;
+};
+
+// Rail-only papers (HotNets 2023 / arXiv 2307.12169), HB domain K = 256.
+const std::array<PublishedRow, 7> kPublished = {{
+    {32768, 32, 7168, 3072, 262144, 131072},
+    {32768, 64, 2560, 1536, 196608, 131072},
+    {32768, 128, 1280, 256, 196608, 65536},
+    {32768, 256, 384, 128, 131072, 65536},
+    {65536, 64, 5120, 3072, 393216, 262144},
+    {65536, 128, 2560, 1536, 393216, 262144},
+    {65536, 256, 1280, 256, 393216, 131072},
+}};
+
+ClusterParams
+PaperParams(uint32_t gpus, uint32_t radix)
+{
+    ClusterParams p;
+    p.gpus = gpus;
+    p.radix = radix;
+    p.platform = HbDomainPreset::Custom(256, DataRate("3600Gbps"), DataRate("400Gbps"));
+    return p;
+}
+
+TEST(TopologyCost, PublishedCountTableIsReproducedRowByRow)
+{
+    for (const auto& row : kPublished)
+    {
+        const ClusterParams p = PaperParams(row.gpus, row.radix);
+        const FabricCounts ft = CountEquipment(BuildRailOptimized(p), row.radix);
+        const FabricCounts ro = CountEquipment(BuildRailOnly(p), row.radix);
+        SCOPED_TRACE(testing::Message() << row.gpus << " GPUs, radix " << row.radix);
+        EXPECT_EQ(ft.switches, row.ftSwitches);
+        EXPECT_EQ(ro.switches, row.roSwitches);
+        EXPECT_EQ(ft.transceivers, row.ftTransceivers);
+        EXPECT_EQ(ro.transceivers, row.roTransceivers);
+        EXPECT_EQ(ft.nics, row.gpus);
+        EXPECT_EQ(ro.nics, row.gpus);
+    }
+}
+
+TEST(TopologyCost, CostReductionsMatchThePublishedCountsAndRange)
+{
+    for (const std::string prices : {"hotnets2023", "railonly2024"})
+    {
+        auto model = CreateObject<FabricCostModel>();
+        model->SetPricePreset(prices);
+        const double tr = prices == "hotnets2023" ? 374 : 199;
+        const double port = prices == "hotnets2023" ? 748 : 694;
+        double lo = 100;
+        double hi = 0;
+        for (const auto& row : kPublished)
+        {
+            const ClusterParams p = PaperParams(row.gpus, row.radix);
+            const FabricCounts ft = CountEquipment(BuildRailOptimized(p), row.radix);
+            const FabricCounts ro = CountEquipment(BuildRailOnly(p), row.radix);
+            const double ours = 100 * (1 - model->Cost(ro) / model->Cost(ft));
+            // closed form from the published counts: ports = switches x radix
+            const double ftPaper = row.ftSwitches * row.radix * port + row.ftTransceivers * tr;
+            const double roPaper = row.roSwitches * row.radix * port + row.roTransceivers * tr;
+            EXPECT_NEAR(ours, 100 * (1 - roPaper / ftPaper), 0.1);
+            lo = std::min(lo, ours);
+            hi = std::max(hi, ours);
+        }
+        // Published ranges: 37%-75% (HotNets prices), 38%-77% (later prices).
+        if (prices == "hotnets2023")
+        {
+            EXPECT_NEAR(lo, 37.5, 0.1);
+            EXPECT_NEAR(hi, 75.0, 0.1);
+        }
+        else
+        {
+            EXPECT_NEAR(lo, 38.3, 0.1);
+            EXPECT_NEAR(hi, 76.6, 0.1);
+        }
+    }
+}
+
+TEST(TopologyCost, PowerSavingsEqualHotnetsCostSavingsAtTwoToOne)
+{
+    // With a switch port drawing twice a transceiver (the defaults), power
+    // falls exactly as cost does at HotNets prices ($748 = 2 x $374).
+    auto model = CreateObject<FabricCostModel>();
+    const ClusterParams p = PaperParams(32768, 64);
+    const FabricCounts ft = CountEquipment(BuildRailOptimized(p), 64);
+    const FabricCounts ro = CountEquipment(BuildRailOnly(p), 64);
+    EXPECT_NEAR(1 - model->Power(ro) / model->Power(ft),
+                1 - model->Cost(ro) / model->Cost(ft),
+                1e-12);
+    EXPECT_THROW(model->SetPricePreset("cheap"), FabricConfigError);
+}
+
+std::vector<std::pair<std::string, FabricTopology>>
+SmallTopologies()
+{
+    ClusterParams p;
+    p.gpus = 64;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    p.radix = 8;
+    ClusterParams tiny = p;
+    tiny.radix = 4; // rails of 8 need a two-tier Clos each
+    ClusterParams over = p;
+    over.gpus = 48;
+    over.radix = 8;
+    over.oversubscription = 3;
+    return {{"fat-tree", BuildFatTree(p)},
+            {"rail-optimized", BuildRailOptimized(p)},
+            {"rail-only", BuildRailOnly(p)},
+            {"rail-only two-tier rails", BuildRailOnly(tiny)},
+            {"rail-optimized 3:1", BuildRailOptimized(over)}};
+}
+
+TEST(TopologyRouting, EveryGpuPairIsReachableInEveryBuilder)
+{
+    for (const auto& [name, topo] : SmallTopologies())
+    {
+        const auto tables = ComputeRoutingTables(topo);
+        const RoutingReport r = CheckRouting(topo, tables);
+        SCOPED_TRACE(name);
+        EXPECT_EQ(r.pairs, static_cast<uint64_t>(topo.GetNGpus()) * (topo.GetNGpus() - 1));
+        EXPECT_EQ(r.unreachable, 0u) << r.firstFailure;
+        EXPECT_GE(r.maxHops, 2u);
+    }
+}
+
+TEST(TopologyRouting, RailOnlyCrossRailPathsUseNvlinkAndOnlyTheDestinationRail)
+{
+    ClusterParams p;
+    p.gpus = 64;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    p.radix = 4;
+    const FabricTopology topo = BuildRailOnly(p);
+    const auto tables = ComputeRoutingTables(topo);
+    const auto& g = topo.GetGraph();
+    uint64_t crossRail = 0;
+    for (uint32_t s = 0; s < p.gpus; ++s)
+    {
+        for (uint32_t d = 0; d < p.gpus; ++d)
+        {
+            const TopoNode& sn = topo.Node(topo.GpuVertex(s));
+            const TopoNode& dn = topo.Node(topo.GpuVertex(d));
+            if (s == d || sn.local == dn.local || sn.domain == dn.domain)
+            {
+                continue;
+            }
+            ++crossRail;
+            const auto path = TracePath(topo, tables, s, d, static_cast<uint16_t>(s * 31 + d));
+            ASSERT_FALSE(path.empty());
+            // first hop NVLink inside the sender's domain, relay on dst's rail
+            ASSERT_GE(path.size(), 5u);
+            EXPECT_EQ(topo.Node(path[1]).kind, TopoNodeKind::NvSwitch);
+            const TopoNode& relay = topo.Node(path[2]);
+            EXPECT_EQ(relay.kind, TopoNodeKind::Gpu);
+            EXPECT_EQ(relay.domain, sn.domain);
+            EXPECT_EQ(relay.local, dn.local);
+            // every network switch on the path serves only the destination's rail
+            for (size_t i = 3; i + 1 < path.size(); ++i)
+            {
+                ASSERT_EQ(topo.Node(path[i]).kind, TopoNodeKind::Switch);
+                for (auto [it, end] = boost::out_edges(path[i], g); it != end; ++it)
+                {
+                    const TopoNode& peer = topo.Node(boost::target(*it, g));
+                    if (peer.kind == TopoNodeKind::Gpu)
+                    {
+                        EXPECT_EQ(peer.local, dn.local);
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_EQ(crossRail, 64u * 49u); // other domain and other rail: 7 x 7 per sender
+}
+
+std::pair<std::vector<uint32_t>, std::vector<uint32_t>>
+Halves(uint32_t n)
+{
+    std::vector<uint32_t> a(n / 2);
+    std::vector<uint32_t> b(n / 2);
+    std::iota(a.begin(), a.end(), 0);
+    std::iota(b.begin(), b.end(), n / 2);
+    return {a, b};
+}
+
+TEST(TopologyRouting, FatTreeBisectionIsFullOrDividedByOversubscription)
+{
+    ClusterParams p;
+    p.gpus = 64;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    p.radix = 8;
+    const double nic = p.platform.nicRate.GetBitRate();
+    for (const auto& topo : {BuildFatTree(p), BuildRailOptimized(p)})
+    {
+        auto [a, b] = Halves(p.gpus);
+        // one direction carries N/2 x rate: bisection N x rate both ways
+        EXPECT_NEAR(2 * MaxFlowBps(topo, a, b), p.gpus * nic, 1.0) << topo.GetName();
+    }
+    ClusterParams over = p;
+    over.gpus = 48;
+    over.oversubscription = 3;
+    const FabricTopology topo = BuildRailOptimized(over);
+    // The cut that separates leaves: rails 0-3 against rails 4-7 (a split by
+    // rank would keep each rail's traffic inside its own leaf).
+    std::vector<uint32_t> lowRails;
+    std::vector<uint32_t> highRails;
+    for (uint32_t r = 0; r < over.gpus; ++r)
+    {
+        (r % 8 < 4 ? lowRails : highRails).push_back(r);
+    }
+    EXPECT_NEAR(2 * MaxFlowBps(topo, lowRails, highRails), over.gpus * nic / 3, 1.0);
+    EXPECT_NEAR(2 * MaxFlowBps(BuildRailOptimized(p), lowRails, highRails), over.gpus * nic, 1.0);
+}
+
+TEST(TopologyFabric, CrossRailMessageTakesTheTwoHopStoreAndForwardTime)
+{
+    ClusterParams p;
+    p.gpus = 16;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    p.radix = 64;
+    p.linkDelayNs = 500;
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
+    Time done;
+    const uint64_t bytes = 4'000'000;
+    fabric->GetTransport()->Send(1,
+                                 13,
+                                 bytes,
+                                 MakeBoundCallback(
+                                     +[](Time* t) { *t = Simulator::Now(); },
+                                     &done));
+    Simulator::Run();
+    // NVLink (striped over 4 planes of 900 Gb/s) into the NVSwitch and out to
+    // the relay GPU 5, then NIC -> rail switch -> GPU 13 at 400 Gb/s. The NIC
+    // paces the message; each hop adds its delay and one packet's
+    // serialization at its rate.
+    const double nic = 400e9;
+    const double plane = 900e9;
+    const double packet = 4122 * 8.0;
+    const uint64_t packets = (bytes + 4095) / 4096;
+    const double wire = (bytes + packets * 26.0) * 8;
+    const double expected =
+        2 * (packet / plane + 100e-9) + (wire - packet) / nic + 2 * (packet / nic + 500e-9);
+    EXPECT_NEAR(done.GetSeconds(), expected, packet / nic);
+    EXPECT_GT(fabric->GetGpu(5)->GetForwardedPackets(), 0u);
+    EXPECT_EQ(fabric->GetTotalDrops(), 0u);
+    Simulator::Destroy();
+}
+
+TEST(TopologyBuilders, BadParametersAreRejectedByName)
+{
+    ClusterParams p;
+    p.gpus = 64;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    p.radix = 7;
+    const auto expectNamed = [](const std::function<void()>& f, const std::string& name) {
+        try
+        {
+            f();
+            ADD_FAILURE() << "accepted bad " << name;
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    };
+    expectNamed([&] { BuildFatTree(p); }, "radix");
+    p.radix = 8;
+    p.gpus = 60;
+    expectNamed([&] { BuildRailOnly(p); }, "gpus");
+    p.gpus = 0;
+    expectNamed([&] { BuildRailOptimized(p); }, "gpus");
+    p.gpus = 64;
+    p.oversubscription = 0.5;
+    expectNamed([&] { BuildRailOptimized(p); }, "oversubscription");
+    p.oversubscription = 2.5; // radix 8 does not split 2.5:1
+    expectNamed([&] { BuildRailOptimized(p); }, "oversubscription");
+    p.oversubscription = 1;
+    p.radix = 2; // 8 domains per rail do not fit radix-2 switches
+    expectNamed([&] { BuildRailOnly(p); }, "radix");
+    FabricTopology t;
+    t.AddGpu(-1, 0);
+    expectNamed([&] { t.AddCable(0, 0, 1, 0, TopoLinkKind::Nic); }, "link endpoints");
+    t.AddGpu(-1, 0);
+    expectNamed([&] { t.AddCable(0, 1, 0, 0, TopoLinkKind::Nic); }, "link rate");
+}
+
+} // namespace
