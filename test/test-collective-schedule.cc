@@ -1100,6 +1100,11 @@ TEST(CollectiveAlgorithms, LargeRingBuildsAndChecksQuickly)
     const double build = std::chrono::duration<double>(t1 - t0).count();
     const double check = std::chrono::duration<double>(t2 - t1).count();
     std::printf("ring allreduce n=1024: build %.3f s, check %.3f s\n", build, check);
-    // Generous bound (shared machine, unoptimized builds); typically well under a second.
-    EXPECT_LT(build + check, 5.0);
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
+    // Generous bound for a shared machine; typically about half a second at -O2.
+    EXPECT_LT(build + check, 3.0);
+#else
+    (void)build; // unoptimized or instrumented builds: correctness only
+    (void)check;
+#endif
 }
