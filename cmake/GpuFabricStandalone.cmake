@@ -88,7 +88,8 @@ function(build_lib_example)
   cmake_parse_arguments(BLIB_EXAMPLE "" "NAME" "SOURCE_FILES;HEADER_FILES;LIBRARIES_TO_LINK"
                         ${ARGN})
   add_executable(${BLIB_EXAMPLE_NAME} ${BLIB_EXAMPLE_SOURCE_FILES})
-  target_link_libraries(${BLIB_EXAMPLE_NAME} PRIVATE ${LIB_AS_NEEDED_PRE}
+  # plain signature, as ns-3's build_exec uses
+  target_link_libraries(${BLIB_EXAMPLE_NAME} ${LIB_AS_NEEDED_PRE}
                         ${BLIB_EXAMPLE_LIBRARIES_TO_LINK} ${LIB_AS_NEEDED_POST})
   target_compile_options(${BLIB_EXAMPLE_NAME} PRIVATE -Wall -Wextra)
   target_include_directories(${BLIB_EXAMPLE_NAME} PRIVATE ${Boost_INCLUDE_DIRS})

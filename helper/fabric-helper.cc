@@ -185,6 +185,7 @@ FabricHelper::Install(const FabricTopology& topology) const
         {
             Ptr<FabricNetDevice> dev = m_deviceFactory.Create<FabricNetDevice>();
             dev->SetDataRate(DataRate(cable.rateBps));
+            dev->SetNvLink(cable.kind == TopoLinkKind::NvLink);
             dev->Attach(channel);
             const uint32_t v = end == 0 ? cable.a : cable.b;
             const uint32_t port = end == 0 ? cable.aPort : cable.bPort;

@@ -56,6 +56,7 @@ fi
   --enable-modules="core;network;csma;gpu-fabric" > configure.log 2>&1 \
   || { tail -50 configure.log; exit 1; }
 ./ns3 build -j "$jobs"
-./build/utils/ns3.37-test-runner-release --suite=gpu-fabric --verbose
+runner="$(ls build/utils/ns3.37-test-runner* | head -n 1)"
+"$runner" --suite=gpu-fabric --verbose
 ./ns3 run --no-build "hb-domain-messages --bytes=1000000"
 echo "check-in-tree: OK (in-tree build, ns-3 TestSuite and example)"

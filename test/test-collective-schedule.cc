@@ -8,7 +8,6 @@
 #include "ns3/fabric-error.h"
 #include "ns3/schedule-checker.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -1086,25 +1085,12 @@ TEST(CollectiveMetrics, AlphaBetaFormulas)
 }
 
 // ---------------------------------------------------------------------------
-// Speed: ring schedules for 1024 ranks build and check quickly.
+// A large ring is correct (speed is measured by bench programs, never here).
 
-TEST(CollectiveAlgorithms, LargeRingBuildsAndChecksQuickly)
+TEST(CollectiveAlgorithms, LargeRingIsCorrectAndHasTheClosedFormOpCount)
 {
-    auto t0 = std::chrono::steady_clock::now();
     CollectiveSchedule s = RingAllReduce(1024, uint64_t{1} << 30, 0, 1);
-    auto t1 = std::chrono::steady_clock::now();
     ScheduleCheckResult r = ScheduleChecker::Check(s);
-    auto t2 = std::chrono::steady_clock::now();
     ASSERT_TRUE(r.Ok()) << r.message;
     EXPECT_EQ(s.TotalOps(), 1024ULL * 4 * 1023);
-    const double build = std::chrono::duration<double>(t1 - t0).count();
-    const double check = std::chrono::duration<double>(t2 - t1).count();
-    std::printf("ring allreduce n=1024: build %.3f s, check %.3f s\n", build, check);
-#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__)
-    // Generous bound for a shared machine; typically about half a second at -O2.
-    EXPECT_LT(build + check, 3.0);
-#else
-    (void)build; // unoptimized or instrumented builds: correctness only
-    (void)check;
-#endif
 }

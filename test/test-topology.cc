@@ -4,6 +4,7 @@
 // Topology tests: the published count table, cost reductions, reachability
 // in every builder, rail-only forwarding through NVLink, bisection
 // bandwidth, a cross-rail message's time, and bad parameters.
+#include "ns3/direct-connect-graph.h"
 #include "ns3/fabric-cost.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
@@ -309,6 +310,65 @@ TEST(TopologyBuilders, BadParametersAreRejectedByName)
     expectNamed([&] { t.AddCable(0, 0, 1, 0, TopoLinkKind::Nic); }, "link endpoints");
     t.AddGpu(-1, 0);
     expectNamed([&] { t.AddCable(0, 1, 0, 0, TopoLinkKind::Nic); }, "link rate");
+}
+
+} // namespace
+
+namespace
+{
+
+TEST(TopologyDirectConnect, HypercubeRoutesFollowGraphDistancesAndTimesAreClosedForm)
+{
+    const DirectConnectGraph cube = MakeHypercube(3); // 8 hosts, d = 3
+    ClusterParams p;
+    p.platform = HbDomainPreset::Custom(1, DataRate("100Gbps"), DataRate("100Gbps"));
+    p.linkDelayNs = 200;
+    const FabricTopology topo = BuildDirectConnect(cube, 300'000'000'000ULL, p);
+    EXPECT_EQ(topo.GetNGpus(), 8u);
+    EXPECT_EQ(topo.Cables().size(), cube.NumArcs());
+    const auto tables = ComputeRoutingTables(topo);
+    for (uint32_t s = 0; s < 8; ++s)
+    {
+        const auto dist = cube.BfsDistances(s);
+        for (uint32_t d = 0; d < 8; ++d)
+        {
+            if (s != d)
+            {
+                EXPECT_EQ(TracePath(topo, tables, s, d, 0).size() - 1, dist[d]);
+            }
+        }
+    }
+    const FabricCounts counts = CountEquipment(topo, 1);
+    EXPECT_EQ(counts.switches, 0u);
+    EXPECT_EQ(counts.directLinks, 24u);
+
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    Time done;
+    const uint64_t bytes = 1'000'000;
+    fabric->GetTransport()->Send(0, 7, bytes,
+                                 MakeBoundCallback(+[](Time* t) { *t = Simulator::Now(); }, &done));
+    Simulator::Run();
+    // 3 hops of 100 Gb/s: wire bytes once, two more packet times, 3 delays
+    const uint64_t packets = (bytes + 4095) / 4096;
+    const double expected = ((bytes + packets * 26.0) + 2 * 4122.0) * 8 / 100e9 + 3 * 200e-9;
+    EXPECT_NEAR(done.GetSeconds(), expected, 1e-9);
+    Simulator::Destroy();
+}
+
+TEST(TopologyDirectConnect, HbDomainNodesReachEveryGpuAndBadGraphsAreRejected)
+{
+    ClusterParams p;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    const FabricTopology topo = BuildDirectConnect(MakeBiRing(4), 3'200'000'000'000ULL, p);
+    EXPECT_EQ(topo.GetNGpus(), 32u);
+    const RoutingReport r = CheckRouting(topo, ComputeRoutingTables(topo));
+    EXPECT_EQ(r.unreachable, 0u) << r.firstFailure;
+
+    DirectConnectGraph oneWay(2, "one-way");
+    oneWay.AddArc(0, 1);
+    oneWay.AddArc(1, 1);
+    EXPECT_THROW(BuildDirectConnect(oneWay, 1'000'000'000, p), FabricConfigError);
+    EXPECT_THROW(BuildDirectConnect(MakeRing(4), 0, p), FabricConfigError);
 }
 
 } // namespace

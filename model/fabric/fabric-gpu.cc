@@ -34,8 +34,9 @@ FabricGpu::GetTypeId()
                           MakeBooleanChecker())
             .AddAttribute("SprayPackets",
                           "Stripe each of this GPU's messages packet by packet over all "
-                          "equal-cost ports (its NVSwitch planes), as NVLink stripes a transfer "
-                          "over its links; false: one ECMP port per message.",
+                          "equal-cost NVLink ports (its NVSwitch planes), as NVLink stripes a "
+                          "transfer over its links; false, or when a route leaves through a NIC "
+                          "or direct link: one ECMP port per message.",
                           BooleanValue(true),
                           MakeBooleanAccessor(&FabricGpu::m_spray),
                           MakeBooleanChecker());

@@ -176,6 +176,18 @@ FabricNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 }
 
 void
+FabricNetDevice::SetNvLink(bool nvlink)
+{
+    m_nvlink = nvlink;
+}
+
+bool
+FabricNetDevice::IsNvLink() const
+{
+    return m_nvlink;
+}
+
+void
 FabricNetDevice::SetPortIndex(uint32_t index)
 {
     m_portIndex = index;

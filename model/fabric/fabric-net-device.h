@@ -93,6 +93,11 @@ class FabricNetDevice : public NetDevice
     /// \param cb callback invoked when the device can take more packets
     void SetTxReadyCallback(TxReadyCallback cb);
 
+    /// \param nvlink true if this port is an NVLink (GPUs stripe messages over NVLink ports)
+    void SetNvLink(bool nvlink);
+    /// \return true if this port is an NVLink
+    bool IsNvLink() const;
+
     /// \param index position of this port in its FabricNode
     void SetPortIndex(uint32_t index);
     /// \return position of this port in its FabricNode
@@ -172,6 +177,7 @@ class FabricNetDevice : public NetDevice
     uint16_t m_mtu{0};                            //!< largest frame, header included
     uint32_t m_ifIndex{0};                        //!< interface index in the node
     uint32_t m_portIndex{0};                      //!< port index in the FabricNode
+    bool m_nvlink{false};                         //!< NVLink port
     Mac48Address m_address;                       //!< MAC address (for ns-3 APIs only)
     Time m_txEnd;                                 //!< end of the current serialization
     bool m_txEventPending{false};                 //!< a TransmitComplete is scheduled

@@ -154,6 +154,8 @@ class FabricTopology
     bool gpuTransit{false};
     /// Cross-rail traffic is relayed through the sender's HB domain (rail-only).
     bool railRelay{false};
+    /// Direct-connect: cable of each arc of the source graph (-1: self-loop).
+    std::vector<int64_t> arcToCable;
 
   private:
     std::string m_name;                //!< label

@@ -3,6 +3,7 @@
  */
 #include "topology-builders.h"
 
+#include "ns3/direct-connect-graph.h"
 #include "ns3/fabric-error.h"
 
 #include <cmath>
@@ -298,6 +299,47 @@ BuildRailOnly(const ClusterParams& p)
         const uint32_t before = topo.GetNVertices();
         AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail");
         chassis = topo.Node(before).chassis;
+    }
+    return topo;
+}
+
+FabricTopology
+BuildDirectConnect(const DirectConnectGraph& graph, uint64_t nodeBandwidthBps, const ClusterParams& p)
+{
+    p.platform.Validate();
+    FabricRequire(p.linkDelayNs >= 0, "link delay (ns)", p.linkDelayNs, "a non-negative delay");
+    FabricRequire(graph.NumNodes() >= 2, "direct-connect nodes", graph.NumNodes(), "at least 2");
+    FabricRequire(graph.IsRegular() && graph.Degree() >= 1,
+                  "direct-connect graph",
+                  graph.Name(),
+                  "a d-regular graph with d >= 1 (every node d out- and d in-arcs)");
+    FabricRequire(graph.IsStronglyConnected(),
+                  "direct-connect graph",
+                  graph.Name(),
+                  "a strongly connected graph");
+    const uint32_t d = graph.Degree();
+    FabricRequire(nodeBandwidthBps >= d,
+                  "node bandwidth (bps)",
+                  nodeBandwidthBps,
+                  fmt::format("at least the degree {} so that each arc has a rate", d));
+    const uint32_t k = p.platform.gpusPerDomain;
+    FabricTopology topo(graph.Name().empty() ? "direct-connect" : graph.Name());
+    topo.gpuTransit = true;
+    const std::vector<uint32_t> gpus = AddHbDomains(topo, graph.NumNodes() * k, p.platform);
+    const uint64_t rate = nodeBandwidthBps / d;
+    std::vector<uint32_t> outUsed(graph.NumNodes(), 0);
+    std::vector<uint32_t> inUsed(graph.NumNodes(), 0);
+    topo.arcToCable.assign(graph.NumArcs(), -1);
+    for (uint32_t id = 0; id < graph.NumArcs(); ++id)
+    {
+        const auto& arc = graph.GetArc(id);
+        if (arc.from == arc.to)
+        {
+            continue; // a self-loop's port carries nothing
+        }
+        const uint32_t a = gpus[arc.from * k + outUsed[arc.from]++ % k];
+        const uint32_t b = gpus[arc.to * k + inUsed[arc.to]++ % k];
+        topo.arcToCable[id] = topo.AddArc(a, b, rate, p.linkDelayNs, TopoLinkKind::Direct);
     }
     return topo;
 }

@@ -106,6 +106,29 @@ FabricTopology BuildRailOptimized(const ClusterParams& p);
  */
 FabricTopology BuildRailOnly(const ClusterParams& p);
 
+class DirectConnectGraph;
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Direct-connect: hosts wired by a directed d-regular graph, no
+ * switches; every arc is a one-way link of rate nodeBandwidth / d, and hosts
+ * relay traffic for multi-hop paths (shortest paths, ECMP).
+ *
+ * With an HB domain size K > 1 (p.platform), each graph node is an HB domain
+ * of K GPUs behind NVSwitch: the out-arcs of a node leave from its GPUs in
+ * turn (arc i of node u from GPU i mod K), and in-arcs arrive likewise, so
+ * the node's bandwidth is spread over its GPUs. Self-loops (generalized
+ * Kautz graphs) count in d but get no link. p.gpus and p.radix are ignored;
+ * arcToCable in the result maps arc ids to cable ids (-1 for a self-loop).
+ * \param graph the graph (strongly connected)
+ * \param nodeBandwidthBps bandwidth of one node, split evenly over its d arcs
+ * \param p platform (K, NVLink) and link delay
+ * \return the topology
+ */
+FabricTopology BuildDirectConnect(const DirectConnectGraph& graph,
+                                  uint64_t nodeBandwidthBps,
+                                  const ClusterParams& p);
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_TOPOLOGY_BUILDERS_H

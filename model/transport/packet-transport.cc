@@ -155,14 +155,24 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
     const FabricRoutingTable& table = gpu->GetRoutingTable();
     if (gpu->GetSprayPackets())
     {
+        // NVLink stripes a transfer over all its links (NVSwitch planes)
         for (uint32_t i = 0; i < table.GetNPorts(dstRank); ++i)
         {
-            ports.push_back(PeekPointer(gpu->GetPort(table.GetPort(dstRank, i))));
+            FabricNetDevice* port = PeekPointer(gpu->GetPort(table.GetPort(dstRank, i)));
+            if (!port->IsNvLink())
+            {
+                ports.clear();
+                break;
+            }
+            ports.push_back(port);
         }
     }
-    else if (FabricNetDevice* port = gpu->SelectPort(h))
+    if (ports.empty())
     {
-        ports.push_back(port);
+        if (FabricNetDevice* port = gpu->SelectPort(h))
+        {
+            ports.push_back(port);
+        }
     }
     if (ports.empty())
     {
