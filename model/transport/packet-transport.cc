@@ -59,7 +59,7 @@ void
 PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
 {
     m_gpus = gpus;
-    m_active.assign(gpus.size(), {});
+    m_endpoints.assign(gpus.size(), Endpoint());
     uint32_t mtu = 65535;
     for (uint32_t r = 0; r < gpus.size(); ++r)
     {
@@ -68,7 +68,7 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
                       gpus[r]->GetRank(),
                       fmt::format("{}", r));
         gpus[r]->SetDeliveryCallback(MakeCallback(&PacketTransport::Deliver, this));
-        m_active[r].resize(gpus[r]->GetNPorts());
+        m_endpoints[r].busy.resize(gpus[r]->GetNPorts());
         for (uint32_t i = 0; i < gpus[r]->GetNPorts(); ++i)
         {
             Ptr<FabricNetDevice> port = gpus[r]->GetPort(i);
@@ -183,14 +183,26 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
                                 std::to_string(dstRank),
                                 fmt::format("a rank reachable from rank {} (no route)", srcRank));
     }
+    Endpoint& ep = m_endpoints[srcRank];
     for (FabricNetDevice* port : ports)
     {
-        auto& queue = m_active[srcRank][port->GetPortIndex()];
-        queue.push_back(id);
-        ++m.queueRefs;
-        if (queue.size() == 1)
+        const uint32_t p = port->GetPortIndex();
+        const uint64_t key = (static_cast<uint64_t>(dstRank) << 16) | p;
+        auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
+        if (added)
         {
-            Pump(port);
+            ep.connections.emplace_back();
+        }
+        Connection& c = ep.connections[it->second];
+        c.messages.push_back(id);
+        ++m.queueRefs;
+        if (c.messages.size() == 1)
+        {
+            ep.busy[p].push_back(it->second);
+            if (ep.busy[p].size() == 1)
+            {
+                Pump(port);
+            }
         }
     }
     return id;
@@ -206,38 +218,48 @@ void
 PacketTransport::Pump(FabricNetDevice* port)
 {
     const auto* gpu = static_cast<const FabricGpu*>(PeekPointer(port->GetNode()));
-    auto& queue = m_active[gpu->GetRank()][port->GetPortIndex()];
+    Endpoint& ep = m_endpoints[gpu->GetRank()];
+    auto& busy = ep.busy[port->GetPortIndex()];
     // Keep at most two packets queued: one serializing next, one ready.
-    while (!queue.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2)
+    while (!busy.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2)
     {
-        const uint32_t id = queue.front();
-        queue.pop_front();
+        const uint32_t cid = busy.front();
+        busy.pop_front();
+        Connection& c = ep.connections[cid];
+        const uint32_t id = c.messages.front();
         Message& m = m_messages[id];
-        --m.queueRefs;
         if (m.queued == m.bytes)
         {
             // fully packetized through another port of a striped message
+            c.messages.pop_front();
+            --m.queueRefs;
             Release(id);
-            continue;
         }
-        const uint64_t left = m.bytes - m.queued;
-        const auto payload = static_cast<uint32_t>(std::min<uint64_t>(left, m_payload));
-        m.queued += payload;
-        FabricHeader h;
-        h.src = m.src;
-        h.dst = m.dst;
-        h.messageId = id;
-        h.sequence = m.nextSeq++;
-        h.flowLabel = m.flowLabel;
-        h.flags = m.queued == m.bytes ? FabricHeader::kFlagLast : 0;
-        if (m.queued < m.bytes)
+        else
         {
-            queue.push_back(id);
-            ++m.queueRefs;
+            const auto payload =
+                static_cast<uint32_t>(std::min<uint64_t>(m.bytes - m.queued, m_payload));
+            m.queued += payload;
+            FabricHeader h;
+            h.src = m.src;
+            h.dst = m.dst;
+            h.messageId = id;
+            h.sequence = m.nextSeq++;
+            h.flowLabel = m.flowLabel;
+            h.flags = m.queued == m.bytes ? FabricHeader::kFlagLast : 0;
+            if (m.queued == m.bytes)
+            {
+                c.messages.pop_front();
+                --m.queueRefs;
+            }
+            Ptr<Packet> p = Create<Packet>(payload);
+            p->AddHeader(h);
+            port->Enqueue(p, nullptr);
         }
-        Ptr<Packet> p = Create<Packet>(payload);
-        p->AddHeader(h);
-        port->Enqueue(p, nullptr);
+        if (!c.messages.empty())
+        {
+            busy.push_back(cid); // round robin among connections
+        }
     }
 }
 

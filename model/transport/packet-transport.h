@@ -10,6 +10,7 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -21,10 +22,13 @@ namespace ns3
  *
  * A message is cut into packets of the fabric's MTU (one FabricHeader each)
  * and leaves on the port the GPU's routing table gives its flow (ECMP on
- * source, destination and the message's flow label).  Each port serves its
- * active messages packet by packet in round robin, and is fed only when its
- * queue holds at most one packet, so that a GPU injects at line rate and
- * link-level flow control backs up into the transport instead of dropping.
+ * source, destination and the message's flow label), or striped over all
+ * NVLink ports.  Messages to one destination through one port form a
+ * connection (a queue pair) and are sent in order, so that chunked
+ * collectives pipeline; each port serves its busy connections packet by
+ * packet in round robin, and is fed only when its queue holds at most one
+ * packet, so that a GPU injects at line rate and link-level flow control
+ * backs up into the transport instead of dropping.
  * Links are lossless by default, so no retransmission is modelled.
  */
 class PacketTransport : public Transport
@@ -79,11 +83,27 @@ class PacketTransport : public Transport
     void Complete(uint32_t id);
     void Release(uint32_t id);
 
-    std::vector<Ptr<FabricGpu>> m_gpus;                      //!< rank -> GPU
-    std::vector<std::vector<std::deque<uint32_t>>> m_active; //!< [rank][port] round robin
-    std::vector<Message> m_messages;                         //!< by id
-    std::vector<uint32_t> m_free;                            //!< recycled ids
-    uint32_t m_payload{0};                                   //!< payload bytes per packet
+    std::vector<Ptr<FabricGpu>> m_gpus; //!< rank -> GPU
+
+    /// Messages from one GPU to one destination through one port, served in
+    /// order (a queue pair); ports serve their connections in round robin.
+    struct Connection
+    {
+        std::deque<uint32_t> messages; //!< message ids, first in first out
+    };
+
+    /// Per GPU: its connections and, per port, the round robin of busy ones.
+    struct Endpoint
+    {
+        std::unordered_map<uint64_t, uint32_t> index; //!< (dst, port) -> connection
+        std::vector<Connection> connections;          //!< by index
+        std::vector<std::deque<uint32_t>> busy;       //!< per port: connections with data
+    };
+
+    std::vector<Endpoint> m_endpoints; //!< by rank
+    std::vector<Message> m_messages;   //!< by id
+    std::vector<uint32_t> m_free;      //!< recycled ids
+    uint32_t m_payload{0};             //!< payload bytes per packet
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};

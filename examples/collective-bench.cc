@@ -1,0 +1,235 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// examples/collective-bench: an nccl-tests-like sweep. For each message size
+// (doubling from --min-bytes to --max-bytes) one collective runs on the
+// chosen topology, alone, and the familiar table is printed: size, count
+// (4-byte elements), time, algbw and busbw (GB/s, as nccl-tests defines
+// them), beside the alpha-beta prediction of the algorithm.
+#include "ns3/core-module.h"
+#include "ns3/gpu-fabric-module.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Runs the sizes one after the other in one simulation.
+struct Sweep
+{
+    CollectiveHelper* helper;
+    std::vector<uint32_t> ranks;
+    std::string collective;
+    std::string algorithm;
+    std::vector<uint64_t> sizes;
+    std::vector<CollectiveResult> results;
+
+    void Next()
+    {
+        const size_t i = results.size();
+        if (i == sizes.size())
+        {
+            return;
+        }
+        Ptr<CollectiveRun> run =
+            helper->Install(ranks, collective, algorithm, sizes[i], Simulator::Now());
+        run->SetCompletionCallback(MakeCallback(&Sweep::Done, this));
+    }
+
+    void Done(Ptr<CollectiveRun> run)
+    {
+        results.push_back(run->GetResult());
+        // start the next size from a fresh event, not inside this callback
+        Simulator::ScheduleNow(&Sweep::Next, this);
+    }
+};
+
+FabricTopology
+BuildTopology(const std::string& name,
+              const ClusterParams& p,
+              const std::string& graph,
+              uint64_t nodeBandwidth)
+{
+    if (name == "rail-only")
+    {
+        return BuildRailOnly(p);
+    }
+    if (name == "rail-optimized")
+    {
+        return BuildRailOptimized(p);
+    }
+    if (name == "fat-tree")
+    {
+        return BuildFatTree(p);
+    }
+    if (name == "direct-connect")
+    {
+        return BuildDirectConnect(BuildFromName(graph), nodeBandwidth, p);
+    }
+    throw FabricConfigError("--topology",
+                            name,
+                            "rail-only, rail-optimized, fat-tree or direct-connect");
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string topology = "rail-only";
+    uint32_t gpus = 16;
+    std::string preset = "dgx-h100";
+    uint32_t radix = 64;
+    std::string collective = "allreduce";
+    std::string algorithm = "ring";
+    uint64_t minBytes = 1024;
+    uint64_t maxBytes = 64 * 1024 * 1024;
+    uint64_t chunkBytes = 0;
+    uint32_t channels = 1;
+    std::string graph = "Hypercube(4)";
+    double nodeBandwidthGbps = 400;
+    std::string json;
+    std::string csv;
+
+    CommandLine cmd(__FILE__);
+    cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
+    cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
+    cmd.AddValue("gpus", "number of GPUs (a multiple of the preset's K)", gpus);
+    cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
+    cmd.AddValue("radix", "switch radix", radix);
+    cmd.AddValue("collective", "allreduce | allgather | reducescatter | alltoall", collective);
+    cmd.AddValue("algorithm",
+                 "ring | tree | halving-doubling | hierarchical | direct | pxn",
+                 algorithm);
+    cmd.AddValue("min-bytes", "smallest message size", minBytes);
+    cmd.AddValue("max-bytes", "largest message size", maxBytes);
+    cmd.AddValue("chunk-bytes", "pipelining chunk (0: none)", chunkBytes);
+    cmd.AddValue("channels", "rings / trees in parallel", channels);
+    cmd.AddValue("graph", "direct-connect graph construction name, e.g. Hypercube(4)", graph);
+    cmd.AddValue("node-bandwidth-gbps",
+                 "direct-connect bandwidth per node, Gb/s",
+                 nodeBandwidthGbps);
+    cmd.AddValue("json", "write results as JSON to this path", json);
+    cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    cmd.Parse(argc, argv);
+
+    try
+    {
+        FabricRequire(minBytes >= 1, "--min-bytes", minBytes, "at least 1");
+        FabricRequire(maxBytes >= minBytes,
+                      "--max-bytes",
+                      maxBytes,
+                      fmt::format("at least --min-bytes ({})", minBytes));
+        FabricRequire(nodeBandwidthGbps > 0,
+                      "--node-bandwidth-gbps",
+                      nodeBandwidthGbps,
+                      "a positive rate");
+        ClusterParams p;
+        p.platform = HbDomainPreset::Get(preset);
+        p.gpus = gpus;
+        p.radix = radix;
+        if (topology == "direct-connect")
+        {
+            p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
+        }
+        const FabricTopology topo =
+            BuildTopology(topology, p, graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+        Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        CollectiveHelper helper(fabric);
+        helper.SetChunkBytes(chunkBytes);
+        helper.SetChannels(channels);
+
+        Sweep sweep{&helper,
+                    CollectiveHelper::AllRanks(topo.GetNGpus()),
+                    collective,
+                    algorithm,
+                    {},
+                    {}};
+        for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
+        {
+            sweep.sizes.push_back(b);
+            if (b > maxBytes / 2)
+            {
+                break;
+            }
+        }
+        // validate names and sizes before simulating anything
+        MakeSchedule({collective,
+                      algorithm,
+                      topo.GetNGpus(),
+                      minBytes,
+                      chunkBytes,
+                      channels,
+                      0,
+                      (algorithm == "hierarchical" || algorithm == "pxn") ? topo.gpusPerDomain : 0,
+                      {}});
+        Simulator::ScheduleNow(&Sweep::Next, &sweep);
+        Simulator::Run();
+
+        fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}, radix {})\n",
+                   collective,
+                   algorithm,
+                   topology,
+                   topo.GetNGpus(),
+                   preset,
+                   radix);
+        fmt::print("{:>12} {:>12} {:>12} {:>10} {:>10}\n",
+                   "size(B)",
+                   "count",
+                   "time(us)",
+                   "algbw(GB/s)",
+                   "busbw(GB/s)");
+        nlohmann::json rows = nlohmann::json::array();
+        std::string csvText = "bytes,count,time_s,algbw_gbps,busbw_gbps\n";
+        for (const auto& r : sweep.results)
+        {
+            fmt::print("{:>12} {:>12} {:>12.2f} {:>10.2f} {:>10.2f}\n",
+                       r.bytes,
+                       r.bytes / 4,
+                       r.timeS * 1e6,
+                       r.algbwGBps,
+                       r.busbwGBps);
+            rows.push_back({{"bytes", r.bytes},
+                            {"count", r.bytes / 4},
+                            {"time_s", r.timeS},
+                            {"algbw_gbps", r.algbwGBps},
+                            {"busbw_gbps", r.busbwGBps}});
+            csvText += fmt::format("{},{},{:.9e},{:.6f},{:.6f}\n",
+                                   r.bytes,
+                                   r.bytes / 4,
+                                   r.timeS,
+                                   r.algbwGBps,
+                                   r.busbwGBps);
+        }
+        if (!json.empty())
+        {
+            std::ofstream f(json);
+            FabricRequire(f.good(), "--json", json, "a writable file path");
+            f << nlohmann::json({{"topology", topology},
+                                 {"gpus", topo.GetNGpus()},
+                                 {"preset", preset},
+                                 {"collective", collective},
+                                 {"algorithm", algorithm},
+                                 {"results", rows}})
+                     .dump(2)
+              << "\n";
+        }
+        if (!csv.empty())
+        {
+            std::ofstream f(csv);
+            FabricRequire(f.good(), "--csv", csv, "a writable file path");
+            f << csvText;
+        }
+        Simulator::Destroy();
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "collective-bench: {}\n", e.what());
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,344 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "collective-application.h"
+
+#include "collective-metrics.h"
+
+#include "ns3/boolean.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("CollectiveApplication");
+NS_OBJECT_ENSURE_REGISTERED(CollectiveRun);
+NS_OBJECT_ENSURE_REGISTERED(CollectiveApplication);
+
+TypeId
+CollectiveRun::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::CollectiveRun")
+            .SetParent<Object>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<CollectiveRun>()
+            .AddAttribute("Rendezvous",
+                          "A send starts only once the matching receive is posted (its "
+                          "dependencies met), as NCCL's and MPI's large-message protocols do; "
+                          "false: a send starts as soon as its own dependencies are met.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&CollectiveRun::m_rendezvous),
+                          MakeBooleanChecker())
+            .AddTraceSource("Complete",
+                            "Every op of every rank has completed.",
+                            MakeTraceSourceAccessor(&CollectiveRun::m_completeTrace),
+                            "ns3::CollectiveRun::CompleteTracedCallback")
+            .AddTraceSource("RankComplete",
+                            "Every op of one rank has completed (rank, time).",
+                            MakeTraceSourceAccessor(&CollectiveRun::m_rankCompleteTrace),
+                            "ns3::CollectiveRun::RankCompleteTracedCallback");
+    return tid;
+}
+
+CollectiveRun::CollectiveRun() = default;
+
+void
+CollectiveRun::DoDispose()
+{
+    m_transport = nullptr;
+    m_done = CompletionCallback();
+    Object::DoDispose();
+}
+
+void
+CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
+{
+    FabricRequire(transport != nullptr, "transport", "null", "a Transport");
+    m_schedule = std::move(schedule);
+    m_schedule.Validate();
+    m_transport = transport;
+    const uint32_t n = m_schedule.NumRanks();
+    for (uint32_t g : m_schedule.Communicator())
+    {
+        FabricRequire(g < transport->GetNRanks(),
+                      "communicator rank",
+                      g,
+                      fmt::format("a rank of the fabric (below {})", transport->GetNRanks()));
+    }
+    m_match = m_schedule.MatchingOps();
+    m_ops.assign(n, {});
+    m_depOffset.assign(n, {});
+    m_dependents.assign(n, {});
+    m_started.assign(n, 0);
+    m_left.assign(n, 0);
+    m_rankFinish.assign(n, Time());
+    m_opsLeft = 0;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const uint32_t ops = m_schedule.NumOps(r);
+        m_left[r] = ops;
+        m_opsLeft += ops;
+        m_ops[r].assign(ops, OpState());
+        // dependents in CSR form: the ops that wait for op i of rank r
+        std::vector<uint32_t>& offset = m_depOffset[r];
+        offset.assign(ops + 1, 0);
+        for (uint32_t i = 0; i < ops; ++i)
+        {
+            for (uint32_t d : m_schedule.Deps(r, i))
+            {
+                ++offset[d + 1];
+            }
+        }
+        for (uint32_t i = 0; i < ops; ++i)
+        {
+            offset[i + 1] += offset[i];
+        }
+        std::vector<uint32_t> fill(offset.begin(), offset.end() - 1);
+        m_dependents[r].assign(offset[ops], 0);
+        for (uint32_t i = 0; i < ops; ++i)
+        {
+            for (uint32_t d : m_schedule.Deps(r, i))
+            {
+                ++m_ops[r][i].waiting;
+                m_dependents[r][fill[d]++] = i;
+            }
+        }
+    }
+}
+
+void
+CollectiveRun::SetCompletionCallback(CompletionCallback cb)
+{
+    m_done = cb;
+}
+
+void
+CollectiveRun::StartRank(uint32_t local)
+{
+    FabricRequire(local < m_schedule.NumRanks(),
+                  "collective rank",
+                  local,
+                  fmt::format("below {}", m_schedule.NumRanks()));
+    if (m_started[local])
+    {
+        return;
+    }
+    m_started[local] = 1;
+    if (!m_anyStarted)
+    {
+        m_anyStarted = true;
+        m_start = Simulator::Now();
+    }
+    if (m_left[local] == 0)
+    {
+        m_rankFinish[local] = Simulator::Now();
+    }
+    for (uint32_t i = 0; i < m_schedule.NumOps(local); ++i)
+    {
+        if (m_ops[local][i].waiting == 0)
+        {
+            DepsMet(local, i);
+        }
+    }
+    if (m_opsLeft == 0)
+    {
+        Finish(); // an empty schedule completes at once
+    }
+}
+
+void
+CollectiveRun::Finish()
+{
+    if (m_finished)
+    {
+        return;
+    }
+    m_finished = true;
+    m_finish = Simulator::Now();
+    NS_LOG_INFO(m_schedule.Algorithm() << " " << CollectiveTypeName(m_schedule.Type())
+                                       << " done in " << (m_finish - m_start).As(Time::US));
+    m_completeTrace(this);
+    if (!m_done.IsNull())
+    {
+        m_done(this);
+    }
+}
+
+void
+CollectiveRun::DepsMet(uint32_t rank, uint32_t op)
+{
+    OpState& st = m_ops[rank][op];
+    st.depsMet = true;
+    const CollectiveOp& o = m_schedule.Op(rank, op);
+    const uint32_t partner = m_match[rank][op];
+    OpState& other = m_ops[o.peer][partner];
+    if (o.kind == OpKind::Send)
+    {
+        if (!m_rendezvous || other.depsMet)
+        {
+            Issue(rank, op);
+        }
+    }
+    else if (st.arrived)
+    {
+        CompleteOp(rank, op);
+    }
+    else if (m_rendezvous && other.depsMet && !other.issued)
+    {
+        Issue(o.peer, partner); // the sender was waiting for this receive to be posted
+    }
+}
+
+void
+CollectiveRun::Issue(uint32_t rank, uint32_t op)
+{
+    m_ops[rank][op].issued = true;
+    const CollectiveOp& o = m_schedule.Op(rank, op);
+    const auto& comm = m_schedule.Communicator();
+    m_transport->Send(comm[rank],
+                      comm[o.peer],
+                      o.bytes,
+                      MakeCallback(&CollectiveRun::Delivered, this, rank, op));
+}
+
+void
+CollectiveRun::Delivered(uint32_t rank, uint32_t op)
+{
+    const uint32_t peer = m_schedule.Op(rank, op).peer;
+    const uint32_t recv = m_match[rank][op];
+    CompleteOp(rank, op);
+    OpState& st = m_ops[peer][recv];
+    st.arrived = true;
+    if (st.depsMet)
+    {
+        CompleteOp(peer, recv);
+    }
+}
+
+void
+CollectiveRun::CompleteOp(uint32_t rank, uint32_t op)
+{
+    ++m_opsDone;
+    --m_opsLeft;
+    if (--m_left[rank] == 0)
+    {
+        m_rankFinish[rank] = Simulator::Now();
+        m_rankCompleteTrace(rank, Simulator::Now());
+    }
+    const auto& offset = m_depOffset[rank];
+    for (uint32_t k = offset[op]; k < offset[op + 1]; ++k)
+    {
+        const uint32_t next = m_dependents[rank][k];
+        if (--m_ops[rank][next].waiting == 0 && m_started[rank])
+        {
+            DepsMet(rank, next);
+        }
+    }
+    if (m_opsLeft == 0)
+    {
+        Finish();
+    }
+}
+
+bool
+CollectiveRun::IsComplete() const
+{
+    return m_anyStarted && m_opsLeft == 0 &&
+           std::all_of(m_started.begin(), m_started.end(), [](uint8_t s) { return s != 0; });
+}
+
+const CollectiveSchedule&
+CollectiveRun::GetSchedule() const
+{
+    return m_schedule;
+}
+
+Time
+CollectiveRun::GetStartTime() const
+{
+    return m_start;
+}
+
+Time
+CollectiveRun::GetFinishTime() const
+{
+    return m_finish;
+}
+
+Time
+CollectiveRun::GetRankFinishTime(uint32_t local) const
+{
+    return m_rankFinish.at(local);
+}
+
+uint64_t
+CollectiveRun::GetCompletedOps() const
+{
+    return m_opsDone;
+}
+
+CollectiveResult
+CollectiveRun::GetResult() const
+{
+    CollectiveResult r;
+    r.collective = std::string(CollectiveTypeName(m_schedule.Type()));
+    r.algorithm = m_schedule.Algorithm();
+    r.ranks = m_schedule.NumRanks();
+    r.bytes = m_schedule.TotalBytes();
+    r.bytesSent = m_schedule.TotalBytesSent();
+    r.complete = IsComplete();
+    if (r.complete)
+    {
+        r.timeS = (m_finish - m_start).GetSeconds();
+        if (r.timeS > 0)
+        {
+            r.algbwGBps = ToGBps(AlgorithmBandwidth(r.bytes, r.timeS));
+            r.busbwGBps = ToGBps(BusBandwidth(m_schedule.Type(), r.ranks, r.bytes, r.timeS));
+        }
+    }
+    return r;
+}
+
+TypeId
+CollectiveApplication::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::CollectiveApplication")
+                            .SetParent<Application>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<CollectiveApplication>();
+    return tid;
+}
+
+CollectiveApplication::CollectiveApplication() = default;
+
+void
+CollectiveApplication::Setup(Ptr<CollectiveRun> run, uint32_t local)
+{
+    m_run = run;
+    m_local = local;
+}
+
+void
+CollectiveApplication::DoDispose()
+{
+    m_run = nullptr;
+    Application::DoDispose();
+}
+
+void
+CollectiveApplication::StartApplication()
+{
+    NS_ABORT_MSG_IF(!m_run, "CollectiveApplication started without a collective");
+    m_run->StartRank(m_local);
+}
+
+void
+CollectiveApplication::StopApplication()
+{
+    // A collective cannot be cancelled half-way; stopping only stops starting.
+}
+
+} // namespace ns3

@@ -1,0 +1,164 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_COLLECTIVE_APPLICATION_H
+#define GPU_FABRIC_COLLECTIVE_APPLICATION_H
+
+#include "collective-schedule.h"
+
+#include "ns3/application.h"
+#include "ns3/fabric-transport.h"
+#include "ns3/nstime.h"
+#include "ns3/traced-callback.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Results of one collective, in nccl-tests' terms.
+ */
+struct CollectiveResult
+{
+    std::string collective; //!< e.g. "allreduce"
+    std::string algorithm;  //!< e.g. "ring"
+    uint32_t ranks{0};      //!< communicator size
+    uint64_t bytes{0};      //!< nccl-tests "size" (CollectiveSchedule::TotalBytes)
+    double timeS{0};        //!< from the earliest rank start to the last op's completion
+    double algbwGBps{0};    //!< bytes / time, GB/s
+    double busbwGBps{0};    //!< algbw x the collective's bus factor, GB/s
+    uint64_t bytesSent{0};  //!< bytes all ranks sent
+    bool complete{false};   //!< every op of every rank completed
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief One collective in progress: runs a CollectiveSchedule over a
+ * Transport.
+ *
+ * An op's dependencies count once its rank has started. A Send is handed to
+ * the transport when its dependencies have completed and, with Rendezvous
+ * (the default, as MPI's and NCCL's large-message protocols), its matching
+ * Recv is posted, i.e. the receiver has met the Recv's dependencies; the
+ * handshake itself takes no time. A Send completes
+ * when its last byte is delivered, which also marks the matching Recv's data
+ * as arrived (the k-th send from r to p matches the k-th receive at p from
+ * r). A Recv completes when its data has arrived and it is ready. Local
+ * reductions and copies take no time. The schedule is only read, so one
+ * executor serves every algorithm and any schedule loaded from a file.
+ */
+class CollectiveRun : public Object
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    CollectiveRun();
+
+    /**
+     * \param schedule the schedule (validated here)
+     * \param transport the message layer
+     */
+    void Setup(CollectiveSchedule schedule, Ptr<Transport> transport);
+
+    /**
+     * Start one rank's part (called by its CollectiveApplication, or by the
+     * helper when there are no nodes).
+     * \param local the rank's index in the communicator
+     */
+    void StartRank(uint32_t local);
+
+    /// Invoked once when every op of every rank has completed.
+    typedef Callback<void, Ptr<CollectiveRun>> CompletionCallback;
+    /// \param cb the completion callback
+    void SetCompletionCallback(CompletionCallback cb);
+
+    /// \return true once every op has completed
+    bool IsComplete() const;
+    /// \return the schedule
+    const CollectiveSchedule& GetSchedule() const;
+    /// \return time the first rank started
+    Time GetStartTime() const;
+    /// \return time the last op completed (zero before)
+    Time GetFinishTime() const;
+    /// \param local a rank \return time its last op completed
+    Time GetRankFinishTime(uint32_t local) const;
+    /// \return the results (complete == false while running)
+    CollectiveResult GetResult() const;
+    /// \return ops completed so far, all ranks
+    uint64_t GetCompletedOps() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /// Per-op execution state.
+    struct OpState
+    {
+        uint32_t waiting{0}; //!< dependencies not yet complete
+        bool depsMet{false}; //!< all dependencies complete (a receive is then posted)
+        bool issued{false};  //!< send: handed to the transport
+        bool arrived{false}; //!< receive: data delivered
+    };
+
+    void DepsMet(uint32_t rank, uint32_t op);
+    void Issue(uint32_t rank, uint32_t op);
+    void CompleteOp(uint32_t rank, uint32_t op);
+    void Delivered(uint32_t rank, uint32_t op);
+    void Finish();
+
+    CollectiveSchedule m_schedule;
+    Ptr<Transport> m_transport;
+    std::vector<std::vector<uint32_t>> m_match;      //!< partner op of each op
+    std::vector<std::vector<uint32_t>> m_depOffset;  //!< dependents CSR offsets per rank
+    std::vector<std::vector<uint32_t>> m_dependents; //!< dependents CSR lists per rank
+    std::vector<std::vector<OpState>> m_ops;         //!< state of every op
+    std::vector<uint8_t> m_started;                  //!< rank started
+    std::vector<uint32_t> m_left;                    //!< ops left per rank
+    std::vector<Time> m_rankFinish;                  //!< per rank
+    uint64_t m_opsLeft{0};
+    uint64_t m_opsDone{0};
+    bool m_anyStarted{false};
+    bool m_finished{false};
+    bool m_rendezvous{true};
+    Time m_start;
+    Time m_finish;
+    CompletionCallback m_done;
+    TracedCallback<Ptr<const CollectiveRun>> m_completeTrace;
+    TracedCallback<uint32_t, Time> m_rankCompleteTrace;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The ns-3 Application of one GPU in one collective: starts that
+ * rank's part of a CollectiveRun at the application's start time.
+ */
+class CollectiveApplication : public Application
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    CollectiveApplication();
+
+    /**
+     * \param run the collective
+     * \param local this GPU's index in its communicator
+     */
+    void Setup(Ptr<CollectiveRun> run, uint32_t local);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+
+    Ptr<CollectiveRun> m_run; //!< the collective
+    uint32_t m_local{0};      //!< rank in the communicator
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_COLLECTIVE_APPLICATION_H

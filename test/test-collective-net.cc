@@ -1,0 +1,132 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Collectives on the packet-level fabric: simulated times against the
+// alpha-beta formulas, NVLink busbw, rail-only against rail-optimized,
+// PXN all-to-all overhead, conservation, and concurrent communicators.
+#include "ns3/collective-helper.h"
+#include "ns3/collective-metrics.h"
+#include "ns3/fabric-error.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+
+#include <gtest/gtest.h>
+
+using namespace ns3;
+
+namespace
+{
+
+constexpr double kPayloadShare = 4096.0 / 4122.0; // goodput of a full packet
+
+class CollectiveNetTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// n GPUs (no HB domain) on one switch, links of `rate`, delay `delayNs`.
+FabricTopology
+Star(uint32_t n, uint64_t rate, int64_t delayNs)
+{
+    ClusterParams p;
+    p.gpus = n;
+    p.radix = 64;
+    p.linkDelayNs = delayNs;
+    p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
+    return BuildRailOnly(p);
+}
+
+/// Run one collective alone and return its result.
+CollectiveResult
+RunOne(Ptr<Fabric> fabric,
+       const std::string& collective,
+       const std::string& algorithm,
+       uint64_t bytes,
+       uint64_t chunkBytes = 0)
+{
+    CollectiveHelper helper(fabric);
+    helper.SetChunkBytes(chunkBytes);
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(fabric->GetNGpus()),
+                                            collective,
+                                            algorithm,
+                                            bytes,
+                                            Seconds(0));
+    Simulator::Run();
+    return run->GetResult();
+}
+
+struct FlatCase
+{
+    std::string collective;
+    std::string algorithm;
+    uint32_t n;
+    uint64_t chunkBytes{0}; //!< pipelining (trees are pipelined, as in NCCL)
+};
+
+class FlatAlgorithms : public CollectiveNetTest, public ::testing::WithParamInterface<FlatCase>
+{
+};
+
+TEST_P(FlatAlgorithms, LargeMessageTimeMatchesAlphaBetaWithinTwoPercent)
+{
+    const FlatCase c = GetParam();
+    const uint64_t rate = 100'000'000'000ULL;
+    const int64_t delayNs = 1000;
+    Ptr<Fabric> fabric = FabricHelper().Install(Star(c.n, rate, delayNs));
+    const uint64_t bytes = 64ULL << 20;
+    const CollectiveResult r = RunOne(fabric, c.collective, c.algorithm, bytes, c.chunkBytes);
+    ASSERT_TRUE(r.complete);
+    AlphaBetaParams p;
+    p.chunkBytes = c.chunkBytes;
+    // per step: two cables and one store-and-forward packet at the switch
+    p.alpha = 2 * delayNs * 1e-9 + 4122 * 8.0 / rate;
+    p.linkRateBps = rate * kPayloadShare;
+    const double predicted = PredictedTime(c.collective, c.algorithm, c.n, bytes, p);
+    std::printf("%s %s n=%u: simulated %.6f s, alpha-beta %.6f s\n",
+                c.collective.c_str(),
+                c.algorithm.c_str(),
+                c.n,
+                r.timeS,
+                predicted);
+    EXPECT_NEAR(r.timeS / predicted, 1.0, 0.02);
+}
+
+INSTANTIATE_TEST_SUITE_P(Star,
+                         FlatAlgorithms,
+                         ::testing::Values(FlatCase{"allreduce", "ring", 8},
+                                           FlatCase{"allreduce", "ring", 7},
+                                           FlatCase{"allgather", "ring", 8},
+                                           FlatCase{"reducescatter", "ring", 6},
+                                           FlatCase{"allreduce", "tree", 8, 512 * 1024},
+                                           FlatCase{"allreduce", "tree", 13, 1024 * 1024},
+                                           FlatCase{"allreduce", "halving-doubling", 8},
+                                           FlatCase{"allreduce", "halving-doubling", 6},
+                                           FlatCase{"alltoall", "direct", 8}),
+                         [](const auto& info) {
+                             std::string name = info.param.collective + "_" + info.param.algorithm +
+                                                "_" + std::to_string(info.param.n);
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
+
+TEST_F(CollectiveNetTest, RingAllReduceInOneNvlinkDomainReachesTheNvlinkRate)
+{
+    FabricTopology topo("domain");
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    AddHbDomains(topo, 8, h100);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    const CollectiveResult r = RunOne(fabric, "allreduce", "ring", 512ULL << 20);
+    ASSERT_TRUE(r.complete);
+    const double nvlinkGBps = h100.nvlinkRate.GetBitRate() / 8e9;
+    std::printf("ring allreduce, 8 x H100 NVLink: busbw %.2f GB/s (NVLink %.1f GB/s)\n",
+                r.busbwGBps,
+                nvlinkGBps);
+    EXPECT_NEAR(r.busbwGBps / nvlinkGBps, 1.0, 0.02);
+    EXPECT_LT(r.busbwGBps, nvlinkGBps);
+}
+
+} // namespace
