@@ -104,12 +104,15 @@ ComputeRoutingTables(const FabricTopology& topo)
     std::vector<uint32_t> dist;
     std::vector<uint16_t> ports;
 
-    // Rail relay: for each domain and rail, next hops of the domain's members
-    // (GPUs and NVSwitches) toward that GPU over NVLink only.
+    // Inside an HB domain traffic stays on NVLink (a NIC path through a leaf
+    // can tie with it in hop count), and rail relay needs the NVLink routes
+    // too: for every GPU, the next hops of its domain's members (GPUs and
+    // NVSwitch planes) toward it over the domain's own links.
     const uint32_t k = topo.gpusPerDomain;
-    const bool relay = topo.railRelay && k > 1;
+    const bool domains = k > 1;
+    const bool relay = topo.railRelay && domains;
     std::vector<std::vector<uint32_t>> domainMembers;
-    if (relay)
+    if (domains)
     {
         for (uint32_t v = 0; v < nv; ++v)
         {
@@ -124,11 +127,11 @@ ComputeRoutingTables(const FabricTopology& topo)
             }
         }
     }
-    // relayPorts[rank of relay GPU][member index] = ports toward the relay
-    std::vector<std::vector<std::vector<uint16_t>>> relayPorts;
-    if (relay)
+    // nvlinkPorts[rank][member index] = ports of that member toward the rank
+    std::vector<std::vector<std::vector<uint16_t>>> nvlinkPorts;
+    if (domains)
     {
-        relayPorts.resize(ngpu);
+        nvlinkPorts.resize(ngpu);
         std::vector<char> inside(nv, 0);
         std::vector<uint32_t> d2;
         for (uint32_t r = 0; r < ngpu; ++r)
@@ -139,12 +142,11 @@ ComputeRoutingTables(const FabricTopology& topo)
             {
                 inside[m] = 1;
             }
-            // inside a domain GPUs never relay for each other: plain distances
             DistancesTo(topo, rv, inside, d2);
-            relayPorts[r].resize(members.size());
+            nvlinkPorts[r].resize(members.size());
             for (size_t i = 0; i < members.size(); ++i)
             {
-                NextHops(topo, members[i], rv, d2, relayPorts[r][i]);
+                NextHops(topo, members[i], rv, d2, nvlinkPorts[r][i]);
             }
             for (uint32_t m : members)
             {
@@ -163,11 +165,25 @@ ComputeRoutingTables(const FabricTopology& topo)
             NextHops(topo, v, dv, dist, ports);
             tables[v].Append(dst, ports);
         }
-        if (!relay)
+        if (!domains)
         {
             continue;
         }
         const TopoNode& dn = topo.Node(dv);
+        {
+            const auto& members = domainMembers[dn.domain];
+            for (size_t i = 0; i < members.size(); ++i)
+            {
+                if (members[i] != dv && !nvlinkPorts[dst][i].empty())
+                {
+                    tables[members[i]].Replace(dst, nvlinkPorts[dst][i]);
+                }
+            }
+        }
+        if (!relay)
+        {
+            continue;
+        }
         for (uint32_t d = 0; d < domainMembers.size(); ++d)
         {
             if (static_cast<int32_t>(d) == dn.domain)
@@ -184,9 +200,9 @@ ComputeRoutingTables(const FabricTopology& topo)
             for (size_t i = 0; i < members.size(); ++i)
             {
                 const uint32_t m = members[i];
-                if (m != rv && dist[m] == kUnreached && !relayPorts[relayRank][i].empty())
+                if (m != rv && dist[m] == kUnreached && !nvlinkPorts[relayRank][i].empty())
                 {
-                    tables[m].Replace(dst, relayPorts[relayRank][i]);
+                    tables[m].Replace(dst, nvlinkPorts[relayRank][i]);
                 }
             }
         }

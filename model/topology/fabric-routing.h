@@ -20,7 +20,9 @@ namespace ns3
  *
  * Shortest paths (hop count) with every equal-cost next hop kept for ECMP.
  * GPUs are endpoints only, unless the topology allows GPU transit
- * (direct-connect).  With railRelay (rail-only), a destination that a GPU
+ * (direct-connect). Traffic between GPUs of one HB domain always stays on
+ * the domain's NVLink/NVSwitch (a path through a shared leaf switch can tie
+ * with it in hops but is far slower).  With railRelay (rail-only), a destination that a GPU
  * cannot reach without crossing rails is reached through the sender's HB
  * domain: NVLink to the GPU of the same domain on the destination's rail,
  * which relays it over its rail.
