@@ -42,8 +42,11 @@ FabricChannel::Attach(Ptr<FabricNetDevice> device)
 void
 FabricChannel::Transmit(Ptr<Packet> p, const FabricNetDevice* sender, Time txTime) const
 {
-    Ptr<FabricNetDevice> peer = GetPeer(sender);
-    Simulator::ScheduleWithContext(peer->GetNode()->GetId(),
+    // raw peer pointer: the channel holds both ends for the whole run, and
+    // this is the hottest call of a packet-level run
+    FabricNetDevice* peer =
+        PeekPointer(m_device[0]) == sender ? PeekPointer(m_device[1]) : PeekPointer(m_device[0]);
+    Simulator::ScheduleWithContext(peer->GetNodeId(),
                                    txTime + m_delay,
                                    &FabricNetDevice::Receive,
                                    peer,
@@ -59,12 +62,6 @@ FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
                                    &FabricNetDevice::ReceiveFlowControl,
                                    peer,
                                    pause);
-}
-
-Time
-FabricChannel::GetDelay() const
-{
-    return m_delay;
 }
 
 Ptr<FabricNetDevice>

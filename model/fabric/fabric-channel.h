@@ -55,7 +55,10 @@ class FabricChannel : public Channel
     void SendFlowControl(const FabricNetDevice* sender, bool pause) const;
 
     /// \return the propagation delay
-    Time GetDelay() const;
+    Time GetDelay() const
+    {
+        return m_delay;
+    }
 
     /**
      * \param sender one end of the channel

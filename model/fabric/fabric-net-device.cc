@@ -554,6 +554,7 @@ void
 FabricNetDevice::SetNode(Ptr<Node> node)
 {
     m_node = node;
+    m_nodeId = node->GetId();
     m_fabricNode = dynamic_cast<FabricNode*>(PeekPointer(node));
 }
 

@@ -121,6 +121,12 @@ class FabricNetDevice : public NetDevice
     /// \return the counters
     const Stats& GetStats() const;
 
+    /// \return the id of the owning node (cached; the channel schedules with it)
+    uint32_t GetNodeId() const
+    {
+        return m_nodeId;
+    }
+
     /// Called by the channel: the last bit of \p p has arrived.
     void Receive(Ptr<Packet> p);
     /// Called by the channel: the peer asks this transmitter to pause/resume.
@@ -169,6 +175,7 @@ class FabricNetDevice : public NetDevice
 
     Ptr<Node> m_node;                             //!< owner
     FabricNode* m_fabricNode{nullptr};            //!< owner as a FabricNode, if it is one
+    uint32_t m_nodeId{0};                         //!< owner's id
     Ptr<FabricChannel> m_channel;                 //!< the cable
     Ptr<Queue<Packet>> m_queue;                   //!< transmit queue
     Ptr<Packet> m_txPacket;                       //!< packet being serialized

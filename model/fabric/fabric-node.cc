@@ -12,36 +12,53 @@ NS_LOG_COMPONENT_DEFINE("FabricNode");
 NS_OBJECT_ENSURE_REGISTERED(FabricNode);
 
 FabricRoutingTable::FabricRoutingTable(uint32_t numRanks)
+    : m_groupOffset{0, 0}
 {
-    m_offset.reserve(numRanks + 1);
-    m_offset.push_back(0);
+    m_group.reserve(numRanks);
+    m_groupIndex[{}] = 0; // group 0: no route
+}
+
+uint16_t
+FabricRoutingTable::Group(const std::vector<uint16_t>& ports)
+{
+    auto it = m_groupIndex.find(ports);
+    if (it != m_groupIndex.end())
+    {
+        return it->second;
+    }
+    NS_ABORT_MSG_IF(m_groupIndex.size() >= 65535, "more than 65535 distinct ECMP groups");
+    const auto g = static_cast<uint16_t>(m_groupIndex.size());
+    m_groupIndex.emplace(ports, g);
+    m_ports.insert(m_ports.end(), ports.begin(), ports.end());
+    m_groupOffset.push_back(m_ports.size());
+    return g;
 }
 
 void
 FabricRoutingTable::Append(uint32_t dst, const std::vector<uint16_t>& ports)
 {
-    NS_ABORT_MSG_IF(dst + 1 < m_offset.size(), "routes must be appended in rank order");
-    while (m_offset.size() < dst + 1)
-    {
-        m_offset.push_back(m_offset.back()); // ranks skipped have no route
-    }
-    m_ports.insert(m_ports.end(), ports.begin(), ports.end());
-    m_offset.push_back(m_ports.size());
+    NS_ABORT_MSG_IF(dst < m_group.size(), "routes must be appended in rank order");
+    m_group.resize(dst, 0); // ranks skipped have no route
+    m_group.push_back(Group(ports));
 }
 
 void
 FabricRoutingTable::Replace(uint32_t dst, const std::vector<uint16_t>& ports)
 {
-    NS_ABORT_MSG_IF(dst + 2 != m_offset.size(), "only the last destination can be replaced");
-    m_ports.resize(m_offset[dst]);
-    m_ports.insert(m_ports.end(), ports.begin(), ports.end());
-    m_offset.back() = m_ports.size();
+    NS_ABORT_MSG_IF(dst + 1 != m_group.size(), "only the last destination can be replaced");
+    m_group.back() = Group(ports);
 }
 
 uint32_t
 FabricRoutingTable::GetNRanks() const
 {
-    return m_offset.size() - 1;
+    return m_group.size();
+}
+
+uint32_t
+FabricRoutingTable::GetNGroups() const
+{
+    return m_groupIndex.size();
 }
 
 TypeId

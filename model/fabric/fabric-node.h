@@ -11,6 +11,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace ns3
@@ -21,8 +22,11 @@ namespace ns3
  * \brief Forwarding table of one fabric node: for every destination rank,
  * the set of equal-cost output ports.
  *
- * Stored flat (offsets + port indices) because a fat-tree of a thousand
- * hosts has over a million entries across its switches.
+ * Destinations point to shared port groups (a Clos switch has a few: its
+ * uplinks, and one group per downlink), so that the table of a switch is
+ * two bytes per destination: a fat-tree of a thousand hosts has over a
+ * million entries across its switches, and a packet-level run reads one per
+ * hop.
  */
 class FabricRoutingTable
 {
@@ -51,21 +55,34 @@ class FabricRoutingTable
     /// \return number of destinations covered
     uint32_t GetNRanks() const;
 
+    /// \return number of distinct port groups
+    uint32_t GetNGroups() const;
+
     /// \param dst destination \return number of ports toward it (0: no route)
     uint32_t GetNPorts(uint32_t dst) const
     {
-        return dst + 1 < m_offset.size() ? m_offset[dst + 1] - m_offset[dst] : 0;
+        if (dst >= m_group.size())
+        {
+            return 0;
+        }
+        const uint16_t g = m_group[dst];
+        return m_groupOffset[g + 1] - m_groupOffset[g];
     }
 
     /// \param dst destination \param i index among its ports \return port index
     uint16_t GetPort(uint32_t dst, uint32_t i) const
     {
-        return m_ports[m_offset[dst] + i];
+        return m_ports[m_groupOffset[m_group[dst]] + i];
     }
 
   private:
-    std::vector<uint32_t> m_offset; //!< first port of each destination, size ranks+1
-    std::vector<uint16_t> m_ports;  //!< concatenated port lists
+    /// \return the group holding exactly these ports (created if new)
+    uint16_t Group(const std::vector<uint16_t>& ports);
+
+    std::vector<uint16_t> m_group;       //!< destination -> port group (0: no route)
+    std::vector<uint32_t> m_groupOffset; //!< first port of each group, size groups+1
+    std::vector<uint16_t> m_ports;       //!< concatenated groups
+    std::map<std::vector<uint16_t>, uint16_t> m_groupIndex; //!< ports -> group
 };
 
 /**
