@@ -1,0 +1,410 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// examples/traffic-sparsity: the traffic matrix of one training iteration of a
+// GPT-style model under TP/PP/DP (and EP) placed on HB domains as the
+// rail-only paper places it, computed without simulation; its sparsity at the
+// paper's scale (32768 GPUs) beside the paper's statements, and a heatmap of a
+// small cluster drawn with gnuplot.
+#include "ns3/core-module.h"
+#include "ns3/gpu-fabric-module.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Parse an unsigned integer flag value or throw naming the flag.
+uint32_t
+ParseCount(const std::string& flag, const std::string& text, uint32_t minimum)
+{
+    size_t used = 0;
+    unsigned long v = 0;
+    try
+    {
+        v = std::stoul(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= minimum &&
+                      v < (1UL << 31),
+                  flag,
+                  text,
+                  fmt::format("an integer >= {}", minimum));
+    return static_cast<uint32_t>(v);
+}
+
+/// Exit 2 for a flag CommandLine does not know (it would exit 1).
+void
+RejectUnknownFlags(int argc, char* argv[], const std::set<std::string>& known)
+{
+    for (int i = 1; i < argc; ++i)
+    {
+        std::string a = argv[i];
+        std::string name = a.substr(0, a.find('='));
+        while (!name.empty() && name[0] == '-')
+        {
+            name.erase(0, 1);
+        }
+        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
+            name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
+            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0)
+        {
+            continue;
+        }
+        if (a.rfind("--", 0) != 0 || !known.count(name))
+        {
+            fmt::print(stderr,
+                       "traffic-sparsity: invalid flag: got '{}', allowed: --{} (see --help)\n",
+                       a,
+                       fmt::join(known, ", --"));
+            std::exit(2);
+        }
+    }
+}
+
+struct JobSpec
+{
+    uint32_t gpus;
+    uint32_t hbSize;
+    uint32_t tp;
+    uint32_t pp;
+    uint32_t dp; // 0: N / (TP PP)
+    uint32_t ep;
+    uint32_t microBatches; // 0: one sequence per micro-batch
+};
+
+TrainingIteration
+MakeIteration(const LlmModel& model,
+              const JobSpec& j,
+              const WorkloadOptions& opt,
+              const std::string& prefix)
+{
+    uint32_t dp = j.dp;
+    if (dp == 0)
+    {
+        const uint64_t tpp = static_cast<uint64_t>(j.tp) * j.pp;
+        FabricRequire(tpp > 0 && j.gpus % tpp == 0,
+                      prefix + "tp * " + prefix + "pp",
+                      tpp,
+                      fmt::format("a divisor of the GPU count {}", j.gpus));
+        dp = static_cast<uint32_t>(j.gpus / tpp);
+    }
+    uint32_t m = j.microBatches;
+    if (m == 0)
+    {
+        FabricRequire(model.GlobalBatchSequences() % dp == 0,
+                      "model batch",
+                      model.GlobalBatchSequences(),
+                      fmt::format("a multiple of DP = {}", dp));
+        m = static_cast<uint32_t>(model.GlobalBatchSequences() / dp);
+    }
+    Parallelism par(j.gpus, j.hbSize, j.tp, j.pp, dp, j.ep, m, model.GlobalBatchSequences());
+    return TrainingIteration(model, par, opt);
+}
+
+nlohmann::json
+SplitJson(const TrafficSplit& s)
+{
+    return {{"bytes", s.Total()},
+            {"intra_domain_bytes", s.intraDomain},
+            {"same_rail_inter_domain_bytes", s.sameRailInter},
+            {"other_inter_domain_bytes", s.otherInter}};
+}
+
+nlohmann::json
+StatsJson(const TrainingIteration& it, const TrafficStats& st)
+{
+    const Parallelism& p = it.GetParallelism();
+    nlohmann::json byDim = nlohmann::json::object();
+    for (size_t d = 0; d < kParallelDims; ++d)
+    {
+        byDim[std::string(ParallelDimName(static_cast<ParallelDim>(d)))] = SplitJson(st.byDim[d]);
+    }
+    return {{"model", it.Model().name},
+            {"gpus", p.Gpus()},
+            {"hb_size", p.GpusPerDomain()},
+            {"tp", p.Tp()},
+            {"pp", p.Pp()},
+            {"dp", p.Dp()},
+            {"dp_inner", p.DpInner()},
+            {"dp_outer", p.DpOuter()},
+            {"ep", p.Ep()},
+            {"micro_batches", p.MicroBatches()},
+            {"dp_algorithm", it.Options().dpAlgorithm},
+            {"ep_algorithm", it.Options().epAlgorithm},
+            {"ordered_pairs", st.orderedPairs},
+            {"pairs_with_traffic", st.pairsWithTraffic},
+            {"inter_domain_pairs_with_traffic", st.interDomainPairsWithTraffic},
+            {"other_pairs_with_traffic", st.otherPairsWithTraffic},
+            {"idle_pair_fraction", st.IdlePairFraction()},
+            {"intra_domain_bytes_fraction", st.IntraDomainFraction()},
+            {"same_rail_bytes_fraction", st.SameRailFraction()},
+            {"other_bytes_fraction", st.OtherFraction()},
+            {"total_bytes", st.all.Total()},
+            {"by_dim", byDim}};
+}
+
+void
+PrintStats(const TrainingIteration& it, const TrafficStats& st)
+{
+    fmt::print("{}: {}\n", it.Model().name, it.GetParallelism().ToString());
+    fmt::print("  {:<44} {:>12}   {}\n", "", "ours", "paper");
+    fmt::print("  {:<44} {:>11.4f}%   more than 99% (32768 GPUs)\n",
+               "GPU pairs that exchange nothing",
+               100 * st.IdlePairFraction());
+    fmt::print("  {:<44} {:>12}\n",
+               "ordered pairs with traffic",
+               fmt::format("{} / {}", st.pairsWithTraffic, st.orderedPairs));
+    fmt::print("  {:<44} {:>11.2f}%   most bytes (TP and in-domain DP)\n",
+               "bytes inside HB domains",
+               100 * st.IntraDomainFraction());
+    fmt::print("  {:<44} {:>11.2f}%   all inter-domain traffic\n",
+               "bytes between domains, same rail",
+               100 * st.SameRailFraction());
+    fmt::print("  {:<44} {:>11.2f}%   none\n",
+               "bytes between domains, other rails",
+               100 * st.OtherFraction());
+    fmt::print("  {:>4} {:>14} {:>12} {:>12} {:>12}\n",
+               "dim",
+               "GB/iteration",
+               "in-domain",
+               "same-rail",
+               "other");
+    for (size_t d = 0; d < kParallelDims; ++d)
+    {
+        const TrafficSplit& s = st.byDim[d];
+        auto pct = [&s](uint64_t part) {
+            return s.Total() == 0 ? std::string("-")
+                                  : fmt::format("{:.2f}%", 100.0 * part / s.Total());
+        };
+        fmt::print("  {:>4} {:>14.3f} {:>12} {:>12} {:>12}\n",
+                   ParallelDimName(static_cast<ParallelDim>(d)),
+                   s.Total() / 1e9,
+                   pct(s.intraDomain),
+                   pct(s.sameRailInter),
+                   pct(s.otherInter));
+    }
+}
+
+/// Write the dense matrix and a gnuplot script; run gnuplot if present.
+void
+Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::string& title)
+{
+    const std::string dat = png + ".dat";
+    const std::string gp = png + ".gp";
+    {
+        std::ofstream f(dat);
+        FabricRequire(f.good(), "--png", png, "a path whose .dat next to it is writable");
+        const uint32_t n = tm.Gpus();
+        std::vector<double> row(n);
+        for (uint32_t s = 0; s < n; ++s)
+        {
+            std::fill(row.begin(), row.end(), 0.0);
+            for (uint32_t d = 0; d < n; ++d)
+            {
+                row[d] = s == d ? 0.0 : tm.Bytes(s, d) / 1e9;
+            }
+            f << fmt::format("{}\n", fmt::join(row, " "));
+        }
+    }
+    {
+        std::ofstream f(gp);
+        FabricRequire(f.good(), "--png", png, "a path whose .gp next to it is writable");
+        f << "set terminal pngcairo size 900,800\n"
+          << fmt::format("set output '{}'\n", png)
+          << fmt::format("set title \"{}\" noenhanced\n", title)
+          << "set xlabel 'destination GPU'\nset ylabel 'source GPU'\n"
+          << fmt::format("set xrange [-0.5:{}]\nset yrange [{}:-0.5]\n",
+                         tm.Gpus() - 0.5,
+                         tm.Gpus() - 0.5)
+          << "set cblabel 'GB per iteration (log scale, white = none)'\n"
+          << "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 '#fde725')\n"
+          << "set xtics out 32\nset ytics out 32\nset size ratio -1\n"
+          << fmt::format("plot '{}' matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n",
+                         dat);
+    }
+    if (std::system("gnuplot --version > /dev/null 2>&1") != 0)
+    {
+        fmt::print("note: gnuplot not found; heatmap data in {} and script in {} (no PNG)\n",
+                   dat,
+                   gp);
+        return;
+    }
+    if (std::system(fmt::format("gnuplot '{}'", gp).c_str()) != 0)
+    {
+        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
+        return;
+    }
+    fmt::print("heatmap: {} (data {}, script {})\n", png, dat, gp);
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string model = "gpt-1t";
+    std::string platform = "dgx-h100";
+    std::string hbSize = "0";
+    std::string gpus = "32768";
+    std::string tp = "8";
+    std::string pp = "64";
+    std::string dp = "0";
+    std::string ep = "1";
+    std::string microBatches = "0";
+    std::string dpAlgorithm = "hierarchical";
+    std::string epAlgorithm = "pxn";
+    std::string heatmapGpus = "128";
+    std::string heatmapPp = "4";
+    std::string png = "traffic-sparsity.png";
+    std::string json;
+    std::string csv;
+
+    RejectUnknownFlags(argc,
+                       argv,
+                       {"model",
+                        "platform",
+                        "hb-size",
+                        "gpus",
+                        "tp",
+                        "pp",
+                        "dp",
+                        "ep",
+                        "micro-batches",
+                        "dp-algorithm",
+                        "ep-algorithm",
+                        "heatmap-gpus",
+                        "heatmap-pp",
+                        "png",
+                        "json",
+                        "csv"});
+    CommandLine cmd(__FILE__);
+    cmd.Usage("Traffic matrix of one LLM training iteration (TP/PP/DP/EP placed on HB domains "
+              "as the rail-only paper places them), its sparsity at scale, and a heatmap of a "
+              "small cluster. No simulation.");
+    cmd.AddValue("model",
+                 fmt::format("model preset: {}", fmt::join(LlmModel::Names(), "|")),
+                 model);
+    cmd.AddValue("platform",
+                 fmt::format("platform preset: {}", fmt::join(HbDomainPreset::Names(), "|")),
+                 platform);
+    cmd.AddValue("hb-size", "GPUs per HB domain K (0: the platform's)", hbSize);
+    cmd.AddValue("gpus", "GPUs N of the large cluster", gpus);
+    cmd.AddValue("tp", "tensor-parallel size (both clusters)", tp);
+    cmd.AddValue("pp", "pipeline-parallel size of the large cluster", pp);
+    cmd.AddValue("dp", "data-parallel size (0: N / (TP PP))", dp);
+    cmd.AddValue("ep", "expert-parallel size (MoE models; divides DP)", ep);
+    cmd.AddValue("micro-batches", "micro-batches per replica (0: one sequence each)", microBatches);
+    cmd.AddValue("dp-algorithm", "DP AllReduce: hierarchical|ring", dpAlgorithm);
+    cmd.AddValue("ep-algorithm", "EP AllToAll: pxn|direct", epAlgorithm);
+    cmd.AddValue("heatmap-gpus",
+                 "GPUs of the heatmap cluster (<= 1024; 0: no heatmap)",
+                 heatmapGpus);
+    cmd.AddValue("heatmap-pp", "pipeline-parallel size of the heatmap cluster", heatmapPp);
+    cmd.AddValue("png", "heatmap PNG path (empty: none)", png);
+    cmd.AddValue("json", "write results as JSON to this path", json);
+    cmd.AddValue("csv", "write the per-dimension table as CSV to this path", csv);
+    cmd.Parse(argc, argv);
+
+    try
+    {
+        const LlmModel m = LlmModel::Get(model);
+        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        WorkloadOptions opt;
+        opt.dpAlgorithm = dpAlgorithm;
+        opt.epAlgorithm = epAlgorithm;
+        opt.gpuFlops = hw.gpuFlops;
+        opt.Validate();
+        uint32_t k = ParseCount("--hb-size", hbSize, 0);
+        k = k == 0 ? hw.gpusPerDomain : k;
+        const JobSpec big{ParseCount("--gpus", gpus, 1),
+                          k,
+                          ParseCount("--tp", tp, 1),
+                          ParseCount("--pp", pp, 1),
+                          ParseCount("--dp", dp, 0),
+                          ParseCount("--ep", ep, 1),
+                          ParseCount("--micro-batches", microBatches, 0)};
+        const uint32_t hGpus = ParseCount("--heatmap-gpus", heatmapGpus, 0);
+        const uint32_t hPp = ParseCount("--heatmap-pp", heatmapPp, 1);
+        FabricRequire(hGpus <= 1024, "--heatmap-gpus", hGpus, "at most 1024 (a dense plot)");
+
+        const TrainingIteration it = MakeIteration(m, big, opt, "--");
+        const TrafficStats st = IterationTrafficMatrix::FromIteration(it).Stats();
+        fmt::print("Traffic of one training iteration (no simulation), platform {}\n", hw.name);
+        PrintStats(it, st);
+        nlohmann::json out = {{"platform", hw.name},
+                              {"cluster", StatsJson(it, st)},
+                              {"paper",
+                               {{"idle_pair_fraction_min", 0.99},
+                                {"gpus", 32768},
+                                {"statement",
+                                 "more than 99% of GPU pairs carry no traffic on 32768 GPUs; "
+                                 "traffic between HB domains flows only between same-rail GPUs"}}}};
+        std::string csvText = "cluster,dim,bytes,intra_domain_bytes,same_rail_inter_domain_bytes,"
+                              "other_inter_domain_bytes\n";
+        auto addCsv = [&csvText](const std::string& name, const TrafficStats& s) {
+            for (size_t d = 0; d < kParallelDims; ++d)
+            {
+                const TrafficSplit& x = s.byDim[d];
+                csvText += fmt::format("{},{},{},{},{},{}\n",
+                                       name,
+                                       ParallelDimName(static_cast<ParallelDim>(d)),
+                                       x.Total(),
+                                       x.intraDomain,
+                                       x.sameRailInter,
+                                       x.otherInter);
+            }
+        };
+        addCsv("cluster", st);
+
+        if (hGpus > 0)
+        {
+            const JobSpec small{hGpus, k, big.tp, hPp, 0, big.ep, 0};
+            const TrainingIteration hit = MakeIteration(m, small, opt, "--heatmap-");
+            const auto htm = IterationTrafficMatrix::FromIteration(hit);
+            const TrafficStats hst = htm.Stats();
+            fmt::print("\nHeatmap cluster\n");
+            PrintStats(hit, hst);
+            out["heatmap"] = StatsJson(hit, hst);
+            addCsv("heatmap", hst);
+            if (!png.empty())
+            {
+                Heatmap(htm,
+                        png,
+                        fmt::format("{}: bytes per GPU pair, {}",
+                                    m.name,
+                                    hit.GetParallelism().ToString()));
+                out["heatmap"]["png"] = png;
+            }
+        }
+        if (!json.empty())
+        {
+            std::ofstream f(json);
+            FabricRequire(f.good(), "--json", json, "a writable file path");
+            f << out.dump(2) << "\n";
+        }
+        if (!csv.empty())
+        {
+            std::ofstream f(csv);
+            FabricRequire(f.good(), "--csv", csv, "a writable file path");
+            f << csvText;
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "traffic-sparsity: {}\n", e.what());
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,129 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "analytical-model.h"
+
+#include "llm-model.h"
+
+#include "ns3/fabric-error.h"
+#include "ns3/hb-domain-preset.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace ns3
+{
+
+AnalyticalParams
+AnalyticalParams::From(const LlmModel& model,
+                       const HbDomainPreset& platform,
+                       uint32_t gpus,
+                       bool attentionFlops)
+{
+    model.Validate();
+    platform.Validate();
+    AnalyticalParams p;
+    p.N = gpus;
+    p.K = platform.gpusPerDomain;
+    p.l = model.layers;
+    p.d_model = model.hiddenSize;
+    p.S_T = model.BlockParamBytes();
+    p.b = static_cast<double>(model.globalBatchTokens);
+    p.M_cc = model.tpRoundsPerBlock;
+    p.M_flop = model.FlopsPerIteration(attentionFlops);
+    p.C = platform.gpuFlops;
+    p.B_F = FromRateBps(static_cast<double>(platform.nvlinkRate.GetBitRate()));
+    p.B_S = FromRateBps(static_cast<double>(platform.nicRate.GetBitRate()));
+    p.Validate();
+    return p;
+}
+
+void
+AnalyticalParams::Validate() const
+{
+    auto positive = [](double v) { return std::isfinite(v) && v > 0; };
+    FabricRequire(positive(N) && N >= 1, "N (GPUs)", N, "a number >= 1");
+    FabricRequire(positive(K) && K >= 1 && K <= N, "K (HB domain size)", K, "in [1, N]");
+    FabricRequire(std::fmod(N, K) == 0,
+                  "K (HB domain size)",
+                  K,
+                  fmt::format("a divisor of N = {}", N));
+    FabricRequire(positive(l), "l (layers)", l, "a positive number");
+    FabricRequire(positive(d_model), "d_model", d_model, "a positive number");
+    FabricRequire(positive(S_T), "S_T (bytes per block)", S_T, "a positive number of bytes");
+    FabricRequire(positive(b), "b (batch, tokens)", b, "a positive number of tokens");
+    FabricRequire(positive(M_cc), "M_cc", M_cc, "a positive number");
+    FabricRequire(std::isfinite(M_flop) && M_flop >= 0, "M_flop", M_flop, "a number >= 0");
+    FabricRequire(positive(C), "C (GPU FLOP/s)", C, "a positive FLOP/s");
+    FabricRequire(positive(B_F), "B_F (HB bandwidth)", B_F, "a positive number of bytes/s");
+    FabricRequire(positive(B_S), "B_S (NIC bandwidth)", B_S, "a positive number of bytes/s");
+    FabricRequire(positive(activationBytes),
+                  "activation bytes factor",
+                  activationBytes,
+                  "a positive number (1: the paper's formula)");
+}
+
+AnalyticalModel::AnalyticalModel(const AnalyticalParams& params)
+    : m_p(params)
+{
+    m_p.Validate();
+}
+
+double
+AnalyticalModel::OptimalTp() const
+{
+    return std::sqrt(m_p.N * m_p.S_T) /
+           (2.0 * std::sqrt(m_p.b * m_p.activationBytes * m_p.M_cc * m_p.d_model));
+}
+
+double
+AnalyticalModel::Eq1MinimizingTp() const
+{
+    return std::sqrt(2.0 * m_p.N * m_p.S_T /
+                     (m_p.M_cc * m_p.b * m_p.activationBytes * m_p.d_model));
+}
+
+double
+AnalyticalModel::ClampedOptimalTp() const
+{
+    return std::clamp(OptimalTp(), 1.0, m_p.K);
+}
+
+IterationTimeBreakdown
+AnalyticalModel::Breakdown(double N_M) const
+{
+    FabricRequire(std::isfinite(N_M) && N_M >= 1 && N_M <= m_p.K,
+                  "N_M (TP size)",
+                  N_M,
+                  fmt::format("in [1, K = {}]", m_p.K));
+    const AnalyticalParams& p = m_p;
+    IterationTimeBreakdown t;
+    t.N_M = N_M;
+    t.N_Ds = p.K / N_M;
+    t.N_Df = p.N / p.K;
+    t.compute = p.M_flop / (p.N * p.C);
+    t.dpRail = p.l * 2.0 * p.S_T * (t.N_Df - 1) / (p.N * p.B_S);
+    t.dpDomain = p.l * 2.0 * p.S_T * (t.N_Ds - 1) / (p.K * p.B_F);
+    t.tp = p.l * p.M_cc * p.b * p.activationBytes * p.d_model * (N_M - 1) / (p.N * p.B_F);
+    t.total = t.compute + t.dpRail + t.dpDomain + t.tp;
+    return t;
+}
+
+double
+AnalyticalModel::IterationTime(double N_M) const
+{
+    return Breakdown(N_M).total;
+}
+
+double
+AnalyticalModel::IdealTime() const
+{
+    const AnalyticalParams& p = m_p;
+    const double nm = std::clamp(OptimalTp(), 1.0, p.N);
+    return p.M_flop / (p.N * p.C) + p.l / (p.B_F * p.N) *
+                                        (2.0 * p.S_T * (p.N / nm - 1) +
+                                         p.M_cc * p.b * p.activationBytes * p.d_model * (nm - 1));
+}
+
+} // namespace ns3

@@ -1,0 +1,160 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_ANALYTICAL_MODEL_H
+#define GPU_FABRIC_ANALYTICAL_MODEL_H
+
+#include <cstdint>
+#include <string>
+
+namespace ns3
+{
+
+struct LlmModel;
+struct HbDomainPreset;
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The variables of the rail-only paper's iteration-time model (HotNets
+ *        2023, Eq. 1), named as in the paper.
+ *
+ * Units: bytes, bytes per second (B_F, B_S: convert a rate in bits per
+ * second with FromRateBps or divide by 8), FLOP and FLOP/s.  b is in tokens
+ * and b * d_model enters the TP term as printed in the paper (no bytes per
+ * activation factor, see \c activationBytes).
+ */
+struct AnalyticalParams
+{
+    double N{0};       //!< GPUs
+    double K{0};       //!< GPUs per HB domain
+    double l{0};       //!< transformer blocks
+    double d_model{0}; //!< hidden size
+    double S_T{0};     //!< bytes of one block's parameters (12 d_model^2 * 2 for BF16 GPT)
+    double b{0};       //!< global batch, tokens
+    double M_cc{8};    //!< TP collective rounds per block (8 GPT/OPT, 12 PaLM)
+    double M_flop{0};  //!< FLOPs per iteration
+    double C{0};       //!< GPU FLOP/s
+    double B_F{0};     //!< HB (NVLink) bandwidth per GPU, bytes/s
+    double B_S{0};     //!< NIC (scale-out) bandwidth per GPU, bytes/s
+    /// Factor on b * d_model in the TP term: 1 reproduces the paper's formula as
+    /// printed; bytesPerActivation (2 for BF16) makes it bytes.  Not in the paper.
+    double activationBytes{1};
+
+    /// \param bps bits per second \return bytes per second
+    static double FromRateBps(double bps)
+    {
+        return bps / 8.0;
+    }
+
+    /**
+     * \brief The variables for a model on a platform: l, d_model, S_T =
+     *        BlockParamBytes(), b = globalBatchTokens, M_cc = tpRoundsPerBlock,
+     *        M_flop = FlopsPerIteration(), C, B_F, B_S from the preset.
+     * \param model the model \param platform K, NVLink and NIC rates, FLOP/s
+     * \param gpus N \param attentionFlops include the attention term in M_flop
+     * \return the parameters
+     */
+    static AnalyticalParams From(const LlmModel& model,
+                                 const HbDomainPreset& platform,
+                                 uint32_t gpus,
+                                 bool attentionFlops = false);
+
+    /// Throws FabricConfigError naming the first variable out of range.
+    void Validate() const;
+};
+
+/// Terms of Eq. 1, seconds.
+struct IterationTimeBreakdown
+{
+    double N_M{0};      //!< TP size used
+    double N_Ds{0};     //!< K / N_M
+    double N_Df{0};     //!< N / K
+    double compute{0};  //!< M_flop / (N C)
+    double dpRail{0};   //!< l * 2 S_T (N_Df - 1) / (N B_S): first-level DP on rails
+    double dpDomain{0}; //!< l * 2 S_T (N_Ds - 1) / (K B_F): second-level DP in domains
+    double tp{0};       //!< l * M_cc b d_model (N_M - 1) / (N B_F)
+    double total{0};    //!< sum of the above
+
+    /// \return communication time (total - compute)
+    double Communication() const
+    {
+        return total - compute;
+    }
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The rail-only paper's analytical model of one iteration under data
+ *        and tensor parallelism (no pipeline), bandwidth terms only:
+ *
+ *     T_iter = M_flop/(N C) + l ( 2 S_T (N_Df - 1)/(N B_S)
+ *                               + (1/B_F)(2 S_T (N_Ds - 1)/K + M_cc b d_model (N_M - 1)/N) )
+ *
+ * with N_Df = N/K across domains on rails, N_Ds = K/N_M inside a domain, and
+ * N_M the TP size.  DP uses the hierarchical AllReduce (one stage inside the
+ * domain over B_F, one across domains on the rail over B_S), and TP stays in
+ * the domain, so the same formula holds for rail-only and for any network
+ * with full bandwidth B_S per GPU between domains.  N_M may be fractional (the
+ * formula is continuous); callers that want a real TP size round it.
+ */
+class AnalyticalModel
+{
+  public:
+    /// \param params the variables (validated)
+    explicit AnalyticalModel(const AnalyticalParams& params);
+
+    /// \return the variables
+    const AnalyticalParams& Params() const
+    {
+        return m_p;
+    }
+
+    /**
+     * \brief The paper's optimal TP size,
+     *        N_M* = sqrt(N S_T) / (2 sqrt(b M_cc d_model)), as printed (with
+     *        activationBytes multiplying b d_model).  Not clamped.
+     * \return N_M*
+     */
+    double OptimalTp() const;
+
+    /**
+     * \brief The TP size that minimises Eq. 1 itself: setting the derivative
+     *        of 2 S_T/N_M + M_cc b d_model N_M / N to zero gives
+     *        sqrt(2 N S_T / (M_cc b d_model)), 2 sqrt(2) times the paper's
+     *        N_M*.  Not clamped.  Informative: we could not reconcile the two.
+     * \return argmin of Eq. 1 over N_M
+     */
+    double Eq1MinimizingTp() const;
+
+    /// \return OptimalTp() clamped to [1, K] (what the K sweep uses)
+    double ClampedOptimalTp() const;
+
+    /**
+     * \brief Eq. 1 with TP size \p N_M.
+     * \param N_M TP size, in [1, K]
+     * \return seconds
+     */
+    double IterationTime(double N_M) const;
+
+    /**
+     * \brief Eq. 1 term by term.
+     * \param N_M TP size, in [1, K]
+     * \return the terms
+     */
+    IterationTimeBreakdown Breakdown(double N_M) const;
+
+    /**
+     * \brief The ideal network: all N GPUs in one HB domain (every GPU reaches
+     *        every other at B_F), with the paper's N_M* (clamped to [1, N]):
+     *        T_ideal = M_flop/(N C) + l/(B_F N) (2 S_T (N/N_M* - 1) + M_cc b d_model (N_M* - 1)).
+     * \return seconds
+     */
+    double IdealTime() const;
+
+  private:
+    AnalyticalParams m_p; //!< variables
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_ANALYTICAL_MODEL_H
