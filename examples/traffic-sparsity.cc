@@ -229,7 +229,8 @@ Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::str
                          tm.Gpus() - 0.5,
                          tm.Gpus() - 0.5)
           << "set cblabel 'GB per iteration (log scale, white = none)'\n"
-          << "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 '#fde725')\n"
+          << "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 "
+             "'#fde725')\n"
           << "set xtics out 32\nset ytics out 32\nset size ratio -1\n"
           << fmt::format("plot '{}' matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n",
                          dat);
@@ -312,7 +313,7 @@ main(int argc, char* argv[])
                  "GPUs of the heatmap cluster (<= 1024; 0: no heatmap)",
                  heatmapGpus);
     cmd.AddValue("heatmap-pp", "pipeline-parallel size of the heatmap cluster", heatmapPp);
-    cmd.AddValue("png", "heatmap PNG path (empty: none)", png);
+    cmd.AddValue("png", "heatmap PNG path (none: no heatmap file)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the per-dimension table as CSV to this path", csv);
     cmd.Parse(argc, argv);
@@ -378,7 +379,7 @@ main(int argc, char* argv[])
             PrintStats(hit, hst);
             out["heatmap"] = StatsJson(hit, hst);
             addCsv("heatmap", hst);
-            if (!png.empty())
+            if (!png.empty() && png != "none")
             {
                 Heatmap(htm,
                         png,

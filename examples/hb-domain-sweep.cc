@@ -1,0 +1,451 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// examples/hb-domain-sweep: iteration time against the HB domain size K from
+// the rail-only paper's analytical model (HotNets 2023, Eq. 1), for GPT-3 and
+// OPT-175B on 32768 GPUs, beside the paper's reported gains.
+//
+// Parameters (our reading of the paper; none tuned to its numbers):
+// - platform "gh200-256-hotnets": B_F = 7.68 Tb/s HB bandwidth per GPU (the
+//   HotNets figure), B_S = 400 Gb/s NIC, C = 989 TFLOP/s dense BF16, no
+//   efficiency factor; K replaced by each swept value;
+// - N = 32768 GPUs (the paper's cluster size);
+// - S_T = 12 d_model^2 * 2 bytes; M_flop = 6 * parameters * b; M_cc = 8;
+//   b = 32M tokens (GPT-3, the reference's figure) and 2M tokens (OPT);
+// - N_M = the paper's N_M* = sqrt(N S_T) / (2 sqrt(b M_cc d_model)), not
+//   rounded, clamped to [1, K]; b d_model enters as printed (no bytes factor).
+// --tp-mode and --activation-bytes show how the trends move under the other
+// readings.
+#include "ns3/core-module.h"
+#include "ns3/gpu-fabric-module.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+using namespace ns3;
+
+namespace
+{
+
+/// The paper's reported gains (percent cut of iteration time), read off its figures.
+const std::map<std::pair<std::string, std::pair<uint32_t, uint32_t>>, double> kPaperGains = {
+    {{"gpt3-175b", {32, 64}}, 12.0},
+    {{"opt-175b", {32, 64}}, 37.0},
+    {{"gpt3-175b", {512, 1024}}, 0.95},
+    {{"opt-175b", {512, 1024}}, 7.5},
+};
+
+/// One row of the sweep: one model at one K.
+struct SweepRow
+{
+    std::string model;
+    uint32_t gpus{0};
+    uint32_t hbSize{0};
+    IterationTimeBreakdown analytical; //!< Eq. 1 term by term
+    double idealTime{0};               //!< all N GPUs in one HB domain
+    // a simulated column will be added here by the simulation examples
+};
+
+/// TP size for Eq. 1: the paper's N_M*, the minimiser of Eq. 1, or K.
+double
+ChooseTp(const AnalyticalModel& am, const std::string& mode)
+{
+    const double k = am.Params().K;
+    if (mode == "paper")
+    {
+        return am.ClampedOptimalTp();
+    }
+    if (mode == "eq1")
+    {
+        return std::clamp(am.Eq1MinimizingTp(), 1.0, k);
+    }
+    return k; // "domain": TP fills the HB domain
+}
+
+/**
+ * \brief The analytical row of the sweep.
+ * \param model the model \param platform platform (its K is replaced by \p k)
+ * \param gpus N \param k HB domain size \param tpMode paper|eq1|domain
+ * \param activationBytes factor on b d_model (1: the paper's formula)
+ * \return the row
+ */
+SweepRow
+AnalyticalRow(const LlmModel& model,
+              HbDomainPreset platform,
+              uint32_t gpus,
+              uint32_t k,
+              const std::string& tpMode,
+              double activationBytes)
+{
+    platform.gpusPerDomain = k;
+    AnalyticalParams p = AnalyticalParams::From(model, platform, gpus);
+    p.activationBytes = activationBytes;
+    const AnalyticalModel am(p);
+    SweepRow row;
+    row.model = model.name;
+    row.gpus = gpus;
+    row.hbSize = k;
+    row.analytical = am.Breakdown(ChooseTp(am, tpMode));
+    row.idealTime = am.IdealTime();
+    return row;
+}
+
+uint32_t
+ParseCount(const std::string& flag, const std::string& text)
+{
+    size_t used = 0;
+    unsigned long v = 0;
+    try
+    {
+        v = std::stoul(text, &used);
+    }
+    catch (const std::exception&)
+    {
+        used = 0;
+    }
+    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= 1 && v < (1UL << 31),
+                  flag,
+                  text,
+                  "a positive integer");
+    return static_cast<uint32_t>(v);
+}
+
+std::vector<std::string>
+SplitList(const std::string& flag, const std::string& text)
+{
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ','))
+    {
+        FabricRequire(!item.empty(), flag, text, "a comma-separated list without empty items");
+        out.push_back(item);
+    }
+    FabricRequire(!out.empty(), flag, text, "at least one item");
+    return out;
+}
+
+/// Exit 2 for a flag CommandLine does not know (it would exit 1).
+void
+RejectUnknownFlags(int argc, char* argv[], const std::set<std::string>& known)
+{
+    for (int i = 1; i < argc; ++i)
+    {
+        std::string a = argv[i];
+        std::string name = a.substr(0, a.find('='));
+        while (!name.empty() && name[0] == '-')
+        {
+            name.erase(0, 1);
+        }
+        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
+            name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
+            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0)
+        {
+            continue;
+        }
+        if (a.rfind("--", 0) != 0 || !known.count(name))
+        {
+            fmt::print(stderr,
+                       "hb-domain-sweep: invalid flag: got '{}', allowed: --{} (see --help)\n",
+                       a,
+                       fmt::join(known, ", --"));
+            std::exit(2);
+        }
+    }
+}
+
+void
+Plot(const std::map<std::string, std::vector<SweepRow>>& rows, const std::string& png)
+{
+    const std::string dat = png + ".dat";
+    const std::string gp = png + ".gp";
+    {
+        std::ofstream f(dat);
+        FabricRequire(f.good(), "--png", png, "a path whose .dat next to it is writable");
+        for (const auto& [model, list] : rows)
+        {
+            f << "# " << model << "\n";
+            for (const auto& r : list)
+            {
+                f << fmt::format("{} {} {}\n", r.hbSize, r.analytical.total, r.idealTime);
+            }
+            f << "\n\n";
+        }
+    }
+    {
+        std::ofstream f(gp);
+        FabricRequire(f.good(), "--png", png, "a path whose .gp next to it is writable");
+        f << "set terminal pngcairo size 900,600\n"
+          << fmt::format("set output '{}'\n", png)
+          << "set title 'Iteration time vs HB domain size (rail-only analytical model, Eq. 1)'\n"
+          << "set xlabel 'HB domain size K (GPUs)'\nset ylabel 'iteration time (s)'\n"
+          << "set logscale x 2\nset logscale y\nset key top right\nset grid\n"
+          << "plot ";
+        size_t i = 0;
+        for (const auto& [model, list] : rows)
+        {
+            f << fmt::format("{}'{}' index {} using 1:2 with linespoints lw 2 title '{}'",
+                             i == 0 ? "" : ", ",
+                             dat,
+                             i,
+                             model);
+            f << fmt::format(", '{}' index {} using 1:3 with lines dt 2 title '{} ideal'",
+                             dat,
+                             i,
+                             model);
+            ++i;
+        }
+        f << "\n";
+    }
+    if (std::system("gnuplot --version > /dev/null 2>&1") != 0)
+    {
+        fmt::print("note: gnuplot not found; data in {} and script in {} (no PNG)\n", dat, gp);
+        return;
+    }
+    if (std::system(fmt::format("gnuplot '{}'", gp).c_str()) != 0)
+    {
+        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
+        return;
+    }
+    fmt::print("plot: {}\n", png);
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string models = "gpt3-175b,opt-175b";
+    std::string platform = "gh200-256-hotnets";
+    std::string gpus = "32768";
+    std::string hbSizes = "8,16,32,64,128,256,512,1024";
+    std::string tpMode = "paper";
+    std::string activationBytesText = "1";
+    std::string png = "hb-domain-sweep.png";
+    std::string json;
+    std::string csv;
+
+    RejectUnknownFlags(argc,
+                       argv,
+                       {"models",
+                        "platform",
+                        "gpus",
+                        "hb-sizes",
+                        "tp-mode",
+                        "activation-bytes",
+                        "png",
+                        "json",
+                        "csv"});
+    CommandLine cmd(__FILE__);
+    cmd.Usage("Iteration time vs HB domain size K from the rail-only paper's analytical model "
+              "(Eq. 1), beside the paper's reported gains.");
+    cmd.AddValue(
+        "models",
+        fmt::format("comma-separated model presets: {}", fmt::join(LlmModel::Names(), "|")),
+        models);
+    cmd.AddValue(
+        "platform",
+        fmt::format("platform preset (B_F, B_S, C): {}", fmt::join(HbDomainPreset::Names(), "|")),
+        platform);
+    cmd.AddValue("gpus", "GPUs N", gpus);
+    cmd.AddValue("hb-sizes", "comma-separated HB domain sizes K (divisors of N)", hbSizes);
+    cmd.AddValue("tp-mode",
+                 "TP size: paper (N_M* as printed) | eq1 (minimiser of Eq. 1) | domain (TP = K)",
+                 tpMode);
+    cmd.AddValue("activation-bytes",
+                 "factor on b*d_model in the TP term (1: the paper's formula; 2: BF16 bytes)",
+                 activationBytesText);
+    cmd.AddValue("png", "plot PNG path (none: no plot)", png);
+    cmd.AddValue("json", "write results as JSON to this path", json);
+    cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    cmd.Parse(argc, argv);
+
+    try
+    {
+        FabricRequire(tpMode == "paper" || tpMode == "eq1" || tpMode == "domain",
+                      "--tp-mode",
+                      tpMode,
+                      "paper, eq1 or domain");
+        double activationBytes = 0;
+        {
+            size_t used = 0;
+            try
+            {
+                activationBytes = std::stod(activationBytesText, &used);
+            }
+            catch (const std::exception&)
+            {
+                used = 0;
+            }
+            FabricRequire(used == activationBytesText.size() && used > 0 &&
+                              std::isfinite(activationBytes) && activationBytes > 0,
+                          "--activation-bytes",
+                          activationBytesText,
+                          "a positive number (1: the paper's formula; 2: BF16 bytes)");
+        }
+        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        const uint32_t n = ParseCount("--gpus", gpus);
+        std::vector<uint32_t> ks;
+        for (const auto& s : SplitList("--hb-sizes", hbSizes))
+        {
+            const uint32_t k = ParseCount("--hb-sizes", s);
+            FabricRequire(n % k == 0,
+                          "--hb-sizes",
+                          k,
+                          fmt::format("a divisor of the GPU count {}", n));
+            ks.push_back(k);
+        }
+        std::map<std::string, std::vector<SweepRow>> rows;
+        nlohmann::json jrows = nlohmann::json::array();
+        std::string csvText = "model,gpus,hb_size,tp,dp_inner,dp_outer,compute_s,dp_rail_s,"
+                              "dp_domain_s,tp_s,iteration_time_s,ideal_time_s\n";
+        fmt::print("Rail-only analytical model, N = {}, platform {} (B_F = {} Gb/s, B_S = {} "
+                   "Gb/s, C = {} TFLOP/s), TP mode {}, activation bytes {}\n",
+                   n,
+                   hw.name,
+                   hw.nvlinkRate.GetBitRate() / 1e9,
+                   hw.nicRate.GetBitRate() / 1e9,
+                   hw.gpuFlops / 1e12,
+                   tpMode,
+                   activationBytes);
+        for (const auto& name : SplitList("--models", models))
+        {
+            const LlmModel m = LlmModel::Get(name);
+            fmt::print("\n{} (l = {}, d_model = {}, b = {} tokens, M_cc = {})\n",
+                       m.name,
+                       m.layers,
+                       m.hiddenSize,
+                       m.globalBatchTokens,
+                       m.tpRoundsPerBlock);
+            fmt::print("{:>6} {:>7} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
+                       "K",
+                       "N_M",
+                       "N_Df",
+                       "compute",
+                       "DP rail",
+                       "DP domain",
+                       "TP",
+                       "T_iter s",
+                       "T_ideal s",
+                       "T/T_ideal");
+            for (uint32_t k : ks)
+            {
+                const SweepRow r = AnalyticalRow(m, hw, n, k, tpMode, activationBytes);
+                const auto& a = r.analytical;
+                fmt::print("{:>6} {:>7.2f} {:>7.0f} {:>9.4f} {:>10.4f} {:>10.4f} {:>10.4f} "
+                           "{:>10.4f} {:>10.4f} {:>9.3f}\n",
+                           k,
+                           a.N_M,
+                           a.N_Df,
+                           a.compute,
+                           a.dpRail,
+                           a.dpDomain,
+                           a.tp,
+                           a.total,
+                           r.idealTime,
+                           a.total / r.idealTime);
+                csvText += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                                       m.name,
+                                       n,
+                                       k,
+                                       a.N_M,
+                                       a.N_Ds,
+                                       a.N_Df,
+                                       a.compute,
+                                       a.dpRail,
+                                       a.dpDomain,
+                                       a.tp,
+                                       a.total,
+                                       r.idealTime);
+                jrows.push_back({{"model", m.name},
+                                 {"gpus", n},
+                                 {"hb_size", k},
+                                 {"tp", a.N_M},
+                                 {"dp_inner", a.N_Ds},
+                                 {"dp_outer", a.N_Df},
+                                 {"compute_time_s", a.compute},
+                                 {"dp_rail_time_s", a.dpRail},
+                                 {"dp_domain_time_s", a.dpDomain},
+                                 {"tp_time_s", a.tp},
+                                 {"iteration_time_s", a.total},
+                                 {"analytical_time_s", a.total},
+                                 {"ideal_time_s", r.idealTime}});
+                rows[m.name].push_back(r);
+            }
+        }
+
+        fmt::print("\nGain of doubling K (cut of iteration time), ours vs the paper:\n");
+        nlohmann::json jtrends = nlohmann::json::array();
+        for (const auto& [model, list] : rows)
+        {
+            for (size_t i = 0; i + 1 < list.size(); ++i)
+            {
+                const SweepRow& a = list[i];
+                const SweepRow& b = list[i + 1];
+                if (b.hbSize != 2 * a.hbSize)
+                {
+                    continue;
+                }
+                const double ours = 100.0 * (1.0 - b.analytical.total / a.analytical.total);
+                auto it = kPaperGains.find({model, {a.hbSize, b.hbSize}});
+                nlohmann::json t = {{"model", model},
+                                    {"from_hb_size", a.hbSize},
+                                    {"to_hb_size", b.hbSize},
+                                    {"gain_pct", ours}};
+                std::string paper = "";
+                if (it != kPaperGains.end())
+                {
+                    t["paper_gain_pct"] = it->second;
+                    paper = fmt::format("   paper {:>5.2f}%  (diff {:+.2f} pp)",
+                                        it->second,
+                                        ours - it->second);
+                }
+                fmt::print("  {:<10} K {:>4} -> {:>4}: {:>6.2f}%{}\n",
+                           model,
+                           a.hbSize,
+                           b.hbSize,
+                           ours,
+                           paper);
+                jtrends.push_back(t);
+            }
+        }
+        fmt::print("paper: on 32768 GPUs an ideal all-HB network is only 1.06x-1.88x faster "
+                   "(T/T_ideal column above)\n");
+        if (!png.empty() && png != "none")
+        {
+            Plot(rows, png);
+        }
+        if (!json.empty())
+        {
+            std::ofstream f(json);
+            FabricRequire(f.good(), "--json", json, "a writable file path");
+            f << nlohmann::json({{"gpus", n},
+                                 {"platform", hw.name},
+                                 {"tp_mode", tpMode},
+                                 {"activation_bytes", activationBytes},
+                                 {"results", jrows},
+                                 {"trends", jtrends}})
+                     .dump(2)
+              << "\n";
+        }
+        if (!csv.empty())
+        {
+            std::ofstream f(csv);
+            FabricRequire(f.good(), "--csv", csv, "a writable file path");
+            f << csvText;
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "hb-domain-sweep: {}\n", e.what());
+        return 2;
+    }
+    return 0;
+}
