@@ -9,6 +9,7 @@
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/hb-domain-preset.h"
+#include "ns3/pcap-file.h"
 #include "ns3/queue-size.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
@@ -373,6 +374,49 @@ TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
     ClusterParams p;
     p.gpus = 12; // not a multiple of K = 8
     EXPECT_THROW(BuildRailOnly(p), FabricConfigError);
+}
+
+TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)
+{
+    const std::string prefix = ::testing::TempDir() + "gpu-fabric-pcap";
+    FabricHelper helper;
+    Ptr<Fabric> fabric = helper.Install(Star(2, 100'000'000'000ULL, 1000));
+    helper.EnablePcapAll(prefix);
+    const uint64_t bytes = 10'000;
+    fabric->GetTransport()->Send(0, 1, bytes, Transport::DoneCallback());
+    Simulator::Run();
+    // the sender's NIC: GPU 0 is node 0, its NIC device 0
+    const std::string file = prefix + "-" + std::to_string(fabric->GetGpu(0)->GetId()) + "-0.pcap";
+    fabric = nullptr;
+    Simulator::Destroy(); // closes (flushes) the capture files
+    PcapFile pcap;
+    pcap.Open(file, std::ios::in);
+    ASSERT_FALSE(pcap.Fail()) << file;
+    EXPECT_EQ(pcap.GetDataLinkType(), 1u); // DLT_EN10MB
+    uint32_t frames = 0;
+    uint64_t payload = 0;
+    while (true)
+    {
+        uint8_t data[9000];
+        uint32_t sec = 0;
+        uint32_t usec = 0;
+        uint32_t incl = 0;
+        uint32_t orig = 0;
+        uint32_t read = 0;
+        pcap.Read(data, sizeof(data), sec, usec, incl, orig, read);
+        if (pcap.Eof())
+        {
+            break;
+        }
+        ++frames;
+        payload += orig - FabricHeader::kSerializedSize;
+        EXPECT_EQ(data[12], 0x88); // EtherType 0x88B5
+        EXPECT_EQ(data[13], 0xB5);
+        EXPECT_EQ(data[5], 1);  // destination MAC ends with rank 1
+        EXPECT_EQ(data[11], 0); // source MAC ends with rank 0
+    }
+    EXPECT_EQ(frames, 3u); // 10000 bytes in 4096-byte payloads
+    EXPECT_EQ(payload, bytes);
 }
 
 TEST_F(FabricTest, PresetsCarryThePublishedFigures)
