@@ -135,6 +135,7 @@ CollectiveRun::StartRank(uint32_t local)
     if (m_left[local] == 0)
     {
         m_rankFinish[local] = Simulator::Now();
+        m_rankCompleteTrace(local, Simulator::Now()); // nothing to do
     }
     for (uint32_t i = 0; i < m_schedule.NumOps(local); ++i)
     {

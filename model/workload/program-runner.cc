@@ -1,0 +1,289 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "program-runner.h"
+
+#include "ns3/collective-algorithms.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("ProgramRunner");
+NS_OBJECT_ENSURE_REGISTERED(ProgramRunner);
+
+void
+ParallelProgram::Validate() const
+{
+    FabricRequire(ranks >= 1, "program ranks", ranks, "at least 1");
+    FabricRequire(tasks.size() == ranks,
+                  "program tasks",
+                  tasks.size(),
+                  fmt::format("one task list per rank ({})", ranks));
+    std::vector<std::vector<uint32_t>> uses(comms.size());
+    for (uint32_t c = 0; c < comms.size(); ++c)
+    {
+        const ProgramComm& comm = comms[c];
+        FabricRequire(comm.members.size() >= 2,
+                      fmt::format("comm {} ({}) members", c, comm.label),
+                      comm.members.size(),
+                      "at least 2 ranks");
+        FabricRequire(comm.collective != "sendrecv" || comm.members.size() == 2,
+                      fmt::format("comm {} ({}) members", c, comm.label),
+                      comm.members.size(),
+                      "exactly 2 for sendrecv (sender, receiver)");
+        for (uint32_t m : comm.members)
+        {
+            FabricRequire(m < ranks,
+                          fmt::format("comm {} ({}) member", c, comm.label),
+                          m,
+                          fmt::format("a rank below {}", ranks));
+        }
+    }
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        for (uint32_t i = 0; i < tasks[r].size(); ++i)
+        {
+            const ProgramTask& t = tasks[r][i];
+            for (uint32_t d : t.deps)
+            {
+                FabricRequire(d < i,
+                              fmt::format("rank {} task {} dependency", r, i),
+                              d,
+                              "an earlier task of the same rank");
+            }
+            if (t.kind == ProgramTask::Kind::Compute)
+            {
+                FabricRequire(t.seconds >= 0,
+                              fmt::format("rank {} task {} compute seconds", r, i),
+                              t.seconds,
+                              "a time >= 0");
+                continue;
+            }
+            FabricRequire(t.comm < comms.size(),
+                          fmt::format("rank {} task {} comm", r, i),
+                          t.comm,
+                          fmt::format("an index below {}", comms.size()));
+            uses[t.comm].push_back(r);
+        }
+    }
+    for (uint32_t c = 0; c < comms.size(); ++c)
+    {
+        std::vector<uint32_t> members = comms[c].members;
+        std::sort(members.begin(), members.end());
+        std::sort(uses[c].begin(), uses[c].end());
+        FabricRequire(members == uses[c],
+                      fmt::format("comm {} ({})", c, comms[c].label),
+                      fmt::format("used by {} tasks", uses[c].size()),
+                      "exactly one task on each member rank");
+    }
+}
+
+TypeId
+ProgramRunner::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ProgramRunner")
+                            .SetParent<Object>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<ProgramRunner>();
+    return tid;
+}
+
+ProgramRunner::ProgramRunner() = default;
+
+void
+ProgramRunner::DoDispose()
+{
+    m_transport = nullptr;
+    m_runs.clear();
+    m_done = CompletionCallback();
+    Object::DoDispose();
+}
+
+void
+ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
+{
+    FabricRequire(transport != nullptr, "transport", "null", "a Transport");
+    program.Validate();
+    FabricRequire(program.ranks <= transport->GetNRanks(),
+                  "program ranks",
+                  program.ranks,
+                  fmt::format("at most the transport's {} ranks", transport->GetNRanks()));
+    m_program = std::move(program);
+    m_transport = transport;
+    const uint32_t n = m_program.ranks;
+    m_waiting.assign(n, {});
+    m_dependents.assign(n, {});
+    m_left.assign(n, 0);
+    m_rankFinish.assign(n, Time());
+    m_commSeconds.assign(n, 0.0);
+    m_runs.assign(m_program.comms.size(), nullptr);
+    m_commTask.assign(m_program.comms.size(), {});
+    m_commStart.assign(m_program.comms.size(), {});
+    m_tasksLeft = 0;
+    for (uint32_t c = 0; c < m_program.comms.size(); ++c)
+    {
+        m_commTask[c].assign(m_program.comms[c].members.size(), 0);
+        m_commStart[c].assign(m_program.comms[c].members.size(), 0.0);
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const auto& tasks = m_program.tasks[r];
+        m_left[r] = tasks.size();
+        m_tasksLeft += tasks.size();
+        m_waiting[r].assign(tasks.size(), 0);
+        m_dependents[r].assign(tasks.size(), {});
+        for (uint32_t i = 0; i < tasks.size(); ++i)
+        {
+            m_waiting[r][i] = tasks[i].deps.size();
+            for (uint32_t d : tasks[i].deps)
+            {
+                m_dependents[r][d].push_back(i);
+            }
+            if (tasks[i].kind == ProgramTask::Kind::Comm)
+            {
+                const auto& members = m_program.comms[tasks[i].comm].members;
+                const auto local = static_cast<uint32_t>(
+                    std::find(members.begin(), members.end(), r) - members.begin());
+                m_commTask[tasks[i].comm][local] = i;
+            }
+        }
+    }
+}
+
+void
+ProgramRunner::SetCompletionCallback(CompletionCallback cb)
+{
+    m_done = cb;
+}
+
+void
+ProgramRunner::Start()
+{
+    for (uint32_t r = 0; r < m_program.ranks; ++r)
+    {
+        if (m_left[r] == 0)
+        {
+            m_rankFinish[r] = Simulator::Now();
+        }
+        for (uint32_t i = 0; i < m_program.tasks[r].size(); ++i)
+        {
+            if (m_waiting[r][i] == 0)
+            {
+                Ready(r, i);
+            }
+        }
+    }
+}
+
+void
+ProgramRunner::Ready(uint32_t rank, uint32_t task)
+{
+    const ProgramTask& t = m_program.tasks[rank][task];
+    if (t.kind == ProgramTask::Kind::Compute)
+    {
+        Simulator::Schedule(Seconds(t.seconds), &ProgramRunner::TaskDone, this, rank, task);
+        return;
+    }
+    const ProgramComm& comm = m_program.comms[t.comm];
+    Ptr<CollectiveRun>& run = m_runs[t.comm];
+    if (!run)
+    {
+        // built when first reached, so that a long program holds only the
+        // schedules of comms in progress or done
+        CollectiveSchedule s;
+        if (comm.collective == "sendrecv")
+        {
+            s = SendRecvPairs(2, {{0, 1}}, comm.bytes, comm.chunkBytes, 1);
+            s.SetCommunicator(comm.members);
+        }
+        else
+        {
+            ScheduleRequest req;
+            req.collective = comm.collective;
+            req.algorithm = comm.algorithm;
+            req.ranks = comm.members.size();
+            req.bytes = comm.bytes;
+            req.chunkBytes = comm.chunkBytes;
+            req.domainSize = comm.domainSize;
+            req.communicator = comm.members;
+            s = MakeSchedule(req);
+        }
+        run = CreateObject<CollectiveRun>();
+        run->Setup(std::move(s), m_transport);
+        run->TraceConnectWithoutContext("RankComplete",
+                                        MakeCallback(&ProgramRunner::CommRankDone, this, t.comm));
+    }
+    const auto& members = comm.members;
+    const auto local =
+        static_cast<uint32_t>(std::find(members.begin(), members.end(), rank) - members.begin());
+    m_commStart[t.comm][local] = Simulator::Now().GetSeconds();
+    run->StartRank(local);
+}
+
+void
+ProgramRunner::CommRankDone(uint32_t comm, uint32_t local, Time when)
+{
+    const uint32_t rank = m_program.comms[comm].members[local];
+    m_commSeconds[rank] += when.GetSeconds() - m_commStart[comm][local];
+    TaskDone(rank, m_commTask[comm][local]);
+}
+
+void
+ProgramRunner::TaskDone(uint32_t rank, uint32_t task)
+{
+    if (--m_left[rank] == 0)
+    {
+        m_rankFinish[rank] = Simulator::Now();
+    }
+    --m_tasksLeft;
+    for (uint32_t next : m_dependents[rank][task])
+    {
+        if (--m_waiting[rank][next] == 0)
+        {
+            Ready(rank, next);
+        }
+    }
+    if (m_tasksLeft == 0)
+    {
+        m_finish = Simulator::Now();
+        if (!m_done.IsNull())
+        {
+            m_done(this);
+        }
+    }
+}
+
+bool
+ProgramRunner::IsComplete() const
+{
+    return m_tasksLeft == 0;
+}
+
+Time
+ProgramRunner::GetFinishTime() const
+{
+    return m_finish;
+}
+
+Time
+ProgramRunner::GetRankFinishTime(uint32_t rank) const
+{
+    return m_rankFinish.at(rank);
+}
+
+const std::vector<double>&
+ProgramRunner::GetCommSeconds() const
+{
+    return m_commSeconds;
+}
+
+const std::vector<Ptr<CollectiveRun>>&
+ProgramRunner::GetRuns() const
+{
+    return m_runs;
+}
+
+} // namespace ns3

@@ -1,0 +1,137 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_PROGRAM_RUNNER_H
+#define GPU_FABRIC_PROGRAM_RUNNER_H
+
+#include "ns3/collective-application.h"
+#include "ns3/fabric-transport.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A communication step shared by several ranks: a collective (or a
+ * point-to-point transfer) on a communicator of global ranks.
+ */
+struct ProgramComm
+{
+    std::string collective{"allreduce"}; //!< allreduce|allgather|reducescatter|alltoall|sendrecv
+    std::string algorithm{"ring"};       //!< algorithm name (ignored for sendrecv)
+    std::vector<uint32_t> members;       //!< global ranks, communicator order
+    uint64_t bytes{0};                   //!< nccl-tests size (sendrecv: bytes sent)
+    uint64_t chunkBytes{0};              //!< pipelining chunk (0: none)
+    uint32_t domainSize{0};              //!< K for hierarchical / pxn
+    std::string label;                   //!< e.g. "tp-allreduce layer 3 mb 1"
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief One task of one rank: compute for a time, or take part in a
+ * ProgramComm; it starts when the tasks it depends on (same rank) are done.
+ */
+struct ProgramTask
+{
+    enum class Kind : uint8_t
+    {
+        Compute, //!< busy for `seconds`
+        Comm,    //!< this rank's part of comms[comm]
+    };
+
+    Kind kind{Kind::Compute};   //!< kind
+    double seconds{0};          //!< compute time
+    uint32_t comm{0};           //!< index into ParallelProgram::comms
+    std::vector<uint32_t> deps; //!< indices of earlier tasks of the same rank
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Per-rank programs of a parallel job (e.g. one training iteration):
+ * compute phases and communication with dependencies.
+ *
+ * Point-to-point transfers are comms of collective "sendrecv" with two
+ * members, the first sending to the second.
+ */
+struct ParallelProgram
+{
+    uint32_t ranks{0};                           //!< number of global ranks
+    std::vector<ProgramComm> comms;              //!< shared communication steps
+    std::vector<std::vector<ProgramTask>> tasks; //!< per rank
+
+    /// Throws FabricConfigError for a malformed program (bad rank, member,
+    /// comm index, forward dependency, a rank taking part in a comm without a
+    /// task for it).
+    void Validate() const;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Runs a ParallelProgram over a Transport: compute tasks are timed
+ * events; a comm's schedule is built when its first member reaches it, and
+ * each member's part starts when that member's dependencies are done; a
+ * member's Comm task completes when its own operations have completed.
+ */
+class ProgramRunner : public Object
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    ProgramRunner();
+
+    /**
+     * \param program the programs (validated)
+     * \param transport the message layer
+     */
+    void Setup(ParallelProgram program, Ptr<Transport> transport);
+
+    /// Start every rank now.
+    void Start();
+
+    /// \return true when every task of every rank has completed
+    bool IsComplete() const;
+    /// \return time the last task completed
+    Time GetFinishTime() const;
+    /// \param rank a rank \return when its last task completed
+    Time GetRankFinishTime(uint32_t rank) const;
+    /// \return total seconds each rank spent in comm tasks (per rank)
+    const std::vector<double>& GetCommSeconds() const;
+    /// \return the runs of the comms (null for comms not reached)
+    const std::vector<Ptr<CollectiveRun>>& GetRuns() const;
+
+    /// Invoked once when the whole program has completed.
+    typedef Callback<void, Ptr<ProgramRunner>> CompletionCallback;
+    /// \param cb the callback
+    void SetCompletionCallback(CompletionCallback cb);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Ready(uint32_t rank, uint32_t task);
+    void TaskDone(uint32_t rank, uint32_t task);
+    void CommRankDone(uint32_t comm, uint32_t local, Time when);
+
+    ParallelProgram m_program;
+    Ptr<Transport> m_transport;
+    std::vector<std::vector<uint32_t>> m_waiting;                 //!< unmet deps per task
+    std::vector<std::vector<std::vector<uint32_t>>> m_dependents; //!< per task
+    std::vector<std::vector<uint32_t>> m_commTask; //!< comm -> task index of each member
+    std::vector<std::vector<double>> m_commStart;  //!< comm -> start time of each member
+    std::vector<Ptr<CollectiveRun>> m_runs;        //!< comm -> its run
+    std::vector<uint32_t> m_left;                  //!< tasks left per rank
+    std::vector<Time> m_rankFinish;                //!< per rank
+    std::vector<double> m_commSeconds;             //!< per rank
+    uint64_t m_tasksLeft{0};
+    Time m_finish;
+    CompletionCallback m_done;
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_PROGRAM_RUNNER_H
