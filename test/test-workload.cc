@@ -248,7 +248,8 @@ TEST(TrafficMatrix, PlacementKeepsTrafficOnDomainsAndRails)
         }
     }
     // with direct AllToAll, EP crosses rails between domains (what PXN avoids)
-    const auto& moeJob = SmallJobs()[3];
+    const auto jobs = SmallJobs(); // keep the vector alive: moeJob refers into it
+    const auto& moeJob = jobs[3];
     WorkloadOptions direct;
     direct.epAlgorithm = "direct";
     const TrainingIteration it(moeJob.model, moeJob.par, direct);
