@@ -4,6 +4,7 @@
 #include "fabric-helper.h"
 
 #include "ns3/data-rate.h"
+#include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
@@ -87,6 +88,65 @@ std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>>
 Fabric::GetCableDevices(uint32_t cable) const
 {
     return {m_devs.at(2 * cable), m_devs.at(2 * cable + 1)};
+}
+
+uint16_t
+Fabric::RegisterRoute(const std::vector<uint32_t>& vertices)
+{
+    if (auto it = m_routeIds.find(vertices); it != m_routeIds.end())
+    {
+        return it->second;
+    }
+    const auto& g = m_topology.GetGraph();
+    FabricRequire(vertices.size() >= 2 && vertices.front() < m_topology.GetNVertices() &&
+                      vertices.back() < m_topology.GetNVertices() &&
+                      m_topology.Node(vertices.front()).kind == TopoNodeKind::Gpu &&
+                      m_topology.Node(vertices.back()).kind == TopoNodeKind::Gpu,
+                  "source route",
+                  fmt::format("{} vertices", vertices.size()),
+                  "a path of at least 2 vertices from a GPU to a GPU");
+    FabricRequire(m_sourceRoutes->ports.size() < 65535,
+                  "source routes",
+                  m_sourceRoutes->ports.size(),
+                  "at most 65535 per fabric");
+    std::vector<uint16_t> ports;
+    for (size_t i = 0; i + 1 < vertices.size(); ++i)
+    {
+        bool found = false;
+        if (vertices[i] < m_topology.GetNVertices())
+        {
+            for (auto [it, end] = boost::out_edges(vertices[i], g); it != end; ++it)
+            {
+                if (boost::target(*it, g) == vertices[i + 1])
+                {
+                    ports.push_back(static_cast<uint16_t>(g[*it].srcPort));
+                    found = true;
+                    break;
+                }
+            }
+        }
+        FabricRequire(found,
+                      "source route hop",
+                      fmt::format("{} -> {}", vertices[i], vertices[i + 1]),
+                      "vertices joined by a link of the topology");
+    }
+    const auto id = static_cast<uint16_t>(m_sourceRoutes->ports.size());
+    m_sourceRoutes->ports.push_back(std::move(ports));
+    m_routeIds.emplace(vertices, id);
+    return id;
+}
+
+uint64_t
+Fabric::SendAlongPath(const std::vector<uint32_t>& vertices,
+                      uint64_t bytes,
+                      Transport::DoneCallback done)
+{
+    const uint16_t id = RegisterRoute(vertices);
+    return m_transport->SendRouted(m_topology.Node(vertices.front()).rank,
+                                   m_topology.Node(vertices.back()).rank,
+                                   bytes,
+                                   id,
+                                   done);
 }
 
 uint64_t
@@ -205,12 +265,15 @@ FabricHelper::Install(const FabricTopology& topology) const
         }
     }
     fabric->m_tables = ComputeRoutingTables(topo);
+    fabric->m_sourceRoutes = std::make_shared<FabricSourceRoutes>();
     for (uint32_t v = 0; v < nv; ++v)
     {
         fabric->m_nodes[v]->SetRoutingTable(fabric->m_tables[v]);
+        fabric->m_nodes[v]->SetSourceRoutes(fabric->m_sourceRoutes);
     }
     fabric->m_transport = CreateObject<PacketTransport>();
     fabric->m_transport->Install(fabric->m_gpus);
+    fabric->m_transport->SetSourceRoutes(fabric->m_sourceRoutes);
     return fabric;
 }
 

@@ -13,6 +13,8 @@
 #include "ns3/packet-transport.h"
 #include "ns3/trace-helper.h"
 
+#include <map>
+#include <memory>
 #include <vector>
 
 namespace ns3
@@ -50,6 +52,24 @@ class Fabric : public Object
      */
     std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>> GetCableDevices(uint32_t cable) const;
 
+    /**
+     * Register an explicit route (direct-connect schedules that name their
+     * path): consecutive vertices must be linked; it starts and ends at GPUs.
+     * The same path registered twice gets the same id.
+     * \param vertices the path, source GPU first
+     * \return the route id for PacketTransport::SendRouted
+     */
+    uint16_t RegisterRoute(const std::vector<uint32_t>& vertices);
+
+    /**
+     * Send along an explicit path (registered on first use).
+     * \param vertices the path, source GPU first, destination GPU last
+     * \param bytes payload \param done delivery callback \return message id
+     */
+    uint64_t SendAlongPath(const std::vector<uint32_t>& vertices,
+                           uint64_t bytes,
+                           Transport::DoneCallback done);
+
     /// \return packets dropped anywhere (queue overflow or no route)
     uint64_t GetTotalDrops() const;
 
@@ -64,6 +84,8 @@ class Fabric : public Object
     std::vector<Ptr<FabricNetDevice>> m_devs; //!< cable i: 2i (end a), 2i+1 (end b)
     std::vector<FabricRoutingTable> m_tables; //!< by vertex
     Ptr<PacketTransport> m_transport;
+    std::shared_ptr<FabricSourceRoutes> m_sourceRoutes;   //!< shared with the nodes
+    std::map<std::vector<uint32_t>, uint16_t> m_routeIds; //!< path -> route id
 };
 
 /**

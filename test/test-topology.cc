@@ -345,8 +345,12 @@ TEST(TopologyDirectConnect, HypercubeRoutesFollowGraphDistancesAndTimesAreClosed
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     Time done;
     const uint64_t bytes = 1'000'000;
-    fabric->GetTransport()->Send(0, 7, bytes,
-                                 MakeBoundCallback(+[](Time* t) { *t = Simulator::Now(); }, &done));
+    fabric->GetTransport()->Send(0,
+                                 7,
+                                 bytes,
+                                 MakeBoundCallback(
+                                     +[](Time* t) { *t = Simulator::Now(); },
+                                     &done));
     Simulator::Run();
     // 3 hops of 100 Gb/s: wire bytes once, two more packet times, 3 delays
     const uint64_t packets = (bytes + 4095) / 4096;
@@ -369,6 +373,49 @@ TEST(TopologyDirectConnect, HbDomainNodesReachEveryGpuAndBadGraphsAreRejected)
     oneWay.AddArc(1, 1);
     EXPECT_THROW(BuildDirectConnect(oneWay, 1'000'000'000, p), FabricConfigError);
     EXPECT_THROW(BuildDirectConnect(MakeRing(4), 0, p), FabricConfigError);
+}
+
+} // namespace
+
+namespace
+{
+
+TEST(TopologyDirectConnect, SourceRoutesOverrideShortestPaths)
+{
+    // Hypercube(3): 0 -> 7 along 0 -> 1 -> 3 -> 7, then along a 5-hop detour.
+    ClusterParams p;
+    p.platform = HbDomainPreset::Custom(1, DataRate("100Gbps"), DataRate("100Gbps"));
+    p.linkDelayNs = 200;
+    const FabricTopology topo = BuildDirectConnect(MakeHypercube(3), 300'000'000'000ULL, p);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    const auto v = [&](uint32_t rank) { return topo.GpuVertex(rank); };
+    Time done;
+    const uint64_t bytes = 1'000'000;
+    fabric->SendAlongPath({v(0), v(1), v(3), v(7)},
+                          bytes,
+                          MakeBoundCallback(
+                              +[](Time* t) { *t = Simulator::Now(); },
+                              &done));
+    Simulator::Run();
+    const uint64_t packets = (bytes + 4095) / 4096;
+    const double expected = ((bytes + packets * 26.0) + 2 * 4122.0) * 8 / 100e9 + 3 * 200e-9;
+    EXPECT_NEAR(done.GetSeconds(), expected, 1e-9);
+    EXPECT_EQ(fabric->GetGpu(1)->GetForwardedPackets(), packets);
+    EXPECT_EQ(fabric->GetGpu(3)->GetForwardedPackets(), packets);
+    for (uint32_t r : {2, 4, 5, 6})
+    {
+        EXPECT_EQ(fabric->GetGpu(r)->GetForwardedPackets(), 0u) << r;
+    }
+    // a detour 0 -> 2 -> 6 -> 4 -> 5 -> 7 takes 5 hops
+    fabric->SendAlongPath({v(0), v(2), v(6), v(4), v(5), v(7)}, bytes, Transport::DoneCallback());
+    Simulator::Run();
+    EXPECT_EQ(fabric->GetGpu(4)->GetForwardedPackets(), packets);
+    EXPECT_EQ(fabric->GetTransport()->GetTotals().bytesDelivered, 2 * bytes);
+    EXPECT_EQ(fabric->GetTotalDrops(), 0u);
+    // the same path gets the same id; a path over a missing link is rejected
+    EXPECT_EQ(fabric->RegisterRoute({v(0), v(1), v(3), v(7)}), 0u);
+    EXPECT_THROW(fabric->RegisterRoute({v(0), v(3)}), FabricConfigError);
+    Simulator::Destroy();
 }
 
 } // namespace

@@ -45,7 +45,7 @@ FabricHeader::Serialize(Buffer::Iterator i) const
     i.WriteHtonU32(sequence);
     i.WriteHtonU16(flowLabel);
     i.WriteU8(flags);
-    i.WriteU8(0);
+    i.WriteU8(hop);
 }
 
 uint32_t
@@ -60,7 +60,7 @@ FabricHeader::Deserialize(Buffer::Iterator i)
     sequence = i.ReadNtohU32();
     flowLabel = i.ReadNtohU16();
     flags = i.ReadU8();
-    i.Next(1);
+    hop = i.ReadU8();
     return kSerializedSize;
 }
 
@@ -68,7 +68,8 @@ void
 FabricHeader::Print(std::ostream& os) const
 {
     os << "src=" << src << " dst=" << dst << " msg=" << messageId << " seq=" << sequence
-       << " flow=" << flowLabel << " flags=" << static_cast<uint32_t>(flags);
+       << " flow=" << flowLabel << " flags=" << static_cast<uint32_t>(flags)
+       << " hop=" << static_cast<uint32_t>(hop);
 }
 
 } // namespace ns3

@@ -24,8 +24,12 @@ namespace ns3
  *   EtherType (2) = 0x88B5
  *   message id (4), packet sequence number within the message (4),
  *   flow label (2, the ECMP entropy, like RoCEv2's UDP source port),
- *   flags (1: bit 0 = ECN congestion experienced, bit 1 = last packet),
- *   reserved (1).
+ *   flags (1: bit 0 = ECN congestion experienced, bit 1 = last packet,
+ *   bit 2 = source-routed), hop (1: hops taken, source-routed packets).
+ *
+ * A source-routed packet carries its route id in the flow label: every node
+ * takes the output port of hop `hop` of that route from the fabric's
+ * FabricSourceRoutes instead of its forwarding table.
  *
  * The payload is not carried as real bytes (ns-3's zero-filled virtual
  * payload), so the header is the only per-packet data.
@@ -33,10 +37,11 @@ namespace ns3
 class FabricHeader : public Header
 {
   public:
-    static constexpr uint32_t kSerializedSize = 26; //!< bytes on the wire
-    static constexpr uint16_t kEtherType = 0x88B5;  //!< IEEE local experimental
-    static constexpr uint8_t kFlagCe = 0x01;        //!< ECN congestion experienced
-    static constexpr uint8_t kFlagLast = 0x02;      //!< last packet of a message
+    static constexpr uint32_t kSerializedSize = 26;   //!< bytes on the wire
+    static constexpr uint16_t kEtherType = 0x88B5;    //!< IEEE local experimental
+    static constexpr uint8_t kFlagCe = 0x01;          //!< ECN congestion experienced
+    static constexpr uint8_t kFlagLast = 0x02;        //!< last packet of a message
+    static constexpr uint8_t kFlagSourceRoute = 0x04; //!< follows a registered route
 
     /// \return the TypeId
     static TypeId GetTypeId();
@@ -51,7 +56,8 @@ class FabricHeader : public Header
     uint32_t messageId{0}; //!< transport message id
     uint32_t sequence{0};  //!< packet index within the message
     uint16_t flowLabel{0}; //!< ECMP entropy of the message's flow
-    uint8_t flags{0};      //!< kFlagCe, kFlagLast
+    uint8_t flags{0};      //!< kFlagCe, kFlagLast, kFlagSourceRoute
+    uint8_t hop{0};        //!< hops taken so far (source-routed packets)
 };
 
 } // namespace ns3

@@ -115,6 +115,12 @@ FabricNode::SetEcmpSalt(uint32_t salt)
 }
 
 void
+FabricNode::SetSourceRoutes(std::shared_ptr<const FabricSourceRoutes> routes)
+{
+    m_sourceRoutes = std::move(routes);
+}
+
+void
 FabricNode::SetRoutingTable(FabricRoutingTable table)
 {
     m_table = std::move(table);
@@ -170,6 +176,27 @@ FabricNode::ReceiveFromPort(FabricNetDevice* port, Ptr<Packet> p)
 void
 FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
 {
+    if (h.flags & FabricHeader::kFlagSourceRoute)
+    {
+        const auto* route = m_sourceRoutes && h.flowLabel < m_sourceRoutes->ports.size()
+                                ? &m_sourceRoutes->ports[h.flowLabel]
+                                : nullptr;
+        const uint32_t hop = h.hop + 1u;
+        if (route == nullptr || hop >= route->size() || (*route)[hop] >= m_ports.size())
+        {
+            NS_LOG_WARN("node " << GetId() << ": bad source route " << h.flowLabel);
+            ++m_noRouteDrops;
+            m_noRouteTrace(p);
+            return;
+        }
+        // only source-routed packets pay for rewriting the header
+        FabricHeader next;
+        p->RemoveHeader(next);
+        next.hop = hop;
+        p->AddHeader(next);
+        m_ports[(*route)[hop]]->Enqueue(p, port);
+        return;
+    }
     FabricNetDevice* out = SelectPort(h);
     if (out == nullptr)
     {

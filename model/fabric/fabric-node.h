@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace ns3
@@ -87,6 +88,17 @@ class FabricRoutingTable
 
 /**
  * \ingroup gpu-fabric
+ * \brief Explicit routes of a fabric (direct-connect schedules that name
+ * their path): route id -> the output port taken at each hop, the source
+ * GPU's port first. Shared by all nodes of one fabric.
+ */
+struct FabricSourceRoutes
+{
+    std::vector<std::vector<uint16_t>> ports; //!< per route, per hop
+};
+
+/**
+ * \ingroup gpu-fabric
  * \brief A node of the fabric (GPU or switch): numbered FabricNetDevice
  * ports and a forwarding table, with ECMP over equal-cost ports.
  *
@@ -114,6 +126,9 @@ class FabricNode : public Node
 
     /// \param salt ECMP salt (FabricHelper uses VertexSalt of the topology vertex)
     void SetEcmpSalt(uint32_t salt);
+
+    /// \param routes the fabric's explicit routes (shared by its nodes)
+    void SetSourceRoutes(std::shared_ptr<const FabricSourceRoutes> routes);
 
     /// \param table the forwarding table
     void SetRoutingTable(FabricRoutingTable table);
@@ -162,11 +177,12 @@ class FabricNode : public Node
     void DoDispose() override;
 
   private:
-    std::vector<Ptr<FabricNetDevice>> m_ports;        //!< ports by index
-    FabricRoutingTable m_table;                       //!< destination -> ports
-    uint32_t m_salt{0};                               //!< ECMP salt (from the node id)
-    uint64_t m_noRouteDrops{0};                       //!< packets without route
-    TracedCallback<Ptr<const Packet>> m_noRouteTrace; //!< dropped: no route
+    std::vector<Ptr<FabricNetDevice>> m_ports;                //!< ports by index
+    FabricRoutingTable m_table;                               //!< destination -> ports
+    std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
+    uint32_t m_salt{0};                                       //!< ECMP salt (from the node id)
+    uint64_t m_noRouteDrops{0};                               //!< packets without route
+    TracedCallback<Ptr<const Packet>> m_noRouteTrace;         //!< dropped: no route
 };
 
 } // namespace ns3

@@ -109,8 +109,8 @@ PacketTransport::GetEcnMarkedPackets() const
     return m_ecnMarked;
 }
 
-uint64_t
-PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+uint32_t
+PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
 {
     const uint32_t n = m_gpus.size();
     FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
@@ -136,21 +136,51 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
     // Flow label per message (like one queue pair per message): spreads
     // concurrent messages of one pair over ECMP paths, keeps each in order.
     m.flowLabel = static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+    return id;
+}
+
+bool
+PacketTransport::Local(uint32_t id)
+{
+    Message& m = m_messages[id];
     ++m_totals.messagesSent;
-    m_totals.bytesSent += bytes;
-    if (bytes == 0 || srcRank == dstRank)
+    m_totals.bytesSent += m.bytes;
+    if (m.bytes != 0 && m.src != m.dst)
     {
-        // Nothing crosses the fabric: complete now, but from the event loop so
-        // that callers never see re-entrant callbacks.
-        m.delivered = bytes;
-        Simulator::ScheduleNow(&PacketTransport::Complete, this, id);
+        return false;
+    }
+    // Nothing crosses the fabric: complete now, but from the event loop so
+    // that callers never see re-entrant callbacks.
+    m.delivered = m.bytes;
+    Simulator::ScheduleNow(&PacketTransport::Complete, this, id);
+    return true;
+}
+
+void
+PacketTransport::Reject(uint32_t id, const std::string& why)
+{
+    const Message m = m_messages[id];
+    m_free.push_back(id);
+    --m_totals.messagesSent;
+    m_totals.bytesSent -= m.bytes;
+    throw FabricConfigError("destination rank",
+                            std::to_string(m.dst),
+                            fmt::format("a rank reachable from rank {} ({})", m.src, why));
+}
+
+uint64_t
+PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+{
+    const uint32_t id = NewMessage(srcRank, dstRank, bytes, done);
+    if (Local(id))
+    {
         return id;
     }
     const Ptr<FabricGpu>& gpu = m_gpus[srcRank];
     FabricHeader h;
     h.src = srcRank;
     h.dst = dstRank;
-    h.flowLabel = m.flowLabel;
+    h.flowLabel = m_messages[id].flowLabel;
     std::vector<FabricNetDevice*> ports;
     const FabricRoutingTable& table = gpu->GetRoutingTable();
     if (gpu->GetSprayPackets())
@@ -176,18 +206,53 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
     }
     if (ports.empty())
     {
-        m_free.push_back(id);
-        --m_totals.messagesSent;
-        m_totals.bytesSent -= bytes;
-        throw FabricConfigError("destination rank",
-                                std::to_string(dstRank),
-                                fmt::format("a rank reachable from rank {} (no route)", srcRank));
+        Reject(id, "no route");
     }
-    Endpoint& ep = m_endpoints[srcRank];
+    Queue(id, ports);
+    return id;
+}
+
+uint64_t
+PacketTransport::SendRouted(uint32_t srcRank,
+                            uint32_t dstRank,
+                            uint64_t bytes,
+                            uint16_t routeId,
+                            DoneCallback done)
+{
+    const uint32_t id = NewMessage(srcRank, dstRank, bytes, done);
+    Message& m = m_messages[id];
+    m.flowLabel = routeId; // the route id travels in the flow label
+    m.routed = true;
+    if (Local(id))
+    {
+        return id;
+    }
+    const Ptr<FabricGpu>& gpu = m_gpus[srcRank];
+    if (!m_sourceRoutes || routeId >= m_sourceRoutes->ports.size() ||
+        m_sourceRoutes->ports[routeId].empty() ||
+        m_sourceRoutes->ports[routeId][0] >= gpu->GetNPorts())
+    {
+        Reject(id, fmt::format("source route {} is not registered for it", routeId));
+    }
+    Queue(id, {PeekPointer(gpu->GetPort(m_sourceRoutes->ports[routeId][0]))});
+    return id;
+}
+
+void
+PacketTransport::SetSourceRoutes(std::shared_ptr<const FabricSourceRoutes> routes)
+{
+    m_sourceRoutes = std::move(routes);
+}
+
+void
+PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
+{
+    Message& m = m_messages[id];
+    Endpoint& ep = m_endpoints[m.src];
     for (FabricNetDevice* port : ports)
     {
         const uint32_t p = port->GetPortIndex();
-        const uint64_t key = (static_cast<uint64_t>(dstRank) << 16) | p;
+        const uint64_t key = (static_cast<uint64_t>(m.dst) << 16) | p;
         auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
         if (added)
         {
@@ -205,7 +270,6 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
             }
         }
     }
-    return id;
 }
 
 void
@@ -246,7 +310,8 @@ PacketTransport::Pump(FabricNetDevice* port)
             h.messageId = id;
             h.sequence = m.nextSeq++;
             h.flowLabel = m.flowLabel;
-            h.flags = m.queued == m.bytes ? FabricHeader::kFlagLast : 0;
+            h.flags = (m.queued == m.bytes ? FabricHeader::kFlagLast : 0) |
+                      (m.routed ? FabricHeader::kFlagSourceRoute : 0);
             if (m.queued == m.bytes)
             {
                 c.messages.pop_front();

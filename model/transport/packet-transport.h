@@ -10,6 +10,8 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
+#include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +47,22 @@ class PacketTransport : public Transport
     void Install(const std::vector<Ptr<FabricGpu>>& gpus);
 
     uint64_t Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done) override;
+
+    /**
+     * Send a message along a registered explicit route (see
+     * Fabric::RegisterRoute) instead of the forwarding tables.
+     * \param srcRank sender \param dstRank receiver \param bytes payload
+     * \param routeId the route \param done delivery callback
+     * \return the message id
+     */
+    uint64_t SendRouted(uint32_t srcRank,
+                        uint32_t dstRank,
+                        uint64_t bytes,
+                        uint16_t routeId,
+                        DoneCallback done);
+
+    /// \param routes the fabric's explicit routes
+    void SetSourceRoutes(std::shared_ptr<const FabricSourceRoutes> routes);
     uint32_t GetNRanks() const override;
     Totals GetTotals() const override;
 
@@ -72,11 +90,16 @@ class PacketTransport : public Transport
         uint32_t nextSeq{0};
         uint16_t flowLabel{0};
         uint32_t queueRefs{0}; //!< entries in port queues (the id is reused only at 0)
+        bool routed{false};    //!< follows a source route (flowLabel = route id)
         bool completed{false};
         Time start;
         DoneCallback done;
     };
 
+    uint32_t NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done);
+    bool Local(uint32_t id);
+    [[noreturn]] void Reject(uint32_t id, const std::string& why);
+    void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
     void TxReady(Ptr<FabricNetDevice> port);
     void Pump(FabricNetDevice* port);
     void Deliver(Ptr<Packet> p, const FabricHeader& h);
@@ -100,10 +123,11 @@ class PacketTransport : public Transport
         std::vector<std::deque<uint32_t>> busy;       //!< per port: connections with data
     };
 
-    std::vector<Endpoint> m_endpoints; //!< by rank
-    std::vector<Message> m_messages;   //!< by id
-    std::vector<uint32_t> m_free;      //!< recycled ids
-    uint32_t m_payload{0};             //!< payload bytes per packet
+    std::vector<Endpoint> m_endpoints;                        //!< by rank
+    std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
+    std::vector<Message> m_messages;                          //!< by id
+    std::vector<uint32_t> m_free;                             //!< recycled ids
+    uint32_t m_payload{0};                                    //!< payload bytes per packet
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};
