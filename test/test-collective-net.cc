@@ -105,10 +105,16 @@ INSTANTIATE_TEST_SUITE_P(Star,
                                            FlatCase{"allreduce", "tree", 13, 1024 * 1024},
                                            FlatCase{"allreduce", "halving-doubling", 8},
                                            FlatCase{"allreduce", "halving-doubling", 6},
+                                           FlatCase{"allreduce", "halving-doubling", 8, 1 << 20},
+                                           FlatCase{"allreduce", "halving-doubling", 12},
                                            FlatCase{"alltoall", "direct", 8}),
                          [](const auto& info) {
                              std::string name = info.param.collective + "_" + info.param.algorithm +
                                                 "_" + std::to_string(info.param.n);
+                             if (info.param.chunkBytes > 0)
+                             {
+                                 name += "_chunk" + std::to_string(info.param.chunkBytes);
+                             }
                              std::replace(name.begin(), name.end(), '-', '_');
                              return name;
                          });

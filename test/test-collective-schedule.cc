@@ -635,6 +635,26 @@ TEST(ScheduleChecker, MissingDependencyIsARace)
     EXPECT_TRUE(ScheduleChecker::Check(s).Ok());
 }
 
+TEST(ScheduleChecker, CommutingReduceReceivesMayRunInAnyOrder)
+{
+    // Ranks 1 and 2 reduce into rank 0 (unordered), which then broadcasts.
+    CollectiveSchedule s(CollectiveType::AllReduce, 3, 10);
+    s.AddChunk(10);
+    ScheduleBuilder b(s);
+    b.SetCommutingReduces(true);
+    b.Transfer(1, 0, 0, RecvMode::Reduce);
+    b.Transfer(2, 0, 0, RecvMode::Reduce);
+    b.Transfer(0, 1, 0, RecvMode::Copy);
+    b.Transfer(0, 2, 0, RecvMode::Copy);
+    EXPECT_TRUE(s.Deps(0, 1).empty()); // the second receive waits for nothing
+    ScheduleCheckResult r = ScheduleChecker::Check(s);
+    EXPECT_TRUE(r.Ok()) << r.message;
+    // A send ordered after only one member of the group is a race.
+    s.SetDeps(0, 2, {1});
+    r = ScheduleChecker::Check(s);
+    EXPECT_EQ(r.status, CheckStatus::Race) << r.message;
+}
+
 TEST(ScheduleChecker, WriteAfterReadRace)
 {
     // Rank 1 forwards chunk 0 to 2 while a second copy into chunk 0 may land first.

@@ -300,6 +300,7 @@ RootedCollective(CollectiveType type,
         }
     }
     ScheduleBuilder b(s);
+    b.SetCommutingReduces(tree); // a node takes both children's chunks at once
     for (uint32_t ch = 0; ch < channels; ++ch)
     {
         for (uint32_t j = 0; j < P; ++j)
@@ -346,6 +347,73 @@ ScheduleBuilder::ScheduleBuilder(CollectiveSchedule& schedule)
     }
 }
 
+void
+ScheduleBuilder::SetCommutingReduces(bool commute)
+{
+    m_commute = commute;
+}
+
+void
+ScheduleBuilder::AddWriters(const Access& a)
+{
+    if (a.group != kNoIndex)
+    {
+        m_deps.insert(m_deps.end(), m_groups[a.group].begin(), m_groups[a.group].end());
+    }
+    else if (a.writer != kNoIndex)
+    {
+        m_deps.push_back(a.writer);
+    }
+}
+
+void
+ScheduleBuilder::AddFence(uint32_t rank)
+{
+    if (!m_fence.empty() && !m_fence[rank].empty())
+    {
+        m_deps.insert(m_deps.end(), m_fence[rank].begin(), m_fence[rank].end());
+    }
+    std::sort(m_deps.begin(), m_deps.end());
+    m_deps.erase(std::unique(m_deps.begin(), m_deps.end()), m_deps.end());
+}
+
+void
+ScheduleBuilder::EndStep()
+{
+    const uint32_t n = m_s.NumRanks();
+    if (m_stepStart.empty())
+    {
+        m_stepStart.assign(n, 0);
+        m_fence.assign(n, {});
+        m_seen.assign(2 * uint64_t{n}, kNoIndex);
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const uint32_t end = m_s.NumOps(r);
+        if (end == m_stepStart[r])
+        {
+            continue; // idle in this step: still waits for its older steps
+        }
+        // The last Send to and the last Recv from each peer, scanning back.
+        std::vector<uint32_t>& fence = m_fence[r];
+        fence.clear();
+        for (uint32_t i = end; i-- > m_stepStart[r];)
+        {
+            const CollectiveOp& op = m_s.Op(r, i);
+            uint32_t& seen = m_seen[2 * op.peer + (op.kind == OpKind::Recv)];
+            if (seen != r)
+            {
+                seen = r;
+                fence.push_back(i);
+            }
+        }
+        std::sort(fence.begin(), fence.end());
+        m_stepStart[r] = end;
+    }
+    // m_seen holds ranks as stamps: reset so the next call starts clean.
+    std::fill(m_seen.begin(), m_seen.end(), kNoIndex);
+}
+
 ScheduleBuilder::Access&
 ScheduleBuilder::At(uint32_t rank, uint32_t chunk)
 {
@@ -377,10 +445,8 @@ ScheduleBuilder::Transfer(uint32_t src,
     {
         Access& a = At(src, chunk);
         m_deps.clear();
-        if (a.writer != kNoIndex)
-        {
-            m_deps.push_back(a.writer);
-        }
+        AddWriters(a);
+        AddFence(src);
         CollectiveOp op;
         op.kind = OpKind::Send;
         op.peer = dst;
@@ -407,10 +473,39 @@ ScheduleBuilder::Transfer(uint32_t src,
     {
         Access& a = At(dst, chunk);
         m_deps.clear();
-        if (a.writer != kNoIndex)
+        CollectiveOp op;
+        op.kind = OpKind::Recv;
+        op.mode = mode;
+        op.peer = src;
+        op.chunk = chunk;
+        op.channel = channel;
+        op.bytes = m_s.Chunk(chunk).bytes;
+        if (m_commute && mode == RecvMode::Reduce && a.writerReduces && a.nReaders == 0)
         {
-            m_deps.push_back(a.writer);
+            // Reductions commute: join the group of Reduce receives since the
+            // last read, waiting only for what its first member waits for.
+            const auto first = m_s.Deps(dst, a.writer);
+            m_deps.assign(first.begin(), first.end());
+            AddFence(dst);
+            const uint32_t idx = m_s.AddOp(dst, op, m_deps.data(), m_deps.size());
+            if (a.group == kNoIndex)
+            {
+                if (m_freeGroups.empty())
+                {
+                    a.group = static_cast<uint32_t>(m_groups.size());
+                    m_groups.emplace_back();
+                }
+                else
+                {
+                    a.group = m_freeGroups.back();
+                    m_freeGroups.pop_back();
+                }
+                m_groups[a.group].assign(1, a.writer);
+            }
+            m_groups[a.group].push_back(idx);
+            return;
         }
+        AddWriters(a);
         for (uint32_t k = 0; k < std::min<uint32_t>(a.nReaders, 2); ++k)
         {
             m_deps.push_back(a.readers[k]);
@@ -422,15 +517,15 @@ ScheduleBuilder::Transfer(uint32_t src,
                           m_overflow[a.overflow].end());
             m_overflow[a.overflow].clear();
         }
-        std::sort(m_deps.begin(), m_deps.end());
-        CollectiveOp op;
-        op.kind = OpKind::Recv;
-        op.mode = mode;
-        op.peer = src;
-        op.chunk = chunk;
-        op.channel = channel;
-        op.bytes = m_s.Chunk(chunk).bytes;
+        AddFence(dst);
         a.writer = m_s.AddOp(dst, op, m_deps.data(), m_deps.size());
+        a.writerReduces = mode == RecvMode::Reduce;
+        if (a.group != kNoIndex)
+        {
+            m_groups[a.group].clear();
+            m_freeGroups.push_back(a.group);
+            a.group = kNoIndex;
+        }
         a.nReaders = 0;
     }
 }
@@ -480,6 +575,7 @@ DoubleBinaryTree(uint32_t n)
 {
     RequireRanks(n);
     BinaryTree a = InOrderBinaryTree(n);
+    // NCCL's placement: the mirror (n even) or the shift by one (n odd).
     auto place = [n](uint32_t x) { return n % 2 == 0 ? n - 1 - x : (x + 1) % n; };
     BinaryTree b;
     b.root = place(a.root);
@@ -501,6 +597,52 @@ DoubleBinaryTree(uint32_t n)
     for (uint32_t x : a.topDown)
     {
         b.topDown.push_back(place(x));
+    }
+    // Where the trees share an edge, each direction of it carries both trees'
+    // streams on one connection, first in first out: a leaf queues its whole
+    // input at once and the other tree's chunks wait behind it.  Shared edges
+    // join a leaf of tree 1 to its parent; swapping two leaves of tree 1 keeps
+    // its shape and who is inner where, so swap greedily until none is left.
+    auto inA = [&](uint32_t x, uint32_t y) {
+        return (x < n && a.parent[x] == y) || (y < n && a.parent[y] == x);
+    };
+    std::vector<uint32_t> leaves;
+    for (uint32_t x = 0; x < n; ++x)
+    {
+        if (b.children[x].empty() && x != b.root)
+        {
+            leaves.push_back(x);
+        }
+    }
+    std::vector<uint32_t> pos(n);
+    for (uint32_t k = 0; k < n; ++k)
+    {
+        pos[b.topDown[k]] = k;
+    }
+    for (uint32_t y : leaves)
+    {
+        if (!inA(y, b.parent[y]))
+        {
+            continue;
+        }
+        for (uint32_t z : leaves)
+        {
+            const uint32_t py = b.parent[y];
+            const uint32_t pz = b.parent[z];
+            if (py == pz || inA(y, pz) || inA(z, py))
+            {
+                continue;
+            }
+            std::replace(b.children[py].begin(), b.children[py].end(), y, z);
+            std::replace(b.children[pz].begin(), b.children[pz].end(), z, y);
+            std::sort(b.children[py].begin(), b.children[py].end());
+            std::sort(b.children[pz].begin(), b.children[pz].end());
+            b.parent[y] = pz;
+            b.parent[z] = py;
+            std::swap(b.topDown[pos[y]], b.topDown[pos[z]]);
+            std::swap(pos[y], pos[z]);
+            break;
+        }
     }
     return {std::move(a), std::move(b)};
 }
@@ -537,6 +679,8 @@ DoubleBinaryTreeAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint3
     uint32_t P = AddPieces(s, SplitBytes(bytes, parts), chunkBytes, kNoSrc, kNoSrc);
     const std::array<BinaryTree, 2> trees = DoubleBinaryTree(n);
     ScheduleBuilder b(s);
+    // A node takes both children's chunks at once, into separate buffers.
+    b.SetCommutingReduces(true);
     for (uint32_t j = 0; j < P; ++j)
     {
         for (uint32_t k = 0; k < parts; ++k)
@@ -593,11 +737,16 @@ HalvingDoublingAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32
             }
         }
     };
+    // Every phase and every halving or doubling step is one sendrecv per
+    // rank, taken in order (EndStep), as MPI runs it: minimal data
+    // dependencies alone let a rank start step s+1 while its next partner is
+    // still busy with step s, and the two steps then share links.
     // Fold: the ranks beyond the power of two hand their data to a partner.
     for (uint32_t e = 0; e < extra; ++e)
     {
         move(p + e, e, 0, p, RecvMode::Reduce);
     }
+    b.EndStep();
     // Recursive halving: each rank keeps the half of its range on its side
     // of the partner bit and sends the other half; it ends with piece r.
     std::vector<uint32_t> lo(p, 0);
@@ -615,6 +764,7 @@ HalvingDoublingAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32
             lo[r] += (r & d) ? half : 0;
         }
         cnt = half;
+        b.EndStep();
     }
     // Recursive doubling: exchange ranges with partners at growing distance.
     for (uint32_t d = 1; d < p; d *= 2)
@@ -628,6 +778,7 @@ HalvingDoublingAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32
             lo[r] = std::min(lo[r], lo[r ^ d]);
         }
         cnt *= 2;
+        b.EndStep();
     }
     // Unfold: give the result back.
     for (uint32_t e = 0; e < extra; ++e)

@@ -29,10 +29,19 @@ namespace ns3
  * dependencies the data needs, per (rank, chunk):
  * - a Send depends on the last Recv into that chunk (read after write);
  * - a Recv depends on the last Recv into it (write after write) and on every
- *   Send of it since then (write after read).
+ *   Send of it since then (write after read);
+ * - with SetCommutingReduces(true), Reduce receives into a chunk with no
+ *   Send of it between them form a group whose members wait only for what
+ *   the first one waits for: reductions commute (ScheduleChecker accepts such
+ *   groups), so a node can take the contributions of several children at
+ *   once, as NCCL's trees do.  Whatever reads or overwrites the chunk next
+ *   waits for the whole group.
  * Everything else may run concurrently, which is what lets chunks pipeline.
  * Since every dependency points to an earlier transfer of the sequential
  * program, a schedule built this way cannot deadlock.
+ *
+ * Algorithms that run step by step (a step being, say, one sendrecv of MPI)
+ * call EndStep() between steps; see there.
  */
 class ScheduleBuilder
 {
@@ -50,11 +59,36 @@ class ScheduleBuilder
      */
     void Transfer(uint32_t src, uint32_t dst, uint32_t chunk, RecvMode mode, uint16_t channel = 0);
 
+    /**
+     * \brief Let Reduce receives into one chunk with no Send between them
+     *        run in any order (see the class description).  Off by default.
+     * \param commute whether later Transfer() calls group such receives
+     */
+    void SetCommutingReduces(bool commute);
+
+    /**
+     * \brief End a step: every op a rank gets from now on also waits until
+     *        that rank has finished all its ops of the earlier steps.
+     *
+     * Without it, a rank whose data for step s+1 is ready starts that step
+     * while step s still runs elsewhere, and the two steps then share links
+     * (step by step, as MPI's and NCCL's implementations run, each step has
+     * the links to itself).  The new ops depend on the rank's last Send to
+     * and last Recv from each peer of its latest step: messages of one
+     * connection are delivered first in, first out, and in a step whose ops
+     * depend only on earlier steps they are issued in list order, so those
+     * finish last.  Earlier steps are covered transitively.  This adds at
+     * most two dependencies per peer of the previous step to each op.
+     */
+    void EndStep();
+
   private:
     /// Accesses to one (rank, chunk) since its last write.
     struct Access
     {
-        uint32_t writer{kNoIndex};   //!< last Recv into the chunk
+        uint32_t writer{kNoIndex};   //!< last Recv into the chunk (first of a group)
+        uint32_t group{kNoIndex};    //!< Reduce group in m_groups, if more than one
+        bool writerReduces{false};   //!< writer is a Reduce receive
         uint32_t readers[2]{0, 0};   //!< first Sends of it since then
         uint32_t nReaders{0};        //!< number of Sends since then
         uint32_t overflow{kNoIndex}; //!< further Sends, index into m_overflow
@@ -63,12 +97,24 @@ class ScheduleBuilder
     /// \return the access record of (rank, chunk)
     Access& At(uint32_t rank, uint32_t chunk);
 
+    /// Adds the last write of \p a (all of its Reduce group) to m_deps.
+    void AddWriters(const Access& a);
+
+    /// Adds \p rank's step fence to m_deps, then sorts them and drops duplicates.
+    void AddFence(uint32_t rank);
+
     CollectiveSchedule& m_s;                       //!< schedule being built
     bool m_dense;                                  //!< dense table or hash map
     std::vector<Access> m_table;                   //!< dense: rank * chunks + chunk
     std::unordered_map<uint64_t, Access> m_map;    //!< sparse
     std::vector<std::vector<uint32_t>> m_overflow; //!< readers beyond two
     std::vector<uint32_t> m_deps;                  //!< scratch
+    std::vector<uint32_t> m_stepStart;             //!< per rank: first op of its current step
+    std::vector<std::vector<uint32_t>> m_fence;    //!< per rank: ops new ops wait for (sorted)
+    std::vector<uint32_t> m_seen;                  //!< scratch for EndStep: per (kind, peer)
+    std::vector<std::vector<uint32_t>> m_groups;   //!< open Reduce groups (op indices)
+    std::vector<uint32_t> m_freeGroups;            //!< reusable entries of m_groups
+    bool m_commute{false};                         //!< group commuting Reduce receives
 };
 
 /**

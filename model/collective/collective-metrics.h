@@ -143,8 +143,9 @@ double DoubleBinaryTreeAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBeta
  *        <= n: log2(p) halving steps moving S/2, S/4, ..., S/p and log2(p)
  *        doubling steps moving S/p, ..., S/2, each alpha + 8 bytes / B:
  *        T = 2 log2(p) alpha + 2 (p-1)/p * 8S/B; if n > p, fold and unfold
- *        add 2 (alpha + 8S/B).  Steps are taken in sequence (chunking can
- *        overlap them slightly, so this is an upper bound then).
+ *        add 2 (alpha + 8S/B).  The generator runs the steps in sequence
+ *        (ScheduleBuilder::EndStep), as MPI does, and a step's chunks go
+ *        back to back on one connection, so chunking changes nothing.
  * \param n ranks \param bytes S \param p model parameters \return seconds
  */
 double HalvingDoublingAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p);

@@ -154,11 +154,18 @@ class Reach
 bool
 CheckRaces(const CollectiveSchedule& s, ScheduleCheckResult& res)
 {
+    // Reduce receives into one chunk with no read between them form a group:
+    // reductions commute, so its members need not be ordered among
+    // themselves, only after what came before the group (prevWriters,
+    // prevReaders); what comes after must be ordered after all of them.
     struct Access
     {
-        uint32_t writer{kNone};
+        std::vector<uint32_t> writers;     // the last write, or the open Reduce group
+        std::vector<uint32_t> readers;     // sends since the last write
+        std::vector<uint32_t> prevWriters; // open group: the write before it
+        std::vector<uint32_t> prevReaders; // open group: the sends before it
+        bool group{false};                 // writers is an open Reduce group
         bool touched{false};
-        std::vector<uint32_t> readers; // sends since the last write
     };
 
     std::vector<Access> acc(s.NumChunks());
@@ -178,6 +185,17 @@ CheckRaces(const CollectiveSchedule& s, ScheduleCheckResult& res)
                                   s.Op(r, i).kind == OpKind::Send ? "sends" : "leaves");
         return false;
     };
+    // The first op of \p list that op i of rank r is not ordered after, or kNone.
+    auto unordered = [&](uint32_t r, uint32_t i, const std::vector<uint32_t>& list) {
+        for (uint32_t j : list)
+        {
+            if (!reach(r, i, j))
+            {
+                return j;
+            }
+        }
+        return kNone;
+    };
     for (uint32_t r = 0; r < s.NumRanks(); ++r)
     {
         reach.NewRank();
@@ -190,30 +208,46 @@ CheckRaces(const CollectiveSchedule& s, ScheduleCheckResult& res)
                 a.touched = true;
                 touched.push_back(ops[i].chunk);
             }
-            if (a.writer != kNone && !reach(r, i, a.writer))
+            const bool reduce = ops[i].kind == OpKind::Recv && ops[i].mode == RecvMode::Reduce;
+            if (reduce && a.group && a.readers.empty())
             {
-                return race(r, i, a.writer);
+                // Joins the open group: ordered after what preceded the group.
+                uint32_t j = unordered(r, i, a.prevWriters);
+                j = j != kNone ? j : unordered(r, i, a.prevReaders);
+                if (j != kNone)
+                {
+                    return race(r, i, j);
+                }
+                a.writers.push_back(i);
+                continue;
+            }
+            uint32_t j = unordered(r, i, a.writers);
+            if (j != kNone)
+            {
+                return race(r, i, j);
             }
             if (ops[i].kind == OpKind::Send)
             {
                 a.readers.push_back(i);
                 continue;
             }
-            for (uint32_t rd : a.readers)
+            j = unordered(r, i, a.readers);
+            if (j != kNone)
             {
-                if (!reach(r, i, rd))
-                {
-                    return race(r, i, rd);
-                }
+                return race(r, i, j);
             }
-            a.writer = i;
+            a.group = reduce;
+            if (reduce)
+            {
+                a.prevWriters.swap(a.writers);
+                a.prevReaders.swap(a.readers);
+            }
+            a.writers.assign(1, i);
             a.readers.clear();
         }
         for (uint32_t c : touched)
         {
-            acc[c].writer = kNone;
-            acc[c].touched = false;
-            acc[c].readers.clear();
+            acc[c] = Access();
         }
         touched.clear();
     }

@@ -86,7 +86,12 @@ struct ScheduleCheckResult
  * Order of checks: structure (CollectiveSchedule::FindStructureError);
  * races (conflicting accesses to one (rank, chunk), at least one of them a
  * Recv, must be ordered by the transitive dependencies in list order; this
- * makes the result the same in every execution order an executor may choose);
+ * makes the result the same in every execution order an executor may choose;
+ * the one exception: Reduce receives into a chunk with no Send of it between
+ * them may run in any order, since reductions commute, as long as each is
+ * ordered after what preceded the first of them and what follows is ordered
+ * after all of them; for a double count among them, \c held is what the
+ * receiver held in the execution order the checker chose);
  * deadlock (the operations are executed in a dependency-respecting order; if
  * some can never run, a cycle of waits is reported); data errors (the first in
  * execution order); postcondition (the smallest wrong (rank, chunk), with what
