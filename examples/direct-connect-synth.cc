@@ -8,6 +8,11 @@
  *       prints the Pareto frontier of (T_L, T_B) and the topology chosen for the workload
  *   direct-connect-synth --graph='L(L(K(4,4)))'   (or --edges=FILE)
  *       prints that graph's BFB allgather: T_L, T_B and per-step loads
+ *   --simulate (with --size, --bandwidth; --chunks, --delay-ns) also runs the BFB
+ *       allgather and allreduce of the given graph (or of the finder's chosen
+ *       topology) on the packet-level direct-connect fabric and prints the
+ *       simulated time beside the alpha-beta prediction; --alpha is not used
+ *       there: the prediction's alpha is one hop (link delay plus one packet at B/d)
  *   --json=PATH writes the same results as one JSON object.
  *
  * JSON for one graph: {"nodes", "degree", "steps", "tb", "tb_optimal", "step_loads"}
@@ -17,11 +22,19 @@
  * "chosen": candidate, "baselines": [..]} with candidate = {"name", "steps", "tb",
  * "tb_exact", "tb_optimal", "time_s", "from_bfb"}; baselines are allreduce costs
  * of ShiftedRing, double binary tree and BFB on the chosen topology.
+ * With --simulate both objects also get "simulated_allgather_s",
+ * "predicted_allgather_s", "simulated_allreduce_s", "predicted_allreduce_s"
+ * and "simulation": {"graph", "size_bytes", "bandwidth_bps", "link_delay_ns",
+ * "chunks_per_shard", "alpha_s"}.
  */
+#include "ns3/bfb-collective.h"
 #include "ns3/bfb-schedule.h"
 #include "ns3/collective-baselines.h"
+#include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
+#include "ns3/schedule-checker.h"
+#include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
 
 #include <cmath>
@@ -29,6 +42,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 
 using namespace ns3;
@@ -89,8 +103,127 @@ WriteJson(const std::string& path, const nlohmann::json& j)
     out << j.dump(2) << "\n";
 }
 
+/// What --simulate runs.
+struct SimSettings
+{
+    bool enabled{false};                           //!< --simulate
+    uint64_t bytes{0};                             //!< M
+    double bandwidthBps{0};                        //!< B per host
+    int64_t delayNs{100};                          //!< link delay
+    uint32_t chunksPerShard{0};                    //!< 0: exact (capped at kMaxAutoChunks)
+    static constexpr uint32_t kMaxAutoChunks = 64; //!< cap of the automatic choice
+};
+
+/// Goodput share of a full packet: 4096 payload bytes in 4122 on the wire.
+constexpr double kPayloadShare = 4096.0 / 4122.0;
+
+/// One collective of one graph on the packet-level fabric.
+struct SimOutcome
+{
+    double simulatedS{0}; //!< executor's time
+    double predictedS{0}; //!< alpha * T_L + T_B * M / (B * payload share)
+    uint32_t chunks{0};   //!< chunks per shard used
+    double alphaS{0};     //!< one hop: link delay + one packet at B/d
+};
+
+SimOutcome
+Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& sim)
+{
+    uint32_t cps = sim.chunksPerShard;
+    if (cps == 0)
+    {
+        cps = static_cast<uint32_t>(
+            std::min<uint64_t>(BfbExactChunksPerShard(s), SimSettings::kMaxAutoChunks));
+    }
+    CollectiveSchedule cs = BfbToCollectiveSchedule(s, sim.bytes, cps);
+    ScheduleChecker::Require(cs);
+    ClusterParams p;
+    const auto rate = static_cast<uint64_t>(sim.bandwidthBps);
+    p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
+    p.linkDelayNs = sim.delayNs;
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildDirectConnect(g, rate, p));
+    Ptr<CollectiveRun> run = CollectiveHelper(fabric).Install(std::move(cs), Seconds(0));
+    Simulator::Run();
+    const CollectiveResult r = run->GetResult();
+    Simulator::Destroy();
+    FabricRequire(r.complete, "--simulate", g.Name(), "a schedule that completes");
+    SimOutcome o;
+    o.simulatedS = r.timeS;
+    o.chunks = cps;
+    o.alphaS = sim.delayNs * 1e-9 + 4122.0 * 8 / (sim.bandwidthBps / s.degree);
+    o.predictedS = AlphaBetaTime(s.Steps(),
+                                 s.Tb(),
+                                 o.alphaS,
+                                 static_cast<double>(sim.bytes),
+                                 sim.bandwidthBps * kPayloadShare);
+    return o;
+}
+
+/// Run --simulate for \p g, print the table and add the keys to \p j.
+void
+SimulateGraph(const DirectConnectGraph& g, const SimSettings& sim, nlohmann::json& j)
+{
+    const BfbSchedule ag = BfbAllGather(g);
+    const BfbSchedule ar = BfbAllReduce(g);
+    const SimOutcome a = Simulate(g, ag, sim);
+    // reductions into one chunk are chained (BfbToCollectiveSchedule): chunks
+    // per shard that are a multiple of every in-degree keep all in-arcs busy
+    SimSettings simAr = sim;
+    if (simAr.chunksPerShard == 0)
+    {
+        uint64_t l = BfbExactChunksPerShard(ar);
+        for (uint64_t k = 2; k <= ar.degree; ++k)
+        {
+            l = std::lcm(l, k);
+        }
+        if (l <= SimSettings::kMaxAutoChunks)
+        {
+            simAr.chunksPerShard = static_cast<uint32_t>(l);
+        }
+    }
+    const SimOutcome b = Simulate(g, ar, simAr);
+    fmt::print("packet-level simulation of {}: M = {} bytes, B = {} bit/s, link delay {} ns, "
+               "alpha (one hop) = {:.6g} s\n",
+               g.Name(),
+               sim.bytes,
+               sim.bandwidthBps,
+               sim.delayNs,
+               a.alphaS);
+    fmt::print("{:>10}  {:>5}  {:>10}  {:>8}  {:>14}  {:>14}  {:>8}\n",
+               "collective",
+               "T_L",
+               "T_B (M/B)",
+               "chunks",
+               "simulated_s",
+               "predicted_s",
+               "diff");
+    auto row = [](const char* name, const BfbSchedule& s, const SimOutcome& o) {
+        fmt::print("{:>10}  {:>5}  {:>10.6f}  {:>8}  {:>14.6e}  {:>14.6e}  {:>+7.3f}%\n",
+                   name,
+                   s.Steps(),
+                   ToDouble(s.Tb()),
+                   o.chunks,
+                   o.simulatedS,
+                   o.predictedS,
+                   100 * (o.simulatedS / o.predictedS - 1));
+    };
+    row("allgather", ag, a);
+    row("allreduce", ar, b);
+    j["simulated_allgather_s"] = a.simulatedS;
+    j["predicted_allgather_s"] = a.predictedS;
+    j["simulated_allreduce_s"] = b.simulatedS;
+    j["predicted_allreduce_s"] = b.predictedS;
+    j["simulation"] = {{"graph", g.Name()},
+                       {"size_bytes", sim.bytes},
+                       {"bandwidth_bps", sim.bandwidthBps},
+                       {"link_delay_ns", sim.delayNs},
+                       {"chunks_per_shard", a.chunks},
+                       {"chunks_per_shard_allreduce", b.chunks},
+                       {"alpha_s", a.alphaS}};
+}
+
 int
-RunGraph(const DirectConnectGraph& g, const std::string& json)
+RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings& sim)
 {
     auto s = BfbAllGather(g);
     fmt::print("graph {}: N = {}, d = {}{}\n",
@@ -110,9 +243,13 @@ RunGraph(const DirectConnectGraph& g, const std::string& json)
     {
         fmt::print("{:>6}  {:>12.6f}  {:>12}\n", t + 1, ToDouble(loads[t]), ToString(loads[t]));
     }
+    nlohmann::json j;
+    if (sim.enabled)
+    {
+        SimulateGraph(g, sim, j);
+    }
     if (!json.empty())
     {
-        nlohmann::json j;
         j["name"] = g.Name();
         j["nodes"] = g.NumNodes();
         j["degree"] = s.degree;
@@ -144,7 +281,8 @@ RunFinder(uint32_t nodes,
           uint32_t degree,
           const FinderWorkload& w,
           uint32_t depth,
-          const std::string& json)
+          const std::string& json,
+          const SimSettings& sim)
 {
     FinderOptions o;
     o.maxDepth = depth;
@@ -207,9 +345,13 @@ RunFinder(uint32_t nodes,
     {
         addBaseline(DoubleBinaryTreeAllReduce(nodes, degree));
     }
+    nlohmann::json j;
+    if (sim.enabled)
+    {
+        SimulateGraph(BuildFromName(r.best.name), sim, j);
+    }
     if (!json.empty())
     {
-        nlohmann::json j;
         j["nodes"] = nodes;
         j["degree"] = degree;
         j["alpha_s"] = w.alphaSeconds;
@@ -237,24 +379,13 @@ main(int argc, char* argv[])
 {
     // ns3::CommandLine exits with status 1 on an unknown flag; check names first
     // so that every bad flag gets the same message and status 2.
-    const std::set<std::string> known{"nodes",
-                                      "degree",
-                                      "alpha",
-                                      "bandwidth",
-                                      "size",
-                                      "depth",
-                                      "graph",
-                                      "edges",
-                                      "json",
-                                      "help",
-                                      "PrintHelp",
-                                      "PrintGlobals",
-                                      "PrintGroups",
-                                      "PrintGroup",
-                                      "PrintAttributes",
-                                      "PrintVersion",
-                                      "PrintTypeIds",
-                                      "version"};
+    const std::set<std::string> known{"nodes",        "degree",       "alpha",
+                                      "bandwidth",    "size",         "depth",
+                                      "graph",        "edges",        "json",
+                                      "simulate",     "chunks",       "delay-ns",
+                                      "help",         "PrintHelp",    "PrintGlobals",
+                                      "PrintGroups",  "PrintGroup",   "PrintAttributes",
+                                      "PrintVersion", "PrintTypeIds", "version"};
     for (int i = 1; i < argc; ++i)
     {
         std::string arg = argv[i];
@@ -263,7 +394,8 @@ main(int argc, char* argv[])
         {
             std::cerr << "direct-connect-synth: invalid flag: got '" << arg
                       << "', allowed: --nodes --degree --alpha --bandwidth --size --depth "
-                         "--graph --edges --json --help (as --name=value)\n";
+                         "--graph --edges --json --simulate --chunks --delay-ns --help (as "
+                         "--name=value)\n";
             return 2;
         }
     }
@@ -276,6 +408,9 @@ main(int argc, char* argv[])
     std::string graph;
     std::string edges;
     std::string json;
+    bool simulate = false;
+    std::string chunks = "0";
+    std::string delayNs = "100";
     CommandLine cmd(__FILE__);
     cmd.Usage("Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).");
     cmd.AddValue("nodes", "number of hosts N for the finder", nodes);
@@ -287,6 +422,15 @@ main(int argc, char* argv[])
     cmd.AddValue("graph", "construction name, e.g. L(L(K(4,4))): print its BFB instead", graph);
     cmd.AddValue("edges", "edge-list file ('u v' per line): print its BFB instead", edges);
     cmd.AddValue("json", "write the results as JSON to this path", json);
+    cmd.AddValue("simulate",
+                 "also run BFB allgather and allreduce on the packet-level fabric "
+                 "(--size bytes, --bandwidth bit/s per host; --alpha is not used)",
+                 simulate);
+    cmd.AddValue("chunks",
+                 "with --simulate: chunks per shard (0: the exact count, at most 64; for allreduce "
+                 "also a multiple of 2..d when that stays <= 64)",
+                 chunks);
+    cmd.AddValue("delay-ns", "with --simulate: link delay in nanoseconds", delayNs);
     cmd.Parse(argc, argv);
     try
     {
@@ -294,13 +438,31 @@ main(int argc, char* argv[])
                       "--graph/--edges",
                       graph + " / " + edges,
                       "at most one of --graph and --edges");
+        SimSettings sim;
+        sim.enabled = simulate;
+        if (simulate)
+        {
+            const double m = ParseNumber("--size", size, "a whole number of bytes >= 1");
+            FabricRequire(m >= 1 && m <= 1e15 && std::floor(m) == m,
+                          "--size",
+                          size,
+                          "a whole number of bytes, 1 .. 1e15, with --simulate");
+            sim.bytes = static_cast<uint64_t>(m);
+            sim.bandwidthBps = ParseNumber("--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
+            FabricRequire(sim.bandwidthBps >= 1e3 && sim.bandwidthBps <= 1e15,
+                          "--bandwidth",
+                          bandwidth,
+                          "a rate of 1e3 .. 1e15 bit/s with --simulate");
+            sim.chunksPerShard = ParseCount("--chunks", chunks, "an integer >= 0 (0: exact)");
+            sim.delayNs = ParseCount("--delay-ns", delayNs, "an integer number of ns >= 0");
+        }
         if (!graph.empty())
         {
-            return RunGraph(BuildFromName(graph), json);
+            return RunGraph(BuildFromName(graph), json, sim);
         }
         if (!edges.empty())
         {
-            return RunGraph(LoadEdgeList(edges), json);
+            return RunGraph(LoadEdgeList(edges), json, sim);
         }
         FinderWorkload w;
         w.alphaSeconds = ParseNumber("--alpha", alpha, "a finite number of seconds >= 0");
@@ -318,7 +480,7 @@ main(int argc, char* argv[])
         FabricRequire(w.alphaSeconds >= 0, "--alpha", alpha, "a finite number of seconds >= 0");
         FabricRequire(w.bandwidthBps > 0, "--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
         FabricRequire(w.messageBytes >= 0, "--size", size, "a finite number of bytes >= 0");
-        return RunFinder(n, d, w, k, json);
+        return RunFinder(n, d, w, k, json, sim);
     }
     catch (const FabricConfigError& e)
     {
