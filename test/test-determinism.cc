@@ -1,0 +1,83 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Same inputs and seed give the same outputs, bit for bit: each example is
+// run twice and its JSON files compared byte by byte.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <string>
+
+namespace
+{
+
+std::string
+Slurp(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Run `program args --json=<file>` twice; return the two JSON texts.
+std::pair<std::string, std::string>
+RunTwice(const std::string& program, const std::string& args, const std::string& tag)
+{
+    std::string out[2];
+    for (int i = 0; i < 2; ++i)
+    {
+        const std::string json =
+            ::testing::TempDir() + tag + "-determinism-" + std::to_string(i) + ".json";
+        std::remove(json.c_str());
+        const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + program + " " + args +
+                                " --json=" + json + " > /dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        out[i] = Slurp(json);
+    }
+    return {out[0], out[1]};
+}
+
+struct Case
+{
+    std::string program;
+    std::string args;
+};
+
+class Determinism : public ::testing::TestWithParam<Case>
+{
+};
+
+TEST_P(Determinism, TwoRunsWriteIdenticalJson)
+{
+    // ctest runs cases in parallel: every case writes its own files
+    const std::string tag = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const auto [first, second] =
+        RunTwice(GetParam().program, GetParam().args, tag.substr(tag.find('/') + 1));
+    EXPECT_GT(first.size(), 20u); // something was written
+    EXPECT_EQ(first, second);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples,
+    Determinism,
+    ::testing::Values(Case{"hb-domain-messages", "--bytes=300000"},
+                      Case{"collective-bench",
+                           "--gpus=16 --collective=alltoall --algorithm=pxn "
+                           "--min-bytes=4096 --max-bytes=65536"},
+                      Case{"collective-bench",
+                           "--topology=rail-optimized --gpus=32 --preset=dgx-a100 --radix=8 "
+                           "--algorithm=tree --chunk-bytes=8192 --min-bytes=65536 "
+                           "--max-bytes=131072"},
+                      Case{"fabric-cost", "--gpus=4096 --radix=32,64"},
+                      Case{"direct-connect-synth", "--nodes=16 --degree=4"}),
+    [](const auto& info) {
+        std::string name = std::to_string(info.index) + "_" + info.param.program;
+        std::replace(name.begin(), name.end(), '-', '_');
+        return name;
+    });
+
+} // namespace
