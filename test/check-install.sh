@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the built module into a scratch prefix and builds and runs a
+# separate CMake project that finds it with find_package(gpu-fabric).
+set -euo pipefail
+build="$1"
+src="$2"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cmake --install "$build" --prefix "$work/prefix" > /dev/null
+cmake -S "$src/test/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
+cmake --build "$work/consumer" > /dev/null
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"
