@@ -236,6 +236,14 @@ AllToAll(uint32_t n, uint32_t K, bool pxn, uint64_t bytes, uint64_t chunkBytes, 
             }
         }
     }
+    // PXN in one chunk aggregates per destination rail as NCCL's PXN does:
+    // the rail step starts when the NVLink step has delivered everything
+    // (the two steps do not overlap, as the rail-only paper's model assumes);
+    // with pipelining chunks are forwarded as they arrive.
+    if (pxn && P == 1)
+    {
+        b.EndStep();
+    }
     // Second hops: over the rails (or any direct pair without pxn).
     for (uint32_t t = 1; t < n; ++t)
     {
