@@ -6,6 +6,7 @@
 // chosen topology, alone, and the familiar table is printed: size, count
 // (4-byte elements), time, algbw and busbw (GB/s, as nccl-tests defines
 // them), beside the alpha-beta prediction of the algorithm.
+// --backend=flow runs the same sweep on the flow-level backend (FlowTransport).
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
 
@@ -27,6 +28,8 @@ struct Sweep
     std::string algorithm;
     std::vector<uint64_t> sizes;
     std::vector<CollectiveResult> results;
+    /// Keeps the runs alive: without ns-3 nodes (flow backend) no application holds them.
+    std::vector<Ptr<CollectiveRun>> runs;
 
     void Next()
     {
@@ -38,6 +41,7 @@ struct Sweep
         Ptr<CollectiveRun> run =
             helper->Install(ranks, collective, algorithm, sizes[i], Simulator::Now());
         run->SetCompletionCallback(MakeCallback(&Sweep::Done, this));
+        runs.push_back(run);
     }
 
     void Done(Ptr<CollectiveRun> run)
@@ -94,6 +98,7 @@ main(int argc, char* argv[])
     double nodeBandwidthGbps = 400;
     std::string json;
     std::string csv;
+    std::string backend = "packet";
 
     CommandLine cmd(__FILE__);
     cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
@@ -115,6 +120,7 @@ main(int argc, char* argv[])
                  nodeBandwidthGbps);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
     cmd.Parse(argc, argv);
 
     try
@@ -124,6 +130,10 @@ main(int argc, char* argv[])
                       "--max-bytes",
                       maxBytes,
                       fmt::format("at least --min-bytes ({})", minBytes));
+        FabricRequire(backend == "packet" || backend == "flow",
+                      "--backend",
+                      backend,
+                      "packet or flow");
         FabricRequire(nodeBandwidthGbps > 0,
                       "--node-bandwidth-gbps",
                       nodeBandwidthGbps,
@@ -138,8 +148,22 @@ main(int argc, char* argv[])
         }
         const FabricTopology topo =
             BuildTopology(topology, p, graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
-        Ptr<Fabric> fabric = FabricHelper().Install(topo);
-        CollectiveHelper helper(fabric);
+        Ptr<Fabric> fabric;
+        Ptr<FlowTransport> flow;
+        if (backend == "flow")
+        {
+            flow = FlowHelper().Install(topo);
+        }
+        else
+        {
+            fabric = FabricHelper().Install(topo);
+        }
+        CollectiveHelper helper =
+            fabric ? CollectiveHelper(fabric) : CollectiveHelper(Ptr<Transport>(flow));
+        if (flow)
+        {
+            helper.SetDomainSize(topo.gpusPerDomain);
+        }
         helper.SetChunkBytes(chunkBytes);
         helper.SetChannels(channels);
 
@@ -147,6 +171,7 @@ main(int argc, char* argv[])
                     CollectiveHelper::AllRanks(topo.GetNGpus()),
                     collective,
                     algorithm,
+                    {},
                     {},
                     {}};
         for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
@@ -170,13 +195,14 @@ main(int argc, char* argv[])
         Simulator::ScheduleNow(&Sweep::Next, &sweep);
         Simulator::Run();
 
-        fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}, radix {})\n",
+        fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}, radix {}){}\n",
                    collective,
                    algorithm,
                    topology,
                    topo.GetNGpus(),
                    preset,
-                   radix);
+                   radix,
+                   flow ? ", flow-level backend" : "");
         fmt::print("{:>12} {:>12} {:>12} {:>10} {:>10}\n",
                    "size(B)",
                    "count",
@@ -214,6 +240,7 @@ main(int argc, char* argv[])
                                  {"preset", preset},
                                  {"collective", collective},
                                  {"algorithm", algorithm},
+                                 {"backend", backend},
                                  {"results", rows}})
                      .dump(2)
               << "\n";

@@ -1,0 +1,284 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FLOW_TRANSPORT_H
+#define GPU_FABRIC_FLOW_TRANSPORT_H
+
+#include "fabric-transport.h"
+
+#include "ns3/event-id.h"
+#include "ns3/fabric-node.h"
+#include "ns3/fabric-topology.h"
+#include "ns3/traced-callback.h"
+
+#include <map>
+#include <memory>
+#include <queue>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Flow-level (fluid) backend: every message is one flow on its routed
+ * path, and the flows share link capacities max-min fairly.
+ *
+ * <b>Links.</b> Each direction of a cable is a link whose capacity is its
+ * rate. A GPU with two or more NVLink ports (NVSwitch planes) also has two
+ * aggregated links, "NVLink out" and "NVLink in", whose capacity is the sum
+ * of its planes.
+ *
+ * <b>Paths.</b> The path of a message is the one its packets would take at
+ * the packet level: message ids are allocated like PacketTransport's (a
+ * last-in first-out free list), the flow label is
+ * FabricNode::EcmpHash(src, dst, id, 0x6d) truncated to 16 bits, and every
+ * hop picks among the equal-cost ports of the routing table with the same
+ * salted hash as TracePath. A message whose first hops are all NVLink ports
+ * (2 or more planes, attribute StripeNvLink) is striped over the planes at
+ * the packet level; here it is one flow on the sender's aggregated NVLink-out
+ * link and the aggregated NVLink-in link of the GPU the planes lead to (the
+ * destination, or the relay GPU of rail-only forwarding), then on the single
+ * path from that GPU. This assumes the planes are single-tier NVSwitches, as
+ * every builder makes them, and that striping balances the planes. A
+ * non-striped flow over one plane uses that plane's link and the GPU's
+ * aggregated link, so both kinds of traffic share NVLink correctly.
+ *
+ * <b>Routes.</b> With routing tables (Setup with tables) the next hops are
+ * read from them. Without (the scale path), the equal-cost next hops are
+ * derived on demand from hop distances toward the set of switches the
+ * destination is attached to (one breadth-first search per distinct set, for
+ * example per leaf), with the HB-domain and rail-relay rules of
+ * ComputeRoutingTables; this yields exactly the same port lists, in the same
+ * order, without the tables' N^2 memory. Topologies where GPUs carry transit
+ * traffic (direct-connect) or whose NVSwitch planes are not single-tier fall
+ * back to full routing tables.
+ *
+ * <b>Rates: progressive filling (water-filling).</b> All unfrozen flows grow
+ * at the same pace; the link whose fair share (remaining capacity / unfrozen
+ * flows) is smallest saturates first and freezes its flows at that share;
+ * its capacity is subtracted from the other links of those flows; repeat.
+ * Implemented with a binary heap of links keyed by fair share (lazy
+ * invalidation), O((L + F h) log L) for F flows of h hops over L links.
+ *
+ * <b>Incremental recomputation.</b> Max-min rates of flows that share no link,
+ * directly or through a chain of flows, are independent. When flows start or
+ * end, their links are marked dirty; one recomputation per simulated instant
+ * (an event scheduled at the current time, so that the many flows a
+ * collective starts at once are handled together) collects the connected
+ * component of the flow-link graph reachable from the dirty links, and
+ * water-fills that component only. Flows elsewhere keep their rates and
+ * their completion events.
+ *
+ * <b>Bytes and time.</b> A flow carries its wire bytes: payload plus
+ * PacketOverhead bytes for each packet of at most PacketPayload bytes
+ * (26 per 4096 by default, the packet level's FabricHeader), so that large
+ * transfers take the packet level's time. The fluid part of a flow ends when
+ * its wire bytes have drained at its (changing) rate; it then leaves its
+ * links, and the message is delivered after the path latency
+ *   L = sum_i d_i + [StoreAndForward] (sum_i S / r_i - S / min_i r_i),
+ * where d_i and r_i are the propagation delay and rate of hop i (for a
+ * striped message, the hops of the first plane), and S the wire size of the
+ * message's first packet (min(bytes, PacketPayload) + PacketOverhead). For one
+ * uncontended message of full packets this is the packet level's
+ * store-and-forward pipeline exactly: the first packet's trip across every
+ * hop, then the other packets at the slowest hop. Completions are ns-3 events:
+ * the earliest fluid end over all flows (a binary heap with lazy
+ * invalidation) has one event, cancelled and rescheduled when rates change.
+ *
+ * Same inputs give bit-identical outputs: every container is walked in an
+ * order fixed by the inputs (no pointer-keyed or unordered iteration).
+ */
+class FlowTransport : public Transport
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FlowTransport();
+    ~FlowTransport() override;
+
+    /**
+     * Serve the GPUs of a topology, deriving routes on demand (no N^2
+     * routing tables); falls back to ComputeRoutingTables where needed.
+     * \param topo the topology (read during the call only)
+     */
+    void Setup(const FabricTopology& topo);
+
+    /**
+     * Serve the GPUs of a topology with given routing tables (those of
+     * ComputeRoutingTables / Fabric::GetRoutingTables).
+     * \param topo the topology (read during the call only)
+     * \param tables one table per vertex
+     */
+    void Setup(const FabricTopology& topo, std::vector<FabricRoutingTable> tables);
+
+    uint64_t Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done) override;
+    uint32_t GetNRanks() const override;
+    Totals GetTotals() const override;
+
+    /// \return true if routes come from full tables, false if derived on demand
+    bool UsesRoutingTables() const;
+
+    /**
+     * Current max-min rate of a message in flight.
+     * \param id the id Send returned
+     * \return its rate in wire bits per second (0 if not flowing)
+     */
+    double GetRateBps(uint64_t id) const;
+
+    /**
+     * The links of a message in flight (the first hop first).
+     * \param id the id Send returned
+     * \return link indices, see GetLinkName
+     */
+    std::vector<uint32_t> GetFlowLinks(uint64_t id) const;
+
+    /// \param link a link index \return a readable name, e.g. "v3->v40" or "nvlink-out(gpu3)"
+    std::string GetLinkName(uint32_t link) const;
+
+    /// \return number of links (cable directions plus aggregated NVLink links)
+    uint32_t GetNLinks() const;
+
+    /// Counters of the fluid engine.
+    struct Stats
+    {
+        uint64_t flows{0};           //!< flows started (messages that crossed the fabric)
+        uint64_t activeFlows{0};     //!< flows on links now
+        uint64_t peakActiveFlows{0}; //!< most flows on links at once
+        uint64_t recomputations{0};  //!< water-filling runs
+        uint64_t flowsRecomputed{0}; //!< sum over runs of the flows in the component
+        uint64_t linksRecomputed{0}; //!< sum over runs of the links in the component
+        uint64_t distanceFields{0};  //!< breadth-first searches done for routes
+    };
+
+    /// \return the counters
+    Stats GetStats() const;
+
+    /// Signature of the MessageComplete trace: src, dst, bytes, send time.
+    typedef void (*MessageCompleteTracedCallback)(uint32_t, uint32_t, uint64_t, Time);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /// One message.
+    struct Flow
+    {
+        uint32_t src{0};
+        uint32_t dst{0};
+        uint64_t bytes{0};
+        double remaining{0};   //!< wire bytes left at lastUpdate
+        double rate{0};        //!< wire bytes per second
+        int64_t lastUpdate{0}; //!< time step of the last remaining/rate update
+        int64_t latency{0};    //!< time steps from fluid end to delivery
+        uint32_t version{0};   //!< completion heap entries with another version are stale
+        uint32_t mark{0};      //!< recomputation epoch it was last visited in
+        bool onLinks{false};   //!< in the link lists
+        Time start;
+        DoneCallback done;
+        std::vector<uint32_t> links; //!< links crossed
+        std::vector<uint32_t> pos;   //!< index in each link's flow list
+    };
+
+    /// A completion heap entry (earliest first).
+    struct Completion
+    {
+        int64_t time;
+        uint32_t id;
+        uint32_t version;
+
+        bool operator>(const Completion& o) const
+        {
+            return time != o.time ? time > o.time : id > o.id;
+        }
+    };
+
+    void BuildLinks(const FabricTopology& topo);
+    void Route(uint32_t id, uint16_t flowLabel);
+    void NextHops(uint32_t v, uint32_t dstRank, std::vector<uint32_t>& edges);
+    void TableNextHops(uint32_t v, uint32_t dstRank, std::vector<uint32_t>& edges) const;
+    void OracleNextHops(uint32_t v, uint32_t dstRank, std::vector<uint32_t>& edges);
+    void DomainNextHops(uint32_t v, uint32_t target, std::vector<uint32_t>& edges) const;
+    uint32_t Dist(uint32_t v, uint32_t dstRank);
+    const std::vector<uint8_t>& Field(uint32_t dstRank);
+    uint32_t EdgeTo(uint32_t from, uint32_t to) const;
+
+    void MarkDirty(uint32_t link);
+    void Recompute();
+    void FluidEvent();
+    void ScheduleNextFluidEnd();
+    void Complete(uint32_t id);
+    void RemoveFromLinks(uint32_t id);
+    int64_t NowSteps() const;
+
+    // ---- topology, flattened ----
+    uint32_t m_nRanks{0};
+    uint32_t m_k{0}; //!< HB domain size
+    bool m_railRelay{false};
+    std::vector<uint32_t> m_gpuVertex;  //!< rank -> vertex
+    std::vector<uint8_t> m_kind;        //!< vertex -> TopoNodeKind
+    std::vector<int32_t> m_domain;      //!< vertex -> HB domain
+    std::vector<uint32_t> m_rank;       //!< vertex -> rank (GPUs)
+    std::vector<uint32_t> m_outBegin;   //!< vertex -> first out-edge (CSR, size V+1)
+    std::vector<uint32_t> m_edgeTarget; //!< edge -> target vertex (edges = links 0..E-1)
+    std::vector<uint32_t> m_edgeSource; //!< edge -> source vertex
+    std::vector<uint16_t> m_edgePort;   //!< edge -> source port
+    std::vector<uint8_t> m_edgeNvLink;  //!< edge -> is NVLink
+    std::vector<int64_t> m_edgeDelayNs; //!< edge -> propagation delay
+    std::vector<uint32_t> m_portEdge;   //!< (vertex offset + port) -> out-edge, or none
+    std::vector<uint32_t> m_portBegin;  //!< vertex -> offset in m_portEdge
+    std::vector<uint32_t> m_local;      //!< vertex -> index in its HB domain
+    std::vector<uint32_t> m_inBegin;    //!< vertex -> first in-edge (CSR, size V+1)
+    std::vector<uint32_t> m_inEdges;    //!< in-edges by target vertex
+    std::vector<uint32_t> m_aggOut;     //!< GPU vertex -> aggregated NVLink-out link or none
+    std::vector<uint32_t> m_aggIn;      //!< GPU vertex -> aggregated NVLink-in link or none
+    uint32_t m_nEdges{0};
+
+    // ---- routes ----
+    bool m_useTables{false};
+    std::vector<FabricRoutingTable> m_tables;
+    std::vector<uint32_t> m_switchIndex;                  //!< vertex -> index among switches
+    uint32_t m_nSwitches{0};                              //!< network switches
+    std::vector<int32_t> m_fieldOfRank;                   //!< rank -> distance field, -1 none
+    std::vector<std::vector<uint8_t>> m_fields;           //!< per attachment set
+    std::map<std::vector<uint32_t>, int32_t> m_fieldKeys; //!< attachment set -> field
+    std::vector<uint32_t> m_hops;                         //!< scratch
+    std::vector<uint32_t> m_hops2;                        //!< scratch
+    std::vector<uint32_t> m_queue;                        //!< scratch
+
+    // ---- links and flows ----
+    std::vector<double> m_capacity;                      //!< link -> bytes per second
+    std::vector<std::vector<uint32_t>> m_linkFlows;      //!< link -> flows on it
+    std::vector<uint32_t> m_linkMark;                    //!< link -> epoch visited
+    std::vector<double> m_capLeft;                       //!< water-filling scratch
+    std::vector<uint32_t> m_unfrozen;                    //!< water-filling scratch
+    std::vector<uint32_t> m_linkVersion;                 //!< water-filling heap versions
+    std::vector<uint32_t> m_dirty;                       //!< links changed since the last run
+    std::vector<Flow> m_flows;                           //!< by id
+    std::vector<uint32_t> m_free;                        //!< recycled ids
+    std::vector<uint32_t> m_compFlows;                   //!< scratch
+    std::vector<uint32_t> m_compLinks;                   //!< scratch
+    std::vector<uint32_t> m_frozenMark;                  //!< flow -> epoch frozen
+    std::vector<double> m_newRate;                       //!< flow -> rate of this run
+    std::vector<std::pair<double, uint64_t>> m_fillHeap; //!< (share, link << 32 | version)
+    uint32_t m_epoch{0};
+    std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> m_heap;
+    EventId m_recomputeEvent;
+    EventId m_fluidEvent;
+    int64_t m_fluidEventTime{-1};
+    double m_secondsPerStep{1e-9};
+
+    // ---- attributes ----
+    uint32_t m_payload{4096};
+    uint32_t m_overhead{26};
+    bool m_storeAndForward{true};
+    bool m_stripe{true};
+
+    Totals m_totals;
+    Stats m_stats;
+    TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FLOW_TRANSPORT_H
