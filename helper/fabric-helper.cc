@@ -26,6 +26,14 @@ Fabric::GetTypeId()
 void
 Fabric::DoDispose()
 {
+    for (const auto& dev : m_devs)
+    {
+        dev->SetLossCallback(FabricNetDevice::LossCallback());
+    }
+    for (const auto& node : m_nodes)
+    {
+        node->SetLossCallback(FabricNetDevice::LossCallback());
+    }
     if (m_transport)
     {
         m_transport->Dispose();
@@ -147,6 +155,32 @@ Fabric::SendAlongPath(const std::vector<uint32_t>& vertices,
                                    bytes,
                                    id,
                                    done);
+}
+
+void
+Fabric::SetRoutingTables(std::vector<FabricRoutingTable> tables)
+{
+    FabricRequire(tables.size() == m_nodes.size(),
+                  "routing tables",
+                  tables.size(),
+                  fmt::format("one per vertex ({})", m_nodes.size()));
+    m_tables = std::move(tables);
+    for (uint32_t v = 0; v < m_nodes.size(); ++v)
+    {
+        m_nodes[v]->SetRoutingTable(m_tables[v]);
+    }
+    m_transport->RoutesChanged();
+}
+
+uint64_t
+Fabric::GetTotalLost() const
+{
+    uint64_t lost = 0;
+    for (const auto& d : m_devs)
+    {
+        lost += d->GetStats().lost + d->GetStats().corrupted;
+    }
+    return lost;
 }
 
 uint64_t
@@ -274,6 +308,16 @@ FabricHelper::Install(const FabricTopology& topology) const
     fabric->m_transport = CreateObject<PacketTransport>();
     fabric->m_transport->Install(fabric->m_gpus);
     fabric->m_transport->SetSourceRoutes(fabric->m_sourceRoutes);
+    // every loss in the fabric is reported to the transport, which resends
+    const auto lost = MakeCallback(&PacketTransport::PacketLost, fabric->m_transport);
+    for (const auto& dev : fabric->m_devs)
+    {
+        dev->SetLossCallback(lost);
+    }
+    for (const auto& node : fabric->m_nodes)
+    {
+        node->SetLossCallback(lost);
+    }
     return fabric;
 }
 

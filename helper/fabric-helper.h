@@ -72,6 +72,15 @@ class Fabric : public Object
 
     /// \return packets dropped anywhere (queue overflow or no route)
     uint64_t GetTotalDrops() const;
+    /// \return packets lost to link faults anywhere (down links, bit errors)
+    uint64_t GetTotalLost() const;
+
+    /**
+     * Install new forwarding tables in every node (e.g. recomputed without
+     * failed elements) and tell the transport (PacketTransport::RoutesChanged).
+     * \param tables one per vertex
+     */
+    void SetRoutingTables(std::vector<FabricRoutingTable> tables);
 
   protected:
     void DoDispose() override;

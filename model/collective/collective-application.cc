@@ -36,6 +36,11 @@ CollectiveRun::GetTypeId()
                             "Every op of every rank has completed.",
                             MakeTraceSourceAccessor(&CollectiveRun::m_completeTrace),
                             "ns3::CollectiveRun::CompleteTracedCallback")
+            .AddTraceSource("Failed",
+                            "The collective failed: a message of it was given up (the "
+                            "report names ranks, message and times).",
+                            MakeTraceSourceAccessor(&CollectiveRun::m_failedTrace),
+                            "ns3::CollectiveRun::FailedTracedCallback")
             .AddTraceSource("RankComplete",
                             "Every op of one rank has completed (rank, time).",
                             MakeTraceSourceAccessor(&CollectiveRun::m_rankCompleteTrace),
@@ -48,8 +53,16 @@ CollectiveRun::CollectiveRun() = default;
 void
 CollectiveRun::DoDispose()
 {
+    if (m_packetTransport)
+    {
+        m_packetTransport->TraceDisconnectWithoutContext(
+            "MessageFailed",
+            MakeCallback(&CollectiveRun::MessageFailed, this));
+    }
+    m_packetTransport = nullptr;
     m_transport = nullptr;
     m_done = CompletionCallback();
+    m_failed = FailureCallback();
     Object::DoDispose();
 }
 
@@ -60,6 +73,12 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
     m_schedule = std::move(schedule);
     m_schedule.Validate();
     m_transport = transport;
+    if (auto pt = DynamicCast<PacketTransport>(transport); pt && pt != m_packetTransport)
+    {
+        m_packetTransport = pt;
+        pt->TraceConnectWithoutContext("MessageFailed",
+                                       MakeCallback(&CollectiveRun::MessageFailed, this));
+    }
     const uint32_t n = m_schedule.NumRanks();
     for (uint32_t g : m_schedule.Communicator())
     {
@@ -199,10 +218,11 @@ CollectiveRun::Issue(uint32_t rank, uint32_t op)
     m_ops[rank][op].issued = true;
     const CollectiveOp& o = m_schedule.Op(rank, op);
     const auto& comm = m_schedule.Communicator();
-    m_transport->Send(comm[rank],
-                      comm[o.peer],
-                      o.bytes,
-                      MakeCallback(&CollectiveRun::Delivered, this, rank, op));
+    m_ops[rank][op].message =
+        m_transport->Send(comm[rank],
+                          comm[o.peer],
+                          o.bytes,
+                          MakeCallback(&CollectiveRun::Delivered, this, rank, op));
 }
 
 void
@@ -210,6 +230,7 @@ CollectiveRun::Delivered(uint32_t rank, uint32_t op)
 {
     const uint32_t peer = m_schedule.Op(rank, op).peer;
     const uint32_t recv = m_match[rank][op];
+    m_ops[rank][op].message = kNoMessage;
     CompleteOp(rank, op);
     OpState& st = m_ops[peer][recv];
     st.arrived = true;
@@ -281,6 +302,65 @@ CollectiveRun::GetCompletedOps() const
     return m_opsDone;
 }
 
+void
+CollectiveRun::SetFailureCallback(FailureCallback cb)
+{
+    m_failed = cb;
+}
+
+bool
+CollectiveRun::IsFailed() const
+{
+    return m_isFailed;
+}
+
+const std::string&
+CollectiveRun::GetFailureReport() const
+{
+    return m_failure;
+}
+
+void
+CollectiveRun::MessageFailed(const PacketTransport::MessageReport& report)
+{
+    const auto& comm = m_schedule.Communicator();
+    for (uint32_t r = 0; r < comm.size(); ++r)
+    {
+        if (comm[r] != report.src)
+        {
+            continue;
+        }
+        for (uint32_t op = 0; op < m_ops[r].size(); ++op)
+        {
+            if (m_ops[r][op].message != report.messageId)
+            {
+                continue;
+            }
+            m_ops[r][op].message = kNoMessage;
+            const std::string line =
+                fmt::format("{} {}: op {} of rank {} (send to rank {}) failed: {}",
+                            CollectiveTypeName(m_schedule.Type()),
+                            m_schedule.Algorithm(),
+                            op,
+                            report.src,
+                            report.dst,
+                            report.ToString());
+            NS_LOG_WARN(line);
+            m_failure += (m_failure.empty() ? "" : "\n") + line;
+            if (!m_isFailed)
+            {
+                m_isFailed = true;
+                m_failedTrace(this, m_failure);
+                if (!m_failed.IsNull())
+                {
+                    m_failed(this, m_failure);
+                }
+            }
+            return;
+        }
+    }
+}
+
 CollectiveResult
 CollectiveRun::GetResult() const
 {
@@ -291,6 +371,8 @@ CollectiveRun::GetResult() const
     r.bytes = m_schedule.TotalBytes();
     r.bytesSent = m_schedule.TotalBytesSent();
     r.complete = IsComplete();
+    r.failed = m_isFailed;
+    r.failure = m_failure;
     if (r.complete)
     {
         r.timeS = (m_finish - m_start).GetSeconds();

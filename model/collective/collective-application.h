@@ -9,6 +9,7 @@
 #include "ns3/application.h"
 #include "ns3/fabric-transport.h"
 #include "ns3/nstime.h"
+#include "ns3/packet-transport.h"
 #include "ns3/traced-callback.h"
 
 #include <string>
@@ -32,6 +33,8 @@ struct CollectiveResult
     double busbwGBps{0};    //!< algbw x the collective's bus factor, GB/s
     uint64_t bytesSent{0};  //!< bytes all ranks sent
     bool complete{false};   //!< every op of every rank completed
+    bool failed{false};     //!< a message of it failed (see CollectiveRun::GetFailureReport)
+    std::string failure;    //!< the failure report (empty unless failed)
 };
 
 /**
@@ -90,6 +93,16 @@ class CollectiveRun : public Object
     /// \return ops completed so far, all ranks
     uint64_t GetCompletedOps() const;
 
+    /// Invoked once if the collective fails (a message of it was given up by
+    /// a PacketTransport: no path left, a dead GPU, too many losses).
+    typedef Callback<void, Ptr<CollectiveRun>, const std::string&> FailureCallback;
+    /// \param cb the failure callback
+    void SetFailureCallback(FailureCallback cb);
+    /// \return true if the collective failed (it will never complete)
+    bool IsFailed() const;
+    /// \return which ranks, which message and since when (empty unless failed)
+    const std::string& GetFailureReport() const;
+
   protected:
     void DoDispose() override;
 
@@ -97,11 +110,16 @@ class CollectiveRun : public Object
     /// Per-op execution state.
     struct OpState
     {
-        uint32_t waiting{0}; //!< dependencies not yet complete
-        bool depsMet{false}; //!< all dependencies complete (a receive is then posted)
-        bool issued{false};  //!< send: handed to the transport
-        bool arrived{false}; //!< receive: data delivered
+        uint32_t waiting{0};          //!< dependencies not yet complete
+        bool depsMet{false};          //!< all dependencies complete (a receive is then posted)
+        bool issued{false};           //!< send: handed to the transport
+        bool arrived{false};          //!< receive: data delivered
+        uint64_t message{kNoMessage}; //!< send in flight: its transport message id
     };
+
+    static constexpr uint64_t kNoMessage = ~0ULL; //!< no message in flight
+
+    void MessageFailed(const PacketTransport::MessageReport& report);
 
     void DepsMet(uint32_t rank, uint32_t op);
     void Issue(uint32_t rank, uint32_t op);
@@ -126,6 +144,11 @@ class CollectiveRun : public Object
     Time m_start;
     Time m_finish;
     CompletionCallback m_done;
+    FailureCallback m_failed;
+    bool m_isFailed{false};
+    std::string m_failure;
+    Ptr<PacketTransport> m_packetTransport; //!< the transport, if it reports failures
+    TracedCallback<Ptr<const CollectiveRun>, const std::string&> m_failedTrace;
     TracedCallback<Ptr<const CollectiveRun>> m_completeTrace;
     TracedCallback<uint32_t, Time> m_rankCompleteTrace;
 };

@@ -5,9 +5,13 @@
 
 #include "fabric-net-device.h"
 
+#include "ns3/double.h"
+#include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
+
+#include <cmath>
 
 namespace ns3
 {
@@ -26,7 +30,13 @@ FabricChannel::GetTypeId()
                                           "Propagation delay of the cable (one direction).",
                                           TimeValue(NanoSeconds(500)),
                                           MakeTimeAccessor(&FabricChannel::m_delay),
-                                          MakeTimeChecker(Time(0)));
+                                          MakeTimeChecker(Time(0)))
+                            .AddAttribute("BitErrorRate",
+                                          "Probability that a bit is corrupted; a corrupted "
+                                          "packet is discarded by its receiver (0: none).",
+                                          DoubleValue(0),
+                                          MakeDoubleAccessor(&FabricChannel::m_ber),
+                                          MakeDoubleChecker<double>(0, 1));
     return tid;
 }
 
@@ -46,6 +56,15 @@ FabricChannel::Transmit(Ptr<Packet> p, const FabricNetDevice* sender, Time txTim
     // this is the hottest call of a packet-level run
     FabricNetDevice* peer =
         PeekPointer(m_device[0]) == sender ? PeekPointer(m_device[1]) : PeekPointer(m_device[0]);
+    if (m_ber > 0 && Corrupt(p->GetSize()))
+    {
+        Simulator::ScheduleWithContext(peer->GetNodeId(),
+                                       txTime + m_delay,
+                                       &FabricNetDevice::ReceiveCorrupted,
+                                       peer,
+                                       p);
+        return;
+    }
     Simulator::ScheduleWithContext(peer->GetNodeId(),
                                    txTime + m_delay,
                                    &FabricNetDevice::Receive,
@@ -53,9 +72,59 @@ FabricChannel::Transmit(Ptr<Packet> p, const FabricNetDevice* sender, Time txTim
                                    p);
 }
 
+bool
+FabricChannel::Corrupt(uint32_t bytes) const
+{
+    if (!m_rng)
+    {
+        m_rng = CreateObject<UniformRandomVariable>();
+    }
+    const double bits = 8.0 * bytes;
+    const double p = -std::expm1(bits * std::log1p(-m_ber));
+    return m_rng->GetValue() < p;
+}
+
+void
+FabricChannel::SetBitErrorRate(double ber, int64_t stream)
+{
+    FabricRequire(ber >= 0 && ber < 1, "bit-error rate", ber, "a probability in [0, 1)");
+    m_ber = ber;
+    if (ber > 0)
+    {
+        m_rng = CreateObject<UniformRandomVariable>();
+        m_rng->SetStream(stream);
+    }
+}
+
+double
+FabricChannel::GetBitErrorRate() const
+{
+    return m_ber;
+}
+
+void
+FabricChannel::SetLinkUp(bool up)
+{
+    NS_LOG_FUNCTION(this << up);
+    for (uint32_t i = 0; i < m_nDevices; ++i)
+    {
+        m_device[i]->SetLinkUp(up);
+    }
+}
+
+bool
+FabricChannel::IsUp() const
+{
+    return m_nDevices == 0 || m_device[0]->IsUp();
+}
+
 void
 FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
 {
+    if (!sender->IsUp())
+    {
+        return; // no frames on a down link
+    }
     Ptr<FabricNetDevice> peer = GetPeer(sender);
     Simulator::ScheduleWithContext(peer->GetNode()->GetId(),
                                    m_delay,

@@ -8,6 +8,7 @@
 #include "ns3/nstime.h"
 #include "ns3/packet.h"
 #include "ns3/ptr.h"
+#include "ns3/random-variable-stream.h"
 
 namespace ns3
 {
@@ -54,6 +55,24 @@ class FabricChannel : public Channel
      */
     void SendFlowControl(const FabricNetDevice* sender, bool pause) const;
 
+    /**
+     * Take the cable down or up (both ends, see FabricNetDevice::SetLinkUp).
+     * \param up the new state
+     */
+    void SetLinkUp(bool up);
+    /// \return false while the cable is down
+    bool IsUp() const;
+
+    /**
+     * Corrupt packets at random: a packet of b bits is discarded by its
+     * receiver with probability 1 - (1 - ber)^b (it still occupies the wire).
+     * \param ber bit-error rate in [0, 1); 0 turns corruption off
+     * \param stream random stream index (ns-3 RngStream), for reproducible runs
+     */
+    void SetBitErrorRate(double ber, int64_t stream);
+    /// \return the bit-error rate
+    double GetBitErrorRate() const;
+
     /// \return the propagation delay
     Time GetDelay() const
     {
@@ -70,9 +89,13 @@ class FabricChannel : public Channel
     Ptr<NetDevice> GetDevice(std::size_t i) const override;
 
   private:
-    Time m_delay;                     //!< propagation delay
-    Ptr<FabricNetDevice> m_device[2]; //!< the two ends
-    uint32_t m_nDevices{0};           //!< ends attached so far
+    bool Corrupt(uint32_t bytes) const;
+
+    Time m_delay;                             //!< propagation delay
+    double m_ber{0};                          //!< bit-error rate (0: none)
+    mutable Ptr<UniformRandomVariable> m_rng; //!< corruption draws (only with m_ber > 0)
+    Ptr<FabricNetDevice> m_device[2];         //!< the two ends
+    uint32_t m_nDevices{0};                   //!< ends attached so far
 };
 
 } // namespace ns3

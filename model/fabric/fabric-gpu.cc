@@ -77,6 +77,18 @@ FabricGpu::GetSprayPackets() const
 }
 
 uint64_t
+FabricGpu::GetRefusedPackets() const
+{
+    return m_refused;
+}
+
+bool
+FabricGpu::GetForwarding() const
+{
+    return m_forwarding;
+}
+
+uint64_t
 FabricGpu::GetForwardedPackets() const
 {
     return m_forwarded;
@@ -97,6 +109,7 @@ FabricGpu::HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader
     {
         NS_LOG_WARN("GPU " << m_rank << " refuses to relay a packet for rank " << h.dst);
         ++m_refused;
+        NotifyLoss(p);
         return;
     }
     ++m_forwarded;

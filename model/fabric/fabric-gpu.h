@@ -41,6 +41,10 @@ class FabricGpu : public FabricNode
 
     /// \return packets this GPU forwarded for others
     uint64_t GetForwardedPackets() const;
+    /// \return packets of others dropped because forwarding is off
+    uint64_t GetRefusedPackets() const;
+    /// \return true if this GPU relays packets of other ranks
+    bool GetForwarding() const;
 
   protected:
     void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) override;

@@ -82,6 +82,15 @@ FabricNetDevice::GetTypeId()
                             "A packet was dropped because the transmit queue was full.",
                             MakeTraceSourceAccessor(&FabricNetDevice::m_dropTrace),
                             "ns3::Packet::TracedCallback")
+            .AddTraceSource("Lost",
+                            "A packet was lost: its link went down (queued, offered or on "
+                            "the wire) or it arrived corrupted (bit errors).",
+                            MakeTraceSourceAccessor(&FabricNetDevice::m_lossTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("LinkState",
+                            "The link went up (true) or down (false).",
+                            MakeTraceSourceAccessor(&FabricNetDevice::m_linkTrace),
+                            "ns3::TracedCallback::Bool")
             .AddTraceSource("PhyTxBegin",
                             "Serialization of a packet began.",
                             MakeTraceSourceAccessor(&FabricNetDevice::m_phyTxBeginTrace),
@@ -128,6 +137,7 @@ FabricNetDevice::DoDispose()
     m_txPacket = nullptr;
     m_queuedIngress.clear();
     m_txReady = TxReadyCallback();
+    m_loss = LossCallback();
     m_rxCallback = NetDevice::ReceiveCallback();
     m_promiscCallback = NetDevice::PromiscReceiveCallback();
     NetDevice::DoDispose();
@@ -173,6 +183,81 @@ void
 FabricNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 {
     m_txReady = cb;
+}
+
+void
+FabricNetDevice::SetLossCallback(LossCallback cb)
+{
+    m_loss = cb;
+}
+
+void
+FabricNetDevice::Lose(Ptr<Packet> p)
+{
+    m_lossTrace(p);
+    if (!m_loss.IsNull())
+    {
+        m_loss(p, false);
+    }
+}
+
+void
+FabricNetDevice::SetLinkUp(bool up)
+{
+    if (up == m_up)
+    {
+        return;
+    }
+    NS_LOG_FUNCTION(this << up);
+    m_up = up;
+    m_faulted = true;
+    m_linkTrace(up);
+    if (m_txPaused)
+    {
+        m_stats.pausedTime += Simulator::Now() - m_pausedSince;
+    }
+    m_txPaused = false;
+    m_peerPaused = false; // pause frames do not survive a link reset
+    if (!up)
+    {
+        // everything queued is lost; the packet being serialized is lost on
+        // the wire (the receiver discards it, see LostOnWire)
+        while (m_queue && !m_queue->IsEmpty())
+        {
+            Ptr<Packet> p = m_queue->Dequeue();
+            FabricNetDevice* ingress = m_queuedIngress.front();
+            m_queuedIngress.pop_front();
+            m_queueBytes -= p->GetSize();
+            if (ingress != nullptr)
+            {
+                ingress->ReleaseIngress(p->GetSize());
+            }
+            ++m_stats.lost;
+            Lose(p);
+        }
+        return;
+    }
+    m_upSince = Simulator::Now();
+    KickTransmitter();
+    if (!m_txReady.IsNull())
+    {
+        m_txReady(this);
+    }
+}
+
+bool
+FabricNetDevice::LostOnWire(Ptr<const Packet> p) const
+{
+    if (!m_up)
+    {
+        return true;
+    }
+    // it left the sender at least serialization + delay ago: lost if the link
+    // was down at any time since
+    const uint64_t bits = static_cast<uint64_t>(p->GetSize()) * 8;
+    const Time flight =
+        Seconds(static_cast<double>(bits) / m_rate.GetBitRate()) + m_channel->GetDelay();
+    return Simulator::Now() - flight < m_upSince;
 }
 
 void
@@ -238,6 +323,12 @@ FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
         m_queue = CreateObject<DropTailQueue<Packet>>();
         m_queue->SetMaxSize(QueueSize("64MB"));
     }
+    if (!m_up)
+    {
+        ++m_stats.lost;
+        Lose(p);
+        return false;
+    }
     m_macTxTrace(p);
     const uint32_t size = p->GetSize();
     if (m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold)
@@ -248,6 +339,10 @@ FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
     {
         ++m_stats.drops;
         m_dropTrace(p);
+        if (!m_loss.IsNull())
+        {
+            m_loss(p, true);
+        }
         return false;
     }
     m_queuedIngress.push_back(ingress);
@@ -361,8 +456,28 @@ FabricNetDevice::TransmitComplete()
 }
 
 void
+FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
+{
+    if (m_faulted && LostOnWire(p))
+    {
+        ++m_stats.lost;
+    }
+    else
+    {
+        ++m_stats.corrupted;
+    }
+    Lose(p);
+}
+
+void
 FabricNetDevice::Receive(Ptr<Packet> p)
 {
+    if (m_faulted && LostOnWire(p))
+    {
+        ++m_stats.lost;
+        Lose(p);
+        return;
+    }
     ++m_stats.rxPackets;
     m_stats.rxBytes += p->GetSize();
     m_snifferTrace(p);
@@ -404,6 +519,10 @@ FabricNetDevice::ReleaseIngress(uint32_t bytes)
 void
 FabricNetDevice::ReceiveFlowControl(bool pause)
 {
+    if (!m_up)
+    {
+        return; // the frame was lost with the link
+    }
     m_pfcTrace(pause);
     if (pause)
     {
@@ -477,7 +596,7 @@ FabricNetDevice::GetMtu() const
 bool
 FabricNetDevice::IsLinkUp() const
 {
-    return m_channel != nullptr;
+    return m_channel != nullptr && m_up;
 }
 
 void

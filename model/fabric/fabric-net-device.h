@@ -93,6 +93,30 @@ class FabricNetDevice : public NetDevice
     /// \param cb callback invoked when the device can take more packets
     void SetTxReadyCallback(TxReadyCallback cb);
 
+    /**
+     * Called for every packet this device loses (queue overflow, link down,
+     * corrupted on the wire), so that a transport can retransmit it; the
+     * flag is true for a queue overflow (congestion), false for a fault.
+     */
+    typedef Callback<void, Ptr<const Packet>, bool> LossCallback;
+    /// \param cb callback invoked with each lost packet
+    void SetLossCallback(LossCallback cb);
+
+    /**
+     * Take this end of the link down or up (FabricChannel::SetLinkUp does
+     * both ends). Going down loses the queued packets (the packet being
+     * serialized is lost on the wire), drops every later Enqueue and forgets
+     * pause state; going up restarts the transmitter.
+     * \param up the new state
+     */
+    void SetLinkUp(bool up);
+
+    /// \return false while the link is down (cheap, non-virtual)
+    bool IsUp() const
+    {
+        return m_up;
+    }
+
     /// \param nvlink true if this port is an NVLink (GPUs stripe messages over NVLink ports)
     void SetNvLink(bool nvlink);
     /// \return true if this port is an NVLink
@@ -111,6 +135,8 @@ class FabricNetDevice : public NetDevice
         uint64_t rxPackets{0};     //!< packets received
         uint64_t rxBytes{0};       //!< bytes received
         uint64_t drops{0};         //!< packets dropped (queue full)
+        uint64_t lost{0};          //!< packets lost to a down link (queued, on the wire, offered)
+        uint64_t corrupted{0};     //!< packets received with bit errors and discarded
         uint64_t ecnMarks{0};      //!< packets marked CE at enqueue
         uint64_t pausesSent{0};    //!< pause frames sent to the peer
         uint64_t pausesRecv{0};    //!< pause frames received from the peer
@@ -129,6 +155,8 @@ class FabricNetDevice : public NetDevice
 
     /// Called by the channel: the last bit of \p p has arrived.
     void Receive(Ptr<Packet> p);
+    /// Called by the channel: \p p arrived with bit errors (discarded, counted).
+    void ReceiveCorrupted(Ptr<Packet> p);
     /// Called by the channel: the peer asks this transmitter to pause/resume.
     void ReceiveFlowControl(bool pause);
 
@@ -172,6 +200,8 @@ class FabricNetDevice : public NetDevice
     void ReleaseIngress(uint32_t bytes);
     void MarkCe(Ptr<Packet> p);
     Time SerializationTime(uint32_t bytes);
+    void Lose(Ptr<Packet> p);
+    bool LostOnWire(Ptr<const Packet> p) const;
 
     Ptr<Node> m_node;                             //!< owner
     FabricNode* m_fabricNode{nullptr};            //!< owner as a FabricNode, if it is one
@@ -189,6 +219,9 @@ class FabricNetDevice : public NetDevice
     Time m_txEnd;                                 //!< end of the current serialization
     bool m_txEventPending{false};                 //!< a TransmitComplete is scheduled
     bool m_txPaused{false};                       //!< peer sent pause
+    bool m_up{true};                              //!< link state
+    bool m_faulted{false};                        //!< the link has been down at least once
+    Time m_upSince;                               //!< when the link last came back up
     Time m_pausedSince;                           //!< when the current pause began
     uint64_t m_txCarry{0}; //!< remainder of serialization times (exact long-run rate)
 
@@ -202,12 +235,15 @@ class FabricNetDevice : public NetDevice
 
     Stats m_stats;
     TxReadyCallback m_txReady;
+    LossCallback m_loss;
     NetDevice::ReceiveCallback m_rxCallback;
     NetDevice::PromiscReceiveCallback m_promiscCallback;
 
     TracedCallback<Ptr<const Packet>> m_macTxTrace;
     TracedCallback<Ptr<const Packet>> m_macRxTrace;
     TracedCallback<Ptr<const Packet>> m_dropTrace;
+    TracedCallback<Ptr<const Packet>> m_lossTrace;
+    TracedCallback<bool> m_linkTrace;
     TracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;
     TracedCallback<Ptr<const Packet>> m_phyTxEndTrace;
     TracedCallback<Ptr<const Packet>> m_snifferTrace;

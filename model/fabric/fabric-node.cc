@@ -83,6 +83,7 @@ FabricNode::FabricNode()
 void
 FabricNode::DoDispose()
 {
+    m_loss = FabricNetDevice::LossCallback();
     m_ports.clear();
     Node::DoDispose();
 }
@@ -166,6 +167,21 @@ FabricNode::GetNoRouteDrops() const
 }
 
 void
+FabricNode::SetLossCallback(FabricNetDevice::LossCallback cb)
+{
+    m_loss = cb;
+}
+
+void
+FabricNode::NotifyLoss(Ptr<const Packet> p) const
+{
+    if (!m_loss.IsNull())
+    {
+        m_loss(p, false);
+    }
+}
+
+void
 FabricNode::ReceiveFromPort(FabricNetDevice* port, Ptr<Packet> p)
 {
     FabricHeader h;
@@ -187,6 +203,7 @@ FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
             NS_LOG_WARN("node " << GetId() << ": bad source route " << h.flowLabel);
             ++m_noRouteDrops;
             m_noRouteTrace(p);
+            NotifyLoss(p);
             return;
         }
         // only source-routed packets pay for rewriting the header
@@ -203,6 +220,7 @@ FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
         NS_LOG_WARN("node " << GetId() << ": no route to rank " << h.dst);
         ++m_noRouteDrops;
         m_noRouteTrace(p);
+        NotifyLoss(p);
         return;
     }
     out->Enqueue(p, port);

@@ -160,6 +160,9 @@ class FabricNode : public Node
     /// \return packets dropped for lack of a route
     uint64_t GetNoRouteDrops() const;
 
+    /// \param cb called with every packet this node drops (no route, refused relay)
+    void SetLossCallback(FabricNetDevice::LossCallback cb);
+
   protected:
     /**
      * Handle a received packet whose header has been read.
@@ -176,7 +179,12 @@ class FabricNode : public Node
 
     void DoDispose() override;
 
+    /// Report a packet this node dropped to the loss callback.
+    /// \param p the packet
+    void NotifyLoss(Ptr<const Packet> p) const;
+
   private:
+    FabricNetDevice::LossCallback m_loss;                     //!< dropped packets
     std::vector<Ptr<FabricNetDevice>> m_ports;                //!< ports by index
     FabricRoutingTable m_table;                               //!< destination -> ports
     std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes

@@ -8,6 +8,7 @@
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <deque>
 #include <limits>
+#include <set>
 
 namespace ns3
 {
@@ -23,6 +24,29 @@ IsTransit(const FabricTopology& topo, uint32_t v)
     return topo.gpuTransit || topo.Node(v).kind != TopoNodeKind::Gpu;
 }
 
+/// Failed elements in O(1) form (empty vectors: nothing failed).
+struct Dead
+{
+    std::vector<char> vertex;       //!< by vertex
+    std::vector<char> cable;        //!< by cable
+    std::vector<char> extraTransit; //!< GPUs allowed to relay for the current destination
+
+    bool Vertex(uint32_t v) const
+    {
+        return !vertex.empty() && vertex[v];
+    }
+
+    bool Edge(const FabricTopology::Graph& g, FabricTopology::Edge e) const
+    {
+        return !cable.empty() && cable[g[e].cable];
+    }
+
+    bool Transit(const FabricTopology& topo, uint32_t v) const
+    {
+        return IsTransit(topo, v) || (!extraTransit.empty() && extraTransit[v]);
+    }
+};
+
 /// Hop distances of every vertex to \p target, walking edges backwards and
 /// expanding only through vertices allowed to carry transit traffic.
 /// \p inside restricts the walk (empty: whole graph).
@@ -30,12 +54,17 @@ void
 DistancesTo(const FabricTopology& topo,
             uint32_t target,
             const std::vector<char>& inside,
-            std::vector<uint32_t>& dist)
+            std::vector<uint32_t>& dist,
+            const Dead& dead)
 {
     const auto& g = topo.GetGraph();
     dist.assign(topo.GetNVertices(), kUnreached);
-    std::deque<uint32_t> queue{target};
     dist[target] = 0;
+    if (dead.Vertex(target))
+    {
+        return;
+    }
+    std::deque<uint32_t> queue{target};
     while (!queue.empty())
     {
         const uint32_t x = queue.front();
@@ -43,12 +72,13 @@ DistancesTo(const FabricTopology& topo,
         for (auto [it, end] = boost::in_edges(x, g); it != end; ++it)
         {
             const auto y = static_cast<uint32_t>(boost::source(*it, g));
-            if (dist[y] != kUnreached || (!inside.empty() && !inside[y]))
+            if (dist[y] != kUnreached || (!inside.empty() && !inside[y]) || dead.Vertex(y) ||
+                dead.Edge(g, *it))
             {
                 continue;
             }
             dist[y] = dist[x] + 1;
-            if (IsTransit(topo, y))
+            if (dead.Transit(topo, y))
             {
                 queue.push_back(y);
             }
@@ -62,18 +92,20 @@ NextHops(const FabricTopology& topo,
          uint32_t y,
          uint32_t target,
          const std::vector<uint32_t>& dist,
-         std::vector<uint16_t>& ports)
+         std::vector<uint16_t>& ports,
+         const Dead& dead)
 {
     const auto& g = topo.GetGraph();
     ports.clear();
-    if (dist[y] == kUnreached || y == target)
+    if (dist[y] == kUnreached || y == target || dead.Vertex(target))
     {
         return;
     }
     for (auto [it, end] = boost::out_edges(y, g); it != end; ++it)
     {
         const auto x = static_cast<uint32_t>(boost::target(*it, g));
-        if (dist[x] != kUnreached && dist[x] + 1 == dist[y] && (x == target || IsTransit(topo, x)))
+        if (dist[x] != kUnreached && dist[x] + 1 == dist[y] &&
+            (x == target || dead.Transit(topo, x)) && !dead.Vertex(x) && !dead.Edge(g, *it))
         {
             ports.push_back(static_cast<uint16_t>(g[*it].srcPort));
         }
@@ -91,6 +123,12 @@ VertexSalt(uint32_t vertex)
 std::vector<FabricRoutingTable>
 ComputeRoutingTables(const FabricTopology& topo)
 {
+    return ComputeRoutingTables(topo, FaultState());
+}
+
+std::vector<FabricRoutingTable>
+ComputeRoutingTables(const FabricTopology& topo, const FaultState& faults)
+{
     const uint32_t nv = topo.GetNVertices();
     const uint32_t ngpu = topo.GetNGpus();
     for (uint32_t v = 0; v < nv; ++v)
@@ -99,6 +137,25 @@ ComputeRoutingTables(const FabricTopology& topo)
                       "ports of a vertex",
                       topo.Node(v).ports,
                       "at most 65535");
+    }
+    Dead dead;
+    if (!faults.Empty())
+    {
+        dead.vertex.assign(nv, 0);
+        dead.cable.assign(topo.Cables().size(), 0);
+        for (uint32_t v : faults.vertices)
+        {
+            FabricRequire(v < nv, "failed vertex", v, fmt::format("a vertex below {}", nv));
+            dead.vertex[v] = 1;
+        }
+        for (uint32_t c : faults.cables)
+        {
+            FabricRequire(c < topo.Cables().size(),
+                          "failed cable",
+                          c,
+                          fmt::format("a cable below {}", topo.Cables().size()));
+            dead.cable[c] = 1;
+        }
     }
     std::vector<FabricRoutingTable> tables(nv, FabricRoutingTable(ngpu));
     std::vector<uint32_t> dist;
@@ -142,11 +199,11 @@ ComputeRoutingTables(const FabricTopology& topo)
             {
                 inside[m] = 1;
             }
-            DistancesTo(topo, rv, inside, d2);
+            DistancesTo(topo, rv, inside, d2, dead);
             nvlinkPorts[r].resize(members.size());
             for (size_t i = 0; i < members.size(); ++i)
             {
-                NextHops(topo, members[i], rv, d2, nvlinkPorts[r][i]);
+                NextHops(topo, members[i], rv, d2, nvlinkPorts[r][i], dead);
             }
             for (uint32_t m : members)
             {
@@ -156,19 +213,105 @@ ComputeRoutingTables(const FabricTopology& topo)
     }
 
     const std::vector<char> everywhere;
+    // After failures: destinations some live GPUs can no longer reach get
+    // relays through the HB domains (see FaultState::hbDomainRelay).
+    const bool relayAround = domains && !faults.Empty() && faults.hbDomainRelay;
+    std::vector<uint32_t> dist2;
+    const auto RelayAroundFailures = [&](uint32_t dst) {
+        const uint32_t dv = topo.GpuVertex(dst);
+        if (dead.Vertex(dv))
+        {
+            return;
+        }
+        bool missing = false;
+        for (uint32_t r = 0; r < ngpu && !missing; ++r)
+        {
+            const uint32_t v = topo.GpuVertex(r);
+            missing = r != dst && !dead.Vertex(v) && tables[v].GetNPorts(dst) == 0;
+        }
+        if (!missing)
+        {
+            return;
+        }
+        // egress relay: the destination's domain-mates may carry its traffic
+        const auto& own = domainMembers[topo.Node(dv).domain];
+        dead.extraTransit.assign(nv, 0);
+        for (uint32_t m : own)
+        {
+            if (topo.Node(m).kind == TopoNodeKind::Gpu)
+            {
+                dead.extraTransit[m] = 1;
+            }
+        }
+        DistancesTo(topo, dv, everywhere, dist2, dead);
+        for (uint32_t v = 0; v < nv; ++v)
+        {
+            if (v != dv && !dead.Vertex(v) && tables[v].GetNPorts(dst) == 0)
+            {
+                NextHops(topo, v, dv, dist2, ports, dead);
+                if (!ports.empty())
+                {
+                    tables[v].Replace(dst, ports);
+                }
+            }
+        }
+        dead.extraTransit.clear();
+        // ingress relay: members without a path go over NVLink to the
+        // domain's GPUs that have one
+        for (uint32_t d = 0; d < domainMembers.size(); ++d)
+        {
+            if (static_cast<int32_t>(d) == topo.Node(dv).domain)
+            {
+                continue;
+            }
+            const auto& members = domainMembers[d];
+            std::vector<uint32_t> relays;
+            for (uint32_t m : members)
+            {
+                if (topo.Node(m).kind == TopoNodeKind::Gpu && !dead.Vertex(m) &&
+                    tables[m].GetNPorts(dst) > 0)
+                {
+                    relays.push_back(topo.Node(m).rank);
+                }
+            }
+            if (relays.empty())
+            {
+                continue;
+            }
+            for (size_t i = 0; i < members.size(); ++i)
+            {
+                const uint32_t m = members[i];
+                if (dead.Vertex(m) || tables[m].GetNPorts(dst) > 0)
+                {
+                    continue;
+                }
+                std::set<uint16_t> union_;
+                for (uint32_t rr : relays)
+                {
+                    union_.insert(nvlinkPorts[rr][i].begin(), nvlinkPorts[rr][i].end());
+                }
+                if (!union_.empty())
+                {
+                    tables[m].Replace(dst, std::vector<uint16_t>(union_.begin(), union_.end()));
+                }
+            }
+        }
+    };
+
     for (uint32_t dst = 0; dst < ngpu; ++dst)
     {
         const uint32_t dv = topo.GpuVertex(dst);
-        DistancesTo(topo, dv, everywhere, dist);
+        DistancesTo(topo, dv, everywhere, dist, dead);
         for (uint32_t v = 0; v < nv; ++v)
         {
-            NextHops(topo, v, dv, dist, ports);
+            NextHops(topo, v, dv, dist, ports, dead);
             tables[v].Append(dst, ports);
         }
         if (!domains)
         {
             continue;
         }
+
         const TopoNode& dn = topo.Node(dv);
         {
             const auto& members = domainMembers[dn.domain];
@@ -180,11 +323,7 @@ ComputeRoutingTables(const FabricTopology& topo)
                 }
             }
         }
-        if (!relay)
-        {
-            continue;
-        }
-        for (uint32_t d = 0; d < domainMembers.size(); ++d)
+        for (uint32_t d = 0; relay && d < domainMembers.size(); ++d)
         {
             if (static_cast<int32_t>(d) == dn.domain)
             {
@@ -205,6 +344,10 @@ ComputeRoutingTables(const FabricTopology& topo)
                     tables[m].Replace(dst, nvlinkPorts[relayRank][i]);
                 }
             }
+        }
+        if (relayAround)
+        {
+            RelayAroundFailures(dst);
         }
     }
     return tables;

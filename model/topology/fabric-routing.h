@@ -8,6 +8,7 @@
 
 #include "ns3/fabric-node.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,41 @@ namespace ns3
  * \return one table per vertex, indexed by vertex
  */
 std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Failed elements of a topology, as routing sees them once a failure
+ * has been detected.
+ */
+struct FaultState
+{
+    std::set<uint32_t> vertices; //!< failed vertices (switches, NVSwitch planes, GPUs)
+    std::set<uint32_t> cables;   //!< failed cables (indices into FabricTopology::Cables())
+    /// A GPU that lost its network path to a destination reaches it through
+    /// its HB domain: NVLink to a GPU of its domain that still has a path
+    /// (a healthy rail), which relays; at the far end a GPU of the
+    /// destination's domain relays over NVLink. Needs GPUs that forward.
+    bool hbDomainRelay{true};
+
+    /// \return true if nothing has failed
+    bool Empty() const
+    {
+        return vertices.empty() && cables.empty();
+    }
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Forwarding tables without the failed elements: shortest paths over
+ * what is left (ECMP groups shrink), and, with FaultState::hbDomainRelay,
+ * relays through HB domains for GPUs whose own network path is gone.
+ * With an empty FaultState the tables equal ComputeRoutingTables(topo).
+ * \param topo the topology
+ * \param faults the failed elements
+ * \return one table per vertex, indexed by vertex
+ */
+std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo,
+                                                     const FaultState& faults);
 
 /**
  * \ingroup gpu-fabric

@@ -3,9 +3,14 @@
  */
 #include "packet-transport.h"
 
+#include "ns3/boolean.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
+#include "ns3/nstime.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
 
 namespace ns3
 {
@@ -30,6 +35,33 @@ PacketTransport::GetTypeId()
             .SetParent<Transport>()
             .SetGroupName("GpuFabric")
             .AddConstructor<PacketTransport>()
+            .AddAttribute("RetransmitTimeout",
+                          "Time from the loss of a packet to its retransmission (the "
+                          "sender's retransmission timer).",
+                          TimeValue(MicroSeconds(100)),
+                          MakeTimeAccessor(&PacketTransport::m_rto),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("MaxRetransmissions",
+                          "A message fails when one of its packets has been lost this many "
+                          "times.",
+                          UintegerValue(64),
+                          MakeUintegerAccessor(&PacketTransport::m_maxRetransmissions),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("RecoverCongestionDrops",
+                          "Also resend packets dropped by a full queue (congestion); by "
+                          "default only losses to faults are resent.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&PacketTransport::m_recoverCongestion),
+                          MakeBooleanChecker())
+            .AddTraceSource("Retransmit",
+                            "A lost packet was sent again (src, dst, message id, sequence).",
+                            MakeTraceSourceAccessor(&PacketTransport::m_retransmitTrace),
+                            "ns3::PacketTransport::RetransmitTracedCallback")
+            .AddTraceSource("MessageFailed",
+                            "A message was given up: no route, a dead end, or too many "
+                            "losses (its done callback is never called).",
+                            MakeTraceSourceAccessor(&PacketTransport::m_failedTrace),
+                            "ns3::PacketTransport::MessageFailedTracedCallback")
             .AddTraceSource("MessageComplete",
                             "The last byte of a message was delivered.",
                             MakeTraceSourceAccessor(&PacketTransport::m_completeTrace),
@@ -52,6 +84,7 @@ PacketTransport::DoDispose()
     }
     m_gpus.clear();
     m_messages.clear();
+    m_busy = Callback<void>();
     Transport::DoDispose();
 }
 
@@ -60,6 +93,7 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
 {
     m_gpus = gpus;
     m_endpoints.assign(gpus.size(), Endpoint());
+    m_deadEndpoint.assign(gpus.size(), 0);
     uint32_t mtu = 65535;
     for (uint32_t r = 0; r < gpus.size(); ++r)
     {
@@ -136,6 +170,10 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     // Flow label per message (like one queue pair per message): spreads
     // concurrent messages of one pair over ECMP paths, keeps each in order.
     m.flowLabel = static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+    if (m_pending++ == 0 && !m_busy.IsNull())
+    {
+        m_busy();
+    }
     return id;
 }
 
@@ -160,7 +198,9 @@ void
 PacketTransport::Reject(uint32_t id, const std::string& why)
 {
     const Message m = m_messages[id];
+    m_messages[id].completed = true; // a free slot, never pending
     m_free.push_back(id);
+    --m_pending;
     --m_totals.messagesSent;
     m_totals.bytesSent -= m.bytes;
     throw FabricConfigError("destination rank",
@@ -176,19 +216,57 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
     {
         return id;
     }
-    const Ptr<FabricGpu>& gpu = m_gpus[srcRank];
-    FabricHeader h;
-    h.src = srcRank;
-    h.dst = dstRank;
-    h.flowLabel = m_messages[id].flowLabel;
+    if (m_faultsSeen && (m_deadEndpoint[srcRank] || m_deadEndpoint[dstRank]))
+    {
+        Simulator::ScheduleNow(
+            &PacketTransport::Fail,
+            this,
+            id,
+            fmt::format("GPU {} down", m_deadEndpoint[srcRank] ? srcRank : dstRank));
+        return id;
+    }
+    const std::vector<FabricNetDevice*> ports = Route(id);
+    if (ports.empty())
+    {
+        if (m_faultsSeen)
+        {
+            // after a failure a missing route is a result, not a configuration error
+            Simulator::ScheduleNow(&PacketTransport::Fail, this, id, std::string("no path left"));
+            return id;
+        }
+        Reject(id, "no route");
+    }
+    Queue(id, ports);
+    return id;
+}
+
+std::vector<FabricNetDevice*>
+PacketTransport::Route(uint32_t id) const
+{
+    const Message& m = m_messages[id];
+    const Ptr<FabricGpu>& gpu = m_gpus[m.src];
     std::vector<FabricNetDevice*> ports;
+    if (m.routed)
+    {
+        if (m_sourceRoutes && m.flowLabel < m_sourceRoutes->ports.size() &&
+            !m_sourceRoutes->ports[m.flowLabel].empty() &&
+            m_sourceRoutes->ports[m.flowLabel][0] < gpu->GetNPorts())
+        {
+            ports.push_back(PeekPointer(gpu->GetPort(m_sourceRoutes->ports[m.flowLabel][0])));
+        }
+        return ports;
+    }
+    FabricHeader h;
+    h.src = m.src;
+    h.dst = m.dst;
+    h.flowLabel = m.flowLabel;
     const FabricRoutingTable& table = gpu->GetRoutingTable();
     if (gpu->GetSprayPackets())
     {
         // NVLink stripes a transfer over all its links (NVSwitch planes)
-        for (uint32_t i = 0; i < table.GetNPorts(dstRank); ++i)
+        for (uint32_t i = 0; i < table.GetNPorts(m.dst); ++i)
         {
-            FabricNetDevice* port = PeekPointer(gpu->GetPort(table.GetPort(dstRank, i)));
+            FabricNetDevice* port = PeekPointer(gpu->GetPort(table.GetPort(m.dst, i)));
             if (!port->IsNvLink())
             {
                 ports.clear();
@@ -204,12 +282,7 @@ PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCa
             ports.push_back(port);
         }
     }
-    if (ports.empty())
-    {
-        Reject(id, "no route");
-    }
-    Queue(id, ports);
-    return id;
+    return ports;
 }
 
 uint64_t
@@ -285,16 +358,16 @@ PacketTransport::Pump(FabricNetDevice* port)
     Endpoint& ep = m_endpoints[gpu->GetRank()];
     auto& busy = ep.busy[port->GetPortIndex()];
     // Keep at most two packets queued: one serializing next, one ready.
-    while (!busy.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2)
+    while (!busy.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2 && port->IsUp())
     {
         const uint32_t cid = busy.front();
         busy.pop_front();
         Connection& c = ep.connections[cid];
         const uint32_t id = c.messages.front();
         Message& m = m_messages[id];
-        if (m.queued == m.bytes)
+        if (m.queued == m.bytes || m.failed)
         {
-            // fully packetized through another port of a striped message
+            // fully packetized through another port of a striped message, or given up
             c.messages.pop_front();
             --m.queueRefs;
             Release(id);
@@ -332,6 +405,10 @@ void
 PacketTransport::Deliver(Ptr<Packet> p, const FabricHeader& h)
 {
     Message& m = m_messages[h.messageId];
+    if (m.failed)
+    {
+        return; // a straggler of a message given up
+    }
     m.delivered += p->GetSize() - FabricHeader::kSerializedSize;
     ++m_packetsDelivered;
     if (h.flags & FabricHeader::kFlagCe)
@@ -348,6 +425,12 @@ void
 PacketTransport::Complete(uint32_t id)
 {
     Message& m = m_messages[id];
+    --m_pending;
+    if (m.lost != 0 || m.firstLoss.IsStrictlyPositive())
+    {
+        const uint64_t key = static_cast<uint64_t>(id) << 32;
+        m_attempts.erase(m_attempts.lower_bound(key), m_attempts.lower_bound(key + (1ULL << 32)));
+    }
     ++m_totals.messagesDelivered;
     m_totals.bytesDelivered += m.delivered;
     m_completeTrace(m.src, m.dst, m.bytes, m.start);
@@ -359,6 +442,275 @@ PacketTransport::Complete(uint32_t id)
     {
         done();
     }
+}
+
+void
+PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
+{
+    if (congestion && !m_recoverCongestion)
+    {
+        return;
+    }
+    FabricHeader h;
+    if (p->GetSize() < FabricHeader::kSerializedSize)
+    {
+        return;
+    }
+    p->PeekHeader(h);
+    if (h.messageId >= m_messages.size())
+    {
+        return;
+    }
+    Message& m = m_messages[h.messageId];
+    if (m.completed || m.failed || m.src != h.src || m.dst != h.dst)
+    {
+        return; // not one of ours
+    }
+    ++m_lostPackets;
+    if (m.lost++ == 0 && m.firstLoss.IsZero())
+    {
+        m.firstLoss = Simulator::Now();
+    }
+    const uint64_t key = (static_cast<uint64_t>(h.messageId) << 32) | h.sequence;
+    const uint32_t attempts = ++m_attempts[key];
+    NS_LOG_INFO("lost packet " << h.sequence << " of message " << h.messageId << " (" << h.src
+                               << " -> " << h.dst << "), loss " << attempts);
+    if (attempts > m_maxRetransmissions)
+    {
+        Simulator::ScheduleNow(
+            &PacketTransport::Fail,
+            this,
+            h.messageId,
+            fmt::format("packet {} lost {} times (MaxRetransmissions)", h.sequence, attempts));
+        return;
+    }
+    Simulator::Schedule(m_rto, &PacketTransport::Retransmit, this, h.messageId, h.sequence);
+}
+
+void
+PacketTransport::Retransmit(uint32_t id, uint32_t seq)
+{
+    Message& m = m_messages[id];
+    if (m.failed || m.completed)
+    {
+        return;
+    }
+    if (m_deadEndpoint[m.src] || m_deadEndpoint[m.dst])
+    {
+        Fail(id, fmt::format("GPU {} down", m_deadEndpoint[m.src] ? m.src : m.dst));
+        return;
+    }
+    const std::vector<FabricNetDevice*> ports = Route(id);
+    if (ports.empty())
+    {
+        Fail(id, "no path left");
+        return;
+    }
+    FabricNetDevice* port = ports.front();
+    if (ports.size() > 1)
+    {
+        // a striped message: resend on one of its planes, spread by sequence
+        port = ports[seq % ports.size()];
+    }
+    const uint64_t offset = static_cast<uint64_t>(seq) * m_payload;
+    const auto payload = static_cast<uint32_t>(std::min<uint64_t>(m.bytes - offset, m_payload));
+    FabricHeader h;
+    h.src = m.src;
+    h.dst = m.dst;
+    h.messageId = id;
+    h.sequence = seq;
+    h.flowLabel = m.flowLabel;
+    h.flags = (offset + payload == m.bytes ? FabricHeader::kFlagLast : 0) |
+              (m.routed ? FabricHeader::kFlagSourceRoute : 0);
+    Ptr<Packet> p = Create<Packet>(payload);
+    p->AddHeader(h);
+    --m.lost;
+    ++m_retransmissions;
+    m_retransmitTrace(m.src, m.dst, id, seq);
+    port->Enqueue(p, nullptr); // a loss here (down port) reports itself again
+}
+
+void
+PacketTransport::Fail(uint32_t id, const std::string& why)
+{
+    Message& m = m_messages[id];
+    if (m.failed || m.completed)
+    {
+        return;
+    }
+    m.failed = true; // its id is never reused: stragglers may still arrive
+    m.done = DoneCallback();
+    --m_pending;
+    MessageReport r = Report(id);
+    r.reason = why;
+    NS_LOG_WARN("message failed: " << r.ToString());
+    m_failures.push_back(r);
+    m_failedTrace(m_failures.back());
+}
+
+PacketTransport::MessageReport
+PacketTransport::Report(uint32_t id) const
+{
+    const Message& m = m_messages[id];
+    MessageReport r;
+    r.messageId = id;
+    r.src = m.src;
+    r.dst = m.dst;
+    r.bytes = m.bytes;
+    r.delivered = m.delivered;
+    r.sent = m.start;
+    r.since = m.firstLoss;
+    return r;
+}
+
+std::string
+PacketTransport::MessageReport::ToString() const
+{
+    std::string s = fmt::format("message {} rank {} -> rank {}: {} of {} bytes delivered, sent at "
+                                "{:.9f} s",
+                                messageId,
+                                src,
+                                dst,
+                                delivered,
+                                bytes,
+                                sent.GetSeconds());
+    if (since.IsStrictlyPositive())
+    {
+        s += fmt::format(", losing packets since {:.9f} s", since.GetSeconds());
+    }
+    if (!reason.empty())
+    {
+        s += fmt::format(", failed at {:.9f} s: {}", Simulator::Now().GetSeconds(), reason);
+    }
+    return s;
+}
+
+void
+PacketTransport::RoutesChanged()
+{
+    m_faultsSeen = true;
+    // fail what has a dead end
+    for (uint32_t id = 0; id < m_messages.size(); ++id)
+    {
+        const Message& m = m_messages[id];
+        if (m.completed || m.failed)
+        {
+            continue;
+        }
+        if (m_deadEndpoint[m.src] || m_deadEndpoint[m.dst])
+        {
+            Fail(id, fmt::format("GPU {} down", m_deadEndpoint[m.src] ? m.src : m.dst));
+        }
+    }
+    // move queued messages off ports that went down
+    for (uint32_t r = 0; r < m_gpus.size(); ++r)
+    {
+        Endpoint& ep = m_endpoints[r];
+        std::vector<uint32_t> moved;
+        for (uint32_t p = 0; p < ep.busy.size(); ++p)
+        {
+            if (m_gpus[r]->GetPort(p)->IsUp() || ep.busy[p].empty())
+            {
+                continue;
+            }
+            for (uint32_t cid : ep.busy[p])
+            {
+                Connection& c = ep.connections[cid];
+                for (uint32_t id : c.messages)
+                {
+                    --m_messages[id].queueRefs;
+                    moved.push_back(id);
+                }
+                c.messages.clear();
+            }
+            ep.busy[p].clear();
+        }
+        for (uint32_t id : moved)
+        {
+            Message& m = m_messages[id];
+            if (m.failed || m.queueRefs > 0 || m.queued == m.bytes)
+            {
+                Release(id);
+                continue; // other planes carry the rest, or nothing is left
+            }
+            const std::vector<FabricNetDevice*> ports = Route(id);
+            if (ports.empty())
+            {
+                Fail(id, "no path left");
+                continue;
+            }
+            NS_LOG_INFO("message " << id << " moves to " << ports.size() << " new port(s)");
+            Queue(id, ports);
+        }
+    }
+}
+
+void
+PacketTransport::SetEndpointDown(uint32_t rank, bool down)
+{
+    FabricRequire(rank < m_gpus.size(),
+                  "GPU rank",
+                  rank,
+                  fmt::format("a rank below {}", m_gpus.size()));
+    m_deadEndpoint[rank] = down;
+    m_faultsSeen = true;
+}
+
+bool
+PacketTransport::IsEndpointDown(uint32_t rank) const
+{
+    return rank < m_deadEndpoint.size() && m_deadEndpoint[rank];
+}
+
+uint64_t
+PacketTransport::GetRetransmissions() const
+{
+    return m_retransmissions;
+}
+
+uint64_t
+PacketTransport::GetLostPackets() const
+{
+    return m_lostPackets;
+}
+
+uint64_t
+PacketTransport::GetFailedMessages() const
+{
+    return m_failures.size();
+}
+
+uint64_t
+PacketTransport::GetPendingMessages() const
+{
+    return m_pending;
+}
+
+std::vector<PacketTransport::MessageReport>
+PacketTransport::GetPendingReports(uint32_t max) const
+{
+    std::vector<MessageReport> out;
+    for (uint32_t id = 0; id < m_messages.size() && out.size() < max; ++id)
+    {
+        const Message& m = m_messages[id];
+        if (!m.completed && !m.failed)
+        {
+            out.push_back(Report(id));
+        }
+    }
+    return out;
+}
+
+const std::vector<PacketTransport::MessageReport>&
+PacketTransport::GetFailureReports() const
+{
+    return m_failures;
+}
+
+void
+PacketTransport::SetBusyCallback(Callback<void> cb)
+{
+    m_busy = cb;
 }
 
 void

@@ -10,6 +10,7 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -31,7 +32,29 @@ namespace ns3
  * packet in round robin, and is fed only when its queue holds at most one
  * packet, so that a GPU injects at line rate and link-level flow control
  * backs up into the transport instead of dropping.
- * Links are lossless by default, so no retransmission is modelled.
+ *
+ * Loss recovery (selective repeat): links are lossless by default, but a
+ * packet can be lost to a full queue, a down link, a bit error, a dead end
+ * of the routing or a GPU that does not relay. Every such loss is reported
+ * to the transport by the fabric element that lost it; the sender resends
+ * exactly that packet RetransmitTimeout after the loss, on the port its
+ * routing table gives at that time (so retransmissions follow the tables
+ * recomputed after a failure). ACKs are not packets: delivery of a packet is
+ * its acknowledgement, instantly and for free, and the receiver counts the
+ * bytes of each message (each sequence number arrives once, since only lost
+ * packets are resent). This is the timing of a NIC with a retransmission
+ * timer of RetransmitTimeout and selective repeat (IRN-like), without ACK
+ * traffic and without spurious timeouts. Nothing of this runs while no packet
+ * is lost.
+ *
+ * Queue-overflow drops (possible only without PFC or with undersized
+ * buffers) are resent only with RecoverCongestionDrops, so that a
+ * configuration that drops shows it (the default keeps the original
+ * behaviour: such messages never complete).
+ *
+ * A message fails (MessageFailed trace, never its done callback) when its
+ * destination has no route any more, an end of it is a GPU that went down,
+ * or one packet was lost more than MaxRetransmissions times.
  */
 class PacketTransport : public Transport
 {
@@ -73,6 +96,68 @@ class PacketTransport : public Transport
     /// \return delivered packets that carried an ECN mark
     uint64_t GetEcnMarkedPackets() const;
 
+    /// A message that failed (or is pending, for progress reports).
+    struct MessageReport
+    {
+        uint64_t messageId{0}; //!< id returned by Send
+        uint32_t src{0};       //!< source rank
+        uint32_t dst{0};       //!< destination rank
+        uint64_t bytes{0};     //!< message size
+        uint64_t delivered{0}; //!< bytes delivered
+        Time sent;             //!< when Send was called
+        Time since;            //!< first loss (zero if none)
+        std::string reason;    //!< why it failed (empty for a pending message)
+
+        /// \return one line of text naming ranks, message, bytes and times
+        std::string ToString() const;
+    };
+
+    /// Signature of the MessageFailed trace.
+    typedef void (*MessageFailedTracedCallback)(const MessageReport&);
+    /// Signature of the Retransmit trace: src, dst, message id, sequence.
+    typedef void (*RetransmitTracedCallback)(uint32_t, uint32_t, uint64_t, uint32_t);
+
+    /**
+     * A packet was lost somewhere in the fabric (FabricHelper connects every
+     * device and node to this).
+     * \param p the packet, header included
+     * \param congestion true for a queue overflow (recovered only with
+     *        RecoverCongestionDrops), false for a fault
+     */
+    void PacketLost(Ptr<const Packet> p, bool congestion);
+
+    /**
+     * The forwarding tables changed (after a failure was detected): move
+     * queued messages off down ports onto the new routes, and fail messages
+     * without a route or with a dead end.
+     */
+    void RoutesChanged();
+
+    /**
+     * Mark a GPU's endpoint dead or alive: a dead endpoint sends nothing, and
+     * messages from or to it fail at the next RoutesChanged.
+     * \param rank the GPU \param down true for dead
+     */
+    void SetEndpointDown(uint32_t rank, bool down);
+    /// \param rank a GPU \return true if its endpoint is dead
+    bool IsEndpointDown(uint32_t rank) const;
+
+    /// \return packets resent
+    uint64_t GetRetransmissions() const;
+    /// \return packets reported lost
+    uint64_t GetLostPackets() const;
+    /// \return messages that failed
+    uint64_t GetFailedMessages() const;
+    /// \return messages accepted and neither delivered nor failed
+    uint64_t GetPendingMessages() const;
+    /// \param max at most this many \return pending messages, oldest id first
+    std::vector<MessageReport> GetPendingReports(uint32_t max) const;
+    /// \return reports of every failed message, in order of failure
+    const std::vector<MessageReport>& GetFailureReports() const;
+
+    /// \param cb called whenever the number of pending messages rises from zero
+    void SetBusyCallback(Callback<void> cb);
+
     /// Signature of the MessageComplete trace: src, dst, bytes, send time.
     typedef void (*MessageCompleteTracedCallback)(uint32_t, uint32_t, uint64_t, Time);
 
@@ -92,7 +177,10 @@ class PacketTransport : public Transport
         uint32_t queueRefs{0}; //!< entries in port queues (the id is reused only at 0)
         bool routed{false};    //!< follows a source route (flowLabel = route id)
         bool completed{false};
+        bool failed{false}; //!< given up (reported through MessageFailed)
+        uint32_t lost{0};   //!< packets lost and not yet resent successfully
         Time start;
+        Time firstLoss; //!< time of its first lost packet
         DoneCallback done;
     };
 
@@ -105,6 +193,10 @@ class PacketTransport : public Transport
     void Deliver(Ptr<Packet> p, const FabricHeader& h);
     void Complete(uint32_t id);
     void Release(uint32_t id);
+    std::vector<FabricNetDevice*> Route(uint32_t id) const;
+    void Retransmit(uint32_t id, uint32_t seq);
+    void Fail(uint32_t id, const std::string& why);
+    MessageReport Report(uint32_t id) const;
 
     std::vector<Ptr<FabricGpu>> m_gpus; //!< rank -> GPU
 
@@ -131,7 +223,20 @@ class PacketTransport : public Transport
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};
+    Time m_rto;                              //!< RetransmitTimeout
+    uint32_t m_maxRetransmissions{0};        //!< per packet
+    bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
+    uint64_t m_retransmissions{0};           //!< packets resent
+    uint64_t m_lostPackets{0};               //!< losses reported
+    uint64_t m_pending{0};                   //!< messages in progress
+    bool m_faultsSeen{false};                //!< routes changed or an endpoint died
+    std::vector<char> m_deadEndpoint;        //!< by rank
+    std::map<uint64_t, uint32_t> m_attempts; //!< (id, seq) -> losses, lost packets only
+    std::vector<MessageReport> m_failures;   //!< failed messages
+    Callback<void> m_busy;                   //!< pending rose from zero
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
+    TracedCallback<const MessageReport&> m_failedTrace;
+    TracedCallback<uint32_t, uint32_t, uint64_t, uint32_t> m_retransmitTrace;
 };
 
 } // namespace ns3

@@ -1,0 +1,470 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Faults: link and switch failures mid-collective, HB-domain relay around a
+// failed rail switch, failure reports instead of hangs, bit errors with
+// retransmission, and the progress watchdog on a flow-control deadlock.
+#include "ns3/boolean.h"
+#include "ns3/collective-helper.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-routing.h"
+#include "ns3/fault-helper.h"
+#include "ns3/progress-watchdog.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+#include "ns3/uinteger.h"
+
+#include <gtest/gtest.h>
+
+using namespace ns3;
+
+namespace
+{
+
+class FaultTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+constexpr uint64_t kRate = 100'000'000'000ULL; // 100 Gb/s
+
+/// 12 GPUs (no HB domain) under two leaves of 6 hosts and 2 uplinks each
+/// (3:1 oversubscribed), so that the leaves' uplinks are the bottleneck of
+/// cross-leaf traffic.
+FabricTopology
+OversubscribedFatTree()
+{
+    ClusterParams p;
+    p.gpus = 12;
+    p.radix = 8;
+    p.oversubscription = 3;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    return BuildFatTree(p);
+}
+
+/// Cables from a leaf to the tier above.
+std::vector<uint32_t>
+Uplinks(const FabricTopology& topo, uint32_t leaf)
+{
+    std::vector<uint32_t> out;
+    for (uint32_t c : FaultHelper::CablesOf(topo, leaf))
+    {
+        const TopoCable& cable = topo.Cables()[c];
+        const uint32_t other = cable.a == leaf ? cable.b : cable.a;
+        if (topo.Node(other).tier > topo.Node(leaf).tier)
+        {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+struct RunOutcome
+{
+    CollectiveResult result;
+    uint64_t sent{0};
+    uint64_t delivered{0};
+    uint64_t lost{0};
+    uint64_t retransmissions{0};
+    uint64_t failedMessages{0};
+    std::vector<uint64_t> cableBytes; //!< bytes serialized per cable (both ends)
+    uint64_t forwarded{0};            //!< packets GPUs relayed
+    uint64_t nvlinkBytes{0};          //!< bytes serialized on NVLink ports
+};
+
+RunOutcome
+Collect(Ptr<Fabric> fabric, Ptr<CollectiveRun> run)
+{
+    RunOutcome o;
+    o.result = run->GetResult();
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    o.sent = t->GetTotals().bytesSent;
+    o.delivered = t->GetTotals().bytesDelivered;
+    o.lost = t->GetLostPackets();
+    o.retransmissions = t->GetRetransmissions();
+    o.failedMessages = t->GetFailedMessages();
+    for (uint32_t c = 0; c < fabric->GetTopology().Cables().size(); ++c)
+    {
+        auto [a, b] = fabric->GetCableDevices(c);
+        o.cableBytes.push_back(a->GetStats().txBytes + b->GetStats().txBytes);
+        if (a->IsNvLink())
+        {
+            o.nvlinkBytes += a->GetStats().txBytes + b->GetStats().txBytes;
+        }
+    }
+    for (uint32_t r = 0; r < fabric->GetNGpus(); ++r)
+    {
+        o.forwarded += fabric->GetGpu(r)->GetForwardedPackets();
+    }
+    return o;
+}
+
+TEST_F(FaultTest, NoFaultRoutingEqualsTheOriginalTables)
+{
+    ClusterParams p;
+    p.gpus = 32;
+    p.radix = 8;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    for (const FabricTopology& topo : {BuildRailOnly(p), BuildRailOptimized(p), BuildFatTree(p)})
+    {
+        const auto a = ComputeRoutingTables(topo);
+        const auto b = ComputeRoutingTables(topo, FaultState());
+        for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+        {
+            for (uint32_t d = 0; d < topo.GetNGpus(); ++d)
+            {
+                ASSERT_EQ(a[v].GetNPorts(d), b[v].GetNPorts(d));
+                for (uint32_t i = 0; i < a[v].GetNPorts(d); ++i)
+                {
+                    ASSERT_EQ(a[v].GetPort(d, i), b[v].GetPort(d, i));
+                }
+            }
+        }
+    }
+}
+
+TEST_F(FaultTest, FailedRailSwitchIsRoutedAroundThroughTheHbDomain)
+{
+    ClusterParams p;
+    p.gpus = 32;
+    p.radix = 8;
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    for (const FabricTopology& topo : {BuildRailOnly(p), BuildRailOptimized(p)})
+    {
+        const auto rails = FaultHelper::FindSwitches(topo, "rail");
+        ASSERT_GE(rails.size(), 2u) << topo.GetName();
+        FaultState f;
+        f.vertices.insert(rails[1]);
+        const auto tables = ComputeRoutingTables(topo, f);
+        const RoutingReport r = CheckRouting(topo, tables);
+        EXPECT_EQ(r.unreachable, 0u) << topo.GetName() << ": " << r.firstFailure;
+        f.hbDomainRelay = false;
+        const RoutingReport cut = CheckRouting(topo, ComputeRoutingTables(topo, f));
+        EXPECT_GT(cut.unreachable, 0u) << topo.GetName();
+    }
+}
+
+/// All-to-all on the oversubscribed fat-tree; optionally one uplink of leaf 0
+/// fails at `failAt`.
+RunOutcome
+AllToAllWithUplinkFailure(Time failAt, bool fail, uint32_t* failedCable)
+{
+    const FabricTopology topo = OversubscribedFatTree();
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    const auto leaves = FaultHelper::FindSwitches(topo, "leaf");
+    const auto up = Uplinks(topo, leaves.at(0));
+    EXPECT_EQ(up.size(), 2u);
+    *failedCable = up.at(0);
+    if (fail)
+    {
+        FaultHelper faults(fabric);
+        faults.SetDetectionDelay(MicroSeconds(10));
+        faults.LinkDown(up.at(0), failAt);
+    }
+    CollectiveHelper helper(fabric);
+    helper.SetChunkBytes(256 * 1024);
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(12),
+                                            "alltoall",
+                                            "direct",
+                                            96ULL << 20,
+                                            Seconds(0));
+    Simulator::Run();
+    RunOutcome o = Collect(fabric, run);
+    fabric->Dispose();
+    Simulator::Destroy();
+    return o;
+}
+
+TEST_F(FaultTest, LinkFailureMidAllToAllCompletesOnTheRemainingPathsAsCapacityPredicts)
+{
+    uint32_t cable = 0;
+    const RunOutcome base = AllToAllWithUplinkFailure(Seconds(0), false, &cable);
+    ASSERT_TRUE(base.result.complete);
+    const double t0 = base.result.timeS;
+    const Time failAt = Seconds(t0 / 4);
+    const RunOutcome hit = AllToAllWithUplinkFailure(failAt, true, &cable);
+    ASSERT_TRUE(hit.result.complete) << hit.result.failure;
+    EXPECT_FALSE(hit.result.failed);
+    // bytes are conserved: everything sent is delivered once, losses resent
+    EXPECT_EQ(hit.sent, hit.delivered);
+    EXPECT_EQ(hit.delivered, hit.result.bytesSent);
+    EXPECT_EQ(hit.retransmissions, hit.lost);
+    // traffic moved: the failed cable stopped carrying, its sibling took over
+    const FabricTopology topo = OversubscribedFatTree();
+    const auto up = Uplinks(topo, FaultHelper::FindSwitches(topo, "leaf").at(0));
+    EXPECT_LT(hit.cableBytes[up[0]], base.cableBytes[up[0]] * 0.5);
+    EXPECT_GT(hit.cableBytes[up[1]], base.cableBytes[up[1]] * 1.3);
+    // Cross-leaf traffic is the bottleneck. After the failure the leaf has
+    // one uplink of 100 Gb/s per direction, fully used (no ECMP imbalance is
+    // left), for the share of the cross-leaf bytes not yet carried at t_f
+    // (at the baseline's pace): T' = t_f + (1 - t_f / T) B / R.
+    const double tf = failAt.GetSeconds();
+    const double crossBytesPerDirection = (base.cableBytes[up[0]] + base.cableBytes[up[1]]) / 2.0;
+    const double predicted = (tf + (1 - tf / t0) * crossBytesPerDirection * 8 / kRate) / t0;
+    const double slowdown = hit.result.timeS / t0;
+    std::printf("all-to-all 12 GPUs, 2 uplinks per leaf, one fails at %.1f us: %.1f us -> %.1f "
+                "us, slowdown %.3f (lost capacity predicts %.3f), %llu packets lost and "
+                "resent\n",
+                tf * 1e6,
+                t0 * 1e6,
+                hit.result.timeS * 1e6,
+                slowdown,
+                predicted,
+                static_cast<unsigned long long>(hit.lost));
+    EXPECT_NEAR(slowdown, predicted, 0.05 * predicted);
+}
+
+/// Hierarchical allreduce on a rail-only cluster of 4 domains x 4 GPUs; the
+/// switch of rail 1 fails at `failAt` (never if zero).
+RunOutcome
+RailOnlyAllReduce(Time failAt, bool forwarding, Ptr<CollectiveRun>* keep = nullptr)
+{
+    ClusterParams p;
+    p.gpus = 16;
+    p.radix = 64;
+    p.platform = HbDomainPreset::Custom(4, DataRate("1200Gbps"), DataRate("200Gbps"));
+    const FabricTopology topo = BuildRailOnly(p);
+    FabricHelper fh;
+    fh.SetGpuAttribute("Forwarding", BooleanValue(forwarding));
+    Ptr<Fabric> fabric = fh.Install(topo);
+    if (failAt.IsStrictlyPositive())
+    {
+        FaultHelper faults(fabric);
+        faults.SetDetectionDelay(MicroSeconds(20));
+        faults.SwitchDown(FaultHelper::FindSwitches(topo, "rail").at(1), failAt);
+    }
+    CollectiveHelper helper(fabric);
+    helper.SetChunkBytes(1 << 20);
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(16),
+                                            "allreduce",
+                                            "hierarchical",
+                                            64ULL << 20,
+                                            Seconds(0));
+    Simulator::Run();
+    RunOutcome o = Collect(fabric, run);
+    if (keep)
+    {
+        *keep = run;
+    }
+    fabric->Dispose();
+    Simulator::Destroy();
+    return o;
+}
+
+TEST_F(FaultTest, RailSwitchFailureOnRailOnlyCompletesThroughTheHbDomain)
+{
+    const RunOutcome base = RailOnlyAllReduce(Seconds(0), true);
+    ASSERT_TRUE(base.result.complete);
+    EXPECT_EQ(base.forwarded, 0u); // hierarchical allreduce stays on its rails
+    const RunOutcome hit = RailOnlyAllReduce(Seconds(base.result.timeS / 3), true);
+    ASSERT_TRUE(hit.result.complete) << hit.result.failure;
+    EXPECT_EQ(hit.sent, hit.delivered);
+    EXPECT_GT(hit.forwarded, 0u); // rail 1's traffic relayed by GPUs of healthy rails
+    EXPECT_GT(hit.nvlinkBytes, base.nvlinkBytes); // the extra NVLink load
+    EXPECT_GT(hit.result.timeS, base.result.timeS);
+    std::printf("rail-only hierarchical allreduce, rail switch 1 fails at T/3: %.1f us -> %.1f "
+                "us; NVLink bytes %llu -> %llu; %llu packets relayed\n",
+                base.result.timeS * 1e6,
+                hit.result.timeS * 1e6,
+                static_cast<unsigned long long>(base.nvlinkBytes),
+                static_cast<unsigned long long>(hit.nvlinkBytes),
+                static_cast<unsigned long long>(hit.forwarded));
+}
+
+TEST_F(FaultTest, RailSwitchFailureWithoutForwardingFailsWithAReportNotAHang)
+{
+    const RunOutcome base = RailOnlyAllReduce(Seconds(0), false);
+    ASSERT_TRUE(base.result.complete);
+    Ptr<CollectiveRun> run;
+    const RunOutcome hit = RailOnlyAllReduce(Seconds(base.result.timeS / 3), false, &run);
+    EXPECT_FALSE(hit.result.complete);
+    ASSERT_TRUE(hit.result.failed);
+    EXPECT_GT(hit.failedMessages, 0u);
+    // the report says which ranks, which message and since when
+    EXPECT_NE(hit.result.failure.find("rank"), std::string::npos);
+    EXPECT_NE(hit.result.failure.find("message"), std::string::npos);
+    EXPECT_NE(hit.result.failure.find("no path left"), std::string::npos);
+    std::printf("%s\n", hit.result.failure.substr(0, hit.result.failure.find('\n')).c_str());
+}
+
+TEST_F(FaultTest, BitErrorsOnABusyLinkAreRetransmittedAndEveryMessageCompletes)
+{
+    const auto run = [](uint64_t* retx, uint64_t* corrupted, double* timeS) {
+        ClusterParams p;
+        p.gpus = 4;
+        p.radix = 64;
+        p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+        Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
+        const uint32_t cable =
+            FaultHelper::CablesOf(fabric->GetTopology(), fabric->GetTopology().GpuVertex(0)).at(0);
+        FaultHelper(fabric).SetBitErrorRate(cable, 1e-6);
+        uint32_t done = 0;
+        const uint32_t messages = 16;
+        for (uint32_t i = 0; i < messages; ++i)
+        {
+            fabric->GetTransport()->Send(0,
+                                         1 + i % 3,
+                                         1 << 20,
+                                         MakeBoundCallback(
+                                             +[](uint32_t* n) { ++*n; },
+                                             &done));
+        }
+        Simulator::Run();
+        EXPECT_EQ(done, messages);
+        auto t = fabric->GetTransport();
+        EXPECT_EQ(t->GetTotals().bytesDelivered, t->GetTotals().bytesSent);
+        EXPECT_EQ(t->GetFailedMessages(), 0u);
+        auto [a, b] = fabric->GetCableDevices(cable);
+        *corrupted = a->GetStats().corrupted + b->GetStats().corrupted;
+        *retx = t->GetRetransmissions();
+        *timeS = Simulator::Now().GetSeconds();
+        fabric->Dispose();
+        Simulator::Destroy();
+    };
+    uint64_t retx = 0;
+    uint64_t corrupted = 0;
+    double timeS = 0;
+    run(&retx, &corrupted, &timeS);
+    // 4096 full packets of 4122 bytes: P(loss) = 1 - (1 - 1e-6)^(8 x 4122)
+    const double pLoss = -std::expm1(8.0 * 4122 * std::log1p(-1e-6));
+    const double expected = 4096 * pLoss;
+    std::printf("BER 1e-6, 16 MiB over one NIC: %llu corrupted, %llu retransmitted (expected "
+                "%.0f)\n",
+                static_cast<unsigned long long>(corrupted),
+                static_cast<unsigned long long>(retx),
+                expected);
+    EXPECT_EQ(retx, corrupted);
+    EXPECT_NEAR(static_cast<double>(retx), expected, 5 * std::sqrt(expected) + 1);
+    // deterministic
+    uint64_t retx2 = 0;
+    uint64_t corrupted2 = 0;
+    double timeS2 = 0;
+    run(&retx2, &corrupted2, &timeS2);
+    EXPECT_EQ(retx, retx2);
+    EXPECT_EQ(timeS, timeS2);
+}
+
+TEST_F(FaultTest, GpuFailureFailsTheCollectiveWithTheRankNamed)
+{
+    ClusterParams p;
+    p.gpus = 16;
+    p.radix = 64;
+    p.platform = HbDomainPreset::Custom(4, DataRate("1200Gbps"), DataRate("200Gbps"));
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
+    FaultHelper(fabric).GpuDown(5, MicroSeconds(100));
+    CollectiveHelper helper(fabric);
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(16),
+                                            "allreduce",
+                                            "ring",
+                                            64ULL << 20,
+                                            Seconds(0));
+    Simulator::Run();
+    EXPECT_FALSE(run->IsComplete());
+    ASSERT_TRUE(run->IsFailed());
+    EXPECT_NE(run->GetFailureReport().find("GPU 5 down"), std::string::npos)
+        << run->GetFailureReport();
+    fabric->Dispose();
+}
+
+TEST_F(FaultTest, BadFaultParametersAreRejectedWithTheParameterNamed)
+{
+    ClusterParams p;
+    p.gpus = 8;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
+    FaultHelper faults(fabric);
+    const auto expectError = [](const std::function<void()>& f, const std::string& name) {
+        try
+        {
+            f();
+            ADD_FAILURE() << "no error for " << name;
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+        }
+    };
+    expectError([&]() { faults.LinkDown(999, Seconds(0)); }, "cable");
+    expectError([&]() { faults.DegradeLink(0, 0.0, Seconds(0)); }, "fraction");
+    expectError([&]() { faults.DegradeLink(0, 1.5, Seconds(0)); }, "fraction");
+    expectError([&]() { faults.SetBitErrorRate(0, 1.0); }, "bit-error rate");
+    expectError([&]() { faults.GpuDown(8, Seconds(0)); }, "GPU rank");
+    expectError([&]() { faults.SwitchDown(fabric->GetTopology().GpuVertex(0), Seconds(0)); },
+                "switch vertex");
+    expectError([&]() { FaultHelper::FindCable(fabric->GetTopology(), 0, 1); }, "cable ends");
+    fabric->Dispose();
+}
+
+/// Four switches in a ring, one GPU on each; every GPU sends two hops
+/// clockwise along an explicit route, so that the ring links form a cyclic
+/// buffer dependency; tiny PFC thresholds close the cycle.
+TEST_F(FaultTest, CyclicBufferDependencyDeadlockIsStoppedAndReportedByTheWatchdog)
+{
+    FabricTopology topo("pfc-ring");
+    std::vector<uint32_t> gpus;
+    std::vector<uint32_t> sw;
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        gpus.push_back(topo.AddGpu(-1, 0));
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        sw.push_back(topo.AddSwitch(TopoNodeKind::Switch, "ring", 1));
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        topo.AddCable(gpus[i], sw[i], kRate, 500, TopoLinkKind::Nic);
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        topo.AddCable(sw[i], sw[(i + 1) % 4], kRate, 500, TopoLinkKind::SwitchToSwitch);
+    }
+    FabricHelper fh;
+    fh.SetSwitchAttribute("PfcXoff", UintegerValue(5000));
+    fh.SetSwitchAttribute("PfcXon", UintegerValue(1000));
+    Ptr<Fabric> fabric = fh.Install(topo);
+    auto watchdog = CreateObject<ProgressWatchdog>();
+    watchdog->SetAttribute("Interval", TimeValue(MicroSeconds(200)));
+    watchdog->Install(fabric->GetTransport(), fabric->GetNodes());
+    for (uint32_t i = 0; i < 4; ++i)
+    {
+        fabric->SendAlongPath({gpus[i], sw[i], sw[(i + 1) % 4], sw[(i + 2) % 4], gpus[(i + 2) % 4]},
+                              8 << 20,
+                              Transport::DoneCallback());
+    }
+    Simulator::Run();
+    ASSERT_TRUE(watchdog->HasFired());
+    EXPECT_EQ(fabric->GetTransport()->GetPendingMessages(), 4u);
+    EXPECT_FALSE(watchdog->GetBlockedQueues().empty());
+    EXPECT_EQ(watchdog->GetPendingMessages().size(), 4u);
+    EXPECT_NE(watchdog->GetReport().find("paused by its peer"), std::string::npos);
+    std::printf("%s", watchdog->GetReport().c_str());
+    // it stopped the run about one interval after the last byte moved
+    EXPECT_LT(Simulator::Now(), MilliSeconds(10));
+    fabric->Dispose();
+}
+
+TEST_F(FaultTest, WatchdogStaysQuietOnAHealthyRunAndLetsItEnd)
+{
+    ClusterParams p;
+    p.gpus = 8;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
+    auto watchdog = CreateObject<ProgressWatchdog>();
+    watchdog->SetAttribute("Interval", TimeValue(MicroSeconds(50)));
+    watchdog->Install(fabric->GetTransport(), fabric->GetNodes());
+    CollectiveHelper helper(fabric);
+    Ptr<CollectiveRun> run =
+        helper.Install(CollectiveHelper::AllRanks(8), "allreduce", "ring", 16 << 20, Seconds(0));
+    Simulator::Run();
+    EXPECT_TRUE(run->IsComplete());
+    EXPECT_FALSE(watchdog->HasFired());
+    EXPECT_LE(Simulator::Now(), run->GetFinishTime() + MicroSeconds(50));
+    fabric->Dispose();
+}
+
+} // namespace
