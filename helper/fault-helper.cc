@@ -128,6 +128,12 @@ FaultInjector::Detect(FaultState snapshot, std::string what)
 }
 
 void
+FaultInjector::DetectNow()
+{
+    Detect(m_state, "faults present at start");
+}
+
+void
 FaultInjector::LinkDown(uint32_t cable)
 {
     const uint32_t n = m_fabric->GetTopology().Cables().size();
@@ -266,7 +272,7 @@ FaultHelper::FaultHelper(Ptr<Fabric> fabric)
 void
 FaultHelper::SetDetectionDelay(Time delay)
 {
-    FabricRequire(!delay.IsNegative(),
+    FabricRequire(!delay.IsStrictlyNegative(),
                   "detection delay",
                   delay.GetSeconds(),
                   "a time >= 0 (seconds)");

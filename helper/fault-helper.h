@@ -64,6 +64,13 @@ class FaultInjector : public Object
      */
     void SetBitErrorRate(uint32_t cable, double ber);
 
+    /**
+     * Make routing react now to every fault applied so far, without waiting
+     * for DetectionDelay (a component that was already broken when the run
+     * began).
+     */
+    void DetectNow();
+
     /// \return the failed elements now (what the data path sees)
     const FaultState& GetFaultState() const;
     /// \return the failed elements routing has detected so far

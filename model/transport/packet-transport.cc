@@ -543,6 +543,7 @@ PacketTransport::Fail(uint32_t id, const std::string& why)
     --m_pending;
     MessageReport r = Report(id);
     r.reason = why;
+    r.failedAt = Simulator::Now();
     NS_LOG_WARN("message failed: " << r.ToString());
     m_failures.push_back(r);
     m_failedTrace(m_failures.back());
@@ -580,7 +581,7 @@ PacketTransport::MessageReport::ToString() const
     }
     if (!reason.empty())
     {
-        s += fmt::format(", failed at {:.9f} s: {}", Simulator::Now().GetSeconds(), reason);
+        s += fmt::format(", failed at {:.9f} s: {}", failedAt.GetSeconds(), reason);
     }
     return s;
 }

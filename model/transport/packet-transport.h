@@ -107,6 +107,7 @@ class PacketTransport : public Transport
         Time sent;             //!< when Send was called
         Time since;            //!< first loss (zero if none)
         std::string reason;    //!< why it failed (empty for a pending message)
+        Time failedAt;         //!< when it failed (zero for a pending message)
 
         /// \return one line of text naming ranks, message, bytes and times
         std::string ToString() const;

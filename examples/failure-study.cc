@@ -1,0 +1,355 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// examples/failure-study: one training iteration on a rail-only network and
+// on a rail-optimized fat-tree, healthy and with one broken component:
+//  - a failed rail switch (both designs: its GPUs reach the network only
+//    through their HB domain, relayed by GPUs of healthy rails);
+//  - a failed spine switch (fat-tree only: rail-only has no spine);
+//  - a failed GPU, without remedy (the iteration fails, with the report),
+//    and with the two remedies of the rail-only paper: move the failed GPU's
+//    whole HB domain's work to a spare domain, or patch in a spare GPU (on
+//    rail-only through an optical switch, so the spare takes the failed GPU's
+//    NVLink and rail ports; on the fat-tree any spare GPU can be used: the
+//    one on the same rail in the spare server, outside the failed GPU's HB
+//    domain). Remedies are modelled as re-mapping ranks onto GPUs;
+//  - one NVLink of one GPU degraded to a fraction of its rate.
+// Every cluster has one spare HB domain (idle unless a remedy uses it), so
+// all rows of a design run on the same hardware. The broken component is
+// broken from the start and routing has already reacted (DetectNow).
+// Prints the iteration time, its slowdown over the healthy run of the same
+// design, and the capacity lost: network and NVLink bandwidth down, GPUs idle.
+#include "ns3/core-module.h"
+#include "ns3/gpu-fabric-module.h"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+using namespace ns3;
+
+namespace
+{
+
+struct Row
+{
+    std::string design;
+    std::string scenario;
+    bool complete{false};
+    double timeS{0};
+    double slowdown{0};
+    double lostNetwork{0}; //!< fraction of scale-out link capacity down
+    double lostNvlink{0};  //!< fraction of NVLink capacity lost
+    uint32_t idleGpus{0};  //!< GPUs of the job's hardware left idle
+    uint64_t relayedPackets{0};
+    uint64_t retransmissions{0};
+    std::string failure;
+};
+
+/// The job's ranks placed on physical GPUs: rank r on GPU map[r].
+ParallelProgram
+Remap(const ParallelProgram& p, const std::vector<uint32_t>& map, uint32_t physical)
+{
+    ParallelProgram out;
+    out.ranks = physical;
+    out.comms = p.comms;
+    for (auto& c : out.comms)
+    {
+        for (auto& m : c.members)
+        {
+            m = map.at(m);
+        }
+    }
+    out.tasks.assign(physical, {});
+    for (uint32_t r = 0; r < p.ranks; ++r)
+    {
+        out.tasks[map[r]] = p.tasks[r];
+    }
+    return out;
+}
+
+/// One run: the fault is applied through `fault` before the iteration starts.
+Row
+RunOne(const FabricTopology& topo,
+       const ParallelProgram& program,
+       const std::function<void(Ptr<Fabric>, FaultHelper&)>& fault)
+{
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    FaultHelper faults(fabric);
+    faults.SetDetectionDelay(Seconds(0));
+    if (fault)
+    {
+        fault(fabric, faults);
+        faults.GetInjector()->DetectNow();
+    }
+    Ptr<ProgramRunner> runner = RunProgram(program, fabric->GetTransport());
+    Row r;
+    r.complete = runner->IsComplete();
+    r.timeS = r.complete ? runner->GetFinishTime().GetSeconds() : 0;
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    r.retransmissions = t->GetRetransmissions();
+    if (!t->GetFailureReports().empty())
+    {
+        r.failure = fmt::format("{} message(s) failed; first: {}",
+                                t->GetFailureReports().size(),
+                                t->GetFailureReports().front().ToString());
+    }
+    for (uint32_t g = 0; g < fabric->GetNGpus(); ++g)
+    {
+        r.relayedPackets += fabric->GetGpu(g)->GetForwardedPackets();
+    }
+    // capacity lost
+    const FaultState& f = faults.GetInjector()->GetFaultState();
+    double net = 0;
+    double netDown = 0;
+    double nv = 0;
+    double nvLost = 0;
+    const auto& cables = topo.Cables();
+    for (uint32_t c = 0; c < cables.size(); ++c)
+    {
+        const double rate = static_cast<double>(cables[c].rateBps);
+        const bool down =
+            f.cables.count(c) || f.vertices.count(cables[c].a) || f.vertices.count(cables[c].b);
+        const double now = fabric->GetCableDevices(c).first->GetDataRate().GetBitRate();
+        if (cables[c].kind == TopoLinkKind::NvLink)
+        {
+            nv += rate;
+            nvLost += down ? rate : rate - now;
+        }
+        else
+        {
+            net += rate;
+            netDown += down ? rate : 0;
+        }
+    }
+    r.lostNetwork = net > 0 ? netDown / net : 0;
+    r.lostNvlink = nv > 0 ? nvLost / nv : 0;
+    fabric->Dispose();
+    Simulator::Destroy();
+    return r;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    std::string platform = "dgx-h100";
+    uint32_t domains = 3;
+    uint32_t layers = 4;
+    uint32_t hidden = 2048;
+    uint32_t seq = 1024;
+    uint32_t microBatches = 2;
+    double nvlinkFraction = 0.5;
+    std::string json;
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("platform", "HB domain preset (dgx-a100, dgx-h100, ...)", platform);
+    cmd.AddValue("domains", "HB domains of the job (one more is the spare)", domains);
+    cmd.AddValue("layers", "transformer blocks", layers);
+    cmd.AddValue("hidden", "model width d_model", hidden);
+    cmd.AddValue("seq", "sequence length (tokens)", seq);
+    cmd.AddValue("micro-batches", "micro-batches per replica", microBatches);
+    cmd.AddValue("nvlink-fraction",
+                 "rate of the degraded NVLink, fraction of nominal",
+                 nvlinkFraction);
+    cmd.AddValue("json", "write the results as JSON to this file", json);
+    cmd.Parse(argc, argv);
+    try
+    {
+        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        const uint32_t k = hw.gpusPerDomain;
+        // with the spare, (domains + 1) x K GPUs must fill a fat-tree whose
+        // leaves are rail switches (radix 2 (domains + 1))
+        FabricRequire(domains >= 3 && domains <= 63 && (domains + 1) % 4 == 0,
+                      "--domains",
+                      domains,
+                      "3, 7, 11, ... 63 (domains + 1 a multiple of 4)");
+        FabricRequire(k >= 2 && k <= 8,
+                      "--platform",
+                      platform,
+                      "a preset with 2 to 8 GPUs per domain");
+        FabricRequire(nvlinkFraction > 0 && nvlinkFraction <= 1,
+                      "--nvlink-fraction",
+                      nvlinkFraction,
+                      "a fraction in (0, 1]");
+        const uint32_t n = domains * k;
+        const uint32_t physical = n + k; // one spare domain
+        const LlmModel model =
+            LlmModel::Custom(layers, hidden, 16, seq, 8192, uint64_t{domains} * microBatches * seq);
+        const Parallelism
+            par(n, k, k, 1, domains, 1, microBatches, uint64_t{domains} * microBatches);
+        WorkloadOptions wo;
+        wo.gpuFlops = hw.gpuFlops;
+        const TrainingIteration it(model, par, wo);
+        IterationProgramOptions po;
+        po.tpGranularity = "micro-batch";
+        const ParallelProgram job = BuildIterationProgram(it, po).program;
+        std::vector<uint32_t> identity(n);
+        std::iota(identity.begin(), identity.end(), 0);
+        const ParallelProgram healthy = Remap(job, identity, physical);
+
+        ClusterParams cp;
+        cp.gpus = physical;
+        cp.platform = hw;
+        cp.radix = std::max<uint32_t>(8, 2 * (domains + 1)); // one rail per leaf
+        const uint32_t failedGpu = k + 1;                    // domain 1, rail 1
+        std::vector<Row> rows;
+        for (const std::string design : {"rail-only", "rail-optimized"})
+        {
+            const FabricTopology topo =
+                design == "rail-only" ? BuildRailOnly(cp) : BuildRailOptimized(cp);
+            const auto rails = FaultHelper::FindSwitches(topo, "rail");
+            const auto spines = FaultHelper::FindSwitches(topo, "spine");
+            std::vector<std::pair<
+                std::string,
+                std::pair<ParallelProgram, std::function<void(Ptr<Fabric>, FaultHelper&)>>>>
+                cases;
+            cases.push_back({"healthy", {healthy, nullptr}});
+            cases.push_back(
+                {"failed rail switch (rail 1)", {healthy, [&](Ptr<Fabric>, FaultHelper& f) {
+                                                     f.GetInjector()->SwitchDown(rails.at(1));
+                                                 }}});
+            if (!spines.empty())
+            {
+                cases.push_back({"failed spine switch", {healthy, [&](Ptr<Fabric>, FaultHelper& f) {
+                                                             f.GetInjector()->SwitchDown(
+                                                                 spines.at(0));
+                                                         }}});
+            }
+            cases.push_back({fmt::format("failed GPU {}, no remedy", failedGpu),
+                             {healthy, [&](Ptr<Fabric>, FaultHelper& f) {
+                                  f.GetInjector()->GpuDown(failedGpu);
+                              }}});
+            // remedy 1: the failed GPU's domain moves to the spare domain
+            std::vector<uint32_t> moved = identity;
+            const uint32_t dom = failedGpu / k;
+            for (uint32_t i = 0; i < k; ++i)
+            {
+                moved[dom * k + i] = n + i;
+            }
+            cases.push_back({"failed GPU, domain moved to spare domain",
+                             {Remap(job, moved, physical), [&](Ptr<Fabric>, FaultHelper& f) {
+                                  f.GetInjector()->GpuDown(failedGpu);
+                              }}});
+            // remedy 2: a spare GPU takes the failed GPU's work
+            std::vector<uint32_t> patched = identity;
+            if (design != "rail-only")
+            {
+                patched[failedGpu] = n + failedGpu % k; // same rail, spare server
+            }
+            cases.push_back(
+                {design == "rail-only" ? "failed GPU, spare patched in (optical switch)"
+                                       : "failed GPU, spare GPU swapped in",
+                 {Remap(job, patched, physical), [&, design](Ptr<Fabric>, FaultHelper& f) {
+                      // rail-only: the spare is patched into the failed GPU's
+                      // NVLink and rail ports, so that position works again
+                      // (the spare domain loses a GPU); fat-tree: the failed
+                      // GPU stays dead
+                      f.GetInjector()->GpuDown(design == "rail-only" ? n + failedGpu % k
+                                                                     : failedGpu);
+                  }}});
+            cases.push_back({fmt::format("NVLink of GPU 0 at {:.0f}%", 100 * nvlinkFraction),
+                             {healthy, [&](Ptr<Fabric> fabric, FaultHelper& f) {
+                                  const auto c =
+                                      FaultHelper::CablesOf(fabric->GetTopology(),
+                                                            fabric->GetTopology().GpuVertex(0));
+                                  f.GetInjector()->DegradeLink(c.at(0), nvlinkFraction);
+                              }}});
+            double base = 0;
+            for (auto& [name, pc] : cases)
+            {
+                Row r = RunOne(topo, pc.first, pc.second);
+                r.design = design;
+                r.scenario = name;
+                if (name == "healthy")
+                {
+                    base = r.timeS;
+                }
+                r.slowdown = r.complete && base > 0 ? r.timeS / base : 0;
+                if (name.find("domain moved") != std::string::npos)
+                {
+                    r.idleGpus = k; // the failed GPU and its k-1 healthy domain-mates
+                }
+                else if (name.find("failed GPU") != std::string::npos)
+                {
+                    r.idleGpus = 1;
+                }
+                rows.push_back(r);
+            }
+        }
+
+        fmt::print("Failure study: {} domains of {} x {} GPUs (+1 spare domain), {} blocks, "
+                   "d_model {}, TP {} DP {}, {} micro-batches\n",
+                   domains,
+                   k,
+                   hw.name,
+                   layers,
+                   hidden,
+                   k,
+                   domains,
+                   microBatches);
+        fmt::print("{:<15} {:<46} {:>12} {:>9} {:>9} {:>9} {:>5} {:>9}\n",
+                   "design",
+                   "scenario",
+                   "iteration_s",
+                   "slowdown",
+                   "net_lost",
+                   "nvl_lost",
+                   "idle",
+                   "relayed");
+        for (const Row& r : rows)
+        {
+            fmt::print("{:<15} {:<46} {:>12} {:>9} {:>8.2f}% {:>8.3f}% {:>5} {:>9}\n",
+                       r.design,
+                       r.scenario,
+                       r.complete ? fmt::format("{:.6f}", r.timeS) : "FAILED",
+                       r.complete ? fmt::format("{:.3f}", r.slowdown) : "-",
+                       100 * r.lostNetwork,
+                       100 * r.lostNvlink,
+                       r.idleGpus,
+                       r.relayedPackets);
+            if (!r.complete && !r.failure.empty())
+            {
+                fmt::print("{:<15}   {}\n", "", r.failure);
+            }
+        }
+        if (!json.empty())
+        {
+            nlohmann::ordered_json j;
+            j["platform"] = platform;
+            j["domains"] = domains;
+            j["gpus_per_domain"] = k;
+            j["spare_domains"] = 1;
+            j["layers"] = layers;
+            j["hidden"] = hidden;
+            j["seq"] = seq;
+            j["micro_batches"] = microBatches;
+            j["rows"] = nlohmann::ordered_json::array();
+            for (const Row& r : rows)
+            {
+                nlohmann::ordered_json o;
+                o["design"] = r.design;
+                o["scenario"] = r.scenario;
+                o["complete"] = r.complete;
+                o["iteration_time_s"] = r.timeS;
+                o["slowdown"] = r.slowdown;
+                o["lost_network_capacity"] = r.lostNetwork;
+                o["lost_nvlink_capacity"] = r.lostNvlink;
+                o["idle_gpus"] = r.idleGpus;
+                o["relayed_packets"] = r.relayedPackets;
+                o["retransmissions"] = r.retransmissions;
+                o["failure"] = r.failure;
+                j["rows"].push_back(o);
+            }
+            std::ofstream out(json);
+            FabricRequire(static_cast<bool>(out), "--json", json, "a writable file path");
+            out << j.dump(2) << "\n";
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        std::cerr << "failure-study: " << e.what() << "\n";
+        return 2;
+    }
+    return 0;
+}
