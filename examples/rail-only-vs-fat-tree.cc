@@ -19,7 +19,8 @@
 // A smaller --radix spreads a rail over several leaves: ECMP collisions on
 // the fat-tree's uplinks then show up (rail-only keeps a rail on one switch
 // as long as it fits).
-// --quick runs 64 GPUs and a smaller model in seconds.
+// --quick runs 64 GPUs and a smaller model in seconds; --backend=flow runs the
+// same programs on the flow-level backend (fluid max-min fair flows).
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
 
@@ -267,7 +268,7 @@ main(int argc, char* argv[])
                  "TP AllReduces per block (layer) or per pass (micro-batch)",
                  granularity);
     cmd.AddValue("overlap-dp", "DP AllReduce in buckets during the last backward pass", overlapDp);
-    cmd.AddValue("backend", "simulation backend: packet (flow: when issue 7 lands)", backend);
+    cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
     cmd.AddValue("price-preset",
                  fmt::format("prices: {}", fmt::join(FabricCostModel::PricePresets(), "|")),
                  pricePreset);
@@ -286,12 +287,6 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
-        // Hook for the flow-level backend (issue 7): when FlowTransport lands,
-        // build it here from the same FabricTopology instead of FabricHelper.
-        FabricRequire(backend == "packet",
-                      "--backend",
-                      backend,
-                      "packet (the flow backend is not in this build yet)");
         FabricRequire(granularity == "layer" || granularity == "micro-batch",
                       "--granularity",
                       granularity,
@@ -365,8 +360,19 @@ main(int argc, char* argv[])
         for (const auto& topology : SplitList("--topologies", topologies))
         {
             const FabricTopology topo = Build(topology, cp);
-            Ptr<Fabric> fabric = FabricHelper().Install(topo);
-            Ptr<ProgramRunner> runner = RunProgram(ip.program, fabric->GetTransport());
+            // the same topology feeds either backend
+            Ptr<Fabric> fabric;
+            Ptr<Transport> transport;
+            if (backend == "flow")
+            {
+                transport = FlowHelper().Install(topo);
+            }
+            else
+            {
+                fabric = FabricHelper().Install(topo);
+                transport = fabric->GetTransport();
+            }
+            Ptr<ProgramRunner> runner = RunProgram(ip.program, transport);
             NS_ABORT_MSG_IF(!runner->IsComplete(), "iteration did not complete on " << topology);
             Row r;
             r.topology = topology;
@@ -381,7 +387,11 @@ main(int argc, char* argv[])
             r.cost = costModel->Cost(r.counts);
             r.power = costModel->Power(r.counts);
             rows.push_back(r);
-            fabric->Dispose();
+            if (fabric)
+            {
+                fabric->Dispose();
+            }
+            transport->Dispose();
             Simulator::Destroy();
         }
 
