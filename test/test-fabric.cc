@@ -4,6 +4,7 @@
 // Data-plane tests: closed-form message times, incast fairness and
 // losslessness, conservation, determinism, and rejection of bad input.
 #include "ns3/boolean.h"
+#include "ns3/config.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
@@ -178,6 +179,7 @@ struct IncastResult
     std::map<uint32_t, uint64_t> bytesBySrc; //!< delivered by the midpoint
     uint64_t drops{0};                       //!< counted by Drop traces
     uint64_t delivered{0};                   //!< messages completed
+    uint64_t retransmissions{0};             //!< packets resent
 };
 
 void
@@ -205,10 +207,11 @@ Close(bool* open)
 }
 
 IncastResult
-RunIncast(bool pfc, const std::string& buffer)
+RunIncast(bool pfc, const std::string& buffer, bool recover = true)
 {
     IncastResult r;
     const uint64_t rate = 100'000'000'000ULL;
+    Config::SetDefault("ns3::PacketTransport::RecoverCongestionDrops", BooleanValue(recover));
     FabricHelper helper;
     helper.SetSwitchAttribute("PfcEnabled", BooleanValue(pfc));
     helper.SetSwitchAttribute("PortBuffer", QueueSizeValue(QueueSize(buffer)));
@@ -234,6 +237,8 @@ RunIncast(bool pfc, const std::string& buffer)
     Simulator::Schedule(MicroSeconds(1280), &Close, &open);
     Simulator::Run();
     r.delivered = fabric->GetTransport()->GetTotals().messagesDelivered;
+    r.retransmissions = fabric->GetTransport()->GetRetransmissions();
+    Config::Reset();
     return r;
 }
 
@@ -256,9 +261,18 @@ TEST_F(FabricTest, IncastIsFairAndLosslessWithFlowControl)
 
 TEST_F(FabricTest, IncastDropsWithoutFlowControlAndSmallBuffer)
 {
-    IncastResult r = RunIncast(false, "64KB");
+    IncastResult r = RunIncast(false, "64KB", false);
     EXPECT_GT(r.drops, 0u);
     EXPECT_LT(r.delivered, 8u); // no retransmission: losing senders never finish
+    EXPECT_EQ(r.retransmissions, 0u);
+}
+
+TEST_F(FabricTest, CongestionDropsAreResentByDefaultSoEverySenderFinishes)
+{
+    IncastResult r = RunIncast(false, "64KB");
+    EXPECT_GT(r.drops, 0u);
+    EXPECT_EQ(r.delivered, 8u);
+    EXPECT_GE(r.retransmissions, r.drops);
 }
 
 /// Random many-to-many traffic; returns completion times in send order.

@@ -48,9 +48,10 @@ PacketTransport::GetTypeId()
                           MakeUintegerAccessor(&PacketTransport::m_maxRetransmissions),
                           MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("RecoverCongestionDrops",
-                          "Also resend packets dropped by a full queue (congestion); by "
-                          "default only losses to faults are resent.",
-                          BooleanValue(false),
+                          "Also resend packets dropped by a full queue (congestion), so that "
+                          "loss never hangs a run; false: only losses to faults are resent "
+                          "(a lossy run without flow control then leaves senders unfinished).",
+                          BooleanValue(true),
                           MakeBooleanAccessor(&PacketTransport::m_recoverCongestion),
                           MakeBooleanChecker())
             .AddTraceSource("Retransmit",
