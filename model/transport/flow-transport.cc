@@ -793,48 +793,65 @@ FlowTransport::Recompute()
     }
     ++m_epoch;
     const uint32_t epoch = m_epoch;
-    const int64_t now = NowSteps();
-    // 1. the connected component of flows and links reachable from the changes
+    // one connected component of flows and links at a time, from each dirty
+    // link not yet visited; the flows of a step that start together on
+    // disjoint links are so many small components, water-filled separately
     m_compLinks.clear();
     m_compFlows.clear();
-    for (uint32_t l : m_dirty)
+    for (uint32_t l0 : m_dirty)
     {
-        if (m_linkMark[l] != epoch)
+        if (m_linkMark[l0] == epoch)
         {
-            m_linkMark[l] = epoch;
-            m_compLinks.push_back(l);
+            continue;
         }
-    }
-    m_dirty.clear();
-    for (size_t q = 0; q < m_compLinks.size(); ++q)
-    {
-        const uint32_t l = m_compLinks[q];
-        for (uint32_t id : m_linkFlows[l])
+        const size_t linkBegin = m_compLinks.size();
+        const size_t flowBegin = m_compFlows.size();
+        m_linkMark[l0] = epoch;
+        m_compLinks.push_back(l0);
+        for (size_t q = linkBegin; q < m_compLinks.size(); ++q)
         {
-            Flow& f = m_flows[id];
-            if (f.mark == epoch)
+            const uint32_t l = m_compLinks[q];
+            for (uint32_t id : m_linkFlows[l])
             {
-                continue;
-            }
-            f.mark = epoch;
-            m_compFlows.push_back(id);
-            for (uint32_t l2 : f.links)
-            {
-                if (m_linkMark[l2] != epoch)
+                Flow& f = m_flows[id];
+                if (f.mark == epoch)
                 {
-                    m_linkMark[l2] = epoch;
-                    m_compLinks.push_back(l2);
+                    continue;
+                }
+                f.mark = epoch;
+                m_compFlows.push_back(id);
+                for (uint32_t l2 : f.links)
+                {
+                    if (m_linkMark[l2] != epoch)
+                    {
+                        m_linkMark[l2] = epoch;
+                        m_compLinks.push_back(l2);
+                    }
                 }
             }
         }
+        if (m_compFlows.size() > flowBegin)
+        {
+            WaterFill(linkBegin, flowBegin);
+        }
     }
+    m_dirty.clear();
+    ScheduleNextFluidEnd();
+}
+
+void
+FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
+{
+    const uint32_t epoch = m_epoch;
+    const int64_t now = NowSteps();
+    const size_t nFlows = m_compFlows.size() - flowBegin;
     ++m_stats.recomputations;
-    m_stats.flowsRecomputed += m_compFlows.size();
-    m_stats.linksRecomputed += m_compLinks.size();
-    // 2. bring the bytes left up to now at the old rates
-    for (uint32_t id : m_compFlows)
+    m_stats.flowsRecomputed += nFlows;
+    m_stats.linksRecomputed += m_compLinks.size() - linkBegin;
+    // bring the bytes left up to now at the old rates
+    for (size_t i = flowBegin; i < m_compFlows.size(); ++i)
     {
-        Flow& f = m_flows[id];
+        Flow& f = m_flows[m_compFlows[i]];
         if (f.rate > 0 && now > f.lastUpdate)
         {
             f.remaining -= f.rate * static_cast<double>(now - f.lastUpdate) * m_secondsPerStep;
@@ -842,76 +859,78 @@ FlowTransport::Recompute()
         }
         f.lastUpdate = now;
     }
-    // 3. progressive filling over the component (one flow: its slowest link)
-    if (m_compFlows.size() == 1)
+    if (nFlows == 1)
     {
-        const uint32_t id = m_compFlows[0];
+        // one flow: its slowest link
+        const uint32_t id = m_compFlows[flowBegin];
         double r = std::numeric_limits<double>::max();
         for (uint32_t l : m_flows[id].links)
         {
             r = std::min(r, m_capacity[l]);
         }
         m_newRate[id] = r;
+    }
+    else
+    {
+        // progressive filling: saturate the link of smallest fair share first
+        const auto cmp = [](const std::pair<double, uint64_t>& a,
+                            const std::pair<double, uint64_t>& b) {
+            return a > b; // min-heap on (share, link)
+        };
         m_fillHeap.clear();
-    }
-    const auto cmp = [](const std::pair<double, uint64_t>& a,
-                        const std::pair<double, uint64_t>& b) {
-        return a > b; // min-heap on (share, link)
-    };
-    m_fillHeap.clear();
-    for (uint32_t l : m_compLinks)
-    {
-        if (m_compFlows.size() == 1)
+        for (size_t i = linkBegin; i < m_compLinks.size(); ++i)
         {
-            break;
+            const uint32_t l = m_compLinks[i];
+            m_capLeft[l] = m_capacity[l];
+            m_unfrozen[l] = m_linkFlows[l].size();
+            ++m_linkVersion[l];
+            if (m_unfrozen[l] > 0)
+            {
+                m_fillHeap.emplace_back(m_capLeft[l] / m_unfrozen[l],
+                                        (static_cast<uint64_t>(l) << 32) | m_linkVersion[l]);
+            }
         }
-        m_capLeft[l] = m_capacity[l];
-        m_unfrozen[l] = m_linkFlows[l].size();
-        ++m_linkVersion[l];
-        if (m_unfrozen[l] > 0)
+        std::make_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+        double level = 0;
+        while (!m_fillHeap.empty())
         {
-            m_fillHeap.emplace_back(m_capLeft[l] / m_unfrozen[l],
-                                    (static_cast<uint64_t>(l) << 32) | m_linkVersion[l]);
-        }
-    }
-    std::make_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-    double level = 0;
-    while (!m_fillHeap.empty())
-    {
-        std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-        const auto [share, key] = m_fillHeap.back();
-        m_fillHeap.pop_back();
-        const auto l = static_cast<uint32_t>(key >> 32);
-        if (static_cast<uint32_t>(key) != m_linkVersion[l] || m_unfrozen[l] == 0)
-        {
-            continue;
-        }
-        level = std::max(level, share);
-        for (uint32_t id : m_linkFlows[l])
-        {
-            if (m_frozenMark[id] == epoch)
+            std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+            const auto [share, key] = m_fillHeap.back();
+            m_fillHeap.pop_back();
+            const auto l = static_cast<uint32_t>(key >> 32);
+            if (static_cast<uint32_t>(key) != m_linkVersion[l] || m_unfrozen[l] == 0)
             {
                 continue;
             }
-            m_frozenMark[id] = epoch;
-            m_newRate[id] = level;
-            for (uint32_t l2 : m_flows[id].links)
+            level = std::max(level, share);
+            for (uint32_t id : m_linkFlows[l])
             {
-                m_capLeft[l2] -= level;
-                --m_unfrozen[l2];
-                if (l2 != l && m_unfrozen[l2] > 0)
+                if (m_frozenMark[id] == epoch)
                 {
-                    ++m_linkVersion[l2];
-                    m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
-                                            (static_cast<uint64_t>(l2) << 32) | m_linkVersion[l2]);
-                    std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+                    continue;
+                }
+                m_frozenMark[id] = epoch;
+                m_newRate[id] = level;
+                for (uint32_t l2 : m_flows[id].links)
+                {
+                    m_capLeft[l2] -= level;
+                    --m_unfrozen[l2];
+                    if (l2 != l && m_unfrozen[l2] > 0)
+                    {
+                        ++m_linkVersion[l2];
+                        m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
+                                                (static_cast<uint64_t>(l2) << 32) |
+                                                    m_linkVersion[l2]);
+                        std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+                    }
                 }
             }
         }
     }
-    // 4. new completion times where rates changed
-    for (uint32_t id : m_compFlows)
+    // new completion times where rates changed
+    for (size_t i = flowBegin; i < m_compFlows.size(); ++i)
     {
+        const uint32_t id = m_compFlows[i];
         Flow& f = m_flows[id];
         const double r = m_newRate[id];
         if (r == f.rate)
@@ -927,7 +946,6 @@ FlowTransport::Recompute()
         }
         m_heap.push({end, id, f.version});
     }
-    ScheduleNextFluidEnd();
 }
 
 void

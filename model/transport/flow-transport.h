@@ -145,7 +145,7 @@ class FlowTransport : public Transport
         uint64_t flows{0};           //!< flows started (messages that crossed the fabric)
         uint64_t activeFlows{0};     //!< flows on links now
         uint64_t peakActiveFlows{0}; //!< most flows on links at once
-        uint64_t recomputations{0};  //!< water-filling runs
+        uint64_t recomputations{0};  //!< water-filling runs (one per component)
         uint64_t flowsRecomputed{0}; //!< sum over runs of the flows in the component
         uint64_t linksRecomputed{0}; //!< sum over runs of the links in the component
         uint64_t distanceFields{0};  //!< breadth-first searches done for routes
@@ -205,6 +205,7 @@ class FlowTransport : public Transport
 
     void MarkDirty(uint32_t link);
     void Recompute();
+    void WaterFill(size_t linkBegin, size_t flowBegin);
     void FluidEvent();
     void ScheduleNextFluidEnd();
     void Complete(uint32_t id);
