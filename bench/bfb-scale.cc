@@ -12,6 +12,7 @@
 #include "ns3/bfb-schedule.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
+#include "ns3/program-support.h"
 #include "ns3/topology-finder.h"
 
 #include <chrono>
@@ -26,15 +27,6 @@ using namespace ns3;
 
 namespace
 {
-
-/// Peak resident set size of the process so far, bytes (Linux reports KiB).
-uint64_t
-PeakRssBytes()
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
-}
 
 } // namespace
 

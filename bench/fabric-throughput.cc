@@ -10,6 +10,7 @@
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
+#include "ns3/program-support.h"
 #include "ns3/topology-builders.h"
 
 #include <algorithm>
@@ -25,21 +26,6 @@ using namespace ns3;
 
 namespace
 {
-
-double
-WallSeconds()
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-uint64_t
-PeakRssBytes()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<uint64_t>(u.ru_maxrss) * 1024;
-}
 
 /// One chain of the bare loop: reschedules itself until the budget is spent.
 struct BareLoop

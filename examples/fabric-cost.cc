@@ -8,6 +8,7 @@
 // their cost reductions; the published figures are printed beside ours.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -30,34 +31,6 @@ const std::map<std::pair<uint32_t, uint32_t>, std::array<uint64_t, 4>> kPublishe
     {{65536, 128}, {2560, 1536, 393216, 262144}},
     {{65536, 256}, {1280, 256, 393216, 131072}},
 };
-
-std::vector<uint32_t>
-ParseList(const std::string& flag, const std::string& text)
-{
-    std::vector<uint32_t> out;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ','))
-    {
-        size_t used = 0;
-        unsigned long v = 0;
-        try
-        {
-            v = std::stoul(item, &used);
-        }
-        catch (const std::exception&)
-        {
-            used = 0;
-        }
-        FabricRequire(used == item.size() && used > 0 && v > 0 && v < (1UL << 31),
-                      flag,
-                      text,
-                      "a comma-separated list of positive integers, e.g. 32768,65536");
-        out.push_back(static_cast<uint32_t>(v));
-    }
-    FabricRequire(!out.empty(), flag, text, "at least one positive integer");
-    return out;
-}
 
 nlohmann::json
 ToJson(const FabricCounts& c, double cost, double power)
@@ -101,8 +74,8 @@ main(int argc, char* argv[])
 
     try
     {
-        const auto gpuList = ParseList("--gpus", gpus);
-        const auto radixList = ParseList("--radix", radix);
+        const auto gpuList = ParseIntegerList("--gpus", gpus);
+        const auto radixList = ParseIntegerList("--radix", radix);
         FabricRequire(hbSize >= 1, "--hb-size", hbSize, "an integer >= 1");
         auto model = CreateObject<FabricCostModel>();
         model->SetPricePreset(prices);

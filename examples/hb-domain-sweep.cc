@@ -18,6 +18,7 @@
 // readings.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -97,70 +98,6 @@ AnalyticalRow(const LlmModel& model,
     return row;
 }
 
-uint32_t
-ParseCount(const std::string& flag, const std::string& text)
-{
-    size_t used = 0;
-    unsigned long v = 0;
-    try
-    {
-        v = std::stoul(text, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= 1 && v < (1UL << 31),
-                  flag,
-                  text,
-                  "a positive integer");
-    return static_cast<uint32_t>(v);
-}
-
-std::vector<std::string>
-SplitList(const std::string& flag, const std::string& text)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ','))
-    {
-        FabricRequire(!item.empty(), flag, text, "a comma-separated list without empty items");
-        out.push_back(item);
-    }
-    FabricRequire(!out.empty(), flag, text, "at least one item");
-    return out;
-}
-
-/// Exit 2 for a flag CommandLine does not know (it would exit 1).
-void
-RejectUnknownFlags(int argc, char* argv[], const std::set<std::string>& known)
-{
-    for (int i = 1; i < argc; ++i)
-    {
-        std::string a = argv[i];
-        std::string name = a.substr(0, a.find('='));
-        while (!name.empty() && name[0] == '-')
-        {
-            name.erase(0, 1);
-        }
-        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
-            name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
-            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0)
-        {
-            continue;
-        }
-        if (a.rfind("--", 0) != 0 || !known.count(name))
-        {
-            fmt::print(stderr,
-                       "hb-domain-sweep: invalid flag: got '{}', allowed: --{} (see --help)\n",
-                       a,
-                       fmt::join(known, ", --"));
-            std::exit(2);
-        }
-    }
-}
-
 void
 Plot(const std::map<std::string, std::vector<SweepRow>>& rows, const std::string& png)
 {
@@ -232,7 +169,8 @@ main(int argc, char* argv[])
     std::string json;
     std::string csv;
 
-    RejectUnknownFlags(argc,
+    RejectUnknownFlags("hb-domain-sweep",
+                       argc,
                        argv,
                        {"models",
                         "platform",
@@ -291,11 +229,11 @@ main(int argc, char* argv[])
                           "a positive number (1: the paper's formula; 2: BF16 bytes)");
         }
         const HbDomainPreset hw = HbDomainPreset::Get(platform);
-        const uint32_t n = ParseCount("--gpus", gpus);
+        const uint32_t n = static_cast<uint32_t>(ParseInteger("--gpus", gpus));
         std::vector<uint32_t> ks;
         for (const auto& s : SplitList("--hb-sizes", hbSizes))
         {
-            const uint32_t k = ParseCount("--hb-sizes", s);
+            const uint32_t k = static_cast<uint32_t>(ParseInteger("--hb-sizes", s));
             FabricRequire(n % k == 0,
                           "--hb-sizes",
                           k,

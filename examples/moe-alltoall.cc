@@ -21,6 +21,7 @@
 // so the NVLink step hides behind the rail step.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -37,55 +38,6 @@ namespace
 {
 
 const std::map<std::string, double> kPaperOverheadPct = {{"dgx-a100", 8.2}, {"dgx-h100", 11.2}};
-
-/// Exit 2 for a flag CommandLine does not know (it would exit 1).
-void
-RejectUnknownFlags(int argc, char* argv[], const std::set<std::string>& known)
-{
-    for (int i = 1; i < argc; ++i)
-    {
-        std::string a = argv[i];
-        std::string name = a.substr(0, a.find('='));
-        while (!name.empty() && name[0] == '-')
-        {
-            name.erase(0, 1);
-        }
-        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
-            name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
-            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0)
-        {
-            continue;
-        }
-        if (a.rfind("--", 0) != 0 || !known.count(name))
-        {
-            fmt::print(stderr,
-                       "moe-alltoall: invalid flag: got '{}', allowed: --{} (see --help)\n",
-                       a,
-                       fmt::join(known, ", --"));
-            std::exit(2);
-        }
-    }
-}
-
-uint64_t
-ParseUint(const std::string& flag, const std::string& text, uint64_t min)
-{
-    size_t used = 0;
-    unsigned long long v = 0;
-    try
-    {
-        v = std::stoull(text, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= min,
-                  flag,
-                  text,
-                  fmt::format("an integer >= {}", min));
-    return v;
-}
 
 /// One simulated run on a fresh fabric: \return completion seconds.
 double
@@ -162,7 +114,10 @@ main(int argc, char* argv[])
     std::string chunkText = std::to_string(256ULL << 10);
     std::string json;
 
-    RejectUnknownFlags(argc, argv, {"presets", "gpus", "bytes", "chunk-bytes", "json"});
+    RejectUnknownFlags("moe-alltoall",
+                       argc,
+                       argv,
+                       {"presets", "gpus", "bytes", "chunk-bytes", "json"});
     CommandLine cmd(__FILE__);
     cmd.Usage("MoE all-to-all on rail-only (forwarding through NVLink) vs a rail-optimized "
               "fat-tree (direct), beside the rail-only paper's overhead.");
@@ -180,9 +135,12 @@ main(int argc, char* argv[])
 
     try
     {
-        const uint32_t n = ParseUint("--gpus", gpusText, 2);
-        const uint64_t bytes = ParseUint("--bytes", bytesText, 1);
-        const uint64_t chunk = ParseUint("--chunk-bytes", chunkText, 0);
+        const uint32_t n =
+            ParseInteger("--gpus", gpusText, 2, std::numeric_limits<uint64_t>::max());
+        const uint64_t bytes =
+            ParseInteger("--bytes", bytesText, 1, std::numeric_limits<uint64_t>::max());
+        const uint64_t chunk =
+            ParseInteger("--chunk-bytes", chunkText, 0, std::numeric_limits<uint64_t>::max());
         std::vector<std::string> names;
         {
             std::stringstream ss(presets);

@@ -23,6 +23,7 @@
 // same programs on the flow-level backend (fluid max-min fair flows).
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -37,71 +38,6 @@ using namespace ns3;
 
 namespace
 {
-
-/// Exit 2 for a flag CommandLine does not know (it would exit 1).
-void
-RejectUnknownFlags(int argc, char* argv[], const std::set<std::string>& known)
-{
-    for (int i = 1; i < argc; ++i)
-    {
-        std::string a = argv[i];
-        std::string name = a.substr(0, a.find('='));
-        while (!name.empty() && name[0] == '-')
-        {
-            name.erase(0, 1);
-        }
-        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
-            name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
-            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0)
-        {
-            continue;
-        }
-        if (a.rfind("--", 0) != 0 || !known.count(name))
-        {
-            fmt::print(
-                stderr,
-                "rail-only-vs-fat-tree: invalid flag: got '{}', allowed: --{} (see --help)\n",
-                a,
-                fmt::join(known, ", --"));
-            std::exit(2);
-        }
-    }
-}
-
-uint32_t
-ParseCount(const std::string& flag, const std::string& text)
-{
-    size_t used = 0;
-    unsigned long v = 0;
-    try
-    {
-        v = std::stoul(text, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= 1 && v < (1UL << 31),
-                  flag,
-                  text,
-                  "a positive integer");
-    return static_cast<uint32_t>(v);
-}
-
-std::vector<std::string>
-SplitList(const std::string& flag, const std::string& text)
-{
-    std::vector<std::string> out;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ','))
-    {
-        FabricRequire(!item.empty(), flag, text, "a comma-separated list without empty items");
-        out.push_back(item);
-    }
-    FabricRequire(!out.empty(), flag, text, "at least one item");
-    return out;
-}
 
 FabricTopology
 Build(const std::string& topology, const ClusterParams& p)
@@ -225,6 +161,7 @@ main(int argc, char* argv[])
     std::string csv;
 
     RejectUnknownFlags(
+        "rail-only-vs-fat-tree",
         argc,
         argv,
         {"quick",       "gpus",    "platform",     "tp",         "pp",           "micro-batches",
@@ -291,20 +228,21 @@ main(int argc, char* argv[])
                       "--granularity",
                       granularity,
                       "layer or micro-batch");
-        const uint32_t n = ParseCount("--gpus", gpusText);
-        const uint32_t tp = ParseCount("--tp", tpText);
-        const uint32_t pp = ParseCount("--pp", ppText);
-        const uint32_t m = ParseCount("--micro-batches", mbText);
-        const uint32_t layers = ParseCount("--layers", layersText);
-        const uint32_t hidden = ParseCount("--hidden", hiddenText);
-        const uint32_t seq = ParseCount("--seq", seqText);
+        const uint32_t n = static_cast<uint32_t>(ParseInteger("--gpus", gpusText));
+        const uint32_t tp = static_cast<uint32_t>(ParseInteger("--tp", tpText));
+        const uint32_t pp = static_cast<uint32_t>(ParseInteger("--pp", ppText));
+        const uint32_t m = static_cast<uint32_t>(ParseInteger("--micro-batches", mbText));
+        const uint32_t layers = static_cast<uint32_t>(ParseInteger("--layers", layersText));
+        const uint32_t hidden = static_cast<uint32_t>(ParseInteger("--hidden", hiddenText));
+        const uint32_t seq = static_cast<uint32_t>(ParseInteger("--seq", seqText));
         const HbDomainPreset hw = HbDomainPreset::Get(platform);
         FabricRequire(n % hw.gpusPerDomain == 0,
                       "--gpus",
                       n,
                       fmt::format("a multiple of K = {}", hw.gpusPerDomain));
-        const uint32_t radix = radixText == "auto" ? std::max(8U, 2 * (n / hw.gpusPerDomain))
-                                                   : ParseCount("--radix", radixText);
+        const uint32_t radix = radixText == "auto"
+                                   ? std::max(8U, 2 * (n / hw.gpusPerDomain))
+                                   : static_cast<uint32_t>(ParseInteger("--radix", radixText));
         FabricRequire(n % (tp * pp) == 0,
                       "--gpus",
                       n,
@@ -396,8 +334,9 @@ main(int argc, char* argv[])
         }
 
         // the paper's scale: formula and equipment
-        const uint32_t pn = ParseCount("--paper-gpus", paperGpusText);
-        const uint32_t pradix = ParseCount("--paper-radix", paperRadixText);
+        const uint32_t pn = static_cast<uint32_t>(ParseInteger("--paper-gpus", paperGpusText));
+        const uint32_t pradix =
+            static_cast<uint32_t>(ParseInteger("--paper-radix", paperRadixText));
         const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
         ClusterParams pcp;
         pcp.gpus = pn;

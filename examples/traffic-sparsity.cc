@@ -8,6 +8,7 @@
 // small cluster drawn with gnuplot.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,57 +22,6 @@ using namespace ns3;
 
 namespace
 {
-
-/// Parse an unsigned integer flag value or throw naming the flag.
-uint32_t
-ParseCount(const std::string& flag, const std::string& text, uint32_t minimum)
-{
-    size_t used = 0;
-    unsigned long v = 0;
-    try
-    {
-        v = std::stoul(text, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= minimum &&
-                      v < (1UL << 31),
-                  flag,
-                  text,
-                  fmt::format("an integer >= {}", minimum));
-    return static_cast<uint32_t>(v);
-}
-
-/// Exit 2 for a flag CommandLine does not know (it would exit 1).
-void
-RejectUnknownFlags(int argc, char* argv[], const std::set<std::string>& known)
-{
-    for (int i = 1; i < argc; ++i)
-    {
-        std::string a = argv[i];
-        std::string name = a.substr(0, a.find('='));
-        while (!name.empty() && name[0] == '-')
-        {
-            name.erase(0, 1);
-        }
-        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
-            name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
-            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0)
-        {
-            continue;
-        }
-        if (a.rfind("--", 0) != 0 || !known.count(name))
-        {
-            fmt::print(stderr,
-                       "traffic-sparsity: invalid flag: got '{}', allowed: --{} (see --help)\n",
-                       a,
-                       fmt::join(known, ", --"));
-            std::exit(2);
-        }
-    }
-}
 
 struct JobSpec
 {
@@ -272,7 +222,8 @@ main(int argc, char* argv[])
     std::string json;
     std::string csv;
 
-    RejectUnknownFlags(argc,
+    RejectUnknownFlags("traffic-sparsity",
+                       argc,
                        argv,
                        {"model",
                         "platform",
@@ -327,17 +278,18 @@ main(int argc, char* argv[])
         opt.epAlgorithm = epAlgorithm;
         opt.gpuFlops = hw.gpuFlops;
         opt.Validate();
-        uint32_t k = ParseCount("--hb-size", hbSize, 0);
+        uint32_t k = static_cast<uint32_t>(ParseInteger("--hb-size", hbSize, 0));
         k = k == 0 ? hw.gpusPerDomain : k;
-        const JobSpec big{ParseCount("--gpus", gpus, 1),
+        const JobSpec big{static_cast<uint32_t>(ParseInteger("--gpus", gpus, 1)),
                           k,
-                          ParseCount("--tp", tp, 1),
-                          ParseCount("--pp", pp, 1),
-                          ParseCount("--dp", dp, 0),
-                          ParseCount("--ep", ep, 1),
-                          ParseCount("--micro-batches", microBatches, 0)};
-        const uint32_t hGpus = ParseCount("--heatmap-gpus", heatmapGpus, 0);
-        const uint32_t hPp = ParseCount("--heatmap-pp", heatmapPp, 1);
+                          static_cast<uint32_t>(ParseInteger("--tp", tp, 1)),
+                          static_cast<uint32_t>(ParseInteger("--pp", pp, 1)),
+                          static_cast<uint32_t>(ParseInteger("--dp", dp, 0)),
+                          static_cast<uint32_t>(ParseInteger("--ep", ep, 1)),
+                          static_cast<uint32_t>(ParseInteger("--micro-batches", microBatches, 0))};
+        const uint32_t hGpus =
+            static_cast<uint32_t>(ParseInteger("--heatmap-gpus", heatmapGpus, 0));
+        const uint32_t hPp = static_cast<uint32_t>(ParseInteger("--heatmap-pp", heatmapPp, 1));
         FabricRequire(hGpus <= 1024, "--heatmap-gpus", hGpus, "at most 1024 (a dense plot)");
 
         const TrainingIteration it = MakeIteration(m, big, opt, "--");

@@ -1,0 +1,77 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
+#define GPU_FABRIC_PROGRAM_SUPPORT_H
+
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief What the module's programs (examples, benchmarks) share for their
+ * command lines and outputs, so that every program rejects bad input the
+ * same way: a message naming the flag, the value and what is allowed, and
+ * exit status 2.
+ */
+
+/**
+ * Exit with status 2 for an argument ns-3's CommandLine does not know (it
+ * would exit with 1); ns-3's own --help and --Print* flags pass.
+ * \param program the program's name, for the message
+ * \param argc argc of main \param argv argv of main
+ * \param known flag names without the leading dashes
+ */
+void RejectUnknownFlags(const std::string& program,
+                        int argc,
+                        char* argv[],
+                        const std::set<std::string>& known);
+
+/**
+ * Parse a whole non-negative integer flag value.
+ * \param flag the flag, e.g. "--gpus" \param text its value
+ * \param minimum smallest allowed \param maximum largest allowed
+ * \return the value; FabricConfigError naming the flag otherwise
+ */
+uint64_t ParseInteger(const std::string& flag,
+                      const std::string& text,
+                      uint64_t minimum = 1,
+                      uint64_t maximum = (uint64_t{1} << 31) - 1);
+
+/**
+ * Split a comma-separated flag value; empty items are rejected.
+ * \param flag the flag \param text its value \return the items
+ */
+std::vector<std::string> SplitList(const std::string& flag, const std::string& text);
+
+/**
+ * A comma-separated list of integers, each checked by ParseInteger.
+ * \param flag the flag \param text its value
+ * \param minimum smallest allowed item \return the items
+ */
+std::vector<uint32_t> ParseIntegerList(const std::string& flag,
+                                       const std::string& text,
+                                       uint64_t minimum = 1);
+
+/// \return the process's peak resident set, bytes
+uint64_t PeakRssBytes();
+
+/// \return a monotonic wall clock, seconds
+double WallSeconds();
+
+/**
+ * Write a text file (JSON, CSV, a gnuplot script).
+ * \param flag the flag that named the path (for the error)
+ * \param path the path \param text the contents
+ */
+void WriteTextFile(const std::string& flag, const std::string& path, const std::string& text);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_PROGRAM_SUPPORT_H
