@@ -10,6 +10,7 @@
 #include "ns3/collective-application.h"
 
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ns3
@@ -29,6 +30,14 @@ class CollectiveHelper
     explicit CollectiveHelper(Ptr<Fabric> fabric);
     /// \param transport a transport without ns-3 nodes (ranks are started directly)
     explicit CollectiveHelper(Ptr<Transport> transport);
+
+    /// \param transport any Transport subclass (e.g. FlowTransport); without
+    /// this, a Ptr of a subclass would convert to both constructors' types
+    template <typename T, typename = std::enable_if_t<std::is_base_of_v<Transport, T>>>
+    explicit CollectiveHelper(Ptr<T> transport)
+        : CollectiveHelper(Ptr<Transport>(transport))
+    {
+    }
 
     /// \param bytes pipelining chunk (0: one chunk per piece)
     void SetChunkBytes(uint64_t bytes);

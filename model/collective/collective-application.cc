@@ -218,11 +218,13 @@ CollectiveRun::Issue(uint32_t rank, uint32_t op)
     m_ops[rank][op].issued = true;
     const CollectiveOp& o = m_schedule.Op(rank, op);
     const auto& comm = m_schedule.Communicator();
-    m_ops[rank][op].message =
-        m_transport->Send(comm[rank],
-                          comm[o.peer],
-                          o.bytes,
-                          MakeCallback(&CollectiveRun::Delivered, this, rank, op));
+    m_ops[rank][op].message = m_transport->Send(
+        comm[rank],
+        comm[o.peer],
+        o.bytes,
+        // a counted reference: a run nobody else holds (no
+        // applications) lives while its messages are in flight
+        MakeCallback(&CollectiveRun::Delivered, Ptr<CollectiveRun>(this), rank, op));
 }
 
 void
