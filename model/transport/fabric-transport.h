@@ -57,6 +57,18 @@ class Transport : public Object
 
     /// \return the totals so far
     virtual Totals GetTotals() const = 0;
+
+    /**
+     * The flow label (ECMP entropy) of a message: every backend derives it
+     * the same way, so that a message takes the same path on each.
+     * \param srcRank sender \param dstRank receiver \param id message id
+     * \return the flow label
+     */
+    static uint16_t FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id);
+
+  protected:
+    /// Throw FabricConfigError unless both ranks are below GetNRanks().
+    void RequireRanks(uint32_t srcRank, uint32_t dstRank) const;
 };
 
 } // namespace ns3

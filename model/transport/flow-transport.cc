@@ -675,9 +675,7 @@ FlowTransport::NowSteps() const
 uint64_t
 FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
 {
-    const uint32_t n = m_nRanks;
-    FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
-    FabricRequire(dstRank < n, "destination rank", dstRank, fmt::format("a rank below {}", n));
+    RequireRanks(srcRank, dstRank);
     // ids exactly as PacketTransport allocates them, so that flow labels and
     // hence ECMP paths agree
     uint32_t id;
@@ -711,7 +709,7 @@ FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCall
         Simulator::ScheduleNow(&FlowTransport::Complete, this, id);
         return id;
     }
-    const auto flowLabel = static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+    const auto flowLabel = FlowLabelOf(srcRank, dstRank, id);
     try
     {
         Route(id, flowLabel);

@@ -27,6 +27,20 @@ Transport::GetTypeId()
     return tid;
 }
 
+uint16_t
+Transport::FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id)
+{
+    return static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+}
+
+void
+Transport::RequireRanks(uint32_t srcRank, uint32_t dstRank) const
+{
+    const uint32_t n = GetNRanks();
+    FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
+    FabricRequire(dstRank < n, "destination rank", dstRank, fmt::format("a rank below {}", n));
+}
+
 TypeId
 PacketTransport::GetTypeId()
 {
@@ -147,9 +161,7 @@ PacketTransport::GetEcnMarkedPackets() const
 uint32_t
 PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
 {
-    const uint32_t n = m_gpus.size();
-    FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
-    FabricRequire(dstRank < n, "destination rank", dstRank, fmt::format("a rank below {}", n));
+    RequireRanks(srcRank, dstRank);
     uint32_t id;
     if (!m_free.empty())
     {
@@ -170,7 +182,7 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     m.done = done;
     // Flow label per message (like one queue pair per message): spreads
     // concurrent messages of one pair over ECMP paths, keeps each in order.
-    m.flowLabel = static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+    m.flowLabel = FlowLabelOf(srcRank, dstRank, id);
     if (m_pending++ == 0 && !m_busy.IsNull())
     {
         m_busy();
