@@ -86,6 +86,11 @@ main(int argc, char* argv[])
     cmd.AddValue("delay-ns", "propagation delay per link, ns", delayNs);
     cmd.AddValue("seed", "seed of the permutation", seed);
     cmd.AddValue("json", "write the figures as JSON to this path", json);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("fabric-throughput",
+                       argc,
+                       argv,
+                       {"hosts", "radix", "flow-bytes", "rate", "delay-ns", "seed", "json"});
     cmd.Parse(argc, argv);
 
     try

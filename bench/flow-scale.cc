@@ -24,6 +24,7 @@
  */
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <chrono>
 #include <cstdio>
@@ -357,6 +358,22 @@ main(int argc, char* argv[])
     cmd.AddValue("table", "scaling table: 1k, 4k, 16k, 32k GPUs", table);
     cmd.AddValue("packet-max-gpus", "--table: packet backend up to this many GPUs", packetMaxGpus);
     cmd.AddValue("json", "write the results as JSON to this path", json);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("flow-scale",
+                       argc,
+                       argv,
+                       {"gpus",
+                        "preset",
+                        "radix",
+                        "topology",
+                        "backend",
+                        "tp-bytes",
+                        "dp-bytes",
+                        "tp-size",
+                        "overlap",
+                        "table",
+                        "packet-max-gpus",
+                        "json"});
     cmd.Parse(argc, argv);
 
     GlobalValue::Bind("SchedulerType", StringValue("ns3::HeapScheduler"));

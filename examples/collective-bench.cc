@@ -9,6 +9,7 @@
 // --backend=flow runs the same sweep on the flow-level backend (FlowTransport).
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -121,6 +122,25 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("collective-bench",
+                       argc,
+                       argv,
+                       {"topology",
+                        "gpus",
+                        "preset",
+                        "radix",
+                        "collective",
+                        "algorithm",
+                        "min-bytes",
+                        "max-bytes",
+                        "chunk-bytes",
+                        "channels",
+                        "graph",
+                        "node-bandwidth-gbps",
+                        "json",
+                        "csv",
+                        "backend"});
     cmd.Parse(argc, argv);
 
     try

@@ -70,6 +70,11 @@ main(int argc, char* argv[])
     cmd.AddValue("prices", "price set: hotnets2023 | railonly2024", prices);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("fabric-cost",
+                       argc,
+                       argv,
+                       {"gpus", "radix", "hb-size", "prices", "json", "csv"});
     cmd.Parse(argc, argv);
 
     try

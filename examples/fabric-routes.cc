@@ -6,6 +6,7 @@
 // and the path of any pair (the same ECMP hash as the packets).
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -38,6 +39,20 @@ main(int argc, char* argv[])
     cmd.AddValue("dst", "print the path to this rank (with --src)", dst);
     cmd.AddValue("flow-label", "flow label of the traced flow (ECMP entropy)", flowLabel);
     cmd.AddValue("json", "write the report as JSON to this path", json);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("fabric-routes",
+                       argc,
+                       argv,
+                       {"topology",
+                        "gpus",
+                        "preset",
+                        "radix",
+                        "oversubscription",
+                        "graph",
+                        "src",
+                        "dst",
+                        "flow-label",
+                        "json"});
     cmd.Parse(argc, argv);
     try
     {

@@ -21,6 +21,7 @@
 // design, and the capacity lost: network and NVLink bandwidth down, GPUs idle.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -153,6 +154,18 @@ main(int argc, char* argv[])
                  "rate of the degraded NVLink, fraction of nominal",
                  nvlinkFraction);
     cmd.AddValue("json", "write the results as JSON to this file", json);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("failure-study",
+                       argc,
+                       argv,
+                       {"platform",
+                        "domains",
+                        "layers",
+                        "hidden",
+                        "seq",
+                        "micro-batches",
+                        "nvlink-fraction",
+                        "json"});
     cmd.Parse(argc, argv);
     try
     {

@@ -8,6 +8,7 @@
 // store-and-forward estimate.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
+#include "ns3/program-support.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -92,6 +93,8 @@ main(int argc, char* argv[])
     cmd.AddValue("bytes", "bytes per message", bytes);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
+    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
+    RejectUnknownFlags("hb-domain-messages", argc, argv, {"preset", "bytes", "json", "pcap"});
     cmd.Parse(argc, argv);
 
     try
