@@ -141,17 +141,7 @@ Plot(const std::map<std::string, std::vector<SweepRow>>& rows, const std::string
         }
         f << "\n";
     }
-    if (std::system("gnuplot --version > /dev/null 2>&1") != 0)
-    {
-        fmt::print("note: gnuplot not found; data in {} and script in {} (no PNG)\n", dat, gp);
-        return;
-    }
-    if (std::system(fmt::format("gnuplot '{}'", gp).c_str()) != 0)
-    {
-        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
-        return;
-    }
-    fmt::print("plot: {}\n", png);
+    RenderPlot(gp, dat, png);
 }
 
 } // namespace

@@ -119,17 +119,7 @@ Plot(const std::vector<Row>& rows, const std::string& png)
                          "'network cost'\n",
                          dat);
     }
-    if (std::system("gnuplot --version > /dev/null 2>&1") != 0)
-    {
-        fmt::print("note: gnuplot not found; data in {} and script in {} (no PNG)\n", dat, gp);
-        return;
-    }
-    if (std::system(fmt::format("gnuplot '{}'", gp).c_str()) != 0)
-    {
-        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
-        return;
-    }
-    fmt::print("plot: {}\n", png);
+    RenderPlot(gp, dat, png);
 }
 
 } // namespace

@@ -185,19 +185,7 @@ Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::str
           << fmt::format("plot '{}' matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n",
                          dat);
     }
-    if (std::system("gnuplot --version > /dev/null 2>&1") != 0)
-    {
-        fmt::print("note: gnuplot not found; heatmap data in {} and script in {} (no PNG)\n",
-                   dat,
-                   gp);
-        return;
-    }
-    if (std::system(fmt::format("gnuplot '{}'", gp).c_str()) != 0)
-    {
-        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
-        return;
-    }
-    fmt::print("heatmap: {} (data {}, script {})\n", png, dat, gp);
+    RenderPlot(gp, dat, png);
 }
 
 } // namespace

@@ -122,4 +122,21 @@ WriteTextFile(const std::string& flag, const std::string& path, const std::strin
     FabricRequire(f.good(), flag, path, "a path with room to write");
 }
 
+bool
+RenderPlot(const std::string& gp, const std::string& dat, const std::string& png)
+{
+    if (std::system("gnuplot --version > /dev/null 2>&1") != 0)
+    {
+        fmt::print("note: gnuplot not found; data in {} and script in {} (no PNG)\n", dat, gp);
+        return false;
+    }
+    if (std::system(fmt::format("gnuplot '{}'", gp).c_str()) != 0)
+    {
+        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
+        return false;
+    }
+    fmt::print("plot: {}\n", png);
+    return true;
+}
+
 } // namespace ns3

@@ -72,6 +72,15 @@ double WallSeconds();
  */
 void WriteTextFile(const std::string& flag, const std::string& path, const std::string& text);
 
+/**
+ * Render a plot: run gnuplot on a script already written next to its data.
+ * Without gnuplot, or if it fails, print a note saying where the data and
+ * script are; a missing plot never fails a program.
+ * \param gp the gnuplot script \param dat its data file \param png the image it writes
+ * \return true if the PNG was written
+ */
+bool RenderPlot(const std::string& gp, const std::string& dat, const std::string& png);
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_PROGRAM_SUPPORT_H
