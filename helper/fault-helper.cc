@@ -154,13 +154,20 @@ FaultInjector::LinkUp(uint32_t cable)
 }
 
 void
-FaultInjector::SwitchDown(uint32_t vertex)
+FaultInjector::RequireSwitch(uint32_t vertex) const
 {
     const FabricTopology& topo = m_fabric->GetTopology();
     FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
                   "switch vertex",
                   vertex,
                   "a switch or NVSwitch vertex of the topology (GPUs: GpuDown)");
+}
+
+void
+FaultInjector::SwitchDown(uint32_t vertex)
+{
+    RequireSwitch(vertex);
+    const FabricTopology& topo = m_fabric->GetTopology();
     m_state.vertices.insert(vertex);
     ApplyVertex(vertex);
     Changed(fmt::format("{} switch (vertex {}) down", topo.Node(vertex).role, vertex));
@@ -169,11 +176,8 @@ FaultInjector::SwitchDown(uint32_t vertex)
 void
 FaultInjector::SwitchUp(uint32_t vertex)
 {
+    RequireSwitch(vertex);
     const FabricTopology& topo = m_fabric->GetTopology();
-    FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
-                  "switch vertex",
-                  vertex,
-                  "a switch or NVSwitch vertex of the topology");
     m_state.vertices.erase(vertex);
     ApplyVertex(vertex);
     Changed(fmt::format("{} switch (vertex {}) up", topo.Node(vertex).role, vertex));

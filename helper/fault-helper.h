@@ -85,6 +85,8 @@ class FaultInjector : public Object
 
   private:
     void Require(bool ok, const char* what, uint64_t value, uint64_t limit) const;
+    /// Throw FabricConfigError unless \p vertex is a switch or NVSwitch.
+    void RequireSwitch(uint32_t vertex) const;
     void ApplyVertex(uint32_t vertex);
     void ApplyCable(uint32_t cable);
     void Changed(const std::string& what);
