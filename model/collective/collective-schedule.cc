@@ -358,12 +358,12 @@ CollectiveSchedule::AddOp(uint32_t rank, const CollectiveOp& op, const uint32_t*
     return static_cast<uint32_t>(p.ops.size() - 1);
 }
 
-uint32_t
-CollectiveSchedule::AddSend(uint32_t rank,
+CollectiveOp
+CollectiveSchedule::ChunkOp(OpKind kind,
+                            RecvMode mode,
                             uint32_t chunk,
                             uint32_t peer,
-                            const std::vector<uint32_t>& deps,
-                            uint16_t channel)
+                            uint16_t channel) const
 {
     if (!(chunk < m_chunks.size()))
     {
@@ -372,11 +372,23 @@ CollectiveSchedule::AddSend(uint32_t rank,
                                 fmt::format("a chunk index below {}", m_chunks.size()));
     }
     CollectiveOp op;
-    op.kind = OpKind::Send;
+    op.kind = kind;
+    op.mode = mode;
     op.chunk = chunk;
     op.peer = peer;
     op.channel = channel;
     op.bytes = m_chunks[chunk].bytes;
+    return op;
+}
+
+uint32_t
+CollectiveSchedule::AddSend(uint32_t rank,
+                            uint32_t chunk,
+                            uint32_t peer,
+                            const std::vector<uint32_t>& deps,
+                            uint16_t channel)
+{
+    const CollectiveOp op = ChunkOp(OpKind::Send, RecvMode::Copy, chunk, peer, channel);
     return AddOp(rank, op, deps.data(), deps.size());
 }
 
@@ -388,19 +400,7 @@ CollectiveSchedule::AddRecv(uint32_t rank,
                             const std::vector<uint32_t>& deps,
                             uint16_t channel)
 {
-    if (!(chunk < m_chunks.size()))
-    {
-        throw FabricConfigError("chunk",
-                                fmt::format("{}", chunk),
-                                fmt::format("a chunk index below {}", m_chunks.size()));
-    }
-    CollectiveOp op;
-    op.kind = OpKind::Recv;
-    op.mode = mode;
-    op.chunk = chunk;
-    op.peer = peer;
-    op.channel = channel;
-    op.bytes = m_chunks[chunk].bytes;
+    const CollectiveOp op = ChunkOp(OpKind::Recv, mode, chunk, peer, channel);
     return AddOp(rank, op, deps.data(), deps.size());
 }
 

@@ -494,6 +494,13 @@ class CollectiveSchedule
     static CollectiveSchedule Load(const std::string& path);
 
   private:
+    /// \return an op moving chunk \p chunk (its size), after checking the index
+    CollectiveOp ChunkOp(OpKind kind,
+                         RecvMode mode,
+                         uint32_t chunk,
+                         uint32_t peer,
+                         uint16_t channel) const;
+
     /// Operations and their flat dependency array for one rank.
     struct RankProgram
     {
