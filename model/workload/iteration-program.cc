@@ -491,36 +491,30 @@ class Builder
             }
         }
         const uint32_t end = m_last;
-        if (dpCall != kNoRank && !overlap)
-        {
+        // a gradient allreduce after the rank's last task
+        const auto gradient = [&](auto kind, uint32_t call, const char* what) {
             ProgramTask t;
             t.kind = ProgramTask::Kind::Comm;
-            t.comm = CallComm({kDp, dpCall, 0, 0, 0},
-                              dpCall,
-                              m_it.Collectives()[dpCall].bytes,
+            t.comm = CallComm({kind, call, 0, 0, 0},
+                              call,
+                              m_it.Collectives()[call].bytes,
                               kNoRank,
                               kNoRank,
-                              fmt::format("dp-gradient stage {} group {}",
+                              fmt::format("{} stage {} group {}",
+                                          what,
                                           s,
-                                          m_it.Collectives()[dpCall].communicator.front()));
+                                          m_it.Collectives()[call].communicator.front()));
             t.deps.push_back(end);
             Side(rank, std::move(t));
+        };
+        if (dpCall != kNoRank && !overlap)
+        {
+            gradient(kDp, dpCall, "dp-gradient");
         }
         const uint32_t expertCall = m_callOf[5][rank];
         if (expertCall != kNoRank)
         {
-            ProgramTask t;
-            t.kind = ProgramTask::Kind::Comm;
-            t.comm = CallComm({kExpertDp, expertCall, 0, 0, 0},
-                              expertCall,
-                              m_it.Collectives()[expertCall].bytes,
-                              kNoRank,
-                              kNoRank,
-                              fmt::format("dp-expert-gradient stage {} group {}",
-                                          s,
-                                          m_it.Collectives()[expertCall].communicator.front()));
-            t.deps.push_back(end);
-            Side(rank, std::move(t));
+            gradient(kExpertDp, expertCall, "dp-expert-gradient");
         }
     }
 
