@@ -424,6 +424,95 @@ TEST_F(FlowTransportTest, ContentionAgreesWithin5Percent)
     }
 }
 
+/// Completion time of every message (ns, by message id) and the bundle count.
+struct Completions
+{
+    std::vector<int64_t> at;
+
+    void Done(uint64_t id)
+    {
+        at.resize(std::max<size_t>(at.size(), id + 1), -1);
+        at[id] = Simulator::Now().GetTimeStep();
+    }
+};
+
+TEST_F(FlowTransportTest, BundlesAreExact)
+{
+    // S0 =10G= S1 =20G= S2. Two equal messages 0 -> 4 at once are one flow of
+    // weight 2; with 1 -> 2 they share link 1 three ways (10/3 G each), and
+    // 3 -> 5 gets the rest of link 2: 20 - 2 x 10/3 = 40/3 G.
+    for (bool bundle : {true, false})
+    {
+        Ptr<FlowTransport> t = CreateObject<FlowTransport>();
+        t->SetAttribute("BundleFlows", BooleanValue(bundle));
+        t->Setup(Line({10, 20}, 2));
+        Completions c;
+        Probe probe{t, {}, {}};
+        for (auto [src, dst] :
+             std::vector<std::pair<uint32_t, uint32_t>>{{0, 4}, {0, 4}, {1, 2}, {3, 5}})
+        {
+            const uint64_t id = probe.ids.size();
+            probe.ids.push_back(
+                t->Send(src, dst, 10 * 1000 * 1000, MakeCallback(&Completions::Done, &c).Bind(id)));
+        }
+        Simulator::Schedule(MicroSeconds(1), &Probe::Read, &probe);
+        Simulator::Run();
+        EXPECT_EQ(t->GetStats().bundledMessages, bundle ? 1u : 0u);
+        EXPECT_EQ(t->GetStats().flows, bundle ? 3u : 4u);
+        EXPECT_NEAR(probe.rates[0], 10e9 / 3, 1);
+        EXPECT_NEAR(probe.rates[1], 10e9 / 3, 1);
+        EXPECT_NEAR(probe.rates[2], 10e9 / 3, 1);
+        EXPECT_NEAR(probe.rates[3], 40e9 / 3, 1);
+        ASSERT_EQ(c.at.size(), 4u);
+        EXPECT_EQ(c.at[0], c.at[1]);
+        t->Dispose();
+        Simulator::Destroy();
+    }
+    // a hierarchical AllReduce sends D sub-pieces per domain step: bundled,
+    // every message completes at exactly the time it does unbundled
+    for (const std::string name : {"rail-only", "rail-optimized"})
+    {
+        const FabricTopology topo =
+            name == "rail-only" ? BuildRailOnly(Dgx(32, 64)) : BuildRailOptimized(Dgx(32, 64));
+        std::vector<std::vector<int64_t>> times;
+        std::vector<uint64_t> bundled;
+        for (bool bundle : {true, false})
+        {
+            FlowHelper fh;
+            fh.SetTransportAttribute("BundleFlows", BooleanValue(bundle));
+            Ptr<FlowTransport> t = fh.Install(topo);
+            std::vector<int64_t> ends;
+
+            struct Trace
+            {
+                std::vector<int64_t>* ends;
+
+                void Done(uint32_t, uint32_t, uint64_t, Time)
+                {
+                    ends->push_back(Simulator::Now().GetTimeStep());
+                }
+            } trace{&ends};
+
+            t->TraceConnectWithoutContext("MessageComplete", MakeCallback(&Trace::Done, &trace));
+            CollectiveHelper helper{Ptr<Transport>(t)};
+            helper.SetDomainSize(topo.gpusPerDomain);
+            helper.Install(CollectiveHelper::AllRanks(32),
+                           "allreduce",
+                           "hierarchical",
+                           64 << 20,
+                           Seconds(0));
+            Simulator::Run();
+            bundled.push_back(t->GetStats().bundledMessages);
+            times.push_back(ends);
+            t->Dispose();
+            Simulator::Destroy();
+        }
+        EXPECT_GT(bundled[0], 0u) << name;
+        EXPECT_EQ(bundled[1], 0u) << name;
+        EXPECT_EQ(times[0], times[1]) << name;
+    }
+}
+
 TEST_F(FlowTransportTest, Deterministic)
 {
     const FabricTopology topo = BuildRailOptimized(Dgx(48, 8, 3.0));

@@ -809,14 +809,10 @@ HierarchicalAllReduce(uint32_t n,
     const uint32_t D = n / K;
     CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
     s.SetAlgorithm("hierarchical");
-    std::vector<uint64_t> pieces;
-    for (uint64_t part : TwoLevelSplit(bytes, channels, K))
-    {
-        for (uint64_t sp : SplitBytes(part, D))
-        {
-            pieces.push_back(sp);
-        }
-    }
+    // K x D sub-pieces per channel, piece l = sub-pieces l D .. l D + D - 1:
+    // the sizes differ by at most a byte and only one piece mixes two sizes, so
+    // a domain step's D transfers are equal (one flow bundle at flow level)
+    const std::vector<uint64_t> pieces = TwoLevelSplit(bytes, channels, uint64_t{K} * D);
     uint32_t P = AddPieces(s, pieces, chunkBytes, kNoSrc, kNoSrc);
     auto chunk = [&](uint32_t ch, uint32_t l, uint32_t d, uint32_t j) {
         return ((ch * K + l) * D + d) * P + j;
@@ -846,6 +842,11 @@ HierarchicalAllReduce(uint32_t n,
             }
         }
     }
+    // The three stages run one after the other on each rank, as three
+    // collective calls would: a rank's rail stage starts once its domain
+    // stage is done, so its D sub-pieces move together (one message train,
+    // one flow bundle at flow level) instead of drifting apart.
+    b.EndStep();
     // (2) Ring allreduce of piece l over rail l (ranks dom * K + l).
     for (int phase = 0; phase < 2; ++phase)
     {
@@ -871,6 +872,7 @@ HierarchicalAllReduce(uint32_t n,
             }
         }
     }
+    b.EndStep();
     // (3) Allgather in each domain.
     for (uint32_t t = 0; t + 1 < K; ++t)
     {

@@ -86,6 +86,14 @@ namespace ns3
  * the earliest fluid end over all flows (a binary heap with lazy
  * invalidation) has one event, cancelled and rescheduled when rates change.
  *
+ * <b>Bundles.</b> Messages that a rank sends to the same destination at the
+ * same instant with the same size and the same path (for example the D
+ * sub-pieces of one piece in a hierarchical AllReduce's domain step) have the
+ * same max-min rate at every instant and end together. With BundleFlows
+ * (default) they are one flow of weight w (w shares in water-filling, rate
+ * per message unchanged): the rates and completion times are exactly those of
+ * w separate flows, at 1/w of the cost. Each message keeps its own id, done
+ * callback and trace; they complete in id order.
  * Same inputs give bit-identical outputs: every container is walked in an
  * order fixed by the inputs (no pointer-keyed or unordered iteration).
  */
@@ -149,6 +157,7 @@ class FlowTransport : public Transport
         uint64_t flowsRecomputed{0}; //!< sum over runs of the flows in the component
         uint64_t linksRecomputed{0}; //!< sum over runs of the links in the component
         uint64_t distanceFields{0};  //!< breadth-first searches done for routes
+        uint64_t bundledMessages{0}; //!< messages carried by another message's flow
     };
 
     /// \return the counters
@@ -161,23 +170,29 @@ class FlowTransport : public Transport
     void DoDispose() override;
 
   private:
+    /// Flow::head of a message that is its own flow.
+    static constexpr uint32_t kNoHead = 0xffffffffU;
+
     /// One message.
     struct Flow
     {
         uint32_t src{0};
         uint32_t dst{0};
         uint64_t bytes{0};
-        double remaining{0};   //!< wire bytes left at lastUpdate
-        double rate{0};        //!< wire bytes per second
-        int64_t lastUpdate{0}; //!< time step of the last remaining/rate update
-        int64_t latency{0};    //!< time steps from fluid end to delivery
-        uint32_t version{0};   //!< completion heap entries with another version are stale
-        uint32_t mark{0};      //!< recomputation epoch it was last visited in
-        bool onLinks{false};   //!< in the link lists
+        double remaining{0};    //!< wire bytes left at lastUpdate
+        double rate{0};         //!< wire bytes per second
+        int64_t lastUpdate{0};  //!< time step of the last remaining/rate update
+        int64_t latency{0};     //!< time steps from fluid end to delivery
+        uint32_t version{0};    //!< completion heap entries with another version are stale
+        uint32_t mark{0};       //!< recomputation epoch it was last visited in
+        uint32_t weight{1};     //!< messages this flow carries (itself and members)
+        uint32_t head{kNoHead}; //!< a bundled message: the flow that carries it
+        bool onLinks{false};    //!< in the link lists
         Time start;
         DoneCallback done;
-        std::vector<uint32_t> links; //!< links crossed
-        std::vector<uint32_t> pos;   //!< index in each link's flow list
+        std::vector<uint32_t> links;   //!< links crossed
+        std::vector<uint32_t> pos;     //!< index in each link's flow list
+        std::vector<uint32_t> members; //!< other messages this flow carries
     };
 
     /// A completion heap entry (earliest first).
@@ -209,6 +224,7 @@ class FlowTransport : public Transport
     void FluidEvent();
     void ScheduleNextFluidEnd();
     void Complete(uint32_t id);
+    bool Bundle(uint32_t id);
     void RemoveFromLinks(uint32_t id);
     int64_t NowSteps() const;
 
@@ -250,6 +266,8 @@ class FlowTransport : public Transport
     // ---- links and flows ----
     std::vector<double> m_capacity;                      //!< link -> bytes per second
     std::vector<std::vector<uint32_t>> m_linkFlows;      //!< link -> flows on it
+    std::vector<uint32_t> m_linkWeight;                  //!< link -> sum of its flows' weights
+    std::vector<uint32_t> m_lastHead;                    //!< src rank -> its last new flow
     std::vector<uint32_t> m_linkMark;                    //!< link -> epoch visited
     std::vector<double> m_capLeft;                       //!< water-filling scratch
     std::vector<uint32_t> m_unfrozen;                    //!< water-filling scratch
@@ -274,6 +292,7 @@ class FlowTransport : public Transport
     uint32_t m_overhead{26};
     bool m_storeAndForward{true};
     bool m_stripe{true};
+    bool m_bundle{true};
 
     Totals m_totals;
     Stats m_stats;
