@@ -394,7 +394,8 @@ TEST(CollectiveAlgorithms, TreeHalvingDoublingHierarchicalOpCounts)
             EXPECT_EQ(SendsOf(h, r), expected) << "n=" << n << " r=" << r;
         }
     }
-    // Hierarchical: 2(K-1) D in-domain sends plus 2(D-1) rail sends per rank and chunk layer.
+    // Hierarchical: per rank and channel 2(K-1) in-domain messages, each moving
+    // a piece's D sub-pieces (one op of count D), plus 2(D-1) rail sends.
     for (uint32_t K : {1U, 2U, 4U, 8U})
     {
         const uint32_t n = 32;
@@ -402,7 +403,11 @@ TEST(CollectiveAlgorithms, TreeHalvingDoublingHierarchicalOpCounts)
         CollectiveSchedule s = HierarchicalAllReduce(n, K, 1 << 20, 0, 2);
         for (uint32_t r = 0; r < n; ++r)
         {
-            EXPECT_EQ(SendsOf(s, r), 2ULL * (2 * (K - 1) * D + 2 * (D - 1))) << "K=" << K;
+            EXPECT_EQ(SendsOf(s, r), 2ULL * (2 * (K - 1) + 2 * (D - 1))) << "K=" << K;
+            for (const CollectiveOp& op : s.Ops(r))
+            {
+                EXPECT_EQ(op.count, op.peer / K == r / K ? D : 1U) << "K=" << K;
+            }
         }
         // Traffic between domains stays on rails: same local index.
         for (const PairBytes& pb : s.TrafficMatrix())

@@ -468,8 +468,8 @@ TEST_F(FlowTransportTest, BundlesAreExact)
         t->Dispose();
         Simulator::Destroy();
     }
-    // a hierarchical AllReduce sends D sub-pieces per domain step: bundled,
-    // every message completes at exactly the time it does unbundled
+    // a chunked ring sends its chunks of a step at once: bundled, every
+    // message completes at exactly the time it does unbundled
     for (const std::string name : {"rail-only", "rail-optimized"})
     {
         const FabricTopology topo =
@@ -495,10 +495,10 @@ TEST_F(FlowTransportTest, BundlesAreExact)
 
             t->TraceConnectWithoutContext("MessageComplete", MakeCallback(&Trace::Done, &trace));
             CollectiveHelper helper{Ptr<Transport>(t)};
-            helper.SetDomainSize(topo.gpusPerDomain);
+            helper.SetChunkBytes(512 << 10);
             helper.Install(CollectiveHelper::AllRanks(32),
                            "allreduce",
-                           "hierarchical",
+                           "ring",
                            64 << 20,
                            Seconds(0));
             Simulator::Run();

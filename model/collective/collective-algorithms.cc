@@ -434,7 +434,8 @@ ScheduleBuilder::Transfer(uint32_t src,
                           uint32_t dst,
                           uint32_t chunk,
                           RecvMode mode,
-                          uint16_t channel)
+                          uint16_t channel,
+                          uint32_t count)
 {
     const uint32_t n = m_s.NumRanks();
     if (!(src < n && dst < n && src != dst))
@@ -449,45 +450,56 @@ ScheduleBuilder::Transfer(uint32_t src,
                                 fmt::format("{}", chunk),
                                 fmt::format("a chunk index below {}", m_s.NumChunks()));
     }
-    // Sender: read after write.
+    if (!(count >= 1 && count <= m_s.NumChunks() - chunk))
     {
-        Access& a = At(src, chunk);
+        throw FabricConfigError("count",
+                                fmt::format("{}", count),
+                                fmt::format("1 to {}", m_s.NumChunks() - chunk));
+    }
+    const uint32_t end = chunk + count;
+    CollectiveOp op;
+    op.peer = dst;
+    op.chunk = chunk;
+    op.count = count;
+    op.channel = channel;
+    op.bytes = m_s.RunBytes(chunk, count);
+    // Sender: read after write, for every chunk it sends.
+    {
         m_deps.clear();
-        AddWriters(a);
+        for (uint32_t c = chunk; c < end; ++c)
+        {
+            AddWriters(At(src, c));
+        }
         AddFence(src);
-        CollectiveOp op;
         op.kind = OpKind::Send;
-        op.peer = dst;
-        op.chunk = chunk;
-        op.channel = channel;
-        op.bytes = m_s.Chunk(chunk).bytes;
-        uint32_t idx = m_s.AddOp(src, op, m_deps.data(), m_deps.size());
-        if (a.nReaders < 2)
+        const uint32_t idx = m_s.AddOp(src, op, m_deps.data(), m_deps.size());
+        for (uint32_t c = chunk; c < end; ++c)
         {
-            a.readers[a.nReaders] = idx;
-        }
-        else
-        {
-            if (a.overflow == kNoIndex)
+            Access& a = At(src, c);
+            if (a.nReaders < 2)
             {
-                a.overflow = static_cast<uint32_t>(m_overflow.size());
-                m_overflow.emplace_back();
+                a.readers[a.nReaders] = idx;
             }
-            m_overflow[a.overflow].push_back(idx);
+            else
+            {
+                if (a.overflow == kNoIndex)
+                {
+                    a.overflow = static_cast<uint32_t>(m_overflow.size());
+                    m_overflow.emplace_back();
+                }
+                m_overflow[a.overflow].push_back(idx);
+            }
+            ++a.nReaders;
         }
-        ++a.nReaders;
     }
     // Receiver: write after write and write after read.
+    op.kind = OpKind::Recv;
+    op.mode = mode;
+    op.peer = src;
+    m_deps.clear();
+    if (count == 1)
     {
         Access& a = At(dst, chunk);
-        m_deps.clear();
-        CollectiveOp op;
-        op.kind = OpKind::Recv;
-        op.mode = mode;
-        op.peer = src;
-        op.chunk = chunk;
-        op.channel = channel;
-        op.bytes = m_s.Chunk(chunk).bytes;
         if (m_commute && mode == RecvMode::Reduce && a.writerReduces && a.nReaders == 0)
         {
             // Reductions commute: join the group of Reduce receives since the
@@ -513,6 +525,10 @@ ScheduleBuilder::Transfer(uint32_t src,
             m_groups[a.group].push_back(idx);
             return;
         }
+    }
+    for (uint32_t c = chunk; c < end; ++c)
+    {
+        Access& a = At(dst, c);
         AddWriters(a);
         for (uint32_t k = 0; k < std::min<uint32_t>(a.nReaders, 2); ++k)
         {
@@ -525,8 +541,13 @@ ScheduleBuilder::Transfer(uint32_t src,
                           m_overflow[a.overflow].end());
             m_overflow[a.overflow].clear();
         }
-        AddFence(dst);
-        a.writer = m_s.AddOp(dst, op, m_deps.data(), m_deps.size());
+    }
+    AddFence(dst);
+    const uint32_t idx = m_s.AddOp(dst, op, m_deps.data(), m_deps.size());
+    for (uint32_t c = chunk; c < end; ++c)
+    {
+        Access& a = At(dst, c);
+        a.writer = idx;
         a.writerReduces = mode == RecvMode::Reduce;
         if (a.group != kNoIndex)
         {
@@ -809,23 +830,50 @@ HierarchicalAllReduce(uint32_t n,
     const uint32_t D = n / K;
     CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
     s.SetAlgorithm("hierarchical");
-    // K x D sub-pieces per channel, piece l = sub-pieces l D .. l D + D - 1:
-    // the sizes differ by at most a byte and only one piece mixes two sizes, so
-    // a domain step's D transfers are equal (one flow bundle at flow level)
+    // Per channel the buffer is K pieces (one per local index l), each of D
+    // sub-pieces (one per domain, for the rail ring), each of P pipelining
+    // chunks. Chunk (ch, l, d, j) is numbered with d innermost so that the D
+    // sub-pieces' chunk j of a piece are consecutive: a domain step moves
+    // them as one message (CollectiveOp::count = D), as an implementation
+    // sends a piece's buffer, not D messages.
     const std::vector<uint64_t> pieces = TwoLevelSplit(bytes, channels, uint64_t{K} * D);
-    uint32_t P = AddPieces(s, pieces, chunkBytes, kNoSrc, kNoSrc);
-    auto chunk = [&](uint32_t ch, uint32_t l, uint32_t d, uint32_t j) {
-        return ((ch * K + l) * D + d) * P + j;
-    };
-    ScheduleBuilder b(s);
-    // Moves piece l (all its sub-pieces) inside a domain.
-    auto domainStep = [&](uint32_t dom, uint32_t l, uint32_t q, uint32_t ch, RecvMode mode) {
-        for (uint32_t d = 0; d < D; ++d)
+    const uint64_t largest = pieces.empty() ? 0 : *std::max_element(pieces.begin(), pieces.end());
+    const uint64_t P64 = PipelineDepth(largest, chunkBytes);
+    FabricRequire(pieces.size() * P64 < kMaxChunks,
+                  "chunkBytes",
+                  chunkBytes,
+                  fmt::format("a size giving fewer than {} chunks ({} pieces of up to {} bytes)",
+                              kMaxChunks,
+                              pieces.size(),
+                              largest));
+    const auto P = static_cast<uint32_t>(P64);
+    {
+        std::vector<std::vector<uint64_t>> split(D);
+        for (uint32_t cl = 0; cl < channels * K; ++cl)
         {
+            for (uint32_t d = 0; d < D; ++d)
+            {
+                split[d] = SplitBytes(pieces[uint64_t{cl} * D + d], P);
+            }
             for (uint32_t j = 0; j < P; ++j)
             {
-                b.Transfer(dom * K + l, dom * K + (l + 1) % K, chunk(ch, q, d, j), mode, ch);
+                for (uint32_t d = 0; d < D; ++d)
+                {
+                    s.AddChunk(split[d][j], kNoRank, kNoRank);
+                }
             }
+        }
+    }
+    auto chunk = [&](uint32_t ch, uint32_t l, uint32_t d, uint32_t j) {
+        return ((ch * K + l) * P + j) * D + d;
+    };
+    ScheduleBuilder b(s);
+    // Moves piece q inside a domain: per pipelining chunk j, its D sub-pieces
+    // in one message.
+    auto domainStep = [&](uint32_t dom, uint32_t l, uint32_t q, uint32_t ch, RecvMode mode) {
+        for (uint32_t j = 0; j < P; ++j)
+        {
+            b.Transfer(dom * K + l, dom * K + (l + 1) % K, chunk(ch, q, 0, j), mode, ch, D);
         }
     };
     // (1) Reduce-scatter in each domain: local index l ends with piece l.
@@ -842,11 +890,6 @@ HierarchicalAllReduce(uint32_t n,
             }
         }
     }
-    // The three stages run one after the other on each rank, as three
-    // collective calls would: a rank's rail stage starts once its domain
-    // stage is done, so its D sub-pieces move together (one message train,
-    // one flow bundle at flow level) instead of drifting apart.
-    b.EndStep();
     // (2) Ring allreduce of piece l over rail l (ranks dom * K + l).
     for (int phase = 0; phase < 2; ++phase)
     {
@@ -872,7 +915,6 @@ HierarchicalAllReduce(uint32_t n,
             }
         }
     }
-    b.EndStep();
     // (3) Allgather in each domain.
     for (uint32_t t = 0; t + 1 < K; ++t)
     {

@@ -50,14 +50,21 @@ class ScheduleBuilder
     explicit ScheduleBuilder(CollectiveSchedule& schedule);
 
     /**
-     * \brief Move one chunk from \p src to \p dst.
+     * \brief Move one chunk (or a run of consecutive chunks) from \p src to \p dst.
      * \param src sender (local index)
      * \param dst receiver (local index)
      * \param chunk chunk index
      * \param mode what the receiver does with it
      * \param channel channel index recorded on both operations
+     * \param count consecutive chunks chunk .. chunk + count - 1 moved as one
+     *        message (dependencies as if each chunk moved alone)
      */
-    void Transfer(uint32_t src, uint32_t dst, uint32_t chunk, RecvMode mode, uint16_t channel = 0);
+    void Transfer(uint32_t src,
+                  uint32_t dst,
+                  uint32_t chunk,
+                  RecvMode mode,
+                  uint16_t channel = 0,
+                  uint32_t count = 1);
 
     /**
      * \brief Let Reduce receives into one chunk with no Send between them

@@ -127,20 +127,23 @@ Match(const CollectiveSchedule& s, std::vector<std::vector<uint32_t>>& partner)
                 }
                 const uint32_t j = (lo + k)->second;
                 const CollectiveOp& rv = s.Op(p, j);
-                if (rv.chunk != op.chunk || rv.bytes != op.bytes || rv.channel != op.channel)
+                if (rv.chunk != op.chunk || rv.count != op.count || rv.bytes != op.bytes ||
+                    rv.channel != op.channel)
                 {
                     return MakeIssue(
                         OpPath(p, j),
-                        fmt::format("receive of chunk {} ({} bytes, channel {}) from "
+                        fmt::format("receive of chunk {} x {} ({} bytes, channel {}) from "
                                     "rank {}",
                                     rv.chunk,
+                                    rv.count,
                                     rv.bytes,
                                     rv.channel,
                                     r),
-                        fmt::format("the same chunk, bytes and channel as its "
-                                    "matching send {} (chunk {}, {} bytes, channel {})",
+                        fmt::format("the same chunks, bytes and channel as its "
+                                    "matching send {} (chunk {} x {}, {} bytes, channel {})",
                                     OpPath(r, i),
                                     op.chunk,
+                                    op.count,
                                     op.bytes,
                                     op.channel),
                         p,
@@ -363,7 +366,8 @@ CollectiveSchedule::ChunkOp(OpKind kind,
                             RecvMode mode,
                             uint32_t chunk,
                             uint32_t peer,
-                            uint16_t channel) const
+                            uint16_t channel,
+                            uint32_t count) const
 {
     if (!(chunk < m_chunks.size()))
     {
@@ -371,14 +375,33 @@ CollectiveSchedule::ChunkOp(OpKind kind,
                                 fmt::format("{}", chunk),
                                 fmt::format("a chunk index below {}", m_chunks.size()));
     }
+    if (!(count >= 1 && count <= m_chunks.size() - chunk))
+    {
+        throw FabricConfigError(
+            "count",
+            fmt::format("{}", count),
+            fmt::format("1 to {} (chunks from {} to the last)", m_chunks.size() - chunk, chunk));
+    }
     CollectiveOp op;
     op.kind = kind;
     op.mode = mode;
     op.chunk = chunk;
+    op.count = count;
     op.peer = peer;
     op.channel = channel;
-    op.bytes = m_chunks[chunk].bytes;
+    op.bytes = RunBytes(chunk, count);
     return op;
+}
+
+uint64_t
+CollectiveSchedule::RunBytes(uint32_t chunk, uint32_t count) const
+{
+    uint64_t b = 0;
+    for (uint32_t c = chunk; c < chunk + count; ++c)
+    {
+        b += m_chunks.at(c).bytes;
+    }
+    return b;
 }
 
 uint32_t
@@ -386,9 +409,10 @@ CollectiveSchedule::AddSend(uint32_t rank,
                             uint32_t chunk,
                             uint32_t peer,
                             const std::vector<uint32_t>& deps,
-                            uint16_t channel)
+                            uint16_t channel,
+                            uint32_t count)
 {
-    const CollectiveOp op = ChunkOp(OpKind::Send, RecvMode::Copy, chunk, peer, channel);
+    const CollectiveOp op = ChunkOp(OpKind::Send, RecvMode::Copy, chunk, peer, channel, count);
     return AddOp(rank, op, deps.data(), deps.size());
 }
 
@@ -398,9 +422,10 @@ CollectiveSchedule::AddRecv(uint32_t rank,
                             uint32_t peer,
                             RecvMode mode,
                             const std::vector<uint32_t>& deps,
-                            uint16_t channel)
+                            uint16_t channel,
+                            uint32_t count)
 {
-    const CollectiveOp op = ChunkOp(OpKind::Recv, mode, chunk, peer, channel);
+    const CollectiveOp op = ChunkOp(OpKind::Recv, mode, chunk, peer, channel, count);
     return AddOp(rank, op, deps.data(), deps.size());
 }
 
@@ -691,15 +716,30 @@ CollectiveSchedule::FindStructureError(std::vector<std::vector<uint32_t>>* match
                                  r,
                                  i);
             }
-            if (op.bytes != m_chunks[op.chunk].bytes)
+            if (op.count < 1 || op.count > nChunks - op.chunk)
             {
-                return MakeIssue(
-                    OpPath(r, i) + ".bytes",
-                    std::to_string(op.bytes),
-                    fmt::format("the size of chunk {} ({})", op.chunk, m_chunks[op.chunk].bytes),
-                    r,
-                    i,
-                    op.chunk);
+                return MakeIssue(OpPath(r, i) + ".count",
+                                 std::to_string(op.count),
+                                 fmt::format("1 to {} (chunks from {} to the last)",
+                                             nChunks - op.chunk,
+                                             op.chunk),
+                                 r,
+                                 i,
+                                 op.chunk);
+            }
+            if (const uint64_t want = RunBytes(op.chunk, op.count); op.bytes != want)
+            {
+                return MakeIssue(OpPath(r, i) + ".bytes",
+                                 std::to_string(op.bytes),
+                                 op.count == 1
+                                     ? fmt::format("the size of chunk {} ({})", op.chunk, want)
+                                     : fmt::format("the size of chunks {} to {} ({})",
+                                                   op.chunk,
+                                                   op.chunk + op.count - 1,
+                                                   want),
+                                 r,
+                                 i,
+                                 op.chunk);
             }
             if (op.kind == OpKind::Send && op.mode != RecvMode::Copy)
             {
@@ -804,6 +844,10 @@ CollectiveSchedule::ToJson() const
             nlohmann::json oj;
             oj["op"] = op.kind == OpKind::Send ? "send" : "recv";
             oj["chunk"] = op.chunk;
+            if (op.count != 1)
+            {
+                oj["count"] = op.count;
+            }
             oj["peer"] = op.peer;
             oj["bytes"] = op.bytes;
             if (op.kind == OpKind::Recv)
@@ -934,12 +978,20 @@ CollectiveSchedule::FromJson(const nlohmann::json& j)
                                         fmt::format("{}", op.chunk),
                                         fmt::format("a chunk index below {}", s.NumChunks()));
             }
+            op.count = oj.contains("count")
+                           ? static_cast<uint32_t>(
+                                 ReadUint(oj["count"], path + ".count", s.NumChunks() - op.chunk))
+                           : 1;
+            FabricRequire(op.count >= 1,
+                          path + ".count",
+                          op.count,
+                          fmt::format("1 to {}", s.NumChunks() - op.chunk));
             op.peer =
                 static_cast<uint32_t>(ReadUint(Field(oj, "peer", path), path + ".peer", n - 1));
             op.bytes =
                 oj.contains("bytes")
                     ? ReadUint(oj["bytes"], path + ".bytes", std::numeric_limits<uint64_t>::max())
-                    : s.Chunk(op.chunk).bytes;
+                    : s.RunBytes(op.chunk, op.count);
             op.channel = oj.contains("channel")
                              ? static_cast<uint16_t>(ReadUint(oj["channel"],
                                                               path + ".channel",

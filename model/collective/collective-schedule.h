@@ -102,8 +102,9 @@ struct CollectiveOp
     RecvMode mode{RecvMode::Copy}; //!< receives only; Copy for sends
     uint16_t channel{0};           //!< channel (ring / tree instance), for the executor
     uint32_t peer{0};              //!< local index of the other rank
-    uint32_t chunk{0};             //!< chunk index
-    uint64_t bytes{0};             //!< bytes moved (always the chunk's size)
+    uint32_t chunk{0};             //!< first chunk moved
+    uint32_t count{1};             //!< chunks moved: chunk .. chunk + count - 1, one message
+    uint64_t bytes{0};             //!< bytes moved (always the sum of those chunks' sizes)
     uint32_t depBegin{0};          //!< first dependency in the rank's dependency array
     uint32_t depCount{0};          //!< number of dependencies
 };
@@ -183,7 +184,10 @@ struct PairBytes
  *
  * Ranks are local indices 0..n-1 into the communicator (a vector of global
  * rank ids: local index = position).  The buffer is cut into chunks; each rank
- * has an ordered list of operations, each moving one whole chunk:
+ * has an ordered list of operations, each moving one whole chunk, or a run of
+ * consecutive chunks as one message (CollectiveOp::count; what a step that
+ * moves a piece made of several chunks sends, e.g. HierarchicalAllReduce's
+ * domain steps; every chunk of the run is read or written as if moved alone):
  * - Send(chunk c, to peer p): may start once all its dependencies completed;
  *   it reads the chunk when it starts and completes when its data has arrived
  *   at p (eager: it never waits for the receiver).
@@ -197,7 +201,7 @@ struct PairBytes
  *
  * Matching: the k-th Send from rank r to rank p (counting in r's list order)
  * matches the k-th Recv at p from r (counting in p's list order).  Matching
- * pairs must name the same chunk, byte count and channel.  An executor tags a
+ * pairs must name the same chunks, byte count and channel.  An executor tags a
  * message with its sequence number k on the (r, p) pair, or with the index of
  * the matching receive (MatchingOps()), to deliver it to the right Recv.
  *
@@ -319,28 +323,31 @@ class CollectiveSchedule
     }
 
     /**
-     * \brief Append a Send to \p rank's list (bytes = the chunk's size).
+     * \brief Append a Send to \p rank's list (bytes = the chunks' sizes).
      * \param rank local index of the sender
-     * \param chunk chunk index
+     * \param chunk (first) chunk index
      * \param peer local index of the receiver
      * \param deps indices of earlier operations of \p rank
      * \param channel channel index
+     * \param count consecutive chunks moved as one message
      * \return the new operation's index in \p rank's list
      */
     uint32_t AddSend(uint32_t rank,
                      uint32_t chunk,
                      uint32_t peer,
                      const std::vector<uint32_t>& deps = {},
-                     uint16_t channel = 0);
+                     uint16_t channel = 0,
+                     uint32_t count = 1);
 
     /**
-     * \brief Append a Recv to \p rank's list (bytes = the chunk's size).
+     * \brief Append a Recv to \p rank's list (bytes = the chunks' sizes).
      * \param rank local index of the receiver
-     * \param chunk chunk index
+     * \param chunk (first) chunk index
      * \param peer local index of the sender
      * \param mode Copy or Reduce
      * \param deps indices of earlier operations of \p rank
      * \param channel channel index
+     * \param count consecutive chunks moved as one message
      * \return the new operation's index in \p rank's list
      */
     uint32_t AddRecv(uint32_t rank,
@@ -348,7 +355,14 @@ class CollectiveSchedule
                      uint32_t peer,
                      RecvMode mode,
                      const std::vector<uint32_t>& deps = {},
-                     uint16_t channel = 0);
+                     uint16_t channel = 0,
+                     uint32_t count = 1);
+
+    /**
+     * \param chunk first chunk \param count number of chunks (in range)
+     * \return the sum of their sizes
+     */
+    uint64_t RunBytes(uint32_t chunk, uint32_t count) const;
 
     /**
      * \brief Append an operation as given (bytes taken from \p op; depBegin/depCount ignored).
@@ -494,12 +508,14 @@ class CollectiveSchedule
     static CollectiveSchedule Load(const std::string& path);
 
   private:
-    /// \return an op moving chunk \p chunk (its size), after checking the index
+    /// \return an op moving chunks \p chunk .. + \p count - 1 (their sizes), after
+    ///         checking the range
     CollectiveOp ChunkOp(OpKind kind,
                          RecvMode mode,
                          uint32_t chunk,
                          uint32_t peer,
-                         uint16_t channel) const;
+                         uint16_t channel,
+                         uint32_t count) const;
 
     /// Operations and their flat dependency array for one rank.
     struct RankProgram

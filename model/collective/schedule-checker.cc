@@ -21,15 +21,18 @@ std::string
 Describe(const CollectiveSchedule& s, uint32_t rank, uint32_t i)
 {
     const CollectiveOp& op = s.Op(rank, i);
+    const std::string chunks = op.count == 1
+                                   ? fmt::format("chunk {}", op.chunk)
+                                   : fmt::format("chunks {}-{}", op.chunk, op.chunk + op.count - 1);
     if (op.kind == OpKind::Send)
     {
-        return fmt::format("rank {} op {} (send chunk {} to rank {})", rank, i, op.chunk, op.peer);
+        return fmt::format("rank {} op {} (send {} to rank {})", rank, i, chunks, op.peer);
     }
-    return fmt::format("rank {} op {} (recv-{} chunk {} from rank {})",
+    return fmt::format("rank {} op {} (recv-{} {} from rank {})",
                        rank,
                        i,
                        op.mode == RecvMode::Copy ? "copy" : "reduce",
-                       op.chunk,
+                       chunks,
                        op.peer);
 }
 
@@ -171,11 +174,11 @@ CheckRaces(const CollectiveSchedule& s, ScheduleCheckResult& res)
     std::vector<Access> acc(s.NumChunks());
     std::vector<uint32_t> touched;
     Reach reach(s);
-    auto race = [&](uint32_t r, uint32_t i, uint32_t j) {
+    auto race = [&](uint32_t r, uint32_t i, uint32_t j, uint32_t chunk) {
         res.status = CheckStatus::Race;
         res.rank = r;
         res.op = i;
-        res.chunk = s.Op(r, i).chunk;
+        res.chunk = chunk;
         res.message = fmt::format("race at rank {} on chunk {}: {} is not ordered after {} by "
                                   "dependencies, so the data it {} depends on timing",
                                   r,
@@ -202,48 +205,52 @@ CheckRaces(const CollectiveSchedule& s, ScheduleCheckResult& res)
         const auto& ops = s.Ops(r);
         for (uint32_t i = 0; i < ops.size(); ++i)
         {
-            Access& a = acc[ops[i].chunk];
-            if (!a.touched)
+            // an op moving several chunks accesses each of them
+            for (uint32_t c = ops[i].chunk; c < ops[i].chunk + ops[i].count; ++c)
             {
-                a.touched = true;
-                touched.push_back(ops[i].chunk);
-            }
-            const bool reduce = ops[i].kind == OpKind::Recv && ops[i].mode == RecvMode::Reduce;
-            if (reduce && a.group && a.readers.empty())
-            {
-                // Joins the open group: ordered after what preceded the group.
-                uint32_t j = unordered(r, i, a.prevWriters);
-                j = j != kNone ? j : unordered(r, i, a.prevReaders);
+                Access& a = acc[c];
+                if (!a.touched)
+                {
+                    a.touched = true;
+                    touched.push_back(c);
+                }
+                const bool reduce = ops[i].kind == OpKind::Recv && ops[i].mode == RecvMode::Reduce;
+                if (reduce && a.group && a.readers.empty())
+                {
+                    // Joins the open group: ordered after what preceded the group.
+                    uint32_t j = unordered(r, i, a.prevWriters);
+                    j = j != kNone ? j : unordered(r, i, a.prevReaders);
+                    if (j != kNone)
+                    {
+                        return race(r, i, j, c);
+                    }
+                    a.writers.push_back(i);
+                    continue;
+                }
+                uint32_t j = unordered(r, i, a.writers);
                 if (j != kNone)
                 {
-                    return race(r, i, j);
+                    return race(r, i, j, c);
                 }
-                a.writers.push_back(i);
-                continue;
+                if (ops[i].kind == OpKind::Send)
+                {
+                    a.readers.push_back(i);
+                    continue;
+                }
+                j = unordered(r, i, a.readers);
+                if (j != kNone)
+                {
+                    return race(r, i, j, c);
+                }
+                a.group = reduce;
+                if (reduce)
+                {
+                    a.prevWriters.swap(a.writers);
+                    a.prevReaders.swap(a.readers);
+                }
+                a.writers.assign(1, i);
+                a.readers.clear();
             }
-            uint32_t j = unordered(r, i, a.writers);
-            if (j != kNone)
-            {
-                return race(r, i, j);
-            }
-            if (ops[i].kind == OpKind::Send)
-            {
-                a.readers.push_back(i);
-                continue;
-            }
-            j = unordered(r, i, a.readers);
-            if (j != kNone)
-            {
-                return race(r, i, j);
-            }
-            a.group = reduce;
-            if (reduce)
-            {
-                a.prevWriters.swap(a.writers);
-                a.prevReaders.swap(a.readers);
-            }
-            a.writers.assign(1, i);
-            a.readers.clear();
         }
         for (uint32_t c : touched)
         {
@@ -463,8 +470,17 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
         uint8_t kind;   // 0 send, 1 recv-copy, 2 recv-reduce
     };
 
+    // one record per (op, chunk it moves)
+    uint64_t records = 0;
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        for (const CollectiveOp& op : s.Ops(r))
+        {
+            records += op.count;
+        }
+    }
     std::vector<uint32_t> cstart(nChunks + 1, 0);
-    std::vector<Rec> byChunk(total); // execution order, grouped by chunk
+    std::vector<Rec> byChunk(records); // execution order, grouped by chunk
     {
         std::vector<Rec> recs(total);
         for (uint32_t r = 0; r < n; ++r)
@@ -482,7 +498,10 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
                               static_cast<uint8_t>(send                        ? 0
                                                    : op.mode == RecvMode::Copy ? 1
                                                                                : 2)};
-                ++cstart[op.chunk + 1];
+                for (uint32_t c = op.chunk; c < op.chunk + op.count; ++c)
+                {
+                    ++cstart[c + 1];
+                }
             }
         }
         for (uint32_t c = 0; c < nChunks; ++c)
@@ -492,8 +511,13 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
         std::vector<uint32_t> fill(cstart.begin(), cstart.end() - 1);
         for (uint32_t g : order)
         {
-            const Rec& rec = recs[g];
-            byChunk[fill[rec.chunk]++] = rec;
+            Rec rec = recs[g];
+            const uint32_t first = rec.chunk;
+            for (uint32_t c = first; c < first + s.Op(rec.rank, g - base[rec.rank]).count; ++c)
+            {
+                rec.chunk = c;
+                byChunk[fill[c]++] = rec;
+            }
         }
     }
     indeg = std::vector<uint32_t>();
