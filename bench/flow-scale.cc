@@ -2,16 +2,23 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 /**
- * bench/flow-scale: a training-iteration-like collective workload at scale on
- * the flow-level backend (and the packet backend where it fits).
+ * bench/flow-scale: one LLM training iteration at scale on the flow-level
+ * backend (and the packet backend where it fits).
  *
- * Workload (until the workload layer drives it): on N GPUs in HB domains of K
- * (default gh200-256: K = 256), first a TP phase: a ring allreduce of
- * --tp-bytes in every TP group (--tp-size consecutive ranks inside each
- * domain; --tp-size=K is one allreduce per domain), then a DP phase: a ring
- * allreduce of --dp-bytes on every rail (the N / K GPUs of one local index).
- * Each phase starts when the previous one has finished (--overlap: both at
- * once). Runs on rail-only and on rail-optimized (radix --radix).
+ * --workload=iteration (default): one training iteration of --model (default
+ * gpt-1t) on N GPUs in HB domains of K (default gh200-256: K = 256) with the
+ * rail-only paper's parallelization: tensor and data parallelism only (PP 1),
+ * TP = the Eq. 1 optimum N_M* rounded to the nearest feasible size (a divisor
+ * of K and of the heads for which DP divides the global batch; --tp forces
+ * one), DP = N / TP with the paper's two-level hierarchical AllReduce (inside
+ * the domain on NVLink, across domains on each rail). The iteration is
+ * BuildIterationProgram's (compute, TP AllReduces at --granularity, DP
+ * AllReduce after the backward pass) run by a ProgramRunner; the program is
+ * built once and run on rail-only and on rail-optimized (radix --radix).
+ *
+ * --workload=phases: collectives only: a ring allreduce of --tp-bytes in
+ * every TP group (--tp-size consecutive ranks), then a ring allreduce of
+ * --dp-bytes on every rail (--overlap: both at once).
  *
  * Prints wall time (topology and transport setup, simulation), CPU time
  * (user + system; on a shared machine the better measure), peak resident
@@ -19,7 +26,11 @@
  * the number of flows (messages), the peak of concurrent flows, and the
  * simulated times. --table runs 1k, 4k, 16k and 32k GPUs, each
  * configuration in a child process so that every row has its own peak
- * memory; the packet backend only up to --packet-max-gpus.
+ * memory; the packet backend up to --packet-max-gpus: the same workload when
+ * its simulated bytes are at most --packet-max-bytes, otherwise (a GPT-1T
+ * iteration moves petabytes) a calibration run of the phases workload with
+ * --calibration-bytes messages, whose simulated bytes per wall second give
+ * the estimated packet-level wall time of the iteration (printed, not run).
  * --json=PATH writes {"runs": [...]}.
  */
 #include "ns3/core-module.h"
@@ -27,10 +38,13 @@
 #include "ns3/program-support.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,7 +65,48 @@ struct ScaleConfig
     uint64_t dpBytes{64ULL << 20};
     uint32_t tpSize{0}; //!< 0: the domain size
     bool overlap{false};
+    std::string workload{"iteration"};
+    std::string model{"gpt-1t"};
+    uint32_t tp{0}; //!< iteration: 0 = Eq. 1's optimum, rounded to a feasible size
+    uint32_t microBatches{1};
+    std::string granularity{"micro-batch"};
 };
+
+/// The iteration's TP size: \p forced, or the feasible size (a divisor of K
+/// and of the heads, with DP = N / TP dividing the global batch) nearest to
+/// Eq. 1's optimum N_M* (in log scale, ties to the smaller).
+uint32_t
+ChooseTp(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus, uint32_t forced)
+{
+    if (forced != 0)
+    {
+        return forced;
+    }
+    const double optimum =
+        AnalyticalModel(AnalyticalParams::From(model, hw, gpus)).ClampedOptimalTp();
+    const uint64_t sequences = model.globalBatchTokens / model.seqLength;
+    uint32_t best = 0;
+    for (uint32_t tp = 1; tp <= hw.gpusPerDomain; ++tp)
+    {
+        const bool feasible = hw.gpusPerDomain % tp == 0 && model.heads % tp == 0 &&
+                              gpus % tp == 0 && sequences % (gpus / tp) == 0;
+        if (feasible && (best == 0 || std::abs(std::log(tp / optimum)) <
+                                          std::abs(std::log(best / optimum)) - 1e-12))
+        {
+            best = tp;
+        }
+    }
+    FabricRequire(best != 0,
+                  "--gpus",
+                  gpus,
+                  fmt::format("a size with a TP size dividing K = {} and {}'s {} heads for which "
+                              "N / TP divides its batch of {} sequences",
+                              hw.gpusPerDomain,
+                              model.name,
+                              model.heads,
+                              sequences));
+    return best;
+}
 
 /// \return CPU time (user + system) of this process so far, seconds
 double
@@ -61,14 +116,6 @@ CpuSeconds()
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
            1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-uint64_t
-PeakRssBytes()
-{
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return static_cast<uint64_t>(ru.ru_maxrss) * 1024; // Linux: kilobytes
 }
 
 /// Runs the phases one after the other.
@@ -126,8 +173,6 @@ nlohmann::json
 RunOne(const ScaleConfig& c)
 {
     using Clock = std::chrono::steady_clock;
-    const auto t0 = Clock::now();
-    const double cpu0 = CpuSeconds();
     ClusterParams p;
     p.gpus = c.gpus;
     p.platform = HbDomainPreset::Get(c.preset);
@@ -140,16 +185,47 @@ RunOne(const ScaleConfig& c)
                   "--backend",
                   c.backend,
                   "flow or packet");
+    FabricRequire(c.workload == "iteration" || c.workload == "phases",
+                  "--workload",
+                  c.workload,
+                  "iteration or phases");
     const uint32_t k = p.platform.gpusPerDomain;
-    const uint32_t tp = c.tpSize == 0 ? k : c.tpSize;
-    FabricRequire(tp >= 2 && k % tp == 0,
-                  "--tp-size",
-                  c.tpSize,
-                  fmt::format("0 (the domain size) or a divisor >= 2 of the domain size {}", k));
     FabricRequire(c.gpus % k == 0 && c.gpus / k >= 2,
                   "--gpus",
                   c.gpus,
                   fmt::format("a multiple of the domain size {} with at least 2 domains", k));
+    nlohmann::json j;
+    std::optional<IterationProgram> program;
+    if (c.workload == "iteration")
+    {
+        // the program does not depend on the topology: built before the clock starts
+        const LlmModel model = LlmModel::Get(c.model);
+        const uint32_t tp = ChooseTp(model, p.platform, c.gpus, c.tp);
+        FabricRequire(c.gpus % tp == 0, "--tp", tp, fmt::format("a divisor of --gpus={}", c.gpus));
+        const uint32_t dp = c.gpus / tp;
+        const Parallelism
+            par(c.gpus, k, tp, 1, dp, 1, c.microBatches, model.globalBatchTokens / model.seqLength);
+        WorkloadOptions wo;
+        wo.gpuFlops = p.platform.gpuFlops;
+        const TrainingIteration it(model, par, wo);
+        IterationProgramOptions po;
+        po.tpGranularity = c.granularity;
+        program = BuildIterationProgram(it, po);
+        const AnalyticalModel eq1(AnalyticalParams::From(model, p.platform, c.gpus));
+        j["model"] = c.model;
+        j["tp"] = tp;
+        j["dp"] = dp;
+        j["dp_inner"] = par.DpInner();
+        j["dp_outer"] = par.DpOuter();
+        j["micro_batches"] = c.microBatches;
+        j["granularity"] = c.granularity;
+        j["comms"] = program->program.comms.size();
+        j["eq1_iteration_s"] = eq1.IterationTime(tp);
+        j["compute_s"] =
+            it.ForwardSeconds(0) * c.microBatches + it.BackwardSeconds(0) * c.microBatches;
+    }
+    const auto t0 = Clock::now();
+    const double cpu0 = CpuSeconds();
     Ptr<Transport> transport;
     Ptr<Fabric> fabric;
     Ptr<FlowTransport> flow;
@@ -168,64 +244,80 @@ RunOne(const ScaleConfig& c)
         }
     }
     const auto t1 = Clock::now();
-    CollectiveHelper helper(transport);
     Workload w;
-    w.helper = &helper;
-    w.overlap = c.overlap;
-    const uint32_t domains = c.gpus / k;
-    std::vector<std::vector<uint32_t>> tpGroups;
-    for (uint32_t first = 0; first < c.gpus; first += tp)
+    CollectiveHelper helper(transport);
+    if (program)
     {
-        std::vector<uint32_t> g(tp);
-        for (uint32_t i = 0; i < tp; ++i)
-        {
-            g[i] = first + i;
-        }
-        tpGroups.push_back(std::move(g));
+        Ptr<ProgramRunner> runner = RunProgram(program->program, transport);
+        FabricRequire(runner->IsComplete(),
+                      "iteration",
+                      "incomplete",
+                      "a program that completes (a deadlock or lost message)");
+        j["iteration_s"] = runner->GetFinishTime().GetSeconds();
     }
-    std::vector<std::vector<uint32_t>> rails;
-    for (uint32_t r = 0; r < k; ++r)
+    else
     {
-        std::vector<uint32_t> g(domains);
-        for (uint32_t d = 0; d < domains; ++d)
+        const uint32_t tp = c.tpSize == 0 ? k : c.tpSize;
+        FabricRequire(
+            tp >= 2 && k % tp == 0,
+            "--tp-size",
+            c.tpSize,
+            fmt::format("0 (the domain size) or a divisor >= 2 of the domain size {}", k));
+        w.helper = &helper;
+        w.overlap = c.overlap;
+        const uint32_t domains = c.gpus / k;
+        std::vector<std::vector<uint32_t>> tpGroups;
+        for (uint32_t first = 0; first < c.gpus; first += tp)
         {
-            g[d] = d * k + r;
+            std::vector<uint32_t> g(tp);
+            std::iota(g.begin(), g.end(), first);
+            tpGroups.push_back(std::move(g));
         }
-        rails.push_back(std::move(g));
+        std::vector<std::vector<uint32_t>> rails;
+        for (uint32_t r = 0; r < k; ++r)
+        {
+            std::vector<uint32_t> g(domains);
+            for (uint32_t d = 0; d < domains; ++d)
+            {
+                g[d] = d * k + r;
+            }
+            rails.push_back(std::move(g));
+        }
+        w.phases = {std::move(tpGroups), std::move(rails)};
+        w.bytes = {c.tpBytes, c.dpBytes};
+        Simulator::ScheduleNow(&Workload::Start, &w);
+        Simulator::Run();
+        j["tp_size"] = tp;
+        j["dp_size"] = domains;
+        j["tp_bytes"] = c.tpBytes;
+        j["dp_bytes"] = c.dpBytes;
+        j["overlap"] = c.overlap;
+        j["phase_time_s"] = w.phaseTimeS;
     }
-    w.phases = {std::move(tpGroups), std::move(rails)};
-    w.bytes = {c.tpBytes, c.dpBytes};
-    Simulator::ScheduleNow(&Workload::Start, &w);
-    Simulator::Run();
     const auto t2 = Clock::now();
     const double simulated = Simulator::Now().GetSeconds();
     const Transport::Totals tot = transport->GetTotals();
-    nlohmann::json j = {
-        {"topology", c.topology},
-        {"backend", c.backend},
-        {"gpus", c.gpus},
-        {"preset", c.preset},
-        {"radix", c.radix},
-        {"tp_size", tp},
-        {"dp_size", domains},
-        {"tp_bytes", c.tpBytes},
-        {"dp_bytes", c.dpBytes},
-        {"overlap", c.overlap},
-        {"setup_wall_s", std::chrono::duration<double>(t1 - t0).count()},
-        {"run_wall_s", std::chrono::duration<double>(t2 - t1).count()},
-        {"wall_s", std::chrono::duration<double>(t2 - t0).count()},
-        {"cpu_s", CpuSeconds() - cpu0},
-        {"peak_rss_bytes", PeakRssBytes()},
-        {"flows", tot.messagesSent},
-        {"messages_delivered", tot.messagesDelivered},
-        {"simulated_time_s", simulated},
-        {"phase_time_s", w.phaseTimeS},
-    };
+    j["workload"] = c.workload;
+    j["topology"] = c.topology;
+    j["backend"] = c.backend;
+    j["gpus"] = c.gpus;
+    j["preset"] = c.preset;
+    j["radix"] = c.radix;
+    j["setup_wall_s"] = std::chrono::duration<double>(t1 - t0).count();
+    j["run_wall_s"] = std::chrono::duration<double>(t2 - t1).count();
+    j["wall_s"] = std::chrono::duration<double>(t2 - t0).count();
+    j["cpu_s"] = CpuSeconds() - cpu0;
+    j["peak_rss_bytes"] = PeakRssBytes();
+    j["flows"] = tot.messagesSent;
+    j["messages_delivered"] = tot.messagesDelivered;
+    j["bytes_delivered"] = tot.bytesDelivered;
+    j["simulated_time_s"] = simulated;
     if (flow)
     {
         const FlowTransport::Stats s = flow->GetStats();
         j["peak_active_flows"] = s.peakActiveFlows;
         j["recomputations"] = s.recomputations;
+        j["bundled_messages"] = s.bundledMessages;
         j["flows_recomputed"] = s.flowsRecomputed;
         j["distance_fields"] = s.distanceFields;
     }
@@ -292,18 +384,23 @@ RunInChild(const ScaleConfig& c)
 void
 PrintHeader()
 {
-    fmt::print("{:>15} {:>7} {:>6} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>12} {:>12}\n",
-               "topology",
-               "backend",
-               "gpus",
-               "setup(s)",
-               "run(s)",
-               "wall(s)",
-               "cpu(s)",
-               "rss(MiB)",
-               "flows",
-               "peak-flows",
-               "sim(ms)");
+    fmt::print(
+        "{:>15} {:>7} {:>9} {:>6} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10} {:>12} {:>12} {:>12} "
+        "{:>10}\n",
+        "topology",
+        "backend",
+        "workload",
+        "gpus",
+        "setup(s)",
+        "run(s)",
+        "wall(s)",
+        "cpu(s)",
+        "rss(MiB)",
+        "flows",
+        "peak-flows",
+        "sim(ms)",
+        "Eq.1(ms)",
+        "TPxDP");
 }
 
 void
@@ -314,21 +411,27 @@ PrintRow(const nlohmann::json& j)
         fmt::print("error: {}\n", j["error"].get<std::string>());
         return;
     }
-    fmt::print("{:>15} {:>7} {:>6} {:>10.2f} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.0f} {:>10} {:>12} "
-               "{:>12.3f}\n",
-               j["topology"].get<std::string>(),
-               j["backend"].get<std::string>(),
-               j["gpus"].get<uint32_t>(),
-               j["setup_wall_s"].get<double>(),
-               j["run_wall_s"].get<double>(),
-               j["wall_s"].get<double>(),
-               j["cpu_s"].get<double>(),
-               j["peak_rss_bytes"].get<double>() / (1 << 20),
-               j["flows"].get<uint64_t>(),
-               j.contains("peak_active_flows")
-                   ? std::to_string(j["peak_active_flows"].get<uint64_t>())
-                   : std::string("-"),
-               j["simulated_time_s"].get<double>() * 1e3);
+    fmt::print(
+        "{:>15} {:>7} {:>9} {:>6} {:>10.2f} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.0f} {:>10} {:>12} "
+        "{:>12.3f} {:>12} {:>10}\n",
+        j["topology"].get<std::string>(),
+        j["backend"].get<std::string>(),
+        j["workload"].get<std::string>(),
+        j["gpus"].get<uint32_t>(),
+        j["setup_wall_s"].get<double>(),
+        j["run_wall_s"].get<double>(),
+        j["wall_s"].get<double>(),
+        j["cpu_s"].get<double>(),
+        j["peak_rss_bytes"].get<double>() / (1 << 20),
+        j["flows"].get<uint64_t>(),
+        j.contains("peak_active_flows") ? std::to_string(j["peak_active_flows"].get<uint64_t>())
+                                        : std::string("-"),
+        j["simulated_time_s"].get<double>() * 1e3,
+        j.contains("eq1_iteration_s")
+            ? fmt::format("{:.3f}", j["eq1_iteration_s"].get<double>() * 1e3)
+            : std::string("-"),
+        j.contains("tp") ? fmt::format("{}x{}", j["tp"].get<uint32_t>(), j["dp"].get<uint32_t>())
+                         : std::string("-"));
     std::fflush(stdout);
 }
 
@@ -341,28 +444,53 @@ main(int argc, char* argv[])
     std::string topology = "both";
     bool table = false;
     uint32_t packetMaxGpus = 1024;
+    double packetMaxBytes = 1e11;
+    uint64_t calibrationBytes = 1 << 20;
     std::string json;
 
     CommandLine cmd(__FILE__);
-    cmd.Usage("TP allreduce in every HB domain, then DP allreduce on every rail, at scale, on "
-              "the flow-level backend; prints wall time, peak memory, flows, simulated time.");
+    cmd.Usage("One training iteration (or TP and DP collective phases) at scale on the "
+              "flow-level backend; prints wall time, peak memory, flows, simulated time.");
+    cmd.AddValue("workload",
+                 "iteration (one training iteration) | phases (collectives only)",
+                 c.workload);
+    cmd.AddValue("model",
+                 fmt::format("iteration: model preset: {}", fmt::join(LlmModel::Names(), "|")),
+                 c.model);
+    cmd.AddValue("tp", "iteration: TP size (0: Eq. 1's optimum, rounded to a feasible size)", c.tp);
+    cmd.AddValue("micro-batches", "iteration: micro-batches per replica", c.microBatches);
+    cmd.AddValue("granularity", "iteration: TP AllReduces per layer | micro-batch", c.granularity);
     cmd.AddValue("gpus", "number of GPUs (1k, 4k, 16k, 32k: 1024, 4096, 16384, 32768)", c.gpus);
     cmd.AddValue("preset", "platform preset", c.preset);
     cmd.AddValue("radix", "switch radix", c.radix);
     cmd.AddValue("topology", "rail-only | rail-optimized | both", topology);
     cmd.AddValue("backend", "flow | packet", c.backend);
-    cmd.AddValue("tp-bytes", "TP allreduce size (bytes)", c.tpBytes);
-    cmd.AddValue("dp-bytes", "DP allreduce size (bytes)", c.dpBytes);
-    cmd.AddValue("tp-size", "TP group size inside a domain (0: the whole domain)", c.tpSize);
-    cmd.AddValue("overlap", "run the TP and DP phases at once", c.overlap);
+    cmd.AddValue("tp-bytes", "phases: TP allreduce size (bytes)", c.tpBytes);
+    cmd.AddValue("dp-bytes", "phases: DP allreduce size (bytes)", c.dpBytes);
+    cmd.AddValue("tp-size",
+                 "phases: TP group size inside a domain (0: the whole domain)",
+                 c.tpSize);
+    cmd.AddValue("overlap", "phases: run the TP and DP phases at once", c.overlap);
     cmd.AddValue("table", "scaling table: 1k, 4k, 16k, 32k GPUs", table);
     cmd.AddValue("packet-max-gpus", "--table: packet backend up to this many GPUs", packetMaxGpus);
+    cmd.AddValue("packet-max-bytes",
+                 "--table: run the workload itself at packet level up to this many simulated "
+                 "bytes; above, a calibration run estimates its wall time",
+                 packetMaxBytes);
+    cmd.AddValue("calibration-bytes",
+                 "--table: message size of the packet-level calibration run (phases workload)",
+                 calibrationBytes);
     cmd.AddValue("json", "write the results as JSON to this path", json);
     // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
     RejectUnknownFlags("flow-scale",
                        argc,
                        argv,
                        {"gpus",
+                        "workload",
+                        "model",
+                        "tp",
+                        "micro-batches",
+                        "granularity",
                         "preset",
                         "radix",
                         "topology",
@@ -373,6 +501,8 @@ main(int argc, char* argv[])
                         "overlap",
                         "table",
                         "packet-max-gpus",
+                        "packet-max-bytes",
+                        "calibration-bytes",
                         "json"});
     cmd.Parse(argc, argv);
 
@@ -387,15 +517,31 @@ main(int argc, char* argv[])
             topology == "both" ? std::vector<std::string>{"rail-only", "rail-optimized"}
                                : std::vector<std::string>{topology};
         nlohmann::json runs = nlohmann::json::array();
-        fmt::print("# flow-scale: {} (K = {}), radix {}, TP allreduce {} B (group {}), then DP "
-                   "allreduce {} B on every rail{}\n",
-                   c.preset,
-                   HbDomainPreset::Get(c.preset).gpusPerDomain,
-                   c.radix,
-                   c.tpBytes,
-                   c.tpSize == 0 ? std::string("= domain") : std::to_string(c.tpSize),
-                   c.dpBytes,
-                   c.overlap ? " (overlapped)" : "");
+        if (c.workload == "iteration")
+        {
+            fmt::print("# flow-scale: one {} training iteration on {} (K = {}), radix {}; PP 1, "
+                       "TP {}, DP = N / TP with hierarchical AllReduce; {} micro-batch(es), TP "
+                       "AllReduces per {}\n",
+                       c.model,
+                       c.preset,
+                       HbDomainPreset::Get(c.preset).gpusPerDomain,
+                       c.radix,
+                       c.tp == 0 ? std::string("= Eq. 1 optimum (feasible)") : std::to_string(c.tp),
+                       c.microBatches,
+                       c.granularity);
+        }
+        else
+        {
+            fmt::print("# flow-scale: {} (K = {}), radix {}, TP allreduce {} B (group {}), then DP "
+                       "allreduce {} B on every rail{}\n",
+                       c.preset,
+                       HbDomainPreset::Get(c.preset).gpusPerDomain,
+                       c.radix,
+                       c.tpBytes,
+                       c.tpSize == 0 ? std::string("= domain") : std::to_string(c.tpSize),
+                       c.dpBytes,
+                       c.overlap ? " (overlapped)" : "");
+        }
         PrintHeader();
         if (table)
         {
@@ -403,20 +549,51 @@ main(int argc, char* argv[])
             {
                 for (const auto& t : topologies)
                 {
-                    for (const std::string backend : {"packet", "flow"})
+                    ScaleConfig r = c;
+                    r.gpus = gpus;
+                    r.topology = t;
+                    r.backend = "flow";
+                    nlohmann::json j = RunInChild(r);
+                    if (gpus <= packetMaxGpus && !j.contains("error"))
                     {
-                        if (backend == "packet" && gpus > packetMaxGpus)
+                        // The packet level where it fits: the same run when
+                        // its bytes allow it, else a calibration run (the
+                        // collective phases with small messages) whose
+                        // simulated bytes per wall second estimate the
+                        // iteration's packet-level wall time.
+                        ScaleConfig pk = r;
+                        pk.backend = "packet";
+                        const double flowBytes = j["bytes_delivered"].get<double>();
+                        const bool direct = flowBytes <= packetMaxBytes;
+                        if (!direct)
                         {
-                            continue;
+                            pk.workload = "phases";
+                            pk.tpBytes = calibrationBytes;
+                            pk.dpBytes = calibrationBytes;
+                            pk.tpSize = 0;
+                            pk.overlap = false;
                         }
-                        ScaleConfig r = c;
-                        r.gpus = gpus;
-                        r.topology = t;
-                        r.backend = backend;
-                        const nlohmann::json j = RunInChild(r);
-                        PrintRow(j);
-                        runs.push_back(j);
+                        nlohmann::json pj = RunInChild(pk);
+                        PrintRow(pj);
+                        if (!direct && !pj.contains("error"))
+                        {
+                            const double rate = pj["bytes_delivered"].get<double>() /
+                                                pj["run_wall_s"].get<double>();
+                            j["packet_estimate_wall_s"] = flowBytes / rate;
+                            fmt::print("{:>15} packet level for this {}: {:.3g} simulated bytes at "
+                                       "{:.3g} B per wall second (the calibration above) = about "
+                                       "{:.3g} s ({:.3g} days); not run\n",
+                                       "",
+                                       c.workload,
+                                       flowBytes,
+                                       rate,
+                                       flowBytes / rate,
+                                       flowBytes / rate / 86400);
+                        }
+                        runs.push_back(pj);
                     }
+                    PrintRow(j);
+                    runs.push_back(j);
                 }
             }
         }

@@ -840,6 +840,7 @@ ExpectSameSchedule(const CollectiveSchedule& a, const CollectiveSchedule& b)
             ASSERT_EQ(x.mode, y.mode);
             ASSERT_EQ(x.channel, y.channel);
             ASSERT_EQ(x.peer, y.peer);
+            ASSERT_EQ(x.count, y.count);
             ASSERT_EQ(x.chunk, y.chunk);
             ASSERT_EQ(x.bytes, y.bytes);
             auto dx = a.Deps(r, i);
@@ -866,6 +867,88 @@ ErrorOf(const std::function<void()>& f)
 }
 
 } // namespace
+
+/// AllGather on 3 ranks: chunks 0 and 1 come from rank 0 and travel as one
+/// message (count 2) to rank 1, which forwards both to rank 2 in one message;
+/// chunk 2 comes from rank 1.
+CollectiveSchedule
+RangedAllGather()
+{
+    CollectiveSchedule s(CollectiveType::AllGather, 3, 300);
+    s.AddChunk(100, 0);
+    s.AddChunk(100, 0);
+    s.AddChunk(100, 1);
+    s.AddSend(0, 0, 1, {}, 0, 2);
+    const uint32_t in = s.AddRecv(1, 0, 0, RecvMode::Copy, {}, 0, 2);
+    s.AddSend(1, 0, 2, {in}, 0, 2);
+    s.AddRecv(2, 0, 1, RecvMode::Copy, {}, 0, 2);
+    s.AddSend(1, 2, 0);
+    s.AddSend(1, 2, 2);
+    s.AddRecv(0, 2, 1, RecvMode::Copy);
+    s.AddRecv(2, 2, 1, RecvMode::Copy);
+    return s;
+}
+
+TEST(ScheduleChecker, OpsMovingSeveralChunks)
+{
+    CollectiveSchedule s = RangedAllGather();
+    EXPECT_EQ(s.Op(0, 0).bytes, 200U);
+    ScheduleCheckResult ok = ScheduleChecker::Check(s);
+    ASSERT_TRUE(ok.Ok()) << ok.message;
+    // Conservation: every byte sent is received once, 2 x 200 + 2 x 100.
+    uint64_t sent = 0;
+    uint64_t received = 0;
+    for (uint32_t r = 0; r < 3; ++r)
+    {
+        for (const CollectiveOp& op : s.Ops(r))
+        {
+            (op.kind == OpKind::Send ? sent : received) += op.bytes;
+        }
+    }
+    EXPECT_EQ(sent, 600U);
+    EXPECT_EQ(received, 600U);
+    // Forwarding without waiting for the receive races on the first chunk of the run.
+    CollectiveSchedule race = RangedAllGather();
+    race.SetDeps(1, 1, {});
+    ScheduleCheckResult r = ScheduleChecker::Check(race);
+    ASSERT_EQ(r.status, CheckStatus::Race) << r.message;
+    EXPECT_EQ(r.rank, 1U);
+    EXPECT_EQ(r.chunk, 0U);
+    EXPECT_NE(r.message.find("chunks 0-1"), std::string::npos) << r.message;
+    // A receive naming one chunk of a two-chunk send does not match it.
+    CollectiveSchedule mismatch(CollectiveType::AllGather, 2, 200);
+    mismatch.AddChunk(100, 0);
+    mismatch.AddChunk(100, 0);
+    mismatch.AddSend(0, 0, 1, {}, 0, 2);
+    mismatch.AddRecv(1, 0, 0, RecvMode::Copy);
+    ScheduleCheckResult m = ScheduleChecker::Check(mismatch);
+    EXPECT_EQ(m.status, CheckStatus::InvalidStructure) << m.message;
+    EXPECT_NE(m.message.find("x 2"), std::string::npos) << m.message;
+    // A run past the last chunk is refused by name.
+    try
+    {
+        mismatch.AddSend(0, 1, 1, {}, 0, 2);
+        ADD_FAILURE() << "a run past the last chunk was accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("count"), std::string::npos) << e.what();
+    }
+    // JSON keeps the count; a count of 0 is refused naming the field.
+    CollectiveSchedule back = CollectiveSchedule::FromJson(s.ToJson());
+    ExpectSameSchedule(s, back);
+    nlohmann::json j = s.ToJson();
+    j["ranks"][0]["ops"][0]["count"] = 0;
+    try
+    {
+        CollectiveSchedule::FromJson(j);
+        ADD_FAILURE() << "count 0 was accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find(".count"), std::string::npos) << e.what();
+    }
+}
 
 TEST(ScheduleJson, RoundTrip)
 {
