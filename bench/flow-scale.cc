@@ -8,13 +8,15 @@
  * --workload=iteration (default): one training iteration of --model (default
  * gpt-1t) on N GPUs in HB domains of K (default gh200-256: K = 256) with the
  * rail-only paper's parallelization: tensor and data parallelism only (PP 1),
- * TP = the Eq. 1 optimum N_M* rounded to the nearest feasible size (a divisor
- * of K and of the heads for which DP divides the global batch; --tp forces
- * one), DP = N / TP with the paper's two-level hierarchical AllReduce (inside
- * the domain on NVLink, across domains on each rail). The iteration is
+ * TP = the feasible size (a divisor of K and of the heads for which DP
+ * divides the global batch) with the shortest Eq. 1 time (--tp forces one),
+ * DP = N / TP with the paper's two-level hierarchical AllReduce (inside the
+ * domain on NVLink, across domains on each rail). The iteration is
  * BuildIterationProgram's (compute, TP AllReduces at --granularity, DP
  * AllReduce after the backward pass) run by a ProgramRunner; the program is
  * built once and run on rail-only and on rail-optimized (radix --radix).
+ * Eq. 1 (with its TP term in bytes) is printed beside the simulated time,
+ * and the JSON has both breakdowns (rank 0's TP and DP time).
  *
  * --workload=phases: collectives only: a ring allreduce of --tp-bytes in
  * every TP group (--tp-size consecutive ranks), then a ring allreduce of
@@ -72,9 +74,19 @@ struct ScaleConfig
     std::string granularity{"micro-batch"};
 };
 
+/// Eq. 1's variables for the job, its TP term in bytes (the paper counts
+/// elements) as the simulation moves them.
+AnalyticalParams
+Eq1Params(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus)
+{
+    AnalyticalParams ap = AnalyticalParams::From(model, hw, gpus);
+    ap.activationBytes = model.bytesPerActivation;
+    return ap;
+}
+
 /// The iteration's TP size: \p forced, or the feasible size (a divisor of K
-/// and of the heads, with DP = N / TP dividing the global batch) nearest to
-/// Eq. 1's optimum N_M* (in log scale, ties to the smaller).
+/// and of the heads, with DP = N / TP dividing the global batch) with the
+/// shortest Eq. 1 iteration time (ties to the smaller).
 uint32_t
 ChooseTp(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus, uint32_t forced)
 {
@@ -82,18 +94,23 @@ ChooseTp(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus, uint32_
     {
         return forced;
     }
-    const double optimum =
-        AnalyticalModel(AnalyticalParams::From(model, hw, gpus)).ClampedOptimalTp();
+    const AnalyticalModel eq1(Eq1Params(model, hw, gpus));
     const uint64_t sequences = model.globalBatchTokens / model.seqLength;
     uint32_t best = 0;
+    double bestTime = 0;
     for (uint32_t tp = 1; tp <= hw.gpusPerDomain; ++tp)
     {
         const bool feasible = hw.gpusPerDomain % tp == 0 && model.heads % tp == 0 &&
                               gpus % tp == 0 && sequences % (gpus / tp) == 0;
-        if (feasible && (best == 0 || std::abs(std::log(tp / optimum)) <
-                                          std::abs(std::log(best / optimum)) - 1e-12))
+        if (!feasible)
+        {
+            continue;
+        }
+        const double t = eq1.IterationTime(tp);
+        if (best == 0 || t < bestTime)
         {
             best = tp;
+            bestTime = t;
         }
     }
     FabricRequire(best != 0,
@@ -211,7 +228,7 @@ RunOne(const ScaleConfig& c)
         IterationProgramOptions po;
         po.tpGranularity = c.granularity;
         program = BuildIterationProgram(it, po);
-        const AnalyticalModel eq1(AnalyticalParams::From(model, p.platform, c.gpus));
+        const AnalyticalModel eq1(Eq1Params(model, p.platform, c.gpus));
         j["model"] = c.model;
         j["tp"] = tp;
         j["dp"] = dp;
@@ -221,6 +238,10 @@ RunOne(const ScaleConfig& c)
         j["granularity"] = c.granularity;
         j["comms"] = program->program.comms.size();
         j["eq1_iteration_s"] = eq1.IterationTime(tp);
+        const IterationTimeBreakdown b = eq1.Breakdown(tp);
+        j["eq1_compute_s"] = b.compute;
+        j["eq1_tp_s"] = b.tp;
+        j["eq1_dp_s"] = b.dpRail + b.dpDomain;
         j["compute_s"] =
             it.ForwardSeconds(0) * c.microBatches + it.BackwardSeconds(0) * c.microBatches;
     }
@@ -254,6 +275,24 @@ RunOne(const ScaleConfig& c)
                       "incomplete",
                       "a program that completes (a deadlock or lost message)");
         j["iteration_s"] = runner->GetFinishTime().GetSeconds();
+        // rank 0's communication time per dimension (its comms run one at a time)
+        double tpS = 0;
+        double dpS = 0;
+        const auto& runs = runner->GetRuns();
+        for (size_t k = 0; k < runs.size(); ++k)
+        {
+            const auto& members = program->program.comms[k].members;
+            if (runs[k] && std::find(members.begin(), members.end(), 0U) != members.end())
+            {
+                const uint32_t local =
+                    std::find(members.begin(), members.end(), 0U) - members.begin();
+                const double d =
+                    (runs[k]->GetRankFinishTime(local) - runs[k]->GetStartTime()).GetSeconds();
+                (program->info[k].dim == ParallelDim::TP ? tpS : dpS) += d;
+            }
+        }
+        j["rank0_tp_s"] = tpS;
+        j["rank0_dp_s"] = dpS;
     }
     else
     {
@@ -457,7 +496,9 @@ main(int argc, char* argv[])
     cmd.AddValue("model",
                  fmt::format("iteration: model preset: {}", fmt::join(LlmModel::Names(), "|")),
                  c.model);
-    cmd.AddValue("tp", "iteration: TP size (0: Eq. 1's optimum, rounded to a feasible size)", c.tp);
+    cmd.AddValue("tp",
+                 "iteration: TP size (0: the feasible size with the shortest Eq. 1 time)",
+                 c.tp);
     cmd.AddValue("micro-batches", "iteration: micro-batches per replica", c.microBatches);
     cmd.AddValue("granularity", "iteration: TP AllReduces per layer | micro-batch", c.granularity);
     cmd.AddValue("gpus", "number of GPUs (1k, 4k, 16k, 32k: 1024, 4096, 16384, 32768)", c.gpus);
@@ -526,7 +567,7 @@ main(int argc, char* argv[])
                        c.preset,
                        HbDomainPreset::Get(c.preset).gpusPerDomain,
                        c.radix,
-                       c.tp == 0 ? std::string("= Eq. 1 optimum (feasible)") : std::to_string(c.tp),
+                       c.tp == 0 ? std::string("= Eq. 1's best feasible") : std::to_string(c.tp),
                        c.microBatches,
                        c.granularity);
         }
