@@ -2,10 +2,12 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 // A training iteration as per-rank programs: structure, formulas, topologies.
+#include "ns3/analytical-model.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-metrics.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
+#include "ns3/flow-helper.h"
 #include "ns3/iteration-program.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
@@ -319,6 +321,55 @@ TEST_F(IterationProgramTest, RailOnlyMatchesRailOptimizedFatTreeForADenseModel)
                 it.ComputeSecondsPerIteration(0));
     EXPECT_NEAR(railOnly / railOpt, 1.0, 0.01);
     EXPECT_GT(railOnly, it.ComputeSecondsPerIteration(0));
+}
+
+TEST_F(IterationProgramTest, Gpt1tOnTheFlowBackendMatchesEq1AndRailOnlyMatchesTheFatTree)
+{
+    // The rail-only paper's setting at 1,024 GH200 GPUs (K = 256): GPT-1T,
+    // TP 4 inside a domain, DP 256 (64 replicas per domain, 4 domains) with
+    // the two-level hierarchical AllReduce, no PP, one micro-batch. Compute
+    // and communication do not overlap, so the iteration is Eq. 1 (its TP
+    // term in bytes) plus latencies; and its traffic stays on NVLink and the
+    // rails, so rail-only takes the fat-tree's time.
+    const LlmModel model = LlmModel::Get("gpt-1t");
+    const HbDomainPreset gh = HbDomainPreset::Get("gh200-256");
+    const uint32_t n = 1024;
+    const uint32_t tp = 4;
+    const Parallelism par(n, 256, tp, 1, n / tp, 1, 1, model.globalBatchTokens / model.seqLength);
+    WorkloadOptions wo;
+    wo.gpuFlops = gh.gpuFlops;
+    const TrainingIteration it(model, par, wo);
+    IterationProgramOptions po;
+    po.tpGranularity = "micro-batch";
+    const IterationProgram ip = BuildIterationProgram(it, po);
+    AnalyticalParams ap = AnalyticalParams::From(model, gh, n);
+    ap.activationBytes = model.bytesPerActivation;
+    const double eq1 = AnalyticalModel(ap).IterationTime(tp);
+    ClusterParams cp;
+    cp.gpus = n;
+    cp.platform = gh;
+    cp.radix = 64;
+    std::vector<double> times;
+    for (const FabricTopology& topo : {BuildRailOnly(cp), BuildRailOptimized(cp)})
+    {
+        Ptr<FlowTransport> flow = FlowHelper().Install(topo);
+        Ptr<ProgramRunner> runner = RunProgram(ip.program, flow);
+        ASSERT_TRUE(runner->IsComplete());
+        const Transport::Totals tot = flow->GetTotals();
+        EXPECT_EQ(tot.bytesSent, tot.bytesDelivered);
+        times.push_back(runner->GetFinishTime().GetSeconds());
+        flow->Dispose();
+        Simulator::Destroy();
+    }
+    std::printf("GPT-1T on 1024 GH200, TP %u: rail-only %.6f s, rail-optimized %.6f s, Eq. 1 "
+                "%.6f s\n",
+                tp,
+                times[0],
+                times[1],
+                eq1);
+    EXPECT_GT(times[0], eq1); // Eq. 1 has no latency terms
+    EXPECT_NEAR(times[0] / eq1, 1.0, 0.005);
+    EXPECT_NEAR(times[0] / times[1], 1.0, 0.001);
 }
 
 TEST_F(IterationProgramTest, OverlappedDpIsNoSlowerAndMoeRunsToCompletion)
