@@ -356,7 +356,7 @@ RunOne(const ScaleConfig& c)
         const FlowTransport::Stats s = flow->GetStats();
         j["peak_active_flows"] = s.peakActiveFlows;
         j["recomputations"] = s.recomputations;
-        j["bundled_messages"] = s.bundledMessages;
+        j["queued_messages"] = s.queuedMessages;
         j["flows_recomputed"] = s.flowsRecomputed;
         j["distance_fields"] = s.distanceFields;
     }

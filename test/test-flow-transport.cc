@@ -424,7 +424,7 @@ TEST_F(FlowTransportTest, ContentionAgreesWithin5Percent)
     }
 }
 
-/// Completion time of every message (ns, by message id) and the bundle count.
+/// Completion time of every message (time steps, by message index).
 struct Completions
 {
     std::vector<int64_t> at;
@@ -436,80 +436,53 @@ struct Completions
     }
 };
 
-TEST_F(FlowTransportTest, BundlesAreExact)
+TEST_F(FlowTransportTest, MessagesOfAConnectionGoFirstInFirstOut)
 {
-    // S0 =10G= S1 =20G= S2. Two equal messages 0 -> 4 at once are one flow of
-    // weight 2; with 1 -> 2 they share link 1 three ways (10/3 G each), and
-    // 3 -> 5 gets the rest of link 2: 20 - 2 x 10/3 = 40/3 G.
-    for (bool bundle : {true, false})
+    // S0 =10G= S1 =20G= S2. Two messages 0 -> 4 (A1, A2), one 1 -> 2 (C), one
+    // 3 -> 5 (D), all sent at 0. FIFO: A2 waits behind A1, so link 1 is
+    // shared by A1 and C (5G each) and D gets 20 - 5 = 15G; A1 and C end
+    // together and A2 then has link 1 alone (10G). Without FIFO A1, A2 and C
+    // share link 1 three ways (10/3 G) and D gets 20 - 20/3 = 40/3 G.
+    for (bool fifo : {true, false})
     {
         Ptr<FlowTransport> t = CreateObject<FlowTransport>();
-        t->SetAttribute("BundleFlows", BooleanValue(bundle));
+        t->SetAttribute("ConnectionFifo", BooleanValue(fifo));
         t->Setup(Line({10, 20}, 2));
         Completions c;
         Probe probe{t, {}, {}};
+        const uint64_t bytes = 10 * 1000 * 1000;
         for (auto [src, dst] :
              std::vector<std::pair<uint32_t, uint32_t>>{{0, 4}, {0, 4}, {1, 2}, {3, 5}})
         {
-            const uint64_t id = probe.ids.size();
+            const uint64_t k = probe.ids.size();
             probe.ids.push_back(
-                t->Send(src, dst, 10 * 1000 * 1000, MakeCallback(&Completions::Done, &c).Bind(id)));
+                t->Send(src, dst, bytes, MakeCallback(&Completions::Done, &c).Bind(k)));
         }
         Simulator::Schedule(MicroSeconds(1), &Probe::Read, &probe);
         Simulator::Run();
-        EXPECT_EQ(t->GetStats().bundledMessages, bundle ? 1u : 0u);
-        EXPECT_EQ(t->GetStats().flows, bundle ? 3u : 4u);
-        EXPECT_NEAR(probe.rates[0], 10e9 / 3, 1);
-        EXPECT_NEAR(probe.rates[1], 10e9 / 3, 1);
-        EXPECT_NEAR(probe.rates[2], 10e9 / 3, 1);
-        EXPECT_NEAR(probe.rates[3], 40e9 / 3, 1);
         ASSERT_EQ(c.at.size(), 4u);
-        EXPECT_EQ(c.at[0], c.at[1]);
+        EXPECT_EQ(t->GetStats().queuedMessages, fifo ? 1u : 0u);
+        EXPECT_EQ(t->GetTotals().messagesDelivered, 4u);
+        if (fifo)
+        {
+            EXPECT_DOUBLE_EQ(probe.rates[0], 5e9);
+            EXPECT_DOUBLE_EQ(probe.rates[1], 0);
+            EXPECT_DOUBLE_EQ(probe.rates[2], 5e9);
+            EXPECT_DOUBLE_EQ(probe.rates[3], 15e9);
+            // A2's wire bytes at 10G after A1's (same path, same latency)
+            const double wire = bytes + (bytes + 4095) / 4096 * 26.0;
+            EXPECT_NEAR((c.at[1] - c.at[0]) * 1e-9, wire * 8 / 10e9, 2e-9);
+        }
+        else
+        {
+            EXPECT_NEAR(probe.rates[0], 10e9 / 3, 1);
+            EXPECT_NEAR(probe.rates[1], 10e9 / 3, 1);
+            EXPECT_NEAR(probe.rates[2], 10e9 / 3, 1);
+            EXPECT_NEAR(probe.rates[3], 40e9 / 3, 1);
+            EXPECT_EQ(c.at[0], c.at[1]);
+        }
         t->Dispose();
         Simulator::Destroy();
-    }
-    // a chunked ring sends its chunks of a step at once: bundled, every
-    // message completes at exactly the time it does unbundled
-    for (const std::string name : {"rail-only", "rail-optimized"})
-    {
-        const FabricTopology topo =
-            name == "rail-only" ? BuildRailOnly(Dgx(32, 64)) : BuildRailOptimized(Dgx(32, 64));
-        std::vector<std::vector<int64_t>> times;
-        std::vector<uint64_t> bundled;
-        for (bool bundle : {true, false})
-        {
-            FlowHelper fh;
-            fh.SetTransportAttribute("BundleFlows", BooleanValue(bundle));
-            Ptr<FlowTransport> t = fh.Install(topo);
-            std::vector<int64_t> ends;
-
-            struct Trace
-            {
-                std::vector<int64_t>* ends;
-
-                void Done(uint32_t, uint32_t, uint64_t, Time)
-                {
-                    ends->push_back(Simulator::Now().GetTimeStep());
-                }
-            } trace{&ends};
-
-            t->TraceConnectWithoutContext("MessageComplete", MakeCallback(&Trace::Done, &trace));
-            CollectiveHelper helper{Ptr<Transport>(t)};
-            helper.SetChunkBytes(512 << 10);
-            helper.Install(CollectiveHelper::AllRanks(32),
-                           "allreduce",
-                           "ring",
-                           64 << 20,
-                           Seconds(0));
-            Simulator::Run();
-            bundled.push_back(t->GetStats().bundledMessages);
-            times.push_back(ends);
-            t->Dispose();
-            Simulator::Destroy();
-        }
-        EXPECT_GT(bundled[0], 0u) << name;
-        EXPECT_EQ(bundled[1], 0u) << name;
-        EXPECT_EQ(times[0], times[1]) << name;
     }
 }
 

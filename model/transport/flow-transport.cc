@@ -59,12 +59,12 @@ FlowTransport::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&FlowTransport::m_stripe),
                           MakeBooleanChecker())
-            .AddAttribute("BundleFlows",
-                          "Carry messages that a rank sends to the same destination at the same "
-                          "instant, with the same size and path, as one flow of that weight "
-                          "(exactly the same rates and times as separate flows, cheaper).",
+            .AddAttribute("ConnectionFifo",
+                          "Send the messages of one (source, destination) pair one after the "
+                          "other, as the packet level's connections (queue pairs) do; false: "
+                          "every message flows from its send on.",
                           BooleanValue(true),
-                          MakeBooleanAccessor(&FlowTransport::m_bundle),
+                          MakeBooleanAccessor(&FlowTransport::m_fifo),
                           MakeBooleanChecker())
             .AddTraceSource("MessageComplete",
                             "The last byte of a message was delivered.",
@@ -84,8 +84,7 @@ FlowTransport::DoDispose()
     Simulator::Cancel(m_fluidEvent);
     m_flows.clear();
     m_linkFlows.clear();
-    m_linkWeight.clear();
-    m_lastHead.clear();
+    m_connections.clear();
     m_tables.clear();
     m_fields.clear();
     Transport::DoDispose();
@@ -205,7 +204,6 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     }
     const size_t nl = m_capacity.size();
     m_linkFlows.assign(nl, {});
-    m_linkWeight.assign(nl, 0);
     m_linkMark.assign(nl, 0);
     m_capLeft.assign(nl, 0);
     m_unfrozen.assign(nl, 0);
@@ -336,12 +334,11 @@ FlowTransport::GetLinkName(uint32_t link) const
 double
 FlowTransport::GetRateBps(uint64_t id) const
 {
-    if (id >= m_flows.size())
+    if (id >= m_flows.size() || !m_flows[id].onLinks)
     {
         return 0;
     }
-    const Flow& f = m_flows[id].head == kNoHead ? m_flows[id] : m_flows[m_flows[id].head];
-    return f.onLinks ? f.rate * 8.0 : 0;
+    return m_flows[id].rate * 8.0;
 }
 
 std::vector<uint32_t>
@@ -351,7 +348,7 @@ FlowTransport::GetFlowLinks(uint64_t id) const
     {
         return {};
     }
-    return m_flows[id].head == kNoHead ? m_flows[id].links : m_flows[m_flows[id].head].links;
+    return m_flows[id].links;
 }
 
 // ---------------------------------------------------------------------------
@@ -713,9 +710,7 @@ FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCall
     f.done = done;
     f.links.clear();
     f.pos.clear();
-    f.members.clear();
-    f.weight = 1;
-    f.head = kNoHead;
+    f.next = kNoFlow;
     ++m_totals.messagesSent;
     m_totals.bytesSent += bytes;
     if (bytes == 0 || srcRank == dstRank)
@@ -738,15 +733,29 @@ FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCall
     }
     const uint64_t packets = (bytes + m_payload - 1) / m_payload;
     f.remaining = static_cast<double>(bytes + packets * m_overhead);
+    if (m_fifo)
+    {
+        Connection& c = m_connections[ConnectionKey(srcRank, dstRank)];
+        if (c.head != kNoFlow)
+        {
+            // behind the connection's earlier messages
+            m_flows[c.tail].next = id;
+            c.tail = id;
+            ++m_stats.queuedMessages;
+            return id;
+        }
+        c.head = id;
+        c.tail = id;
+    }
+    StartFlow(id);
+    return id;
+}
+
+void
+FlowTransport::StartFlow(uint32_t id)
+{
+    Flow& f = m_flows[id];
     f.lastUpdate = NowSteps();
-    if (Bundle(id))
-    {
-        return id;
-    }
-    if (m_bundle)
-    {
-        m_lastHead[srcRank] = id;
-    }
     f.onLinks = true;
     f.pos.resize(f.links.size());
     for (size_t i = 0; i < f.links.size(); ++i)
@@ -754,51 +763,11 @@ FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCall
         const uint32_t l = f.links[i];
         f.pos[i] = m_linkFlows[l].size();
         m_linkFlows[l].push_back(id);
-        ++m_linkWeight[l];
         MarkDirty(l);
     }
     ++m_stats.flows;
     ++m_stats.activeFlows;
     m_stats.peakActiveFlows = std::max(m_stats.peakActiveFlows, m_stats.activeFlows);
-    return id;
-}
-
-bool
-FlowTransport::Bundle(uint32_t id)
-{
-    if (!m_bundle)
-    {
-        return false;
-    }
-    Flow& f = m_flows[id];
-    if (m_lastHead.size() <= f.src)
-    {
-        m_lastHead.resize(m_nRanks > f.src ? m_nRanks : f.src + 1, kNoHead);
-    }
-    const uint32_t h = m_lastHead[f.src];
-    if (h == kNoHead || h == id)
-    {
-        return false;
-    }
-    Flow& head = m_flows[h];
-    // the head must not have been water-filled yet (rate 0 until the
-    // recomputation of this instant), so that both start at the same state
-    if (!head.onLinks || head.head != kNoHead || head.rate != 0 || head.src != f.src ||
-        head.lastUpdate != f.lastUpdate || head.dst != f.dst || head.bytes != f.bytes ||
-        head.latency != f.latency || head.links != f.links)
-    {
-        return false;
-    }
-    f.head = h;
-    f.links.clear();
-    head.members.push_back(id);
-    ++head.weight;
-    for (uint32_t l : head.links)
-    {
-        ++m_linkWeight[l];
-    }
-    ++m_stats.bundledMessages;
-    return true;
 }
 
 void
@@ -823,7 +792,6 @@ FlowTransport::RemoveFromLinks(uint32_t id)
         const uint32_t last = list.back();
         list[p] = last;
         list.pop_back();
-        m_linkWeight[l] -= f.weight;
         if (last != id)
         {
             Flow& o = m_flows[last];
@@ -928,7 +896,7 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
         {
             r = std::min(r, m_capacity[l]);
         }
-        m_newRate[id] = r / m_flows[id].weight; // per message
+        m_newRate[id] = r;
     }
     else
     {
@@ -942,7 +910,7 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
         {
             const uint32_t l = m_compLinks[i];
             m_capLeft[l] = m_capacity[l];
-            m_unfrozen[l] = m_linkWeight[l];
+            m_unfrozen[l] = m_linkFlows[l].size();
             ++m_linkVersion[l];
             if (m_unfrozen[l] > 0)
             {
@@ -970,12 +938,11 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
                     continue;
                 }
                 m_frozenMark[id] = epoch;
-                m_newRate[id] = level; // per message: a bundle takes weight shares
-                const uint32_t w = m_flows[id].weight;
+                m_newRate[id] = level;
                 for (uint32_t l2 : m_flows[id].links)
                 {
-                    m_capLeft[l2] -= level * w;
-                    m_unfrozen[l2] -= w;
+                    m_capLeft[l2] -= level;
+                    --m_unfrozen[l2];
                     if (l2 != l && m_unfrozen[l2] > 0)
                     {
                         ++m_linkVersion[l2];
@@ -1075,18 +1042,21 @@ FlowTransport::FluidEvent()
         f.remaining = 0;
         f.lastUpdate = now;
         RemoveFromLinks(c.id);
-        if (f.members.empty())
+        Simulator::Schedule(TimeStep(f.latency), &FlowTransport::Complete, this, c.id);
+        if (m_fifo)
         {
-            Simulator::Schedule(TimeStep(f.latency), &FlowTransport::Complete, this, c.id);
-            continue;
-        }
-        // a bundle: its messages complete in id order, as separate flows would
-        std::vector<uint32_t> ids = f.members;
-        ids.push_back(c.id);
-        std::sort(ids.begin(), ids.end());
-        for (uint32_t id : ids)
-        {
-            Simulator::Schedule(TimeStep(f.latency), &FlowTransport::Complete, this, id);
+            // the connection's next message follows its last byte
+            const auto it = m_connections.find(ConnectionKey(f.src, f.dst));
+            const uint32_t next = f.next;
+            if (next == kNoFlow)
+            {
+                m_connections.erase(it);
+            }
+            else
+            {
+                it->second.head = next;
+                StartFlow(next);
+            }
         }
     }
     Recompute();

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -86,14 +87,14 @@ namespace ns3
  * the earliest fluid end over all flows (a binary heap with lazy
  * invalidation) has one event, cancelled and rescheduled when rates change.
  *
- * <b>Bundles.</b> Messages that a rank sends to the same destination at the
- * same instant with the same size and the same path (for example the D
- * sub-pieces of one piece in a hierarchical AllReduce's domain step) have the
- * same max-min rate at every instant and end together. With BundleFlows
- * (default) they are one flow of weight w (w shares in water-filling, rate
- * per message unchanged): the rates and completion times are exactly those of
- * w separate flows, at 1/w of the cost. Each message keeps its own id, done
- * callback and trace; they complete in id order.
+ * <b>Connections.</b> As at the packet level, where the messages from one GPU
+ * to one destination form a connection (a queue pair) served first in, first
+ * out, messages of a (source, destination) pair are sent one after the other
+ * (attribute ConnectionFifo, default): a message sent while an earlier one
+ * of its pair is still flowing waits, and starts the instant the earlier
+ * one's last byte leaves (its packets follow back to back). So a pipelined
+ * collective's chunks arrive one after another, as on the wire, instead of
+ * all together at the end; connections share links max-min fairly.
  * Same inputs give bit-identical outputs: every container is walked in an
  * order fixed by the inputs (no pointer-keyed or unordered iteration).
  */
@@ -157,7 +158,7 @@ class FlowTransport : public Transport
         uint64_t flowsRecomputed{0}; //!< sum over runs of the flows in the component
         uint64_t linksRecomputed{0}; //!< sum over runs of the links in the component
         uint64_t distanceFields{0};  //!< breadth-first searches done for routes
-        uint64_t bundledMessages{0}; //!< messages carried by another message's flow
+        uint64_t queuedMessages{0};  //!< messages that waited behind their connection
     };
 
     /// \return the counters
@@ -170,8 +171,15 @@ class FlowTransport : public Transport
     void DoDispose() override;
 
   private:
-    /// Flow::head of a message that is its own flow.
-    static constexpr uint32_t kNoHead = 0xffffffffU;
+    /// No message (end of a connection's queue).
+    static constexpr uint32_t kNoFlow = 0xffffffffU;
+
+    /// A connection's queue: the flowing message and the last one queued.
+    struct Connection
+    {
+        uint32_t head{kNoFlow};
+        uint32_t tail{kNoFlow};
+    };
 
     /// One message.
     struct Flow
@@ -185,14 +193,12 @@ class FlowTransport : public Transport
         int64_t latency{0};     //!< time steps from fluid end to delivery
         uint32_t version{0};    //!< completion heap entries with another version are stale
         uint32_t mark{0};       //!< recomputation epoch it was last visited in
-        uint32_t weight{1};     //!< messages this flow carries (itself and members)
-        uint32_t head{kNoHead}; //!< a bundled message: the flow that carries it
         bool onLinks{false};    //!< in the link lists
+        uint32_t next{kNoFlow}; //!< the next message queued on its connection
         Time start;
         DoneCallback done;
-        std::vector<uint32_t> links;   //!< links crossed
-        std::vector<uint32_t> pos;     //!< index in each link's flow list
-        std::vector<uint32_t> members; //!< other messages this flow carries
+        std::vector<uint32_t> links; //!< links crossed
+        std::vector<uint32_t> pos;   //!< index in each link's flow list
     };
 
     /// A completion heap entry (earliest first).
@@ -224,7 +230,13 @@ class FlowTransport : public Transport
     void FluidEvent();
     void ScheduleNextFluidEnd();
     void Complete(uint32_t id);
-    bool Bundle(uint32_t id);
+    void StartFlow(uint32_t id);
+
+    static uint64_t ConnectionKey(uint32_t src, uint32_t dst)
+    {
+        return (static_cast<uint64_t>(src) << 32) | dst;
+    }
+
     void RemoveFromLinks(uint32_t id);
     int64_t NowSteps() const;
 
@@ -266,8 +278,6 @@ class FlowTransport : public Transport
     // ---- links and flows ----
     std::vector<double> m_capacity;                      //!< link -> bytes per second
     std::vector<std::vector<uint32_t>> m_linkFlows;      //!< link -> flows on it
-    std::vector<uint32_t> m_linkWeight;                  //!< link -> sum of its flows' weights
-    std::vector<uint32_t> m_lastHead;                    //!< src rank -> its last new flow
     std::vector<uint32_t> m_linkMark;                    //!< link -> epoch visited
     std::vector<double> m_capLeft;                       //!< water-filling scratch
     std::vector<uint32_t> m_unfrozen;                    //!< water-filling scratch
@@ -292,7 +302,8 @@ class FlowTransport : public Transport
     uint32_t m_overhead{26};
     bool m_storeAndForward{true};
     bool m_stripe{true};
-    bool m_bundle{true};
+    bool m_fifo{true};
+    std::unordered_map<uint64_t, Connection> m_connections; //!< busy connections only
 
     Totals m_totals;
     Stats m_stats;
