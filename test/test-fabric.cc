@@ -10,6 +10,7 @@
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/hb-domain-preset.h"
+#include "ns3/nstime.h"
 #include "ns3/pcap-file.h"
 #include "ns3/queue-size.h"
 #include "ns3/rng-seed-manager.h"
@@ -92,6 +93,38 @@ TEST_F(FabricTest, OneLinkMessageTimeIsClosedForm)
     const double packetTime = (payload + FabricHeader::kSerializedSize) * 8.0 / rate;
     EXPECT_NEAR(done.GetSeconds(), expected, packetTime);
     EXPECT_NEAR(done.GetSeconds(), expected, 1e-9); // exact up to time resolution
+}
+
+TEST_F(FabricTest, ConnectionWindowPacesBySendsPerCreditRoundTrip)
+{
+    // One link, 400 Gb/s, 700 ns; a window of 4 packets and credits that come
+    // back 1 us after delivery: packet k + 4 leaves when packet k's credit
+    // returns, t_p + 700 ns + 1 us after packet k left (t_p: one packet's
+    // serialization). 40 packets: the last leaves 3 t_p + 9 (t_p + 1.7 us)
+    // after the first and arrives t_p + 700 ns later.
+    FabricTopology topo("link");
+    const uint32_t a = topo.AddGpu(-1, 0);
+    const uint32_t b = topo.AddGpu(-1, 0);
+    const uint64_t rate = 400'000'000'000ULL;
+    topo.AddCable(a, b, rate, 700, TopoLinkKind::Direct);
+    const uint64_t bytes = 40 * 4096;
+    const double tp = (4096 + FabricHeader::kSerializedSize) * 8.0 / rate;
+    for (uint64_t window : {uint64_t{0}, uint64_t{4 * 4096}})
+    {
+        Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        Ptr<PacketTransport> t = fabric->GetTransport();
+        t->SetAttribute("ConnectionWindow", UintegerValue(window));
+        t->SetAttribute("CreditDelay", TimeValue(MicroSeconds(1)));
+        Time done;
+        t->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
+        Simulator::Run();
+        const double expected = window == 0 ? StoreAndForwardTime(bytes, 4096, rate, 1, 700e-9)
+                                            : 4 * tp + 9 * (tp + 1.7e-6) + 700e-9;
+        EXPECT_NEAR(done.GetSeconds(), expected, 3e-9) << "window " << window;
+        EXPECT_EQ(t->GetTotals().bytesDelivered, bytes);
+        fabric->Dispose();
+        Simulator::Destroy();
+    }
 }
 
 TEST_F(FabricTest, SwitchHopAddsOnePacketAndOneDelay)

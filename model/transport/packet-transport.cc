@@ -49,6 +49,20 @@ PacketTransport::GetTypeId()
             .SetParent<Transport>()
             .SetGroupName("GpuFabric")
             .AddConstructor<PacketTransport>()
+            .AddAttribute("ConnectionWindow",
+                          "Most payload bytes a GPU may have in flight to one destination "
+                          "(sent, not yet credited back by the receiver), as NCCL's fixed "
+                          "buffer slots per connection; 0: no limit (line rate from the "
+                          "start, flow control only).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&PacketTransport::m_window),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("CreditDelay",
+                          "Time for a credit (a delivered packet's buffer slot) to reach the "
+                          "sender; credits are not packets.",
+                          TimeValue(Seconds(0)),
+                          MakeTimeAccessor(&PacketTransport::m_creditDelay),
+                          MakeTimeChecker(Seconds(0)))
             .AddAttribute("RetransmitTimeout",
                           "Time from the loss of a packet to its retransmission (the "
                           "sender's retransmission timer).",
@@ -389,6 +403,17 @@ PacketTransport::Pump(FabricNetDevice* port)
         {
             const auto payload =
                 static_cast<uint32_t>(std::min<uint64_t>(m.bytes - m.queued, m_payload));
+            if (m_window > 0)
+            {
+                uint64_t& flying = ep.inFlight[m.dst];
+                if (flying > 0 && flying + payload > m_window)
+                {
+                    // out of credit: off the round robin until credit returns
+                    ep.blocked[m.dst].emplace_back(cid, port->GetPortIndex());
+                    continue;
+                }
+                flying += payload;
+            }
             m.queued += payload;
             FabricHeader h;
             h.src = m.src;
@@ -415,8 +440,55 @@ PacketTransport::Pump(FabricNetDevice* port)
 }
 
 void
+PacketTransport::Credit(uint32_t src, uint32_t dst, uint32_t bytes)
+{
+    if (m_window == 0)
+    {
+        return;
+    }
+    if (m_creditDelay.IsZero())
+    {
+        ReturnCredit(src, dst, bytes);
+    }
+    else
+    {
+        Simulator::Schedule(m_creditDelay, &PacketTransport::ReturnCredit, this, src, dst, bytes);
+    }
+}
+
+void
+PacketTransport::ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes)
+{
+    Endpoint& ep = m_endpoints[src];
+    auto it = ep.inFlight.find(dst);
+    if (it == ep.inFlight.end())
+    {
+        return;
+    }
+    it->second -= std::min<uint64_t>(it->second, bytes);
+    auto b = ep.blocked.find(dst);
+    if (b == ep.blocked.end())
+    {
+        return;
+    }
+    // back on their ports' round robins
+    std::vector<std::pair<uint32_t, uint16_t>> waiting;
+    waiting.swap(b->second);
+    ep.blocked.erase(b);
+    for (auto [cid, port] : waiting)
+    {
+        ep.busy[port].push_back(cid);
+        if (ep.busy[port].size() == 1)
+        {
+            Pump(PeekPointer(m_gpus[src]->GetPort(port)));
+        }
+    }
+}
+
+void
 PacketTransport::Deliver(Ptr<Packet> p, const FabricHeader& h)
 {
+    Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
     Message& m = m_messages[h.messageId];
     if (m.failed)
     {
@@ -460,10 +532,6 @@ PacketTransport::Complete(uint32_t id)
 void
 PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
 {
-    if (congestion && !m_recoverCongestion)
-    {
-        return;
-    }
     FabricHeader h;
     if (p->GetSize() < FabricHeader::kSerializedSize)
     {
@@ -475,9 +543,15 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         return;
     }
     Message& m = m_messages[h.messageId];
-    if (m.completed || m.failed || m.src != h.src || m.dst != h.dst)
+    if (m.src != h.src || m.dst != h.dst)
     {
         return; // not one of ours
+    }
+    // the lost packet's buffer slot is free again (a resend takes it anew)
+    Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
+    if ((congestion && !m_recoverCongestion) || m.completed || m.failed)
+    {
+        return;
     }
     ++m_lostPackets;
     if (m.lost++ == 0 && m.firstLoss.IsZero())
@@ -539,6 +613,10 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     p->AddHeader(h);
     --m.lost;
     ++m_retransmissions;
+    if (m_window > 0)
+    {
+        m_endpoints[m.src].inFlight[m.dst] += payload; // credited back on delivery or loss
+    }
     m_retransmitTrace(m.src, m.dst, id, seq);
     port->Enqueue(p, nullptr); // a loss here (down port) reports itself again
 }

@@ -33,6 +33,16 @@ namespace ns3
  * packet, so that a GPU injects at line rate and link-level flow control
  * backs up into the transport instead of dropping.
  *
+ * Credits (ConnectionWindow, off by default): a GPU may have at most that
+ * many payload bytes in flight to one destination; a delivered (or lost)
+ * packet's bytes come back as credit CreditDelay later (credits are not
+ * packets), and a connection out of credit leaves its port's round robin
+ * until credit returns. This is NCCL's per-connection buffer slots. Without
+ * it a GPU injects at line rate and incast ports queue until PFC pauses
+ * their senders, which then stall toward every destination (head-of-line
+ * blocking); a window sized so that an incast fits under PfcXoff keeps PFC
+ * as a backstop only.
+ *
  * Loss recovery (selective repeat): links are lossless by default, but a
  * packet can be lost to a full queue, a down link, a bit error, a dead end
  * of the routing or a GPU that does not relay. Every such loss is reported
@@ -192,6 +202,8 @@ class PacketTransport : public Transport
     void TxReady(Ptr<FabricNetDevice> port);
     void Pump(FabricNetDevice* port);
     void Deliver(Ptr<Packet> p, const FabricHeader& h);
+    void Credit(uint32_t src, uint32_t dst, uint32_t bytes);
+    void ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes);
     void Complete(uint32_t id);
     void Release(uint32_t id);
     std::vector<FabricNetDevice*> Route(uint32_t id) const;
@@ -211,9 +223,12 @@ class PacketTransport : public Transport
     /// Per GPU: its connections and, per port, the round robin of busy ones.
     struct Endpoint
     {
-        std::unordered_map<uint64_t, uint32_t> index; //!< (dst, port) -> connection
-        std::vector<Connection> connections;          //!< by index
-        std::vector<std::deque<uint32_t>> busy;       //!< per port: connections with data
+        std::unordered_map<uint64_t, uint32_t> index;    //!< (dst, port) -> connection
+        std::vector<Connection> connections;             //!< by index
+        std::vector<std::deque<uint32_t>> busy;          //!< per port: connections with data
+        std::unordered_map<uint32_t, uint64_t> inFlight; //!< dst -> bytes sent, not yet credited
+        std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint16_t>>>
+            blocked; //!< dst -> (connection, port) waiting for credit
     };
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
@@ -225,6 +240,8 @@ class PacketTransport : public Transport
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};
     Time m_rto;                              //!< RetransmitTimeout
+    uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
+    Time m_creditDelay;                      //!< CreditDelay
     uint32_t m_maxRetransmissions{0};        //!< per packet
     bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
     uint64_t m_retransmissions{0};           //!< packets resent
