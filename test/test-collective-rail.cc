@@ -71,6 +71,16 @@ TEST_F(CollectiveRailTest, HierarchicalAllReduceTakesTheSameTimeOnRailOnlyAndRai
                 ro.timeS,
                 ft.timeS);
     EXPECT_NEAR(ro.timeS / ft.timeS, 1.0, 0.01);
+    // and both take the formula's time: the domain reduce-scatter and
+    // allgather over NVLink plus the rail ring allreduce of S / K, in sequence
+    AlphaBetaParams ab;
+    ab.alpha = 2e-6;
+    ab.nvlinkRateBps = p.platform.nvlinkRate.GetBitRate() * 4096.0 / 4122;
+    ab.nicRateBps = p.platform.nicRate.GetBitRate() * 4096.0 / 4122;
+    ab.domainSize = p.platform.gpusPerDomain;
+    const double predicted = PredictedTime("allreduce", "hierarchical", 32, bytes, ab);
+    std::printf("hierarchical allreduce alpha-beta %.6f s\n", predicted);
+    EXPECT_NEAR(ro.timeS / predicted, 1.0, 0.02);
 }
 
 TEST_F(CollectiveRailTest, PxnAllToAllOverheadOnRailOnlyIsAboutNicOverNvlink)
