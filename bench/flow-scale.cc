@@ -447,8 +447,7 @@ PrintRow(const nlohmann::json& j)
 {
     if (j.contains("error"))
     {
-        fmt::print("error: {}\n", j["error"].get<std::string>());
-        return;
+        return; // reported on stderr at the end, exit status 2
     }
     fmt::print(
         "{:>15} {:>7} {:>9} {:>6} {:>10.2f} {:>10.2f} {:>9.2f} {:>9.2f} {:>10.0f} {:>10} {:>12} "
@@ -654,6 +653,15 @@ main(int argc, char* argv[])
             std::ofstream f(json);
             FabricRequire(f.good(), "--json", json, "a writable file path");
             f << nlohmann::json({{"runs", runs}}).dump(2) << "\n";
+        }
+        // a configuration rejected in a child process (bad --tp, --model, ...)
+        for (const auto& r : runs)
+        {
+            if (r.contains("error"))
+            {
+                fmt::print(stderr, "flow-scale: {}\n", r["error"].get<std::string>());
+                return 2;
+            }
         }
     }
     catch (const FabricConfigError& e)
