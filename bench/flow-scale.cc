@@ -192,7 +192,7 @@ RunOne(const ScaleConfig& c)
     using Clock = std::chrono::steady_clock;
     ClusterParams p;
     p.gpus = c.gpus;
-    p.platform = HbDomainPreset::Get(c.preset);
+    p.platform = ProgramPlatform(c.preset);
     p.radix = c.radix;
     FabricRequire(c.topology == "rail-only" || c.topology == "rail-optimized",
                   "--topology",

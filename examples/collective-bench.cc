@@ -159,7 +159,7 @@ main(int argc, char* argv[])
                       nodeBandwidthGbps,
                       "a positive rate");
         ClusterParams p;
-        p.platform = HbDomainPreset::Get(preset);
+        p.platform = ProgramPlatform(preset);
         p.gpus = gpus;
         p.radix = radix;
         if (topology == "direct-connect")

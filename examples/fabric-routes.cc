@@ -57,7 +57,7 @@ main(int argc, char* argv[])
     try
     {
         ClusterParams p;
-        p.platform = HbDomainPreset::Get(preset);
+        p.platform = ProgramPlatform(preset);
         p.gpus = gpus;
         p.radix = radix;
         p.oversubscription = oversubscription;

@@ -169,7 +169,7 @@ main(int argc, char* argv[])
     cmd.Parse(argc, argv);
     try
     {
-        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        const HbDomainPreset hw = ProgramPlatform(platform);
         const uint32_t k = hw.gpusPerDomain;
         // with the spare, (domains + 1) x K GPUs must fill a fat-tree whose
         // leaves are rail switches (radix 2 (domains + 1))

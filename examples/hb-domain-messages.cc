@@ -101,7 +101,7 @@ main(int argc, char* argv[])
     {
         FabricRequire(bytes > 0, "--bytes", bytes, "a positive byte count");
         ClusterParams p;
-        p.platform = HbDomainPreset::Get(preset);
+        p.platform = ProgramPlatform(preset);
         p.gpus = 2 * p.platform.gpusPerDomain;
         p.radix = 64;
         const FabricTopology topo = BuildRailOnly(p);
@@ -126,7 +126,7 @@ main(int argc, char* argv[])
         }
         Simulator::Run();
 
-        fmt::print("{} x 2 domains, rail-only, {} byte messages\n", preset, bytes);
+        fmt::print("{} x 2 domains, rail-only, {} byte messages\n", p.platform.name, bytes);
         fmt::print("{:<40} {:>5} {:>5} {:>12} {:>12}  {}\n",
                    "message",
                    "src",

@@ -225,7 +225,7 @@ main(int argc, char* argv[])
         const uint32_t layers = static_cast<uint32_t>(ParseInteger("--layers", layersText));
         const uint32_t hidden = static_cast<uint32_t>(ParseInteger("--hidden", hiddenText));
         const uint32_t seq = static_cast<uint32_t>(ParseInteger("--seq", seqText));
-        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        const HbDomainPreset hw = ProgramPlatform(platform);
         FabricRequire(n % hw.gpusPerDomain == 0,
                       "--gpus",
                       n,

@@ -260,7 +260,7 @@ main(int argc, char* argv[])
     try
     {
         const LlmModel m = LlmModel::Get(model);
-        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        const HbDomainPreset hw = ProgramPlatform(platform);
         WorkloadOptions opt;
         opt.dpAlgorithm = dpAlgorithm;
         opt.epAlgorithm = epAlgorithm;

@@ -4,6 +4,8 @@
 #include "program-support.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/hb-domain.h"
+#include "ns3/string.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -47,6 +49,14 @@ RejectUnknownFlags(const std::string& program,
             std::exit(2);
         }
     }
+}
+
+HbDomainPreset
+ProgramPlatform(const std::string& preset)
+{
+    Ptr<HbDomain> domain = CreateObject<HbDomain>();
+    domain->SetAttribute("Preset", StringValue(preset));
+    return domain->GetPlatform();
 }
 
 uint64_t

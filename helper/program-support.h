@@ -4,6 +4,8 @@
 #ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
 #define GPU_FABRIC_PROGRAM_SUPPORT_H
 
+#include "ns3/hb-domain-preset.h"
+
 #include <cstdint>
 #include <limits>
 #include <set>
@@ -58,6 +60,15 @@ std::vector<std::string> SplitList(const std::string& flag, const std::string& t
 std::vector<uint32_t> ParseIntegerList(const std::string& flag,
                                        const std::string& text,
                                        uint64_t minimum = 1);
+
+/**
+ * The platform a program simulates: the preset its flag names, with any
+ * figure overridden through the ns3::HbDomain attributes (for example
+ * --ns3::HbDomain::NvSwitchPlanes=2 on its command line).
+ * \param preset the preset name \return the platform, validated
+ * \throws FabricConfigError for an unknown preset or a bad figure
+ */
+HbDomainPreset ProgramPlatform(const std::string& preset);
 
 /// \return the process's peak resident set, bytes
 uint64_t PeakRssBytes();

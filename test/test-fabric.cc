@@ -10,11 +10,13 @@
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/hb-domain-preset.h"
+#include "ns3/hb-domain.h"
 #include "ns3/nstime.h"
 #include "ns3/pcap-file.h"
 #include "ns3/queue-size.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/topology-builders.h"
 #include "ns3/uinteger.h"
 
@@ -163,6 +165,56 @@ TEST_F(FabricTest, OneMessageStripesOverNvSwitchPlanesAtFullNvlinkRate)
     const double packetTime = 4122 * 8 / planeRate;
     const double expected = wire * 8 / rate + packetTime + 2 * 100e-9;
     EXPECT_NEAR(done.GetSeconds(), expected, packetTime);
+}
+
+TEST_F(FabricTest, HbDomainAttributesOverrideThePreset)
+{
+    // DGX-H100 with 2 planes of a 2.4 Tb/s NVLink and 250 ns per hop, set as
+    // ns-3 attribute defaults (what --ns3::HbDomain::... does on a command line)
+    Config::SetDefault("ns3::HbDomain::NvSwitchPlanes", UintegerValue(2));
+    Config::SetDefault("ns3::HbDomain::NvLinkRate", DataRateValue(DataRate("2400Gbps")));
+    Config::SetDefault("ns3::HbDomain::NvLinkLatency", TimeValue(NanoSeconds(250)));
+    const HbDomainPreset hw = CreateObject<HbDomain>()->GetPlatform();
+    Config::Reset();
+    EXPECT_EQ(hw.gpusPerDomain, 8u);
+    EXPECT_EQ(hw.nvswitchPlanes, 2u);
+    EXPECT_EQ(hw.nvlinkRate.GetBitRate(), 2'400'000'000'000ULL);
+    EXPECT_EQ(hw.nicRate, HbDomainPreset::Get("dgx-h100").nicRate);
+    EXPECT_EQ(hw.name, "dgx-h100+attributes");
+    FabricTopology topo("domain");
+    AddHbDomains(topo, 8, hw);
+    uint32_t planes = 0;
+    for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+    {
+        planes += topo.Node(v).kind == TopoNodeKind::NvSwitch;
+    }
+    EXPECT_EQ(planes, 2u);
+    // one message stripes over the two planes: the closed form at the new figures
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    Time done;
+    const uint64_t bytes = 8'000'000;
+    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
+    Simulator::Run();
+    const double rate = 2.4e12;
+    const uint64_t packets = (bytes + 4095) / 4096;
+    const double wire = bytes + packets * FabricHeader::kSerializedSize;
+    const double packetTime = 4122 * 8 / (rate / 2);
+    EXPECT_NEAR(done.GetSeconds(), wire * 8 / rate + packetTime + 2 * 250e-9, packetTime);
+    fabric->Dispose();
+    // bad figures are named
+    Ptr<HbDomain> bad = CreateObject<HbDomain>();
+    bad->SetAttribute("NvSwitchPlanes", UintegerValue(7));
+    try
+    {
+        bad->GetPlatform();
+        ADD_FAILURE() << "7 planes of 3.6 Tb/s accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("NVSwitch planes"), std::string::npos) << e.what();
+    }
+    bad->SetAttribute("Preset", StringValue("dgx-z9"));
+    EXPECT_THROW(bad->GetPlatform(), FabricConfigError);
 }
 
 TEST_F(FabricTest, WithoutStripingOneMessageUsesOnePlane)
