@@ -4,6 +4,7 @@
 #include "program-support.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
 #include "ns3/string.h"
 
@@ -32,7 +33,12 @@ RejectUnknownFlags(const std::string& program,
         {
             name.erase(0, 1);
         }
-        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
+        bool global = false; // ns-3 global values, e.g. --SchedulerType, --RngRun
+        for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
+        {
+            global = global || (*g)->GetName() == name;
+        }
+        if (global || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
             name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
             name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0 ||
             name.rfind("ns3::", 0) == 0)
