@@ -77,14 +77,21 @@ Star(uint32_t n, uint64_t rate, int64_t delayNs)
     return topo;
 }
 
-TEST_F(FabricTest, OneLinkMessageTimeIsClosedForm)
+/// Two GPUs joined by one cable.
+FabricTopology
+OneLink(uint64_t rate, int64_t delayNs)
 {
     FabricTopology topo("link");
     const uint32_t a = topo.AddGpu(-1, 0);
     const uint32_t b = topo.AddGpu(-1, 0);
+    topo.AddCable(a, b, rate, delayNs, TopoLinkKind::Direct);
+    return topo;
+}
+
+TEST_F(FabricTest, OneLinkMessageTimeIsClosedForm)
+{
     const uint64_t rate = 400'000'000'000ULL;
-    topo.AddCable(a, b, rate, 700, TopoLinkKind::Direct);
-    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    Ptr<Fabric> fabric = FabricHelper().Install(OneLink(rate, 700));
     Time done;
     const uint64_t bytes = 10'000'000; // not a multiple of the payload
     fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
@@ -104,11 +111,8 @@ TEST_F(FabricTest, ConnectionWindowPacesBySendsPerCreditRoundTrip)
     // returns, t_p + 700 ns + 1 us after packet k left (t_p: one packet's
     // serialization). 40 packets: the last leaves 3 t_p + 9 (t_p + 1.7 us)
     // after the first and arrives t_p + 700 ns later.
-    FabricTopology topo("link");
-    const uint32_t a = topo.AddGpu(-1, 0);
-    const uint32_t b = topo.AddGpu(-1, 0);
     const uint64_t rate = 400'000'000'000ULL;
-    topo.AddCable(a, b, rate, 700, TopoLinkKind::Direct);
+    const FabricTopology topo = OneLink(rate, 700);
     const uint64_t bytes = 40 * 4096;
     const double tp = (4096 + FabricHeader::kSerializedSize) * 8.0 / rate;
     for (uint64_t window : {uint64_t{0}, uint64_t{4 * 4096}})

@@ -61,6 +61,23 @@ PipelineDepth(uint64_t largestPiece, uint64_t chunkBytes)
     return (largestPiece + chunkBytes - 1) / chunkBytes;
 }
 
+/// P, the chunks per piece (from the largest piece), checked against the
+/// chunk limit of a schedule.
+uint32_t
+PiecesDepth(const std::vector<uint64_t>& pieces, uint64_t chunkBytes)
+{
+    const uint64_t largest = pieces.empty() ? 0 : *std::max_element(pieces.begin(), pieces.end());
+    const uint64_t P = PipelineDepth(largest, chunkBytes);
+    FabricRequire(pieces.size() * P < kMaxChunks,
+                  "chunkBytes",
+                  chunkBytes,
+                  fmt::format("a size giving fewer than {} chunks ({} pieces of up to {} bytes)",
+                              kMaxChunks,
+                              pieces.size(),
+                              largest));
+    return static_cast<uint32_t>(P);
+}
+
 /**
  * Adds pieces.size() * P chunks (piece-major) to \p s, where P is derived
  * from the largest piece; \return P.  src/dst give each piece's chunk fields.
@@ -73,15 +90,7 @@ AddPieces(CollectiveSchedule& s,
           SrcFn src,
           DstFn dst)
 {
-    uint64_t largest = pieces.empty() ? 0 : *std::max_element(pieces.begin(), pieces.end());
-    uint64_t P = PipelineDepth(largest, chunkBytes);
-    FabricRequire(pieces.size() * P < kMaxChunks,
-                  "chunkBytes",
-                  chunkBytes,
-                  fmt::format("a size giving fewer than {} chunks ({} pieces of up to {} bytes)",
-                              kMaxChunks,
-                              pieces.size(),
-                              largest));
+    const uint32_t P = PiecesDepth(pieces, chunkBytes);
     for (size_t k = 0; k < pieces.size(); ++k)
     {
         for (uint64_t b : SplitBytes(pieces[k], P))
@@ -89,7 +98,7 @@ AddPieces(CollectiveSchedule& s,
             s.AddChunk(b, src(k), dst(k));
         }
     }
-    return static_cast<uint32_t>(P);
+    return P;
 }
 
 /// Splits \p bytes into outer parts, each into inner pieces (flattened, outer-major).
@@ -837,16 +846,7 @@ HierarchicalAllReduce(uint32_t n,
     // them as one message (CollectiveOp::count = D), as an implementation
     // sends a piece's buffer, not D messages.
     const std::vector<uint64_t> pieces = TwoLevelSplit(bytes, channels, uint64_t{K} * D);
-    const uint64_t largest = pieces.empty() ? 0 : *std::max_element(pieces.begin(), pieces.end());
-    const uint64_t P64 = PipelineDepth(largest, chunkBytes);
-    FabricRequire(pieces.size() * P64 < kMaxChunks,
-                  "chunkBytes",
-                  chunkBytes,
-                  fmt::format("a size giving fewer than {} chunks ({} pieces of up to {} bytes)",
-                              kMaxChunks,
-                              pieces.size(),
-                              largest));
-    const auto P = static_cast<uint32_t>(P64);
+    const uint32_t P = PiecesDepth(pieces, chunkBytes);
     {
         std::vector<std::vector<uint64_t>> split(D);
         for (uint32_t cl = 0; cl < channels * K; ++cl)
