@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -79,5 +80,26 @@ INSTANTIATE_TEST_SUITE_P(
         std::replace(name.begin(), name.end(), '-', '_');
         return name;
     });
+
+TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
+{
+    // wall times and memory differ from run to run; what is simulated must not
+    const auto [first, second] = RunTwice("flow-scale", "--gpus=1024", "flow-scale");
+    const auto a = nlohmann::json::parse(first)["runs"];
+    const auto b = nlohmann::json::parse(second)["runs"];
+    ASSERT_EQ(a.size(), 2u); // rail-only and rail-optimized
+    ASSERT_EQ(b.size(), 2u);
+    for (size_t i = 0; i < 2; ++i)
+    {
+        for (const char* key :
+             {"topology", "iteration_s", "flows", "bytes_delivered", "tp", "dp", "eq1_iteration_s"})
+        {
+            EXPECT_EQ(a[i][key], b[i][key]) << key;
+        }
+        EXPECT_EQ(a[i]["flows"], a[i]["messages_delivered"]);
+    }
+    // rail-only and the rail-optimized fat-tree take the same time (the paper's result)
+    EXPECT_EQ(a[0]["iteration_s"], a[1]["iteration_s"]);
+}
 
 } // namespace
