@@ -198,10 +198,6 @@ RunOne(const ScaleConfig& c)
                   "--topology",
                   c.topology,
                   "rail-only, rail-optimized or both");
-    FabricRequire(c.backend == "flow" || c.backend == "packet",
-                  "--backend",
-                  c.backend,
-                  "flow or packet");
     FabricRequire(c.workload == "iteration" || c.workload == "phases",
                   "--workload",
                   c.workload,
@@ -247,23 +243,13 @@ RunOne(const ScaleConfig& c)
     }
     const auto t0 = Clock::now();
     const double cpu0 = CpuSeconds();
-    Ptr<Transport> transport;
-    Ptr<Fabric> fabric;
-    Ptr<FlowTransport> flow;
-    {
-        const FabricTopology topo =
-            c.topology == "rail-only" ? BuildRailOnly(p) : BuildRailOptimized(p);
-        if (c.backend == "flow")
-        {
-            flow = FlowHelper().Install(topo);
-            transport = flow;
-        }
-        else
-        {
-            fabric = FabricHelper().Install(topo);
-            transport = fabric->GetTransport();
-        }
-    }
+    ProgramBackend installed =
+        InstallBackend("--backend",
+                       c.backend,
+                       c.topology == "rail-only" ? BuildRailOnly(p) : BuildRailOptimized(p));
+    Ptr<Transport> transport = installed.transport;
+    Ptr<Fabric> fabric = installed.fabric;
+    Ptr<FlowTransport> flow = installed.flow;
     const auto t1 = Clock::now();
     Workload w;
     CollectiveHelper helper(transport);

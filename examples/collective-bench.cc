@@ -168,16 +168,9 @@ main(int argc, char* argv[])
         }
         const FabricTopology topo =
             BuildTopology(topology, p, graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
-        Ptr<Fabric> fabric;
-        Ptr<FlowTransport> flow;
-        if (backend == "flow")
-        {
-            flow = FlowHelper().Install(topo);
-        }
-        else
-        {
-            fabric = FabricHelper().Install(topo);
-        }
+        const ProgramBackend installed = InstallBackend("--backend", backend, topo);
+        Ptr<Fabric> fabric = installed.fabric;
+        Ptr<FlowTransport> flow = installed.flow;
         CollectiveHelper helper =
             fabric ? CollectiveHelper(fabric) : CollectiveHelper(Ptr<Transport>(flow));
         if (flow)

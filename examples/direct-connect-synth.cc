@@ -33,6 +33,7 @@
 #include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
+#include "ns3/program-support.h"
 #include "ns3/schedule-checker.h"
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
@@ -111,6 +112,7 @@ struct SimSettings
     double bandwidthBps{0};                        //!< B per host
     int64_t delayNs{100};                          //!< link delay
     uint32_t chunksPerShard{0};                    //!< 0: exact (capped at kMaxAutoChunks)
+    std::string backend{"packet"};                 //!< packet or flow
     static constexpr uint32_t kMaxAutoChunks = 64; //!< cap of the automatic choice
 };
 
@@ -141,10 +143,13 @@ Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& s
     const auto rate = static_cast<uint64_t>(sim.bandwidthBps);
     p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
     p.linkDelayNs = sim.delayNs;
-    Ptr<Fabric> fabric = FabricHelper().Install(BuildDirectConnect(g, rate, p));
-    Ptr<CollectiveRun> run = CollectiveHelper(fabric).Install(std::move(cs), Seconds(0));
+    ProgramBackend b = InstallBackend("--backend", sim.backend, BuildDirectConnect(g, rate, p));
+    Ptr<CollectiveRun> run = (b.fabric ? CollectiveHelper(b.fabric) : CollectiveHelper(b.transport))
+                                 .Install(std::move(cs), Seconds(0));
     Simulator::Run();
     const CollectiveResult r = run->GetResult();
+    run = nullptr;
+    b.Dispose();
     Simulator::Destroy();
     FabricRequire(r.complete, "--simulate", g.Name(), "a schedule that completes");
     SimOutcome o;
@@ -182,8 +187,9 @@ SimulateGraph(const DirectConnectGraph& g, const SimSettings& sim, nlohmann::jso
         }
     }
     const SimOutcome b = Simulate(g, ar, simAr);
-    fmt::print("packet-level simulation of {}: M = {} bytes, B = {} bit/s, link delay {} ns, "
+    fmt::print("{}-level simulation of {}: M = {} bytes, B = {} bit/s, link delay {} ns, "
                "alpha (one hop) = {:.6g} s\n",
+               sim.backend,
                g.Name(),
                sim.bytes,
                sim.bandwidthBps,
@@ -379,13 +385,13 @@ main(int argc, char* argv[])
 {
     // ns3::CommandLine exits with status 1 on an unknown flag; check names first
     // so that every bad flag gets the same message and status 2.
-    const std::set<std::string> known{"nodes",        "degree",       "alpha",
-                                      "bandwidth",    "size",         "depth",
-                                      "graph",        "edges",        "json",
-                                      "simulate",     "chunks",       "delay-ns",
-                                      "help",         "PrintHelp",    "PrintGlobals",
-                                      "PrintGroups",  "PrintGroup",   "PrintAttributes",
-                                      "PrintVersion", "PrintTypeIds", "version"};
+    const std::set<std::string> known{
+        "nodes",        "degree",     "alpha",           "bandwidth",
+        "size",         "depth",      "graph",           "edges",
+        "json",         "simulate",   "chunks",          "delay-ns",
+        "backend",      "help",       "PrintHelp",       "PrintGlobals",
+        "PrintGroups",  "PrintGroup", "PrintAttributes", "PrintVersion",
+        "PrintTypeIds", "version"};
     for (int i = 1; i < argc; ++i)
     {
         std::string arg = argv[i];
@@ -431,6 +437,8 @@ main(int argc, char* argv[])
                  "also a multiple of 2..d when that stays <= 64)",
                  chunks);
     cmd.AddValue("delay-ns", "with --simulate: link delay in nanoseconds", delayNs);
+    std::string backend = "packet";
+    cmd.AddValue("backend", "with --simulate: packet | flow (flow-level backend)", backend);
     cmd.Parse(argc, argv);
     try
     {
@@ -455,6 +463,7 @@ main(int argc, char* argv[])
                           "a rate of 1e3 .. 1e15 bit/s with --simulate");
             sim.chunksPerShard = ParseCount("--chunks", chunks, "an integer >= 0 (0: exact)");
             sim.delayNs = ParseCount("--delay-ns", delayNs, "an integer number of ns >= 0");
+            sim.backend = backend;
         }
         if (!graph.empty())
         {

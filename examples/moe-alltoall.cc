@@ -39,16 +39,16 @@ namespace
 
 const std::map<std::string, double> kPaperOverheadPct = {{"dgx-a100", 8.2}, {"dgx-h100", 11.2}};
 
-/// One simulated run on a fresh fabric: \return completion seconds.
+/// One simulated run on a fresh backend: \return completion seconds.
 double
-Run(const FabricTopology& topo, const ParallelProgram& prog)
+Run(const FabricTopology& topo, const ParallelProgram& prog, const std::string& backend)
 {
-    Ptr<Fabric> fabric = FabricHelper().Install(topo);
-    Ptr<ProgramRunner> runner = RunProgram(prog, fabric->GetTransport());
+    ProgramBackend b = InstallBackend("--backend", backend, topo);
+    Ptr<ProgramRunner> runner = RunProgram(prog, b.transport);
     NS_ABORT_MSG_IF(!runner->IsComplete(), "all-to-all did not complete");
-    NS_ABORT_MSG_IF(fabric->GetTotalDrops() != 0, "packets dropped");
+    NS_ABORT_MSG_IF(b.fabric && b.fabric->GetTotalDrops() != 0, "packets dropped");
     const double t = runner->GetFinishTime().GetSeconds();
-    fabric->Dispose();
+    b.Dispose();
     Simulator::Destroy();
     return t;
 }
@@ -113,11 +113,12 @@ main(int argc, char* argv[])
     std::string bytesText = std::to_string(16ULL << 20);
     std::string chunkText = std::to_string(256ULL << 10);
     std::string json;
+    std::string backend = "packet";
 
     RejectUnknownFlags("moe-alltoall",
                        argc,
                        argv,
-                       {"presets", "gpus", "bytes", "chunk-bytes", "json"});
+                       {"presets", "gpus", "bytes", "chunk-bytes", "json", "backend"});
     CommandLine cmd(__FILE__);
     cmd.Usage("MoE all-to-all on rail-only (forwarding through NVLink) vs a rail-optimized "
               "fat-tree (direct), beside the rail-only paper's overhead.");
@@ -131,6 +132,7 @@ main(int argc, char* argv[])
                  "chunk of the pipelined pxn all-to-all, bytes (0: per piece)",
                  chunkText);
     cmd.AddValue("json", "write results as JSON to this path", json);
+    cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
     cmd.Parse(argc, argv);
 
     try
@@ -185,11 +187,13 @@ main(int argc, char* argv[])
             {
                 all[r] = r;
             }
-            const double ro = Run(railOnly, TwoStep(n, k, bytes));
-            const double ft =
-                Run(fatTree, OneComm(n, {"alltoall", "direct", all, bytes, 0, k, "direct"}));
-            const double pipe =
-                Run(railOnly, OneComm(n, {"alltoall", "pxn", all, bytes, chunk, k, "pxn"}));
+            const double ro = Run(railOnly, TwoStep(n, k, bytes), backend);
+            const double ft = Run(fatTree,
+                                  OneComm(n, {"alltoall", "direct", all, bytes, 0, k, "direct"}),
+                                  backend);
+            const double pipe = Run(railOnly,
+                                    OneComm(n, {"alltoall", "pxn", all, bytes, chunk, k, "pxn"}),
+                                    backend);
             // the alpha-beta model, unoverlapped steps
             AlphaBetaParams p;
             p.nvlinkRateBps = hw.nvlinkRate.GetBitRate();
@@ -215,6 +219,7 @@ main(int argc, char* argv[])
                        paper == kPaperOverheadPct.end() ? std::string("-")
                                                         : fmt::format("{:.1f}%", paper->second));
             nlohmann::json row = {{"preset", hw.name},
+                                  {"backend", backend},
                                   {"gpus", n},
                                   {"gpus_per_domain", k},
                                   {"bytes", bytes},

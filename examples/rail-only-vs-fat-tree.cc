@@ -289,17 +289,9 @@ main(int argc, char* argv[])
         {
             const FabricTopology topo = Build(topology, cp);
             // the same topology feeds either backend
-            Ptr<Fabric> fabric;
-            Ptr<Transport> transport;
-            if (backend == "flow")
-            {
-                transport = FlowHelper().Install(topo);
-            }
-            else
-            {
-                fabric = FabricHelper().Install(topo);
-                transport = fabric->GetTransport();
-            }
+            ProgramBackend installed = InstallBackend("--backend", backend, topo);
+            Ptr<Fabric> fabric = installed.fabric;
+            Ptr<Transport> transport = installed.transport;
             Ptr<ProgramRunner> runner = RunProgram(ip.program, transport);
             NS_ABORT_MSG_IF(!runner->IsComplete(), "iteration did not complete on " << topology);
             Row r;

@@ -4,6 +4,7 @@
 #include "program-support.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/flow-helper.h"
 #include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
 #include "ns3/string.h"
@@ -55,6 +56,37 @@ RejectUnknownFlags(const std::string& program,
             std::exit(2);
         }
     }
+}
+
+void
+ProgramBackend::Dispose()
+{
+    if (fabric)
+    {
+        fabric->Dispose();
+    }
+    if (transport)
+    {
+        transport->Dispose();
+    }
+}
+
+ProgramBackend
+InstallBackend(const std::string& flag, const std::string& backend, const FabricTopology& topology)
+{
+    FabricRequire(backend == "packet" || backend == "flow", flag, backend, "packet or flow");
+    ProgramBackend b;
+    if (backend == "flow")
+    {
+        b.flow = FlowHelper().Install(topology);
+        b.transport = b.flow;
+    }
+    else
+    {
+        b.fabric = FabricHelper().Install(topology);
+        b.transport = b.fabric->GetTransport();
+    }
+    return b;
 }
 
 HbDomainPreset

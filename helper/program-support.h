@@ -4,6 +4,8 @@
 #ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
 #define GPU_FABRIC_PROGRAM_SUPPORT_H
 
+#include "ns3/fabric-helper.h"
+#include "ns3/flow-transport.h"
 #include "ns3/hb-domain-preset.h"
 
 #include <cstdint>
@@ -69,6 +71,30 @@ std::vector<uint32_t> ParseIntegerList(const std::string& flag,
  * \throws FabricConfigError for an unknown preset or a bad figure
  */
 HbDomainPreset ProgramPlatform(const std::string& preset);
+
+/**
+ * The message layer a program runs on: the packet-level fabric (with its
+ * Fabric, for drops and traces) or the flow-level backend, from one topology.
+ */
+struct ProgramBackend
+{
+    Ptr<Fabric> fabric;       //!< packet level only
+    Ptr<FlowTransport> flow;  //!< flow level only
+    Ptr<Transport> transport; //!< either
+
+    /// Dispose of what was installed (call before Simulator::Destroy).
+    void Dispose();
+};
+
+/**
+ * Install the backend a --backend flag names.
+ * \param flag the flag (for the error) \param backend "packet" or "flow"
+ * \param topology the topology \return the installed backend
+ * \throws FabricConfigError for another name
+ */
+ProgramBackend InstallBackend(const std::string& flag,
+                              const std::string& backend,
+                              const FabricTopology& topology);
 
 /// \return the process's peak resident set, bytes
 uint64_t PeakRssBytes();
