@@ -218,13 +218,20 @@ CollectiveRun::Issue(uint32_t rank, uint32_t op)
     m_ops[rank][op].issued = true;
     const CollectiveOp& o = m_schedule.Op(rank, op);
     const auto& comm = m_schedule.Communicator();
-    m_ops[rank][op].message = m_transport->Send(
-        comm[rank],
-        comm[o.peer],
-        o.bytes,
-        // a counted reference: a run nobody else holds (no
-        // applications) lives while its messages are in flight
-        MakeCallback(&CollectiveRun::Delivered, Ptr<CollectiveRun>(this), rank, op));
+    // the transport holds a reference while the message is in flight, so a
+    // run nobody else holds (no applications) lives until its messages arrive
+    m_ops[rank][op].message = m_transport->Send(comm[rank],
+                                                comm[o.peer],
+                                                o.bytes,
+                                                this,
+                                                (static_cast<uint64_t>(rank) << 32) | op,
+                                                Ptr<Object>(this));
+}
+
+void
+CollectiveRun::MessageDelivered(uint64_t cookie)
+{
+    Delivered(static_cast<uint32_t>(cookie >> 32), static_cast<uint32_t>(cookie));
 }
 
 void

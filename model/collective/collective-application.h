@@ -53,7 +53,7 @@ struct CollectiveResult
  * reductions and copies take no time. The schedule is only read, so one
  * executor serves every algorithm and any schedule loaded from a file.
  */
-class CollectiveRun : public Object
+class CollectiveRun : public Object, public MessageSink
 {
   public:
     /// \return the TypeId
@@ -102,6 +102,9 @@ class CollectiveRun : public Object
     bool IsFailed() const;
     /// \return which ranks, which message and since when (empty unless failed)
     const std::string& GetFailureReport() const;
+
+    /// A send's last byte arrived (cookie: rank << 32 | op).
+    void MessageDelivered(uint64_t cookie) override;
 
   protected:
     void DoDispose() override;

@@ -15,6 +15,23 @@ namespace ns3
 
 /**
  * \ingroup gpu-fabric
+ * \brief Receives delivery notices without a Callback object per message
+ *        (for sources that send millions of messages, such as CollectiveRun).
+ */
+class MessageSink
+{
+  public:
+    virtual ~MessageSink() = default;
+
+    /**
+     * The last byte of a message sent with this sink arrived.
+     * \param cookie the value given to Transport::Send
+     */
+    virtual void MessageDelivered(uint64_t cookie) = 0;
+};
+
+/**
+ * \ingroup gpu-fabric
  * \brief The message layer every traffic source talks to.
  *
  * A backend moves `bytes` from one rank to another and calls `done` when the
@@ -31,6 +48,18 @@ class Transport : public Object
     /// Invoked once, at the simulated time the last byte arrives.
     typedef Callback<void> DoneCallback;
 
+    /// Whom a message's delivery is told: a callback or a sink and cookie.
+    struct Delivery
+    {
+        DoneCallback done;          //!< called when set
+        MessageSink* sink{nullptr}; //!< told when set
+        uint64_t cookie{0};         //!< for the sink
+        Ptr<Object> keepAlive;      //!< held until delivery or failure (the sink's owner)
+
+        /// Tell whoever is waiting (once; the delivery is then empty).
+        void Notify();
+    };
+
     /**
      * Send a message.
      * \param srcRank sender \param dstRank receiver
@@ -38,10 +67,30 @@ class Transport : public Object
      * \param done called on delivery of the last byte (may be null)
      * \return a message id, unique among messages in flight
      */
-    virtual uint64_t Send(uint32_t srcRank,
-                          uint32_t dstRank,
-                          uint64_t bytes,
-                          DoneCallback done) = 0;
+    uint64_t Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+    {
+        return DoSend(srcRank, dstRank, bytes, Delivery{done, nullptr, 0, nullptr});
+    }
+
+    /**
+     * Send a message; its delivery calls sink->MessageDelivered(cookie). No
+     * object is made per message.
+     * \param srcRank sender \param dstRank receiver
+     * \param bytes payload bytes (0 completes at once)
+     * \param sink told on delivery of the last byte \param cookie passed back
+     * \param keepAlive held by the transport until the message is delivered or
+     *        fails (the object the sink belongs to, so that it outlives the message)
+     * \return a message id, unique among messages in flight
+     */
+    uint64_t Send(uint32_t srcRank,
+                  uint32_t dstRank,
+                  uint64_t bytes,
+                  MessageSink* sink,
+                  uint64_t cookie,
+                  Ptr<Object> keepAlive = nullptr)
+    {
+        return DoSend(srcRank, dstRank, bytes, Delivery{DoneCallback(), sink, cookie, keepAlive});
+    }
 
     /// \return number of ranks served
     virtual uint32_t GetNRanks() const = 0;
@@ -67,6 +116,16 @@ class Transport : public Object
     static uint16_t FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id);
 
   protected:
+    /**
+     * What a backend implements behind both Send overloads.
+     * \param srcRank sender \param dstRank receiver \param bytes payload bytes
+     * \param delivery whom to tell on delivery \return the message id
+     */
+    virtual uint64_t DoSend(uint32_t srcRank,
+                            uint32_t dstRank,
+                            uint64_t bytes,
+                            Delivery delivery) = 0;
+
     /// Throw FabricConfigError unless both ranks are below GetNRanks().
     void RequireRanks(uint32_t srcRank, uint32_t dstRank) const;
 };

@@ -681,7 +681,7 @@ FlowTransport::NowSteps() const
 }
 
 uint64_t
-FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery)
 {
     RequireRanks(srcRank, dstRank);
     // ids exactly as PacketTransport allocates them, so that flow labels and
@@ -707,7 +707,7 @@ FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCall
     f.remaining = 0;
     f.onLinks = false;
     f.start = Simulator::Now();
-    f.done = done;
+    f.delivery = std::move(delivery);
     f.links.clear();
     f.pos.clear();
     f.next = kNoFlow;
@@ -725,7 +725,7 @@ FlowTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCall
     }
     catch (const FabricConfigError&)
     {
-        f.done = DoneCallback();
+        f.delivery = Delivery();
         m_free.push_back(id);
         --m_totals.messagesSent;
         m_totals.bytesSent -= bytes;
@@ -1069,13 +1069,10 @@ FlowTransport::Complete(uint32_t id)
     ++m_totals.messagesDelivered;
     m_totals.bytesDelivered += f.bytes;
     m_completeTrace(f.src, f.dst, f.bytes, f.start);
-    DoneCallback done = f.done;
-    f.done = DoneCallback();
+    Delivery delivery = std::move(f.delivery);
+    f.delivery = Delivery();
     m_free.push_back(id);
-    if (!done.IsNull())
-    {
-        done();
-    }
+    delivery.Notify();
 }
 
 } // namespace ns3

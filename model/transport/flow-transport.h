@@ -121,7 +121,6 @@ class FlowTransport : public Transport
      */
     void Setup(const FabricTopology& topo, std::vector<FabricRoutingTable> tables);
 
-    uint64_t Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done) override;
     uint32_t GetNRanks() const override;
     Totals GetTotals() const override;
 
@@ -196,7 +195,7 @@ class FlowTransport : public Transport
         bool onLinks{false};    //!< in the link lists
         uint32_t next{kNoFlow}; //!< the next message queued on its connection
         Time start;
-        DoneCallback done;
+        Delivery delivery;
         std::vector<uint32_t> links; //!< links crossed
         std::vector<uint32_t> pos;   //!< index in each link's flow list
     };
@@ -230,6 +229,7 @@ class FlowTransport : public Transport
     void FluidEvent();
     void ScheduleNextFluidEnd();
     void Complete(uint32_t id);
+    uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
     void StartFlow(uint32_t id);
 
     static uint64_t ConnectionKey(uint32_t src, uint32_t dst)

@@ -34,6 +34,26 @@ Transport::FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id)
 }
 
 void
+Transport::Delivery::Notify()
+{
+    // the owner stays alive through the notice even if it was the last reference
+    const Ptr<Object> owner = std::move(keepAlive);
+    keepAlive = nullptr;
+    if (sink != nullptr)
+    {
+        MessageSink* s = sink;
+        sink = nullptr;
+        s->MessageDelivered(cookie);
+    }
+    else if (!done.IsNull())
+    {
+        DoneCallback d = done;
+        done = DoneCallback();
+        d();
+    }
+}
+
+void
 Transport::RequireRanks(uint32_t srcRank, uint32_t dstRank) const
 {
     const uint32_t n = GetNRanks();
@@ -173,7 +193,7 @@ PacketTransport::GetEcnMarkedPackets() const
 }
 
 uint32_t
-PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery)
 {
     RequireRanks(srcRank, dstRank);
     uint32_t id;
@@ -193,7 +213,7 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     m.dst = dstRank;
     m.bytes = bytes;
     m.start = Simulator::Now();
-    m.done = done;
+    m.delivery = std::move(delivery);
     // Flow label per message (like one queue pair per message): spreads
     // concurrent messages of one pair over ECMP paths, keeps each in order.
     m.flowLabel = FlowLabelOf(srcRank, dstRank, id);
@@ -236,9 +256,9 @@ PacketTransport::Reject(uint32_t id, const std::string& why)
 }
 
 uint64_t
-PacketTransport::Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
+PacketTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery)
 {
-    const uint32_t id = NewMessage(srcRank, dstRank, bytes, done);
+    const uint32_t id = NewMessage(srcRank, dstRank, bytes, std::move(delivery));
     if (Local(id))
     {
         return id;
@@ -319,7 +339,7 @@ PacketTransport::SendRouted(uint32_t srcRank,
                             uint16_t routeId,
                             DoneCallback done)
 {
-    const uint32_t id = NewMessage(srcRank, dstRank, bytes, done);
+    const uint32_t id = NewMessage(srcRank, dstRank, bytes, Delivery{done, nullptr, 0, nullptr});
     Message& m = m_messages[id];
     m.flowLabel = routeId; // the route id travels in the flow label
     m.routed = true;
@@ -519,14 +539,11 @@ PacketTransport::Complete(uint32_t id)
     ++m_totals.messagesDelivered;
     m_totals.bytesDelivered += m.delivered;
     m_completeTrace(m.src, m.dst, m.bytes, m.start);
-    DoneCallback done = m.done;
-    m.done = DoneCallback();
+    Delivery delivery = std::move(m.delivery);
+    m.delivery = Delivery();
     m.completed = true;
     Release(id);
-    if (!done.IsNull())
-    {
-        done();
-    }
+    delivery.Notify();
 }
 
 void
@@ -630,7 +647,7 @@ PacketTransport::Fail(uint32_t id, const std::string& why)
         return;
     }
     m.failed = true; // its id is never reused: stragglers may still arrive
-    m.done = DoneCallback();
+    m.delivery = Delivery();
     --m_pending;
     MessageReport r = Report(id);
     r.reason = why;

@@ -79,8 +79,6 @@ class PacketTransport : public Transport
      */
     void Install(const std::vector<Ptr<FabricGpu>>& gpus);
 
-    uint64_t Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done) override;
-
     /**
      * Send a message along a registered explicit route (see
      * Fabric::RegisterRoute) instead of the forwarding tables.
@@ -192,10 +190,11 @@ class PacketTransport : public Transport
         uint32_t lost{0};   //!< packets lost and not yet resent successfully
         Time start;
         Time firstLoss; //!< time of its first lost packet
-        DoneCallback done;
+        Delivery delivery;
     };
 
-    uint32_t NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done);
+    uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
+    uint32_t NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery);
     bool Local(uint32_t id);
     [[noreturn]] void Reject(uint32_t id, const std::string& why);
     void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
