@@ -111,7 +111,7 @@ main(int argc, char* argv[])
     std::string presets = "dgx-a100,dgx-h100";
     std::string gpusText = "64";
     std::string bytesText = std::to_string(16ULL << 20);
-    std::string chunkText = std::to_string(256ULL << 10);
+    std::string chunkText = std::to_string(64ULL << 10);
     std::string json;
     std::string backend = "packet";
 
@@ -129,7 +129,8 @@ main(int argc, char* argv[])
     cmd.AddValue("gpus", "GPUs N (a multiple of K with at least 2 domains)", gpusText);
     cmd.AddValue("bytes", "all-to-all send buffer per GPU, bytes", bytesText);
     cmd.AddValue("chunk-bytes",
-                 "chunk of the pipelined pxn all-to-all, bytes (0: per piece)",
+                 "chunk of the pipelined pxn all-to-all, bytes (0: per piece); below the piece "
+                 "size (bytes / GPUs) to pipeline",
                  chunkText);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
