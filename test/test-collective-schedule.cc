@@ -1162,9 +1162,9 @@ TEST(CollectiveMetrics, AlphaBetaFormulas)
     EXPECT_NEAR(DoubleBinaryTreeAllReduceTime(16, S, p) / (2 * S / B), 1.0, 0.01);
     EXPECT_NEAR(SendRecvTime(S, p), S / B, 1e-12);
 
-    // Hierarchical: in the domain a step moves D sub-pieces back to back, so
-    // steps pipeline: (K-1) S/(K Bnv) + alpha per phase; on the rail one
-    // message per step: 2(D-1)(alpha + S/(K D Bnic)).
+    // Hierarchical: in the domain a step moves a piece's D sub-pieces as one
+    // message: (K-1)(alpha + S/(K Bnv)) per phase; on the rail one message
+    // per step: 2(D-1)(alpha + S/(K D Bnic)).
     AlphaBetaParams h;
     h.alpha = 2e-6;
     h.domainSize = 8;
@@ -1173,7 +1173,7 @@ TEST(CollectiveMetrics, AlphaBetaFormulas)
     const double bnv = 3.6e12 / 8;
     const double bnic = 400e9 / 8;
     EXPECT_NEAR(HierarchicalAllReduceTime(32, S, h),
-                2 * (7 * S / 8.0 / bnv + 2e-6) + 6 * (2e-6 + S / 32.0 / bnic),
+                2 * 7 * (2e-6 + S / 8.0 / bnv) + 6 * (2e-6 + S / 32.0 / bnic),
                 1e-12);
     // PXN vs direct on a rail-optimized fat-tree: overhead is the NVLink step.
     h.alpha = 0;

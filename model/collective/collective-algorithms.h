@@ -244,7 +244,9 @@ CollectiveSchedule HalvingDoublingAllReduce(uint32_t ranks,
  * of piece l among the D = n / K ranks with local index l (rail l); (3) ring
  * allgather inside each domain.  K = 1 is a flat ring over all ranks; K = n a
  * single-domain ring.  Layout: channels parts x K pieces x D sub-pieces x P
- * chunks, index (((channel * K) + piece) * D + subpiece) * P + sub.
+ * chunks, index (((channel * K) + piece) * P + sub) * D + subpiece, so that
+ * a domain step moves chunk sub of a piece's D sub-pieces as one op
+ * (CollectiveOp::count = D).
  * \param ranks n >= 2 \param domainSize K, dividing n \param bytes buffer size
  * \param chunkBytes pipelining chunk \param channels rings in parallel
  * \return the schedule

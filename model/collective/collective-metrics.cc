@@ -185,11 +185,12 @@ HierarchicalAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p)
     if (K > 1)
     {
         RequireRate(p.nvlinkRateBps, "nvlinkRateBps");
-        // Reduce-scatter and allgather: K-1 steps each, S/K per step.
+        // Reduce-scatter and allgather: K-1 steps each, S/K per step, in
+        // messages of D sub-piece chunks (one message per step unchunked)
         const double step = S / K;
         t += 2 * PipelineTime(K - 1,
                               step,
-                              ChunkOf(S / n / p.channels, p.chunkBytes),
+                              D * ChunkOf(S / n / p.channels, p.chunkBytes),
                               p.alpha,
                               p.nvlinkRateBps,
                               true);

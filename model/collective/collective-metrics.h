@@ -156,13 +156,11 @@ double HalvingDoublingAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBetaP
  *        ring reduce-scatter in the domain (K-1 steps of S/K over NVLink),
  *        ring allreduce on the rail (2(D-1) steps of S/(KD) over the NIC),
  *        ring allgather in the domain (K-1 steps of S/K over NVLink), phases
- *        in sequence, each a PipelineTime on one link.  In the domain a step
- *        moves D sub-pieces back to back, so for large S its latency hides
- *        behind the data: T = 2((K-1) 8S/(K B_nv) + alpha) + 2(D-1)(alpha +
- *        8S/(K D B_nic)) when 8S/(K B_nv) > alpha + 8S/(n B_nv); with D = 1
- *        it is the classic 2(K-1)(alpha + 8S/(K B_nv)).  Data flow lets the
- *        end of one phase overlap the start of the next by up to one step,
- *        so this is an upper bound by at most that much.
+ *        in sequence, each a PipelineTime on one link.  A domain step moves
+ *        a piece's D sub-pieces as one message per pipelining chunk, so
+ *        unchunked T = 2(K-1)(alpha + 8S/(K B_nv)) + 2(D-1)(alpha +
+ *        8S/(K D B_nic)); with chunks the steps pipeline as in a chunked
+ *        ring (messages of D chunks in the domain).
  * \param n ranks \param bytes S \param p model parameters (domainSize, nvlinkRateBps,
  *        nicRateBps) \return seconds
  */
