@@ -11,6 +11,7 @@
 #include "ns3/fabric-routing.h"
 #include "ns3/flow-helper.h"
 #include "ns3/nstime.h"
+#include "ns3/program-support.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/uinteger.h"
@@ -247,17 +248,9 @@ CollectiveTime(const FabricTopology& topo,
                const std::string& algorithm,
                uint64_t bytes)
 {
-    Ptr<Fabric> fabric;
-    Ptr<Transport> transport;
-    if (flow)
-    {
-        transport = FlowHelper().Install(topo);
-    }
-    else
-    {
-        fabric = FabricHelper().Install(topo);
-        transport = fabric->GetTransport();
-    }
+    ProgramBackend b = InstallBackend("backend", flow ? "flow" : "packet", topo);
+    Ptr<Fabric> fabric = b.fabric;
+    Ptr<Transport> transport = b.transport;
     CollectiveHelper helper(transport);
     helper.SetDomainSize(topo.gpusPerDomain);
     Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topo.GetNGpus()),
@@ -535,17 +528,8 @@ TEST_F(FlowTransportTest, SinkSendsAreDeliveredLikeCallbackSends)
         RecordingSink sink;
         for (bool useSink : {false, true})
         {
-            Ptr<Fabric> fabric;
-            Ptr<Transport> t;
-            if (flow)
-            {
-                t = FlowHelper().Install(topo);
-            }
-            else
-            {
-                fabric = FabricHelper().Install(topo);
-                t = fabric->GetTransport();
-            }
+            ProgramBackend b = InstallBackend("backend", flow ? "flow" : "packet", topo);
+            Ptr<Transport> t = b.transport;
             Completions c;
             Ptr<Object> owner = CreateObject<Object>();
             const std::vector<std::pair<uint32_t, uint32_t>> pairs{{0, 9}, {3, 17}, {3, 17}};
@@ -573,11 +557,7 @@ TEST_F(FlowTransportTest, SinkSendsAreDeliveredLikeCallbackSends)
             {
                 byCallback = c.at;
             }
-            if (fabric)
-            {
-                fabric->Dispose();
-            }
-            t->Dispose();
+            b.Dispose();
             Simulator::Destroy();
         }
         ASSERT_EQ(sink.notices.size(), 3u);
