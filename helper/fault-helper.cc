@@ -300,40 +300,47 @@ FaultHelper::When(Time at) const
 }
 
 void
-FaultHelper::LinkDown(uint32_t cable, Time at) const
+FaultHelper::RequireCable(uint32_t cable) const
 {
     const uint32_t n = m_fabric->GetTopology().Cables().size();
     FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
-    Simulator::Schedule(When(at), &FaultInjector::LinkDown, m_injector, cable);
 }
 
 void
-FaultHelper::LinkUp(uint32_t cable, Time at) const
-{
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
-    Simulator::Schedule(When(at), &FaultInjector::LinkUp, m_injector, cable);
-}
-
-void
-FaultHelper::SwitchDown(uint32_t vertex, Time at) const
+FaultHelper::RequireSwitchVertex(uint32_t vertex) const
 {
     const FabricTopology& topo = m_fabric->GetTopology();
     FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
                   "switch vertex",
                   vertex,
                   "a switch or NVSwitch vertex of the topology (GPUs: GpuDown)");
+}
+
+void
+FaultHelper::LinkDown(uint32_t cable, Time at) const
+{
+    RequireCable(cable);
+    Simulator::Schedule(When(at), &FaultInjector::LinkDown, m_injector, cable);
+}
+
+void
+FaultHelper::LinkUp(uint32_t cable, Time at) const
+{
+    RequireCable(cable);
+    Simulator::Schedule(When(at), &FaultInjector::LinkUp, m_injector, cable);
+}
+
+void
+FaultHelper::SwitchDown(uint32_t vertex, Time at) const
+{
+    RequireSwitchVertex(vertex);
     Simulator::Schedule(When(at), &FaultInjector::SwitchDown, m_injector, vertex);
 }
 
 void
 FaultHelper::SwitchUp(uint32_t vertex, Time at) const
 {
-    const FabricTopology& topo = m_fabric->GetTopology();
-    FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
-                  "switch vertex",
-                  vertex,
-                  "a switch or NVSwitch vertex of the topology");
+    RequireSwitchVertex(vertex);
     Simulator::Schedule(When(at), &FaultInjector::SwitchUp, m_injector, vertex);
 }
 

@@ -167,6 +167,10 @@ class FaultHelper
 
   private:
     Time When(Time at) const;
+    /// Throws FabricConfigError unless \p cable is a cable of the fabric.
+    void RequireCable(uint32_t cable) const;
+    /// Throws FabricConfigError unless \p vertex is a switch or NVSwitch.
+    void RequireSwitchVertex(uint32_t vertex) const;
 
     Ptr<Fabric> m_fabric;
     Ptr<FaultInjector> m_injector;
