@@ -9,6 +9,7 @@
 #include "ns3/object.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace ns3
 {
@@ -28,6 +29,40 @@ class MessageSink
      * \param cookie the value given to Transport::Send
      */
     virtual void MessageDelivered(uint64_t cookie) = 0;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Message ids, recycled last in, first out. Both backends allocate
+ *        through one, so that a message gets the same id, hence the same flow
+ *        label and ECMP path, at packet and at flow level.
+ */
+class MessageIdPool
+{
+  public:
+    /**
+     * \param slots ids in use or free so far (the caller's table size)
+     * \return the most recently released id, or \p slots (a new slot) if none
+     */
+    uint32_t Take(size_t slots)
+    {
+        if (m_free.empty())
+        {
+            return static_cast<uint32_t>(slots);
+        }
+        const uint32_t id = m_free.back();
+        m_free.pop_back();
+        return id;
+    }
+
+    /// \param id an id that may be reused
+    void Release(uint32_t id)
+    {
+        m_free.push_back(id);
+    }
+
+  private:
+    std::vector<uint32_t> m_free; //!< released ids, most recent last
 };
 
 /**

@@ -686,15 +686,9 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     RequireRanks(srcRank, dstRank);
     // ids exactly as PacketTransport allocates them, so that flow labels and
     // hence ECMP paths agree
-    uint32_t id;
-    if (!m_free.empty())
+    const uint32_t id = m_ids.Take(m_flows.size());
+    if (id == m_flows.size())
     {
-        id = m_free.back();
-        m_free.pop_back();
-    }
-    else
-    {
-        id = m_flows.size();
         m_flows.emplace_back();
         m_frozenMark.push_back(0);
         m_newRate.push_back(0);
@@ -726,7 +720,7 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     catch (const FabricConfigError&)
     {
         f.delivery = Delivery();
-        m_free.push_back(id);
+        m_ids.Release(id);
         --m_totals.messagesSent;
         m_totals.bytesSent -= bytes;
         throw;
@@ -1071,7 +1065,7 @@ FlowTransport::Complete(uint32_t id)
     m_completeTrace(f.src, f.dst, f.bytes, f.start);
     Delivery delivery = std::move(f.delivery);
     f.delivery = Delivery();
-    m_free.push_back(id);
+    m_ids.Release(id);
     delivery.Notify();
 }
 

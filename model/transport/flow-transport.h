@@ -284,7 +284,7 @@ class FlowTransport : public Transport
     std::vector<uint32_t> m_linkVersion;                 //!< water-filling heap versions
     std::vector<uint32_t> m_dirty;                       //!< links changed since the last run
     std::vector<Flow> m_flows;                           //!< by id
-    std::vector<uint32_t> m_free;                        //!< recycled ids
+    MessageIdPool m_ids;                                 //!< as PacketTransport's
     std::vector<uint32_t> m_compFlows;                   //!< scratch
     std::vector<uint32_t> m_compLinks;                   //!< scratch
     std::vector<uint32_t> m_frozenMark;                  //!< flow -> epoch frozen

@@ -196,15 +196,9 @@ uint32_t
 PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery)
 {
     RequireRanks(srcRank, dstRank);
-    uint32_t id;
-    if (!m_free.empty())
+    const uint32_t id = m_ids.Take(m_messages.size());
+    if (id == m_messages.size())
     {
-        id = m_free.back();
-        m_free.pop_back();
-    }
-    else
-    {
-        id = m_messages.size();
         m_messages.emplace_back();
     }
     Message& m = m_messages[id];
@@ -246,7 +240,7 @@ PacketTransport::Reject(uint32_t id, const std::string& why)
 {
     const Message m = m_messages[id];
     m_messages[id].completed = true; // a free slot, never pending
-    m_free.push_back(id);
+    m_ids.Release(id);
     --m_pending;
     --m_totals.messagesSent;
     m_totals.bytesSent -= m.bytes;
@@ -828,7 +822,7 @@ PacketTransport::Release(uint32_t id)
     const Message& m = m_messages[id];
     if (m.completed && m.queueRefs == 0)
     {
-        m_free.push_back(id);
+        m_ids.Release(id);
     }
 }
 

@@ -233,7 +233,7 @@ class PacketTransport : public Transport
     std::vector<Endpoint> m_endpoints;                        //!< by rank
     std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
     std::vector<Message> m_messages;                          //!< by id
-    std::vector<uint32_t> m_free;                             //!< recycled ids
+    MessageIdPool m_ids;                                      //!< message ids
     uint32_t m_payload{0};                                    //!< payload bytes per packet
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
