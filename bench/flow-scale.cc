@@ -248,8 +248,6 @@ RunOne(const ScaleConfig& c)
                        c.backend,
                        c.topology == "rail-only" ? BuildRailOnly(p) : BuildRailOptimized(p));
     Ptr<Transport> transport = installed.transport;
-    Ptr<Fabric> fabric = installed.fabric;
-    Ptr<FlowTransport> flow = installed.flow;
     const auto t1 = Clock::now();
     Workload w;
     CollectiveHelper helper(transport);
@@ -268,10 +266,10 @@ RunOne(const ScaleConfig& c)
         for (size_t k = 0; k < runs.size(); ++k)
         {
             const auto& members = program->program.comms[k].members;
-            if (runs[k] && std::find(members.begin(), members.end(), 0U) != members.end())
+            const auto rank0 = std::find(members.begin(), members.end(), 0U);
+            if (runs[k] && rank0 != members.end())
             {
-                const uint32_t local =
-                    std::find(members.begin(), members.end(), 0U) - members.begin();
+                const auto local = static_cast<uint32_t>(rank0 - members.begin());
                 const double d =
                     (runs[k]->GetRankFinishTime(local) - runs[k]->GetStartTime()).GetSeconds();
                 (program->info[k].dim == ParallelDim::TP ? tpS : dpS) += d;
@@ -337,20 +335,16 @@ RunOne(const ScaleConfig& c)
     j["messages_delivered"] = tot.messagesDelivered;
     j["bytes_delivered"] = tot.bytesDelivered;
     j["simulated_time_s"] = simulated;
-    if (flow)
+    if (installed.flow)
     {
-        const FlowTransport::Stats s = flow->GetStats();
+        const FlowTransport::Stats s = installed.flow->GetStats();
         j["peak_active_flows"] = s.peakActiveFlows;
         j["recomputations"] = s.recomputations;
         j["queued_messages"] = s.queuedMessages;
         j["flows_recomputed"] = s.flowsRecomputed;
         j["distance_fields"] = s.distanceFields;
     }
-    if (fabric)
-    {
-        fabric->Dispose();
-    }
-    transport->Dispose();
+    installed.Dispose();
     Simulator::Destroy();
     return j;
 }

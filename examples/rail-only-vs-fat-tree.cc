@@ -290,9 +290,7 @@ main(int argc, char* argv[])
             const FabricTopology topo = Build(topology, cp);
             // the same topology feeds either backend
             ProgramBackend installed = InstallBackend("--backend", backend, topo);
-            Ptr<Fabric> fabric = installed.fabric;
-            Ptr<Transport> transport = installed.transport;
-            Ptr<ProgramRunner> runner = RunProgram(ip.program, transport);
+            Ptr<ProgramRunner> runner = RunProgram(ip.program, installed.transport);
             NS_ABORT_MSG_IF(!runner->IsComplete(), "iteration did not complete on " << topology);
             Row r;
             r.topology = topology;
@@ -307,11 +305,7 @@ main(int argc, char* argv[])
             r.cost = costModel->Cost(r.counts);
             r.power = costModel->Power(r.counts);
             rows.push_back(r);
-            if (fabric)
-            {
-                fabric->Dispose();
-            }
-            transport->Dispose();
+            installed.Dispose();
             Simulator::Destroy();
         }
 
