@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,60 @@ struct BareLoop
         }
         --left;
         Simulator::Schedule(NanoSeconds(delayNs), &BareLoop::Tick, this, delayNs);
+    }
+};
+
+/**
+ * Samples how many events wait in the scheduler during the fabric run, so
+ * that the bare loop is measured with a queue of the same size (a scheduler
+ * event costs more in a bigger, colder queue). ns-3 has no getter for the
+ * queue size; every scheduled event takes the next uid, so the pending count
+ * is (uid of a new event - events executed) up to a constant, which is read
+ * off once the run has drained the queue.
+ */
+struct PendingSampler
+{
+    Ptr<PacketTransport> transport;
+    Time period;
+    std::vector<std::pair<uint64_t, uint64_t>> samples; //!< (uid, executed)
+    uint64_t ticks{0};                                  //!< sampler events executed
+    Time lastCompletion;                                //!< when the last message completed
+
+    void Completed(uint32_t, uint32_t, uint64_t, Time)
+    {
+        lastCompletion = Simulator::Now();
+    }
+
+    void Tick()
+    {
+        ++ticks;
+        if (transport->GetPendingMessages() == 0)
+        {
+            return; // the workload is done: stop, or the run never ends
+        }
+        const EventId next = Simulator::Schedule(period, &PendingSampler::Tick, this);
+        samples.emplace_back(next.GetUid(), Simulator::GetEventCount());
+    }
+
+    /// \return the mean number of pending events, the sampler's own excluded
+    double MeanPending() const
+    {
+        // after the run nothing is pending: the probe's uid fixes the offset
+        const EventId probe = Simulator::Schedule(Seconds(0), [] {});
+        const double offset =
+            static_cast<double>(probe.GetUid()) - static_cast<double>(Simulator::GetEventCount());
+        Simulator::Cancel(probe);
+        if (samples.empty())
+        {
+            return 0;
+        }
+        double sum = 0;
+        for (const auto& [uid, executed] : samples)
+        {
+            // minus one: the sampler's own next tick
+            sum += static_cast<double>(uid) - static_cast<double>(executed) - offset - 1;
+        }
+        return sum / samples.size();
     }
 };
 
@@ -117,11 +172,21 @@ main(int argc, char* argv[])
         {
             transport->Send(order[i], order[(i + 1) % hosts], flowBytes, Transport::DoneCallback());
         }
+        // one sample per 64 packet times of a link: few events, many samples
+        PendingSampler sampler{transport,
+                               Seconds(64.0 * 4122 * 8 / DataRate(rate).GetBitRate()),
+                               {},
+                               0,
+                               Time()};
+        transport->TraceConnectWithoutContext("MessageComplete",
+                                              MakeCallback(&PendingSampler::Completed, &sampler));
+        Simulator::Schedule(sampler.period, &PendingSampler::Tick, &sampler);
         const double t0 = WallSeconds();
         Simulator::Run();
         const double wall = WallSeconds() - t0;
-        const uint64_t events = Simulator::GetEventCount();
-        const Time simTime = Simulator::Now();
+        const uint64_t events = Simulator::GetEventCount() - sampler.ticks;
+        const double meanPending = sampler.MeanPending();
+        const Time simTime = sampler.lastCompletion; // not the sampler's last tick
         const uint64_t packets = transport->GetPacketsDelivered();
         const auto totals = transport->GetTotals();
         const uint64_t drops = fabric->GetTotalDrops();
@@ -130,7 +195,9 @@ main(int argc, char* argv[])
         Simulator::Destroy();
 
         const double eventsPerS = events / wall;
-        const double bareRate = BareSchedulerRate(4 * hosts, std::max<uint64_t>(events, 1'000'000));
+        const double bareRate =
+            BareSchedulerRate(static_cast<uint32_t>(std::max(1.0, std::round(meanPending))),
+                              std::max<uint64_t>(events, 1'000'000));
         const double ratio = bareRate / eventsPerS;
         const uint64_t rss = PeakRssBytes();
 
@@ -150,6 +217,7 @@ main(int argc, char* argv[])
                    hosts);
         fmt::print("  drops                             {:>10}\n", drops);
         fmt::print("  events per wall second            {:>10.0f}\n", eventsPerS);
+        fmt::print("  mean pending events (fabric run)  {:>10.0f}\n", meanPending);
         fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
         fmt::print("  event cost ratio (bare / fabric)  {:>10.2f}\n", ratio);
         fmt::print("  simulated bytes per wall second   {:>10.3e}\n", totals.bytesDelivered / wall);
@@ -163,6 +231,7 @@ main(int argc, char* argv[])
                                 {"packets", packets},
                                 {"events_per_s", eventsPerS},
                                 {"bare_scheduler_events_per_s", bareRate},
+                                {"mean_pending_events", meanPending},
                                 {"event_cost_ratio", ratio},
                                 {"peak_rss_bytes", rss},
                                 {"simulated_time_s", simTime.GetSeconds()},
