@@ -40,7 +40,21 @@ FabricChannel::GetTypeId()
     return tid;
 }
 
-FabricChannel::FabricChannel() = default;
+FabricChannel::FabricChannel()
+{
+    m_dir[0].arrive = Create<FabricRecurringEvent<FabricChannel, &FabricChannel::Arrive<0>>>(this);
+    m_dir[1].arrive = Create<FabricRecurringEvent<FabricChannel, &FabricChannel::Arrive<1>>>(this);
+}
+
+void
+FabricChannel::DoDispose()
+{
+    m_dir[0].arrive->Detach();
+    m_dir[1].arrive->Detach();
+    m_dir[0].wire.clear();
+    m_dir[1].wire.clear();
+    Channel::DoDispose();
+}
 
 void
 FabricChannel::Attach(Ptr<FabricNetDevice> device)
@@ -50,26 +64,38 @@ FabricChannel::Attach(Ptr<FabricNetDevice> device)
 }
 
 void
-FabricChannel::Transmit(Ptr<Packet> p, const FabricNetDevice* sender, Time txTime) const
+FabricChannel::Transmit(Ptr<Packet> p,
+                        const FabricHeaderData* h,
+                        const FabricNetDevice* sender,
+                        Time txTime)
 {
-    // raw peer pointer: the channel holds both ends for the whole run, and
-    // this is the hottest call of a packet-level run
-    FabricNetDevice* peer =
-        PeekPointer(m_device[0]) == sender ? PeekPointer(m_device[1]) : PeekPointer(m_device[0]);
-    if (m_ber > 0 && Corrupt(p->GetSize()))
+    const uint32_t d = PeekPointer(m_device[0]) == sender ? 0 : 1;
+    Direction& dir = m_dir[d];
+    const bool corrupted = m_ber > 0 && Corrupt(p->GetSize());
+    const Time now = Simulator::Now();
+    // in order on the wire: never before the packet ahead (see class doc)
+    const Time arrival = std::max(now + txTime + m_delay, dir.lastArrival);
+    dir.lastArrival = arrival;
+    FabricRingPush(
+        dir.wire,
+        InFlight{std::move(p), h != nullptr ? *h : FabricHeaderData(), h != nullptr, corrupted});
+    dir.arrive->Schedule(m_device[1 - d]->GetNodeId(), arrival - now);
+}
+
+template <uint32_t d>
+void
+FabricChannel::Arrive()
+{
+    Direction& dir = m_dir[d];
+    const InFlight f = std::move(dir.wire.front());
+    dir.wire.pop_front();
+    FabricNetDevice* peer = PeekPointer(m_device[1 - d]);
+    if (f.corrupted)
     {
-        Simulator::ScheduleWithContext(peer->GetNodeId(),
-                                       txTime + m_delay,
-                                       &FabricNetDevice::ReceiveCorrupted,
-                                       peer,
-                                       p);
+        peer->ReceiveCorrupted(f.packet);
         return;
     }
-    Simulator::ScheduleWithContext(peer->GetNodeId(),
-                                   txTime + m_delay,
-                                   &FabricNetDevice::Receive,
-                                   peer,
-                                   p);
+    peer->Receive(f.packet, f.hasHeader ? &f.header : nullptr);
 }
 
 bool

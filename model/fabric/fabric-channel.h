@@ -4,11 +4,16 @@
 #ifndef GPU_FABRIC_FABRIC_CHANNEL_H
 #define GPU_FABRIC_FABRIC_CHANNEL_H
 
+#include "fabric-event.h"
+#include "fabric-header.h"
+
 #include "ns3/channel.h"
 #include "ns3/nstime.h"
 #include "ns3/packet.h"
 #include "ns3/ptr.h"
 #include "ns3/random-variable-stream.h"
+
+#include <boost/circular_buffer.hpp>
 
 namespace ns3
 {
@@ -26,6 +31,12 @@ class FabricNetDevice;
  * 64-byte frames that preempt data, and modelling them as out-of-band keeps
  * them off the data queues.  The Delay attribute is what ns-3's distributed
  * engine reads to compute lookahead.
+ *
+ * Packets on one direction of the cable arrive in the order they were sent
+ * (one serializer, one delay): each direction keeps its packets in flight in
+ * a FIFO and delivers the head at each arrival, through one reusable event.
+ * A Delay lowered during a run applies to packets sent after the ones
+ * already on the wire (they cannot be overtaken).
  */
 class FabricChannel : public Channel
 {
@@ -43,10 +54,14 @@ class FabricChannel : public Channel
     /**
      * Carry a data packet from \p sender to the peer.
      * \param p the packet (header included)
+     * \param h the packet's header, passed along to the peer, or nullptr
      * \param sender the transmitting device
      * \param txTime serialization time of \p p at the sender's rate
      */
-    void Transmit(Ptr<Packet> p, const FabricNetDevice* sender, Time txTime) const;
+    void Transmit(Ptr<Packet> p,
+                  const FabricHeaderData* h,
+                  const FabricNetDevice* sender,
+                  Time txTime);
 
     /**
      * Carry a flow-control frame from \p sender to the peer.
@@ -88,14 +103,39 @@ class FabricChannel : public Channel
     std::size_t GetNDevices() const override;
     Ptr<NetDevice> GetDevice(std::size_t i) const override;
 
+  protected:
+    void DoDispose() override;
+
   private:
+    /// A packet on the wire.
+    struct InFlight
+    {
+        Ptr<Packet> packet;      //!< the packet
+        FabricHeaderData header; //!< its header, if hasHeader
+        bool hasHeader;          //!< header was passed along
+        bool corrupted;          //!< bit errors: the receiver discards it
+    };
+
+    /// One direction of the cable.
+    struct Direction
+    {
+        boost::circular_buffer<InFlight> wire; //!< packets in flight, oldest first
+        Time lastArrival;                      //!< arrival time of the newest
+        /// delivers the oldest packet in flight
+        Ptr<FabricRecurringEventBase> arrive;
+    };
+
     bool Corrupt(uint32_t bytes) const;
+    /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
+    template <uint32_t d>
+    void Arrive();
 
     Time m_delay;                             //!< propagation delay
     double m_ber{0};                          //!< bit-error rate (0: none)
     mutable Ptr<UniformRandomVariable> m_rng; //!< corruption draws (only with m_ber > 0)
     Ptr<FabricNetDevice> m_device[2];         //!< the two ends
     uint32_t m_nDevices{0};                   //!< ends attached so far
+    Direction m_dir[2];                       //!< by sending end
 };
 
 } // namespace ns3

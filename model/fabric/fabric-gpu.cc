@@ -95,7 +95,7 @@ FabricGpu::GetForwardedPackets() const
 }
 
 void
-FabricGpu::HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
+FabricGpu::HandlePacket(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h)
 {
     if (h.dst == m_rank)
     {

@@ -32,7 +32,7 @@ class FabricGpu : public FabricNode
     uint32_t GetRank() const;
 
     /// Receives every packet addressed to this GPU.
-    typedef Callback<void, Ptr<Packet>, const FabricHeader&> DeliveryCallback;
+    typedef Callback<void, Ptr<Packet>, const FabricHeaderData&> DeliveryCallback;
     /// \param cb the delivery callback
     void SetDeliveryCallback(DeliveryCallback cb);
 
@@ -47,7 +47,9 @@ class FabricGpu : public FabricNode
     bool GetForwarding() const;
 
   protected:
-    void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) override;
+    void HandlePacket(FabricNetDevice* port,
+                      const Ptr<Packet>& p,
+                      const FabricHeaderData& h) override;
     void DoDispose() override;
 
   private:

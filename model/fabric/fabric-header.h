@@ -13,6 +13,23 @@ namespace ns3
 
 /**
  * \ingroup gpu-fabric
+ * \brief The fields of a FabricHeader as plain data: what the data plane
+ * passes along beside a packet from hop to hop (cheap to copy, unlike an
+ * ns-3 Header object).
+ */
+struct FabricHeaderData
+{
+    uint32_t src{0};       //!< source rank
+    uint32_t dst{0};       //!< destination rank
+    uint32_t messageId{0}; //!< transport message id
+    uint32_t sequence{0};  //!< packet index within the message
+    uint16_t flowLabel{0}; //!< ECMP entropy of the message's flow
+    uint8_t flags{0};      //!< kFlagCe, kFlagLast, kFlagSourceRoute
+    uint8_t hop{0};        //!< hops taken so far (source-routed packets)
+};
+
+/**
+ * \ingroup gpu-fabric
  * \brief The one compact header every fabric packet carries (26 bytes).
  *
  * It is laid out as an Ethernet II frame header so that PCAP captures open in
@@ -34,9 +51,17 @@ namespace ns3
  * The payload is not carried as real bytes (ns-3's zero-filled virtual
  * payload), so the header is the only per-packet data.
  */
-class FabricHeader : public Header
+class FabricHeader : public Header, public FabricHeaderData
 {
   public:
+    FabricHeader() = default;
+
+    /// \param data the fields
+    explicit FabricHeader(const FabricHeaderData& data)
+        : FabricHeaderData(data)
+    {
+    }
+
     static constexpr uint32_t kSerializedSize = 26;   //!< bytes on the wire
     static constexpr uint16_t kEtherType = 0x88B5;    //!< IEEE local experimental
     static constexpr uint8_t kFlagCe = 0x01;          //!< ECN congestion experienced
@@ -50,14 +75,6 @@ class FabricHeader : public Header
     void Serialize(Buffer::Iterator start) const override;
     uint32_t Deserialize(Buffer::Iterator start) override;
     void Print(std::ostream& os) const override;
-
-    uint32_t src{0};       //!< source rank
-    uint32_t dst{0};       //!< destination rank
-    uint32_t messageId{0}; //!< transport message id
-    uint32_t sequence{0};  //!< packet index within the message
-    uint16_t flowLabel{0}; //!< ECMP entropy of the message's flow
-    uint8_t flags{0};      //!< kFlagCe, kFlagLast, kFlagSourceRoute
-    uint8_t hop{0};        //!< hops taken so far (source-routed packets)
 };
 
 } // namespace ns3

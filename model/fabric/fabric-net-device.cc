@@ -119,7 +119,9 @@ FabricNetDevice::GetTypeId()
 }
 
 FabricNetDevice::FabricNetDevice()
-    : m_rate("100Gbps"),
+    : m_txDone(
+          Create<FabricRecurringEvent<FabricNetDevice, &FabricNetDevice::TransmitComplete>>(this)),
+      m_rate("100Gbps"),
       m_address(Mac48Address::Allocate())
 {
     NS_LOG_FUNCTION(this);
@@ -135,7 +137,8 @@ FabricNetDevice::DoDispose()
     m_channel = nullptr;
     m_queue = nullptr;
     m_txPacket = nullptr;
-    m_queuedIngress.clear();
+    m_queuedFrames.clear();
+    m_txDone->Detach();
     m_txReady = TxReadyCallback();
     m_loss = LossCallback();
     m_rxCallback = NetDevice::ReceiveCallback();
@@ -171,6 +174,7 @@ FabricNetDevice::SetDataRate(DataRate rate)
                   rate,
                   "a positive rate, e.g. 400Gbps");
     m_rate = rate;
+    m_txTimeBytes = UINT32_MAX; // the cached serialization time is stale
 }
 
 DataRate
@@ -225,8 +229,8 @@ FabricNetDevice::SetLinkUp(bool up)
         while (m_queue && !m_queue->IsEmpty())
         {
             Ptr<Packet> p = m_queue->Dequeue();
-            FabricNetDevice* ingress = m_queuedIngress.front();
-            m_queuedIngress.pop_front();
+            FabricNetDevice* ingress = m_queuedFrames.front().ingress;
+            m_queuedFrames.pop_front();
             m_queueBytes -= p->GetSize();
             if (ingress != nullptr)
             {
@@ -293,7 +297,7 @@ FabricNetDevice::GetStats() const
 uint32_t
 FabricNetDevice::GetQueuePackets() const
 {
-    return m_queue ? m_queue->GetNPackets() : 0;
+    return m_queuedFrames.size();
 }
 
 uint32_t
@@ -315,7 +319,20 @@ FabricNetDevice::IsTxBusy() const
 }
 
 bool
-FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
+FabricNetDevice::Enqueue(const Ptr<Packet>& p, FabricNetDevice* ingress)
+{
+    // a generic sender: the receiving node parses the header, if it needs one
+    return DoEnqueue(p, QueuedFrame{FabricHeaderData(), ingress, false});
+}
+
+bool
+FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress)
+{
+    return DoEnqueue(p, QueuedFrame{h, ingress, true});
+}
+
+bool
+FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
 {
     if (!m_queue)
     {
@@ -329,11 +346,15 @@ FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
         Lose(p);
         return false;
     }
-    m_macTxTrace(p);
+    if (!m_macTxTrace.IsEmpty())
+    {
+        m_macTxTrace(p);
+    }
     const uint32_t size = p->GetSize();
+    QueuedFrame frame = queued;
     if (m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold)
     {
-        MarkCe(p);
+        MarkCe(p, frame);
     }
     if (!m_queue->Enqueue(p))
     {
@@ -345,7 +366,8 @@ FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
         }
         return false;
     }
-    m_queuedIngress.push_back(ingress);
+    FabricRingPush(m_queuedFrames, std::move(frame));
+    FabricNetDevice* ingress = queued.ingress;
     if (ingress != nullptr)
     {
         ingress->ChargeIngress(size);
@@ -362,7 +384,9 @@ FabricNetDevice::Enqueue(Ptr<Packet> p, FabricNetDevice* ingress)
 void
 FabricNetDevice::KickTransmitter()
 {
-    if (m_txPaused || m_txEventPending || !m_queue || m_queue->IsEmpty())
+    // the frame ring mirrors the queue, and reading it is cheaper than
+    // Queue<Packet>'s logged accessors
+    if (m_txPaused || m_txEventPending || m_queuedFrames.empty())
     {
         return;
     }
@@ -374,17 +398,19 @@ FabricNetDevice::KickTransmitter()
     else
     {
         m_txEventPending = true;
-        Simulator::Schedule(m_txEnd - now, &FabricNetDevice::TransmitComplete, this);
+        m_txDone->Schedule(m_nodeId, m_txEnd - now);
     }
 }
 
 void
-FabricNetDevice::MarkCe(Ptr<Packet> p)
+FabricNetDevice::MarkCe(const Ptr<Packet>& p, QueuedFrame& frame)
 {
     FabricHeader h;
     p->RemoveHeader(h);
     h.flags |= FabricHeader::kFlagCe;
     p->AddHeader(h);
+    frame.header = h; // the copy beside the packet says the same
+    frame.hasHeader = true;
     ++m_stats.ecnMarks;
 }
 
@@ -392,8 +418,8 @@ void
 FabricNetDevice::StartTransmission()
 {
     Ptr<Packet> p = m_queue->Dequeue();
-    FabricNetDevice* ingress = m_queuedIngress.front();
-    m_queuedIngress.pop_front();
+    const QueuedFrame& frame = m_queuedFrames.front();
+    FabricNetDevice* ingress = frame.ingress;
     const uint32_t size = p->GetSize();
     m_queueBytes -= size;
     if (ingress != nullptr)
@@ -404,21 +430,32 @@ FabricNetDevice::StartTransmission()
     {
         m_txPacket = p; // kept only for the PhyTxEnd trace
     }
-    m_phyTxBeginTrace(p);
-    m_snifferTrace(p);
-    m_promiscSnifferTrace(p);
+    // an empty trace still costs a Ptr<const Packet> per call: skip it
+    if (!m_phyTxBeginTrace.IsEmpty())
+    {
+        m_phyTxBeginTrace(p);
+    }
+    if (!m_snifferTrace.IsEmpty())
+    {
+        m_snifferTrace(p);
+    }
+    if (!m_promiscSnifferTrace.IsEmpty())
+    {
+        m_promiscSnifferTrace(p);
+    }
     ++m_stats.txPackets;
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
-    m_channel->Transmit(p, this, txTime);
+    m_channel->Transmit(std::move(p), frame.hasHeader ? &frame.header : nullptr, this, txTime);
+    m_queuedFrames.pop_front();
     m_txEnd = Simulator::Now() + txTime;
     // The end of serialization is an event only when something depends on
     // it; otherwise the next Enqueue compares the clock with m_txEnd. This
     // removes about half of the events on uncongested hops.
-    if (!m_queue->IsEmpty() || !m_txReady.IsNull() || !m_phyTxEndTrace.IsEmpty())
+    if (!m_queuedFrames.empty() || !m_txReady.IsNull() || !m_phyTxEndTrace.IsEmpty())
     {
         m_txEventPending = true;
-        Simulator::Schedule(txTime, &FabricNetDevice::TransmitComplete, this);
+        m_txDone->Schedule(m_nodeId, txTime);
     }
 }
 
@@ -428,12 +465,27 @@ FabricNetDevice::SerializationTime(uint32_t bytes)
     // Integer time steps with the remainder carried to the next packet, so
     // that back-to-back packets run at exactly DataRate whatever the time
     // resolution (rounding each packet would bias NVLink rates by ~1%).
-    const auto stepsPerSecond = static_cast<unsigned __int128>(Seconds(1).GetTimeStep());
-    const unsigned __int128 num =
-        static_cast<unsigned __int128>(bytes) * 8 * stepsPerSecond + m_txCarry;
     const uint64_t rate = m_rate.GetBitRate();
-    m_txCarry = static_cast<uint64_t>(num % rate);
-    return TimeStep(static_cast<uint64_t>(num / rate));
+    if (bytes != m_txTimeBytes)
+    {
+        // bytes x 8 x steps per second = base x rate + baseRem; frames are
+        // mostly one size, so the 128-bit division runs once per size change
+        const auto stepsPerSecond = static_cast<unsigned __int128>(Seconds(1).GetTimeStep());
+        const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8 * stepsPerSecond;
+        m_txTimeBytes = bytes;
+        m_txTimeBase = static_cast<uint64_t>(num / rate);
+        m_txTimeBaseRem = static_cast<uint64_t>(num % rate);
+    }
+    // both remainders are below the rate, so their sum carries at most one step
+    uint64_t steps = m_txTimeBase;
+    uint64_t rem = m_txTimeBaseRem + m_txCarry;
+    if (rem >= rate)
+    {
+        rem -= rate;
+        ++steps;
+    }
+    m_txCarry = rem;
+    return TimeStep(steps);
 }
 
 void
@@ -445,11 +497,11 @@ FabricNetDevice::TransmitComplete()
         m_phyTxEndTrace(m_txPacket);
     }
     m_txPacket = nullptr;
-    if (!m_txPaused && !m_queue->IsEmpty())
+    if (!m_txPaused && !m_queuedFrames.empty())
     {
         StartTransmission();
     }
-    if (!m_txReady.IsNull() && m_queue->GetNPackets() <= 1 && !m_txPaused)
+    if (!m_txReady.IsNull() && m_queuedFrames.size() <= 1 && !m_txPaused)
     {
         m_txReady(this);
     }
@@ -470,7 +522,7 @@ FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
 }
 
 void
-FabricNetDevice::Receive(Ptr<Packet> p)
+FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricHeaderData* h)
 {
     if (m_faulted && LostOnWire(p))
     {
@@ -480,12 +532,21 @@ FabricNetDevice::Receive(Ptr<Packet> p)
     }
     ++m_stats.rxPackets;
     m_stats.rxBytes += p->GetSize();
-    m_snifferTrace(p);
-    m_promiscSnifferTrace(p);
-    m_macRxTrace(p);
+    if (!m_snifferTrace.IsEmpty())
+    {
+        m_snifferTrace(p);
+    }
+    if (!m_promiscSnifferTrace.IsEmpty())
+    {
+        m_promiscSnifferTrace(p);
+    }
+    if (!m_macRxTrace.IsEmpty())
+    {
+        m_macRxTrace(p);
+    }
     if (m_fabricNode != nullptr)
     {
-        m_fabricNode->ReceiveFromPort(this, p);
+        m_fabricNode->ReceiveFromPort(this, p, h);
     }
     else if (!m_rxCallback.IsNull())
     {
@@ -540,7 +601,7 @@ FabricNetDevice::ReceiveFlowControl(bool pause)
     }
     m_txPaused = false;
     KickTransmitter();
-    if (!m_txReady.IsNull() && (!m_queue || m_queue->GetNPackets() <= 1))
+    if (!m_txReady.IsNull() && m_queuedFrames.size() <= 1)
     {
         m_txReady(this);
     }

@@ -4,6 +4,9 @@
 #ifndef GPU_FABRIC_FABRIC_NET_DEVICE_H
 #define GPU_FABRIC_FABRIC_NET_DEVICE_H
 
+#include "fabric-event.h"
+#include "fabric-header.h"
+
 #include "ns3/data-rate.h"
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
@@ -12,7 +15,7 @@
 #include "ns3/traced-callback.h"
 #include "ns3/traced-value.h"
 
-#include <deque>
+#include <boost/circular_buffer.hpp>
 
 namespace ns3
 {
@@ -73,7 +76,19 @@ class FabricNetDevice : public NetDevice
      *        nullptr for traffic the node itself originates
      * \return false if the queue was full and the packet dropped
      */
-    bool Enqueue(Ptr<Packet> p, FabricNetDevice* ingress);
+    bool Enqueue(const Ptr<Packet>& p, FabricNetDevice* ingress);
+
+    /**
+     * Queue a packet whose FabricHeader the caller already holds (the
+     * transport that wrote it, or a node that received it): the header
+     * travels beside the packet to the next node, which then routes without
+     * parsing the packet's bytes.
+     * \param p the packet, carrying \p h as its first header
+     * \param h the packet's header
+     * \param ingress as for Enqueue(p, ingress)
+     * \return false if the queue was full and the packet dropped
+     */
+    bool Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress);
 
     /// \return packets waiting in the transmit queue
     uint32_t GetQueuePackets() const;
@@ -147,14 +162,24 @@ class FabricNetDevice : public NetDevice
     /// \return the counters
     const Stats& GetStats() const;
 
+    /// \return the owner if it is a FabricNode, else nullptr (cheap: no Ptr)
+    FabricNode* GetFabricNode() const
+    {
+        return m_fabricNode;
+    }
+
     /// \return the id of the owning node (cached; the channel schedules with it)
     uint32_t GetNodeId() const
     {
         return m_nodeId;
     }
 
-    /// Called by the channel: the last bit of \p p has arrived.
-    void Receive(Ptr<Packet> p);
+    /**
+     * Called by the channel: the last bit of \p p has arrived.
+     * \param p the packet
+     * \param h its header if the sender passed one along, else nullptr
+     */
+    void Receive(const Ptr<Packet>& p, const FabricHeaderData* h);
     /// Called by the channel: \p p arrived with bit errors (discarded, counted).
     void ReceiveCorrupted(Ptr<Packet> p);
     /// Called by the channel: the peer asks this transmitter to pause/resume.
@@ -193,63 +218,77 @@ class FabricNetDevice : public NetDevice
     void DoDispose() override;
 
   private:
+    /// What the device keeps beside each packet of its Queue<Packet>.
+    struct QueuedFrame
+    {
+        FabricHeaderData header;  //!< the packet's header, if hasHeader
+        FabricNetDevice* ingress; //!< input port charged for it, or nullptr
+        bool hasHeader;           //!< header is valid (false: a generic Send())
+    };
+
+    bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
     void StartTransmission();
     void TransmitComplete();
     void KickTransmitter();
     void ChargeIngress(uint32_t bytes);
     void ReleaseIngress(uint32_t bytes);
-    void MarkCe(Ptr<Packet> p);
+    void MarkCe(const Ptr<Packet>& p, QueuedFrame& frame);
     Time SerializationTime(uint32_t bytes);
     void Lose(Ptr<Packet> p);
     bool LostOnWire(Ptr<const Packet> p) const;
 
-    Ptr<Node> m_node;                             //!< owner
-    FabricNode* m_fabricNode{nullptr};            //!< owner as a FabricNode, if it is one
-    uint32_t m_nodeId{0};                         //!< owner's id
-    Ptr<FabricChannel> m_channel;                 //!< the cable
-    Ptr<Queue<Packet>> m_queue;                   //!< transmit queue
-    Ptr<Packet> m_txPacket;                       //!< packet being serialized
-    std::deque<FabricNetDevice*> m_queuedIngress; //!< input port of each queued packet
-    DataRate m_rate;                              //!< line rate
-    uint16_t m_mtu{0};                            //!< largest frame, header included
-    uint32_t m_ifIndex{0};                        //!< interface index in the node
-    uint32_t m_portIndex{0};                      //!< port index in the FabricNode
-    bool m_nvlink{false};                         //!< NVLink port
-    Mac48Address m_address;                       //!< MAC address (for ns-3 APIs only)
-    Time m_txEnd;                                 //!< end of the current serialization
-    bool m_txEventPending{false};                 //!< a TransmitComplete is scheduled
-    bool m_txPaused{false};                       //!< peer sent pause
-    bool m_up{true};                              //!< link state
-    bool m_faulted{false};                        //!< the link has been down at least once
-    Time m_upSince;                               //!< when the link last came back up
-    Time m_pausedSince;                           //!< when the current pause began
-    uint64_t m_txCarry{0}; //!< remainder of serialization times (exact long-run rate)
-
+    // What every packet hop reads comes first, in as few cache lines as
+    // possible (a large run keeps thousands of ports); the rest follows.
+    boost::circular_buffer<QueuedFrame> m_queuedFrames; //!< beside each queued packet
+    Ptr<FabricRecurringEventBase> m_txDone;             //!< end of serialization (reused)
+    Ptr<FabricChannel> m_channel;                       //!< the cable
+    Ptr<Queue<Packet>> m_queue;                         //!< transmit queue
+    FabricNode* m_fabricNode{nullptr};                  //!< owner as a FabricNode, if it is one
+    uint32_t m_nodeId{0};                               //!< owner's id
+    uint32_t m_portIndex{0};                            //!< port index in the FabricNode
+    Time m_txEnd;                                       //!< end of the current serialization
+    DataRate m_rate;                                    //!< line rate
+    uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
+    uint64_t m_txTimeBase{0};           //!< its time steps, rounded down
+    uint64_t m_txTimeBaseRem{0};        //!< and the remainder (bit-steps modulo the rate)
+    uint32_t m_txTimeBytes{UINT32_MAX}; //!< frame size of the cached serialization time
+    bool m_txEventPending{false};       //!< a TransmitComplete is scheduled
+    bool m_txPaused{false};             //!< peer sent pause
+    bool m_up{true};                    //!< link state
+    bool m_faulted{false};              //!< the link has been down at least once
     // flow control, this port as an input
-    bool m_pfcEnabled{true};    //!< send pause frames
-    uint32_t m_pfcXoff{0};      //!< pause threshold, bytes
-    uint32_t m_pfcXon{0};       //!< resume threshold, bytes
-    uint32_t m_ingressBytes{0}; //!< bytes from this port buffered in the node
-    bool m_peerPaused{false};   //!< we have paused the peer
-    uint32_t m_ecnThreshold{0}; //!< mark CE above this many queued bytes (0: off)
-
-    Stats m_stats;
-    TxReadyCallback m_txReady;
-    LossCallback m_loss;
-    NetDevice::ReceiveCallback m_rxCallback;
-    NetDevice::PromiscReceiveCallback m_promiscCallback;
-
+    uint32_t m_pfcXoff{0};              //!< pause threshold, bytes
+    uint32_t m_pfcXon{0};               //!< resume threshold, bytes
+    uint32_t m_ingressBytes{0};         //!< bytes from this port buffered in the node
+    uint32_t m_ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
+    bool m_pfcEnabled{true};            //!< send pause frames
+    bool m_peerPaused{false};           //!< we have paused the peer
+    Stats m_stats;                      //!< counters
+    TracedValue<uint32_t> m_queueBytes; //!< bytes in the transmit queue
+    TxReadyCallback m_txReady;          //!< the traffic source's pull
+    // traces tested on every hop (empty ones are skipped)
     TracedCallback<Ptr<const Packet>> m_macTxTrace;
     TracedCallback<Ptr<const Packet>> m_macRxTrace;
-    TracedCallback<Ptr<const Packet>> m_dropTrace;
-    TracedCallback<Ptr<const Packet>> m_lossTrace;
-    TracedCallback<bool> m_linkTrace;
     TracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;
     TracedCallback<Ptr<const Packet>> m_phyTxEndTrace;
     TracedCallback<Ptr<const Packet>> m_snifferTrace;
     TracedCallback<Ptr<const Packet>> m_promiscSnifferTrace;
+
+    Ptr<Node> m_node;       //!< owner
+    Ptr<Packet> m_txPacket; //!< packet being serialized (only for PhyTxEnd)
+    uint16_t m_mtu{0};      //!< largest frame, header included
+    uint32_t m_ifIndex{0};  //!< interface index in the node
+    bool m_nvlink{false};   //!< NVLink port
+    Mac48Address m_address; //!< MAC address (for ns-3 APIs only)
+    Time m_upSince;         //!< when the link last came back up
+    Time m_pausedSince;     //!< when the current pause began
+    LossCallback m_loss;    //!< lost packets, for a transport
+    NetDevice::ReceiveCallback m_rxCallback;
+    NetDevice::PromiscReceiveCallback m_promiscCallback;
+    TracedCallback<Ptr<const Packet>> m_dropTrace;
+    TracedCallback<Ptr<const Packet>> m_lossTrace;
+    TracedCallback<bool> m_linkTrace;
     TracedCallback<bool> m_pfcTrace;
-    TracedValue<uint32_t> m_queueBytes; //!< bytes in the transmit queue
 };
 
 } // namespace ns3

@@ -149,7 +149,7 @@ FabricNode::EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t sa
 }
 
 FabricNetDevice*
-FabricNode::SelectPort(const FabricHeader& h) const
+FabricNode::SelectPort(const FabricHeaderData& h) const
 {
     const uint32_t n = m_table.GetNPorts(h.dst);
     if (n == 0)
@@ -182,15 +182,20 @@ FabricNode::NotifyLoss(Ptr<const Packet> p) const
 }
 
 void
-FabricNode::ReceiveFromPort(FabricNetDevice* port, Ptr<Packet> p)
+FabricNode::ReceiveFromPort(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData* h)
 {
-    FabricHeader h;
-    p->PeekHeader(h);
-    HandlePacket(port, p, h);
+    if (h != nullptr)
+    {
+        HandlePacket(port, p, *h);
+        return;
+    }
+    FabricHeader parsed;
+    p->PeekHeader(parsed);
+    HandlePacket(port, p, parsed);
 }
 
 void
-FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
+FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h)
 {
     if (h.flags & FabricHeader::kFlagSourceRoute)
     {
@@ -211,7 +216,7 @@ FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
         p->RemoveHeader(next);
         next.hop = hop;
         p->AddHeader(next);
-        m_ports[(*route)[hop]]->Enqueue(p, port);
+        m_ports[(*route)[hop]]->Enqueue(p, next, port);
         return;
     }
     FabricNetDevice* out = SelectPort(h);
@@ -223,7 +228,7 @@ FabricNode::Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
         NotifyLoss(p);
         return;
     }
-    out->Enqueue(p, port);
+    out->Enqueue(p, h, port);
 }
 
 } // namespace ns3

@@ -140,7 +140,7 @@ class FabricNode : public Node
      * \param h the packet's header
      * \return the port
      */
-    FabricNetDevice* SelectPort(const FabricHeader& h) const;
+    FabricNetDevice* SelectPort(const FabricHeaderData& h) const;
 
     /**
      * The ECMP hash used by every node.
@@ -154,8 +154,10 @@ class FabricNode : public Node
      * Called by a port for every received packet.
      * \param port the input port
      * \param p the packet
+     * \param h its header as the previous hop passed it along, or nullptr
+     *        (then it is read from the packet)
      */
-    void ReceiveFromPort(FabricNetDevice* port, Ptr<Packet> p);
+    void ReceiveFromPort(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData* h);
 
     /// \return packets dropped for lack of a route
     uint64_t GetNoRouteDrops() const;
@@ -168,14 +170,16 @@ class FabricNode : public Node
      * Handle a received packet whose header has been read.
      * \param port input port \param p packet \param h its header
      */
-    virtual void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) = 0;
+    virtual void HandlePacket(FabricNetDevice* port,
+                              const Ptr<Packet>& p,
+                              const FabricHeaderData& h) = 0;
 
     /**
      * Forward toward h.dst through the routing table.
      * \param port input port (charged for flow control)
      * \param p packet \param h its header
      */
-    void Forward(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h);
+    void Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h);
 
     void DoDispose() override;
 

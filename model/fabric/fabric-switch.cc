@@ -94,7 +94,7 @@ FabricSwitch::GetRole() const
 }
 
 void
-FabricSwitch::HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h)
+FabricSwitch::HandlePacket(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h)
 {
     Forward(port, p, h);
 }

@@ -35,7 +35,9 @@ class FabricSwitch : public FabricNode
     std::string GetRole() const;
 
   protected:
-    void HandlePacket(FabricNetDevice* port, Ptr<Packet> p, const FabricHeader& h) override;
+    void HandlePacket(FabricNetDevice* port,
+                      const Ptr<Packet>& p,
+                      const FabricHeaderData& h) override;
 
   private:
     std::string m_role;      //!< label used in traces and reports

@@ -395,7 +395,7 @@ PacketTransport::TxReady(Ptr<FabricNetDevice> port)
 void
 PacketTransport::Pump(FabricNetDevice* port)
 {
-    const auto* gpu = static_cast<const FabricGpu*>(PeekPointer(port->GetNode()));
+    const auto* gpu = static_cast<const FabricGpu*>(port->GetFabricNode());
     Endpoint& ep = m_endpoints[gpu->GetRank()];
     auto& busy = ep.busy[port->GetPortIndex()];
     // Keep at most two packets queued: one serializing next, one ready.
@@ -444,7 +444,7 @@ PacketTransport::Pump(FabricNetDevice* port)
             }
             Ptr<Packet> p = Create<Packet>(payload);
             p->AddHeader(h);
-            port->Enqueue(p, nullptr);
+            port->Enqueue(p, h, nullptr);
         }
         if (!c.messages.empty())
         {
@@ -500,7 +500,7 @@ PacketTransport::ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes)
 }
 
 void
-PacketTransport::Deliver(Ptr<Packet> p, const FabricHeader& h)
+PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
 {
     Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
     Message& m = m_messages[h.messageId];
@@ -629,7 +629,7 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
         m_endpoints[m.src].inFlight[m.dst] += payload; // credited back on delivery or loss
     }
     m_retransmitTrace(m.src, m.dst, id, seq);
-    port->Enqueue(p, nullptr); // a loss here (down port) reports itself again
+    port->Enqueue(p, h, nullptr); // a loss here (down port) reports itself again
 }
 
 void

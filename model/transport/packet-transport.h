@@ -200,7 +200,7 @@ class PacketTransport : public Transport
     void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
     void TxReady(Ptr<FabricNetDevice> port);
     void Pump(FabricNetDevice* port);
-    void Deliver(Ptr<Packet> p, const FabricHeader& h);
+    void Deliver(Ptr<Packet> p, const FabricHeaderData& h);
     void Credit(uint32_t src, uint32_t dst, uint32_t bytes);
     void ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes);
     void Complete(uint32_t id);

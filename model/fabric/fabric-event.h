@@ -1,0 +1,104 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_EVENT_H
+#define GPU_FABRIC_FABRIC_EVENT_H
+
+#include "ns3/event-impl.h"
+#include "ns3/nstime.h"
+#include "ns3/ptr.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <boost/circular_buffer.hpp>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief An ns-3 event that one object schedules again and again, allocated
+ * once instead of once per occurrence.
+ *
+ * Simulator::Schedule(member function, ...) allocates an EventImpl per call;
+ * the data plane schedules one per packet and hop, so its own events (end of
+ * serialization, arrival at the end of a cable) reuse one EventImpl each. The
+ * same instance may be pending several times at once: the scheduler holds a
+ * reference per occurrence, and each occurrence runs once. Detach() (from the
+ * owner's DoDispose) makes pending occurrences do nothing, so the owner may
+ * die before the scheduler.
+ */
+class FabricRecurringEventBase : public EventImpl
+{
+  public:
+    /**
+     * Schedule one occurrence.
+     * \param context the ns-3 context (node id) the occurrence runs in
+     * \param delay from now
+     */
+    void Schedule(uint32_t context, const Time& delay)
+    {
+        Ref(); // the scheduler's reference, released after the occurrence runs
+        Simulator::ScheduleWithContext(context, delay, this);
+    }
+
+    /// Pending occurrences no longer call the owner.
+    void Detach()
+    {
+        m_detached = true;
+    }
+
+  protected:
+    bool m_detached{false}; //!< the owner is gone
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A FabricRecurringEventBase that calls one member function.
+ * \tparam T the owner
+ * \tparam F the member function each occurrence calls
+ */
+template <typename T, void (T::*F)()>
+class FabricRecurringEvent : public FabricRecurringEventBase
+{
+  public:
+    /// \param owner the object whose member function the event calls
+    explicit FabricRecurringEvent(T* owner)
+        : m_owner(owner)
+    {
+    }
+
+  protected:
+    void Notify() override
+    {
+        if (!m_detached)
+        {
+            (m_owner->*F)();
+        }
+    }
+
+  private:
+    T* m_owner; //!< the owner
+};
+
+/**
+ * Append to a FIFO ring, doubling its capacity when full: the data plane's
+ * per-port and per-cable FIFOs live in one contiguous block each instead of
+ * a node per packet.
+ * \param ring the FIFO
+ * \param item what to append
+ */
+template <typename T>
+void
+FabricRingPush(boost::circular_buffer<T>& ring, T&& item)
+{
+    if (ring.full())
+    {
+        ring.set_capacity(std::max<std::size_t>(8, 2 * ring.capacity()));
+    }
+    ring.push_back(std::move(item));
+}
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_EVENT_H
