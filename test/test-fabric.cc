@@ -20,6 +20,7 @@
 #include "ns3/topology-builders.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <map>
 #include <random>
@@ -477,6 +478,151 @@ TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
     ClusterParams p;
     p.gpus = 12; // not a multiple of K = 8
     EXPECT_THROW(BuildRailOnly(p), FabricConfigError);
+}
+
+TEST_F(FabricTest, HeaderPassedAlongSaysWhatThePacketSays)
+{
+    // Nodes route on the header data passed beside each packet, not on its
+    // bytes; both must agree after every rewrite on the way: CE marks at a
+    // congested switch, the hop count of a source-routed packet.
+    Config::SetDefault("ns3::FabricSwitch::EcnThreshold", UintegerValue(16384));
+    const FabricTopology topo = Star(5, 100'000'000'000ULL, 500);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    Config::SetDefault("ns3::FabricSwitch::EcnThreshold", UintegerValue(0));
+    uint64_t packets = 0;
+    uint64_t mismatches = 0;
+    uint64_t marked = 0;
+    uint64_t routedAtHop1 = 0;
+    fabric->GetGpu(0)->SetDeliveryCallback(
+        FabricGpu::DeliveryCallback([&](Ptr<Packet> p, const FabricHeaderData& h) {
+            FabricHeader bytes;
+            p->PeekHeader(bytes);
+            ++packets;
+            const bool same = bytes.src == h.src && bytes.dst == h.dst &&
+                              bytes.messageId == h.messageId && bytes.sequence == h.sequence &&
+                              bytes.flowLabel == h.flowLabel && bytes.flags == h.flags &&
+                              bytes.hop == h.hop;
+            mismatches += same ? 0 : 1;
+            marked += (h.flags & FabricHeader::kFlagCe) != 0 ? 1 : 0;
+            routedAtHop1 += (h.flags & FabricHeader::kFlagSourceRoute) != 0 && h.hop == 1 ? 1 : 0;
+        }));
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    for (uint32_t s = 1; s <= 3; ++s)
+    {
+        t->Send(s, 0, 1'000'000, Transport::DoneCallback()); // 245 packets each
+    }
+    const uint32_t sw = 5; // the star's switch: added after its 5 GPUs
+    const uint16_t route = fabric->RegisterRoute({topo.GpuVertex(4), sw, topo.GpuVertex(0)});
+    t->SendRouted(4, 0, 100'000, route, Transport::DoneCallback()); // 25 packets
+    Simulator::Run();
+    EXPECT_EQ(packets, 3 * 245u + 25u);
+    EXPECT_EQ(mismatches, 0u);
+    EXPECT_GT(marked, 0u);      // the incast crossed the marking threshold
+    EXPECT_LT(marked, packets); // and not from the first packet on
+    EXPECT_EQ(routedAtHop1, 25u);
+}
+
+TEST_F(FabricTest, LoweringTheDelayMidRunCannotReorderAWire)
+{
+    // 100 Gb/s, 10 us; the delay drops to 0 at 5 us, while the first packets
+    // are still on the wire. Later packets may not overtake them: arrivals
+    // stay in sequence, and the last packet (sent after the change) arrives
+    // as if the delay had always been 0.
+    const uint64_t rate = 100'000'000'000ULL;
+    Ptr<Fabric> fabric = FabricHelper().Install(OneLink(rate, 10'000));
+    std::vector<uint32_t> order;
+    std::vector<int64_t> at;
+    const auto dev = fabric->GetCableDevices(0);
+    for (const Ptr<FabricNetDevice>& d : {dev.first, dev.second})
+    {
+        d->TraceConnectWithoutContext("MacRx",
+                                      Callback<void, Ptr<const Packet>>([&](Ptr<const Packet> p) {
+                                          FabricHeader h;
+                                          p->PeekHeader(h);
+                                          order.push_back(h.sequence);
+                                          at.push_back(Simulator::Now().GetTimeStep());
+                                      }));
+    }
+    Simulator::Schedule(MicroSeconds(5), [&dev]() {
+        dev.first->GetChannel()->SetAttribute("Delay", TimeValue(Seconds(0)));
+    });
+    Time done;
+    const uint64_t bytes = 400'000; // 98 packets, about 33 us of serialization
+    fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
+    Simulator::Run();
+    ASSERT_EQ(order.size(), 98u);
+    for (uint32_t i = 0; i < order.size(); ++i)
+    {
+        EXPECT_EQ(order[i], i);
+    }
+    EXPECT_TRUE(std::is_sorted(at.begin(), at.end()));
+    // packets 0-15 left before 5 us and keep their 10 us of flight; packet 16
+    // left after the change and would have arrived ahead of them
+    const double tp = (4096 + FabricHeader::kSerializedSize) * 8.0 / rate;
+    for (uint32_t i = 0; i <= 15; ++i)
+    {
+        EXPECT_NEAR(at[i] * 1e-9, (i + 1) * tp + 10e-6, 1e-9) << "packet " << i;
+    }
+    EXPECT_EQ(at[16], at[15]);
+    EXPECT_NEAR(done.GetSeconds(), StoreAndForwardTime(bytes, 4096, rate, 1, 0), 1e-9);
+}
+
+TEST_F(FabricTest, IdleTransmitterSendsWithoutQueueing)
+{
+    // A packet that finds its transmitter idle and nothing waiting goes to
+    // the wire without entering the TxQueue; packets that wait pass through
+    // it (every one enqueued is dequeued).
+    Ptr<Fabric> fabric = FabricHelper().Install(OneLink(100'000'000'000ULL, 500));
+    Ptr<FabricNetDevice> tx = fabric->GetCableDevices(0).first;
+    ASSERT_EQ(tx->GetNode()->GetId(), fabric->GetGpu(0)->GetId());
+    Ptr<Queue<Packet>> queue = tx->GetQueue();
+    ASSERT_NE(queue, nullptr);
+    uint64_t macTx = 0;
+    uint64_t enqueued = 0;
+    uint64_t dequeued = 0;
+    const auto count = [](uint64_t* n) {
+        return Callback<void, Ptr<const Packet>>([n](Ptr<const Packet>) { ++*n; });
+    };
+    tx->TraceConnectWithoutContext("MacTx", count(&macTx));
+    queue->TraceConnectWithoutContext("Enqueue", count(&enqueued));
+    queue->TraceConnectWithoutContext("Dequeue", count(&dequeued));
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    t->Send(0, 1, 1000, Transport::DoneCallback());
+    Simulator::Run();
+    EXPECT_EQ(macTx, 1u);
+    EXPECT_EQ(enqueued, 0u);
+    t->Send(0, 1, 100 * 4096, Transport::DoneCallback());
+    Simulator::Run();
+    EXPECT_EQ(macTx, 101u);
+    EXPECT_GE(enqueued, 99u); // all but the first of the message wait behind it
+    EXPECT_EQ(dequeued, enqueued);
+    EXPECT_EQ(t->GetTotals().bytesDelivered, 1000u + 100 * 4096);
+}
+
+TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)
+{
+    // A fabric disposed with packets on the wire and serializations pending:
+    // its events still sit in the scheduler and must do nothing, so that a
+    // second fabric in the same simulation gets its closed-form time.
+    const uint64_t rate = 100'000'000'000ULL;
+    Ptr<Fabric> first = FabricHelper().Install(Star(4, rate, 1000));
+    for (uint32_t s = 1; s < 4; ++s)
+    {
+        first->GetTransport()->Send(s, 0, 1'000'000, Transport::DoneCallback());
+    }
+    Simulator::Stop(MicroSeconds(3));
+    Simulator::Run();
+    ASSERT_GT(first->GetTransport()->GetPendingMessages(), 0u);
+    first->Dispose();
+    first = nullptr;
+    Ptr<Fabric> second = FabricHelper().Install(OneLink(rate, 700));
+    const Time start = Simulator::Now();
+    Time done;
+    second->GetTransport()->Send(0, 1, 1'000'000, MakeBoundCallback(&Record, &done));
+    Simulator::Run();
+    EXPECT_NEAR((done - start).GetSeconds(),
+                StoreAndForwardTime(1'000'000, 4096, rate, 1, 700e-9),
+                1e-9);
 }
 
 TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)

@@ -151,6 +151,7 @@ FabricNetDevice::Attach(Ptr<FabricChannel> channel)
 {
     m_channel = channel;
     channel->Attach(this);
+    EnsureQueue(); // its traces can be connected before the first packet
     return true;
 }
 
@@ -334,12 +335,7 @@ FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, Fabric
 bool
 FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
 {
-    if (!m_queue)
-    {
-        // A device created without a helper still works: unbounded enough FIFO.
-        m_queue = CreateObject<DropTailQueue<Packet>>();
-        m_queue->SetMaxSize(QueueSize("64MB"));
-    }
+    EnsureQueue();
     if (!m_up)
     {
         ++m_stats.lost;
@@ -351,6 +347,18 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
         m_macTxTrace(p);
     }
     const uint32_t size = p->GetSize();
+    if (!m_txPaused && !m_txEventPending && m_queuedFrames.empty() && Simulator::Now() >= m_txEnd)
+    {
+        // The transmitter is idle and nothing waits: the packet goes straight
+        // to the wire without entering the queue (it would leave it at once).
+        // Its input port is charged and released at once, as if it had.
+        if (queued.ingress != nullptr)
+        {
+            queued.ingress->ChargeIngress(size);
+        }
+        SendFrame(p, queued);
+        return true;
+    }
     QueuedFrame frame = queued;
     if (m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold)
     {
@@ -379,6 +387,17 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
     }
     KickTransmitter();
     return true;
+}
+
+void
+FabricNetDevice::EnsureQueue()
+{
+    if (!m_queue)
+    {
+        // A port given no queue (a GPU's) still has one: an unbounded enough FIFO.
+        m_queue = CreateObject<DropTailQueue<Packet>>();
+        m_queue->SetMaxSize(QueueSize("64MB"));
+    }
 }
 
 void
@@ -418,13 +437,19 @@ void
 FabricNetDevice::StartTransmission()
 {
     Ptr<Packet> p = m_queue->Dequeue();
-    const QueuedFrame& frame = m_queuedFrames.front();
-    FabricNetDevice* ingress = frame.ingress;
+    m_queueBytes -= p->GetSize();
+    const QueuedFrame frame = m_queuedFrames.front();
+    m_queuedFrames.pop_front();
+    SendFrame(std::move(p), frame);
+}
+
+void
+FabricNetDevice::SendFrame(Ptr<Packet> p, const QueuedFrame& frame)
+{
     const uint32_t size = p->GetSize();
-    m_queueBytes -= size;
-    if (ingress != nullptr)
+    if (frame.ingress != nullptr)
     {
-        ingress->ReleaseIngress(size);
+        frame.ingress->ReleaseIngress(size);
     }
     if (!m_phyTxEndTrace.IsEmpty())
     {
@@ -447,7 +472,6 @@ FabricNetDevice::StartTransmission()
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
     m_channel->Transmit(std::move(p), frame.hasHeader ? &frame.header : nullptr, this, txTime);
-    m_queuedFrames.pop_front();
     m_txEnd = Simulator::Now() + txTime;
     // The end of serialization is an event only when something depends on
     // it; otherwise the next Enqueue compares the clock with m_txEnd. This

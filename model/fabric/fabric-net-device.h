@@ -227,7 +227,10 @@ class FabricNetDevice : public NetDevice
     };
 
     bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
+    void EnsureQueue();
     void StartTransmission();
+    /// Serialize \p p now (the transmitter is idle); \p frame is what travels beside it.
+    void SendFrame(Ptr<Packet> p, const QueuedFrame& frame);
     void TransmitComplete();
     void KickTransmitter();
     void ChargeIngress(uint32_t bytes);
