@@ -12,6 +12,8 @@ packages=(
   libgtest-dev googletest
   pybind11-dev
   gnuplot-nox
+  # faster allocator linked into the example and benchmark programs
+  libmimalloc-dev
 )
 
 missing=()
