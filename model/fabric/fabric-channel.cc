@@ -61,6 +61,16 @@ FabricChannel::Attach(Ptr<FabricNetDevice> device)
 {
     NS_ABORT_MSG_IF(m_nDevices >= 2, "FabricChannel: a point-to-point cable takes two devices");
     m_device[m_nDevices++] = device;
+    RefreshNodeIds();
+}
+
+void
+FabricChannel::RefreshNodeIds()
+{
+    for (uint32_t i = 0; i < m_nDevices; ++i)
+    {
+        m_nodeId[i] = m_device[i]->GetNodeId();
+    }
 }
 
 void
@@ -79,7 +89,7 @@ FabricChannel::Transmit(Ptr<Packet> p,
     FabricRingPush(
         dir.wire,
         InFlight{std::move(p), h != nullptr ? *h : FabricHeaderData(), h != nullptr, corrupted});
-    dir.arrive->Schedule(m_device[1 - d]->GetNodeId(), arrival - now);
+    dir.arrive->Schedule(m_nodeId[1 - d], arrival - now);
 }
 
 template <uint32_t d>

@@ -63,6 +63,9 @@ class FabricChannel : public Channel
                   const FabricNetDevice* sender,
                   Time txTime);
 
+    /// Re-read the ends' node ids (a device calls it when it joins a node).
+    void RefreshNodeIds();
+
     /**
      * Carry a flow-control frame from \p sender to the peer.
      * \param sender the device asking its peer to pause or resume
@@ -136,6 +139,7 @@ class FabricChannel : public Channel
     Ptr<FabricNetDevice> m_device[2];         //!< the two ends
     uint32_t m_nDevices{0};                   //!< ends attached so far
     Direction m_dir[2];                       //!< by sending end
+    uint32_t m_nodeId[2]{0, 0}; //!< node of each end (read per packet; spares a device read)
 };
 
 } // namespace ns3

@@ -760,6 +760,10 @@ FabricNetDevice::SetNode(Ptr<Node> node)
     m_node = node;
     m_nodeId = node->GetId();
     m_fabricNode = dynamic_cast<FabricNode*>(PeekPointer(node));
+    if (m_channel)
+    {
+        m_channel->RefreshNodeIds(); // it schedules arrivals in our node's context
+    }
 }
 
 bool
