@@ -567,36 +567,55 @@ TEST_F(FabricTest, LoweringTheDelayMidRunCannotReorderAWire)
     EXPECT_NEAR(done.GetSeconds(), StoreAndForwardTime(bytes, 4096, rate, 1, 0), 1e-9);
 }
 
-TEST_F(FabricTest, IdleTransmitterSendsWithoutQueueing)
+TEST_F(FabricTest, OnlyPacketsThatWaitPassThroughTheTxQueue)
 {
     // A packet that finds its transmitter idle and nothing waiting goes to
-    // the wire without entering the TxQueue; packets that wait pass through
-    // it (every one enqueued is dequeued).
-    Ptr<Fabric> fabric = FabricHelper().Install(OneLink(100'000'000'000ULL, 500));
-    Ptr<FabricNetDevice> tx = fabric->GetCableDevices(0).first;
-    ASSERT_EQ(tx->GetNode()->GetId(), fabric->GetGpu(0)->GetId());
-    Ptr<Queue<Packet>> queue = tx->GetQueue();
-    ASSERT_NE(queue, nullptr);
-    uint64_t macTx = 0;
-    uint64_t enqueued = 0;
-    uint64_t dequeued = 0;
+    // the wire without entering the TxQueue: the transport hands a GPU port
+    // one packet whenever it is free, so sources never queue. Two senders
+    // into one switch port make packets wait there, and those pass through
+    // its TxQueue (every one enqueued is dequeued).
+    Ptr<Fabric> fabric = FabricHelper().Install(Star(3, 100'000'000'000ULL, 500));
+
+    struct Counts
+    {
+        uint64_t macTx{0};
+        uint64_t enqueued{0};
+        uint64_t dequeued{0};
+    };
+
     const auto count = [](uint64_t* n) {
         return Callback<void, Ptr<const Packet>>([n](Ptr<const Packet>) { ++*n; });
     };
-    tx->TraceConnectWithoutContext("MacTx", count(&macTx));
-    queue->TraceConnectWithoutContext("Enqueue", count(&enqueued));
-    queue->TraceConnectWithoutContext("Dequeue", count(&dequeued));
+    const auto watch = [&count](const Ptr<FabricNetDevice>& dev, Counts* c) {
+        Ptr<Queue<Packet>> queue = dev->GetQueue();
+        ASSERT_NE(queue, nullptr); // given at attachment, before any packet
+        dev->TraceConnectWithoutContext("MacTx", count(&c->macTx));
+        queue->TraceConnectWithoutContext("Enqueue", count(&c->enqueued));
+        queue->TraceConnectWithoutContext("Dequeue", count(&c->dequeued));
+    };
+    // cable g joins GPU g (first end) to the switch (second end)
+    Counts toGpu0;
+    Counts fromGpu1;
+    Counts fromGpu2;
+    ASSERT_EQ(fabric->GetCableDevices(0).first->GetNode()->GetId(), fabric->GetGpu(0)->GetId());
+    watch(fabric->GetCableDevices(0).second, &toGpu0);
+    watch(fabric->GetCableDevices(1).first, &fromGpu1);
+    watch(fabric->GetCableDevices(2).first, &fromGpu2);
     Ptr<PacketTransport> t = fabric->GetTransport();
-    t->Send(0, 1, 1000, Transport::DoneCallback());
+    t->Send(1, 0, 100 * 4096, Transport::DoneCallback());
+    t->Send(2, 0, 100 * 4096, Transport::DoneCallback());
     Simulator::Run();
-    EXPECT_EQ(macTx, 1u);
-    EXPECT_EQ(enqueued, 0u);
-    t->Send(0, 1, 100 * 4096, Transport::DoneCallback());
-    Simulator::Run();
-    EXPECT_EQ(macTx, 101u);
-    EXPECT_GE(enqueued, 99u); // all but the first of the message wait behind it
-    EXPECT_EQ(dequeued, enqueued);
-    EXPECT_EQ(t->GetTotals().bytesDelivered, 1000u + 100 * 4096);
+    EXPECT_EQ(t->GetTotals().bytesDelivered, 2u * 100 * 4096);
+    for (const Counts* source : {&fromGpu1, &fromGpu2})
+    {
+        EXPECT_EQ(source->macTx, 100u);
+        EXPECT_EQ(source->enqueued, 0u);
+    }
+    EXPECT_EQ(toGpu0.macTx, 200u);
+    // two line-rate senders into one port: from the second packet on, the
+    // queue never drains, so all packets but the first wait
+    EXPECT_EQ(toGpu0.enqueued, 199u);
+    EXPECT_EQ(toGpu0.dequeued, toGpu0.enqueued);
 }
 
 TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)
