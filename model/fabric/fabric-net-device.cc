@@ -22,6 +22,22 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("FabricNetDevice");
 NS_OBJECT_ENSURE_REGISTERED(FabricNetDevice);
 
+namespace
+{
+
+/// Fire a packet trace only if something listens: calling an empty one still
+/// builds a Ptr<const Packet> (a reference count up and down) per hop.
+inline void
+FireIfConnected(const TracedCallback<Ptr<const Packet>>& trace, const Ptr<Packet>& p)
+{
+    if (!trace.IsEmpty())
+    {
+        trace(p);
+    }
+}
+
+} // namespace
+
 TypeId
 FabricNetDevice::GetTypeId()
 {
@@ -342,10 +358,7 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
         Lose(p);
         return false;
     }
-    if (!m_macTxTrace.IsEmpty())
-    {
-        m_macTxTrace(p);
-    }
+    FireIfConnected(m_macTxTrace, p);
     const uint32_t size = p->GetSize();
     if (!m_txPaused && !m_txEventPending && m_queuedFrames.empty() && Simulator::Now() >= m_txEnd)
     {
@@ -455,19 +468,9 @@ FabricNetDevice::SendFrame(Ptr<Packet> p, const QueuedFrame& frame)
     {
         m_txPacket = p; // kept only for the PhyTxEnd trace
     }
-    // an empty trace still costs a Ptr<const Packet> per call: skip it
-    if (!m_phyTxBeginTrace.IsEmpty())
-    {
-        m_phyTxBeginTrace(p);
-    }
-    if (!m_snifferTrace.IsEmpty())
-    {
-        m_snifferTrace(p);
-    }
-    if (!m_promiscSnifferTrace.IsEmpty())
-    {
-        m_promiscSnifferTrace(p);
-    }
+    FireIfConnected(m_phyTxBeginTrace, p);
+    FireIfConnected(m_snifferTrace, p);
+    FireIfConnected(m_promiscSnifferTrace, p);
     ++m_stats.txPackets;
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
@@ -556,18 +559,9 @@ FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricHeaderData* h)
     }
     ++m_stats.rxPackets;
     m_stats.rxBytes += p->GetSize();
-    if (!m_snifferTrace.IsEmpty())
-    {
-        m_snifferTrace(p);
-    }
-    if (!m_promiscSnifferTrace.IsEmpty())
-    {
-        m_promiscSnifferTrace(p);
-    }
-    if (!m_macRxTrace.IsEmpty())
-    {
-        m_macRxTrace(p);
-    }
+    FireIfConnected(m_snifferTrace, p);
+    FireIfConnected(m_promiscSnifferTrace, p);
+    FireIfConnected(m_macRxTrace, p);
     if (m_fabricNode != nullptr)
     {
         m_fabricNode->ReceiveFromPort(this, p, h);
