@@ -11,6 +11,7 @@
 #include "ns3/fabric-routing.h"
 #include "ns3/hb-domain-preset.h"
 #include "ns3/hb-domain.h"
+#include "ns3/node.h"
 #include "ns3/nstime.h"
 #include "ns3/pcap-file.h"
 #include "ns3/queue-size.h"
@@ -21,6 +22,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <array>
 #include <gtest/gtest.h>
 #include <map>
 #include <random>
@@ -642,6 +644,73 @@ TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)
     EXPECT_NEAR((done - start).GetSeconds(),
                 StoreAndForwardTime(1'000'000, 4096, rate, 1, 700e-9),
                 1e-9);
+}
+
+TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
+{
+    // Two plain ns-3 nodes (no FabricNode): a frame sent with a protocol
+    // number reaches the peer node's handler for that protocol, bytes
+    // intact, from the sender's address, after serialization plus delay;
+    // a second frame sent at once waits for the first.
+    Ptr<Node> a = CreateObject<Node>();
+    Ptr<Node> b = CreateObject<Node>();
+    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
+    cable->SetAttribute("Delay", TimeValue(NanoSeconds(700)));
+    std::array<Ptr<FabricNetDevice>, 2> dev;
+    for (int i = 0; i < 2; ++i)
+    {
+        dev[i] = CreateObject<FabricNetDevice>();
+        dev[i]->SetDataRate(DataRate("10Gbps"));
+        (i == 0 ? a : b)->AddDevice(dev[i]);
+        dev[i]->Attach(cable);
+    }
+
+    struct Got
+    {
+        Time at;
+        std::vector<uint8_t> bytes;
+        Address from;
+    };
+
+    std::vector<Got> ipv4;
+    uint64_t other = 0;
+    b->RegisterProtocolHandler(Node::ProtocolHandler([&ipv4](Ptr<NetDevice>,
+                                                             Ptr<const Packet> p,
+                                                             uint16_t,
+                                                             const Address& from,
+                                                             const Address&,
+                                                             NetDevice::PacketType) {
+                                   std::vector<uint8_t> bytes(p->GetSize());
+                                   p->CopyData(bytes.data(), bytes.size());
+                                   ipv4.push_back({Simulator::Now(), bytes, from});
+                               }),
+                               0x0800,
+                               dev[1]);
+    b->RegisterProtocolHandler(Node::ProtocolHandler([&other](Ptr<NetDevice>,
+                                                              Ptr<const Packet>,
+                                                              uint16_t,
+                                                              const Address&,
+                                                              const Address&,
+                                                              NetDevice::PacketType) { ++other; }),
+                               0x86DD,
+                               dev[1]);
+    std::vector<uint8_t> payload(1000);
+    for (size_t i = 0; i < payload.size(); ++i)
+    {
+        payload[i] = static_cast<uint8_t>(i * 7);
+    }
+    ASSERT_TRUE(
+        dev[0]->Send(Create<Packet>(payload.data(), payload.size()), dev[1]->GetAddress(), 0x0800));
+    ASSERT_TRUE(dev[0]->Send(Create<Packet>(payload.data(), 500), dev[1]->GetAddress(), 0x0800));
+    Simulator::Run();
+    ASSERT_EQ(ipv4.size(), 2u);
+    EXPECT_EQ(other, 0u);
+    EXPECT_EQ(ipv4[0].bytes, payload);
+    EXPECT_EQ(ipv4[0].from, dev[0]->GetAddress());
+    EXPECT_EQ(ipv4[1].bytes.size(), 500u);
+    // 1000 bytes at 10 Gb/s = 800 ns, + 700 ns; the second 400 ns later
+    EXPECT_EQ(ipv4[0].at, NanoSeconds(1500));
+    EXPECT_EQ(ipv4[1].at, NanoSeconds(1900));
 }
 
 TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)

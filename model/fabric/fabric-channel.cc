@@ -75,7 +75,7 @@ FabricChannel::RefreshNodeIds()
 
 void
 FabricChannel::Transmit(Ptr<Packet> p,
-                        const FabricHeaderData* h,
+                        const FabricFrameMeta& meta,
                         const FabricNetDevice* sender,
                         Time txTime)
 {
@@ -86,9 +86,7 @@ FabricChannel::Transmit(Ptr<Packet> p,
     // in order on the wire: never before the packet ahead (see class doc)
     const Time arrival = std::max(now + txTime + m_delay, dir.lastArrival);
     dir.lastArrival = arrival;
-    FabricRingPush(
-        dir.wire,
-        InFlight{std::move(p), h != nullptr ? *h : FabricHeaderData(), h != nullptr, corrupted});
+    FabricRingPush(dir.wire, InFlight{std::move(p), meta, corrupted});
     dir.arrive->Schedule(m_nodeId[1 - d], arrival - now);
 }
 
@@ -105,7 +103,7 @@ FabricChannel::Arrive()
         peer->ReceiveCorrupted(f.packet);
         return;
     }
-    peer->Receive(f.packet, f.hasHeader ? &f.header : nullptr);
+    peer->Receive(f.packet, f.meta);
 }
 
 bool

@@ -54,12 +54,12 @@ class FabricChannel : public Channel
     /**
      * Carry a data packet from \p sender to the peer.
      * \param p the packet (header included)
-     * \param h the packet's header, passed along to the peer, or nullptr
+     * \param meta what travels beside the packet to the peer
      * \param sender the transmitting device
      * \param txTime serialization time of \p p at the sender's rate
      */
     void Transmit(Ptr<Packet> p,
-                  const FabricHeaderData* h,
+                  const FabricFrameMeta& meta,
                   const FabricNetDevice* sender,
                   Time txTime);
 
@@ -113,10 +113,9 @@ class FabricChannel : public Channel
     /// A packet on the wire.
     struct InFlight
     {
-        Ptr<Packet> packet;      //!< the packet
-        FabricHeaderData header; //!< its header, if hasHeader
-        bool hasHeader;          //!< header was passed along
-        bool corrupted;          //!< bit errors: the receiver discards it
+        Ptr<Packet> packet;   //!< the packet
+        FabricFrameMeta meta; //!< travels with it
+        bool corrupted;       //!< bit errors: the receiver discards it
     };
 
     /// One direction of the cable.

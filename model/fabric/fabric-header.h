@@ -77,6 +77,20 @@ class FabricHeader : public Header, public FabricHeaderData
     void Print(std::ostream& os) const override;
 };
 
+/**
+ * \ingroup gpu-fabric
+ * \brief What travels beside a packet from port to port: its header's
+ * fields when the sender knew them, and the ns-3 protocol number of a frame
+ * sent through the generic NetDevice::Send (a FabricNetDevice on a plain
+ * ns-3 node: IPv4, for instance).
+ */
+struct FabricFrameMeta
+{
+    FabricHeaderData header;                     //!< the header's fields, if hasHeader
+    uint16_t protocol{FabricHeader::kEtherType}; //!< protocol number handed to the receiver
+    bool hasHeader{false};                       //!< header is valid
+};
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_FABRIC_HEADER_H

@@ -339,13 +339,13 @@ bool
 FabricNetDevice::Enqueue(const Ptr<Packet>& p, FabricNetDevice* ingress)
 {
     // a generic sender: the receiving node parses the header, if it needs one
-    return DoEnqueue(p, QueuedFrame{FabricHeaderData(), ingress, false});
+    return DoEnqueue(p, QueuedFrame{FabricFrameMeta(), ingress});
 }
 
 bool
 FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress)
 {
-    return DoEnqueue(p, QueuedFrame{h, ingress, true});
+    return DoEnqueue(p, QueuedFrame{FabricFrameMeta{h, FabricHeader::kEtherType, true}, ingress});
 }
 
 bool
@@ -441,8 +441,8 @@ FabricNetDevice::MarkCe(const Ptr<Packet>& p, QueuedFrame& frame)
     p->RemoveHeader(h);
     h.flags |= FabricHeader::kFlagCe;
     p->AddHeader(h);
-    frame.header = h; // the copy beside the packet says the same
-    frame.hasHeader = true;
+    frame.meta.header = h; // the copy beside the packet says the same
+    frame.meta.hasHeader = true;
     ++m_stats.ecnMarks;
 }
 
@@ -474,7 +474,7 @@ FabricNetDevice::SendFrame(Ptr<Packet> p, const QueuedFrame& frame)
     ++m_stats.txPackets;
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
-    m_channel->Transmit(std::move(p), frame.hasHeader ? &frame.header : nullptr, this, txTime);
+    m_channel->Transmit(std::move(p), frame.meta, this, txTime);
     m_txEnd = Simulator::Now() + txTime;
     // The end of serialization is an event only when something depends on
     // it; otherwise the next Enqueue compares the clock with m_txEnd. This
@@ -549,7 +549,7 @@ FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
 }
 
 void
-FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricHeaderData* h)
+FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta)
 {
     if (m_faulted && LostOnWire(p))
     {
@@ -564,11 +564,19 @@ FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricHeaderData* h)
     FireIfConnected(m_macRxTrace, p);
     if (m_fabricNode != nullptr)
     {
-        m_fabricNode->ReceiveFromPort(this, p, h);
+        m_fabricNode->ReceiveFromPort(this, p, meta.hasHeader ? &meta.header : nullptr);
+        return;
     }
-    else if (!m_rxCallback.IsNull())
+    // a plain ns-3 node: its standard callbacks, with the sender's protocol
+    // number and address
+    const Address from = m_channel->GetPeer(this)->GetAddress();
+    if (!m_promiscCallback.IsNull())
     {
-        m_rxCallback(this, p, FabricHeader::kEtherType, Address());
+        m_promiscCallback(this, p, meta.protocol, from, m_address, NetDevice::PACKET_HOST);
+    }
+    if (!m_rxCallback.IsNull())
+    {
+        m_rxCallback(this, p, meta.protocol, from);
     }
 }
 
@@ -726,11 +734,15 @@ FabricNetDevice::IsBridge() const
 }
 
 bool
-FabricNetDevice::Send(Ptr<Packet> packet, const Address& /* dest */, uint16_t /* protocol */)
+FabricNetDevice::Send(Ptr<Packet> packet, const Address& /* dest */, uint16_t protocol)
 {
-    // Frames on a fabric always carry a FabricHeader; generic callers must
-    // add one (the destination is the rank in the header).
-    return Enqueue(packet, nullptr);
+    // Point to point: the peer is the destination. On a fabric, frames carry
+    // a FabricHeader (the destination rank is in it); between plain ns-3
+    // nodes, the protocol number travels beside the packet to the peer's
+    // receive callback (no bytes are added).
+    FabricFrameMeta meta;
+    meta.protocol = protocol;
+    return DoEnqueue(packet, QueuedFrame{meta, nullptr});
 }
 
 bool

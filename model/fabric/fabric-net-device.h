@@ -42,7 +42,8 @@ class FabricNode;
  *
  * Packets reach the owning FabricNode (switch or GPU) directly; on a plain
  * ns-3 Node the device falls back to the standard receive callback, so it is
- * usable as a generic point-to-point link.
+ * usable as a generic point-to-point link (Send()'s protocol number reaches
+ * the peer's receive callback).
  */
 class FabricNetDevice : public NetDevice
 {
@@ -177,9 +178,9 @@ class FabricNetDevice : public NetDevice
     /**
      * Called by the channel: the last bit of \p p has arrived.
      * \param p the packet
-     * \param h its header if the sender passed one along, else nullptr
+     * \param meta what the sender passed along with it
      */
-    void Receive(const Ptr<Packet>& p, const FabricHeaderData* h);
+    void Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta);
     /// Called by the channel: \p p arrived with bit errors (discarded, counted).
     void ReceiveCorrupted(Ptr<Packet> p);
     /// Called by the channel: the peer asks this transmitter to pause/resume.
@@ -221,9 +222,8 @@ class FabricNetDevice : public NetDevice
     /// What the device keeps beside each packet of its Queue<Packet>.
     struct QueuedFrame
     {
-        FabricHeaderData header;  //!< the packet's header, if hasHeader
+        FabricFrameMeta meta;     //!< travels with the packet to the next node
         FabricNetDevice* ingress; //!< input port charged for it, or nullptr
-        bool hasHeader;           //!< header is valid (false: a generic Send())
     };
 
     bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
