@@ -398,11 +398,12 @@ PacketTransport::Pump(FabricNetDevice* port)
     const auto* gpu = static_cast<const FabricGpu*>(port->GetFabricNode());
     Endpoint& ep = m_endpoints[gpu->GetRank()];
     auto& busy = ep.busy[port->GetPortIndex()];
-    // One packet at a time, when the transmitter is free: it goes straight to
-    // the wire (no queueing at the source), and the end of its serialization
-    // pulls the next one at the same instant, so the port stays busy.
-    while (!busy.empty() && !port->IsTxPaused() && port->GetQueuePackets() == 0 &&
-           !port->IsTxBusy() && port->IsUp())
+    // Keep at most two packets queued: one serializing next, one ready (a
+    // NIC's small transmit FIFO). Choosing each packet only when the wire is
+    // free would skip the source queue, but it changes which connection's
+    // packet goes next under pause and contention (8 % on the flagship's
+    // fat-tree), so the documented behaviour stays.
+    while (!busy.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2 && port->IsUp())
     {
         const uint32_t cid = busy.front();
         busy.pop_front();
