@@ -456,6 +456,16 @@ TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
         EXPECT_NE(std::string(e.what()).find("26"), std::string::npos) << e.what();
     }
     EXPECT_THROW(dev->SetAttribute("Mtu", UintegerValue(10)), FabricConfigError);
+    // sending on a device that is on no cable: an error naming what is missing
+    try
+    {
+        dev->Send(Create<Packet>(100), Address(), 0x0800);
+        FAIL() << "a device without a channel sent";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("Attach()"), std::string::npos) << e.what();
+    }
     try
     {
         HbDomainPreset::Custom(0, DataRate("100Gbps"), DataRate("100Gbps"));

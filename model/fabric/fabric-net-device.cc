@@ -351,6 +351,14 @@ FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, Fabric
 bool
 FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
 {
+    if (!m_channel)
+    {
+        // a programming error, but a clear one rather than a null dereference
+        FabricRequire(false,
+                      "FabricNetDevice channel",
+                      "none",
+                      "a FabricChannel: Attach() the device before sending");
+    }
     EnsureQueue();
     if (!m_up)
     {
