@@ -724,6 +724,39 @@ TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
     EXPECT_EQ(ipv4[1].at, NanoSeconds(1900));
 }
 
+TEST_F(FabricTest, TxFifoPacketsIsHowFarAheadTheSourcePicks)
+{
+    // GPU 0 streams message A to GPU 1; 1.5 packet times in, a one-packet
+    // message B to GPU 2 joins the port's round robin. With a transmit FIFO
+    // of F packets, B's packet was picked behind F more packets of A, so B
+    // completes F packet times later than with F = 0 (picked when the wire is
+    // free): 3 packet times to leave, plus two store-and-forward hops.
+    const uint64_t rate = 100'000'000'000ULL;
+    const double tp = (4096 + FabricHeader::kSerializedSize) * 8.0 / rate;
+    const FabricTopology topo = Star(3, rate, 500);
+    std::vector<double> doneB;
+    for (uint32_t fifo : {0u, 1u, 2u})
+    {
+        Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        Ptr<PacketTransport> t = fabric->GetTransport();
+        t->SetAttribute("TxFifoPackets", UintegerValue(fifo));
+        Time a;
+        Time b;
+        t->Send(0, 1, 10 * 4096, MakeBoundCallback(&Record, &a));
+        Simulator::Schedule(Seconds(1.5 * tp),
+                            [t, &b]() { t->Send(0, 2, 4096, MakeBoundCallback(&Record, &b)); });
+        Simulator::Run();
+        EXPECT_NEAR(a.GetSeconds(), StoreAndForwardTime(11 * 4096, 4096, rate, 2, 500e-9), 2e-9)
+            << "fifo " << fifo; // A is one packet later whatever F: B took one slot
+        doneB.push_back(b.GetSeconds());
+        fabric->Dispose();
+        Simulator::Destroy();
+    }
+    EXPECT_NEAR(doneB[0], 5 * tp + 2 * 500e-9, 2e-9);
+    EXPECT_NEAR(doneB[1] - doneB[0], tp, 2e-9);
+    EXPECT_NEAR(doneB[2] - doneB[0], 2 * tp, 2e-9);
+}
+
 TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)
 {
     const std::string prefix = ::testing::TempDir() + "gpu-fabric-pcap";

@@ -69,6 +69,14 @@ PacketTransport::GetTypeId()
             .SetParent<Transport>()
             .SetGroupName("GpuFabric")
             .AddConstructor<PacketTransport>()
+            .AddAttribute("TxFifoPackets",
+                          "Packets a GPU port keeps ready in its queue behind the one on the "
+                          "wire, as a NIC's transmit FIFO: the round robin among its "
+                          "connections picks that many packets ahead. 0: each packet is picked "
+                          "when the wire is free (and skips the queue).",
+                          UintegerValue(2),
+                          MakeUintegerAccessor(&PacketTransport::m_txFifo),
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("ConnectionWindow",
                           "Most payload bytes a GPU may have in flight to one destination "
                           "(sent, not yet credited back by the receiver), as NCCL's fixed "
@@ -398,12 +406,14 @@ PacketTransport::Pump(FabricNetDevice* port)
     const auto* gpu = static_cast<const FabricGpu*>(port->GetFabricNode());
     Endpoint& ep = m_endpoints[gpu->GetRank()];
     auto& busy = ep.busy[port->GetPortIndex()];
-    // Keep at most two packets queued: one serializing next, one ready (a
-    // NIC's small transmit FIFO). Choosing each packet only when the wire is
-    // free would skip the source queue, but it changes which connection's
-    // packet goes next under pause and contention (8 % on the flagship's
-    // fat-tree), so the documented behaviour stays.
-    while (!busy.empty() && !port->IsTxPaused() && port->GetQueuePackets() < 2 && port->IsUp())
+    // Keep at most TxFifoPackets packets queued (a NIC's transmit FIFO);
+    // with 0, one packet whenever the wire is free: it skips the queue, and
+    // the end of its serialization pulls the next at the same instant.
+    const auto fifoHasRoom = [this, port]() {
+        return m_txFifo == 0 ? port->GetQueuePackets() == 0 && !port->IsTxBusy()
+                             : port->GetQueuePackets() < m_txFifo;
+    };
+    while (!busy.empty() && !port->IsTxPaused() && fifoHasRoom() && port->IsUp())
     {
         const uint32_t cid = busy.front();
         busy.pop_front();

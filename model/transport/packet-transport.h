@@ -240,6 +240,7 @@ class PacketTransport : public Transport
     uint64_t m_ecnMarked{0};
     Time m_rto;                              //!< RetransmitTimeout
     uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
+    uint32_t m_txFifo{2};                    //!< TxFifoPackets
     Time m_creditDelay;                      //!< CreditDelay
     uint32_t m_maxRetransmissions{0};        //!< per packet
     bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
