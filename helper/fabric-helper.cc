@@ -183,6 +183,20 @@ Fabric::GetTotalLost() const
     return lost;
 }
 
+Fabric::EventCounts
+Fabric::GetEventCounts() const
+{
+    EventCounts c;
+    for (const auto& d : m_devs)
+    {
+        const FabricNetDevice::Stats& s = d->GetStats();
+        c.arrivals += s.arrivals;
+        c.serializationEnds += s.serializationEnds;
+        c.flowControlFrames += s.flowControlFrames;
+    }
+    return c;
+}
+
 uint64_t
 Fabric::GetTotalDrops() const
 {

@@ -75,6 +75,17 @@ class Fabric : public Object
     /// \return packets lost to link faults anywhere (down links, bit errors)
     uint64_t GetTotalLost() const;
 
+    /// The data plane's events so far, by kind (summed over every port).
+    struct EventCounts
+    {
+        uint64_t arrivals{0};          //!< a packet's last bit reached a port
+        uint64_t serializationEnds{0}; //!< a port finished serializing (when scheduled)
+        uint64_t flowControlFrames{0}; //!< a pause or resume frame reached a port
+    };
+
+    /// \return the data plane's events by kind
+    EventCounts GetEventCounts() const;
+
     /**
      * Install new forwarding tables in every node (e.g. recomputed without
      * failed elements) and tell the transport (PacketTransport::RoutesChanged).

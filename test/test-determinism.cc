@@ -128,6 +128,19 @@ TEST(Benches, FabricThroughputSimulatesTheSamePermutationTwice)
     EXPECT_EQ(a["packets"].get<uint64_t>(), hosts * ((flowBytes + 4095) / 4096));
     EXPECT_EQ(a["drops"].get<uint64_t>(), 0u);
     EXPECT_GT(a["mean_pending_events"].get<double>(), 0.0);
+    // every event is a packet arrival, an end of serialization, a pause
+    // frame or ns-3's initialization of a node or device: nothing else runs
+    const auto& kinds = a["events_by_kind"];
+    EXPECT_EQ(kinds["other"].get<uint64_t>(), 0u);
+    EXPECT_EQ(kinds["arrivals"].get<uint64_t>() + kinds["serialization_ends"].get<uint64_t>() +
+                  kinds["flow_control_frames"].get<uint64_t>() +
+                  kinds["initialization"].get<uint64_t>(),
+              a["events"].get<uint64_t>());
+    // a packet arrives once per hop: 2 (same leaf), 4 (same pod) or 6 hops
+    const uint64_t arrivals = kinds["arrivals"].get<uint64_t>();
+    const uint64_t packets = a["packets"].get<uint64_t>();
+    EXPECT_GE(arrivals, 2 * packets);
+    EXPECT_LE(arrivals, 6 * packets);
 }
 
 } // namespace

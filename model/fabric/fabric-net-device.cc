@@ -526,6 +526,7 @@ FabricNetDevice::SerializationTime(uint32_t bytes)
 void
 FabricNetDevice::TransmitComplete()
 {
+    ++m_stats.serializationEnds;
     m_txEventPending = false;
     if (m_txPacket)
     {
@@ -545,6 +546,7 @@ FabricNetDevice::TransmitComplete()
 void
 FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
 {
+    ++m_stats.arrivals;
     if (m_faulted && LostOnWire(p))
     {
         ++m_stats.lost;
@@ -559,6 +561,7 @@ FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
 void
 FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta)
 {
+    ++m_stats.arrivals;
     if (m_faulted && LostOnWire(p))
     {
         ++m_stats.lost;
@@ -614,6 +617,7 @@ FabricNetDevice::ReleaseIngress(uint32_t bytes)
 void
 FabricNetDevice::ReceiveFlowControl(bool pause)
 {
+    ++m_stats.flowControlFrames;
     if (!m_up)
     {
         return; // the frame was lost with the link

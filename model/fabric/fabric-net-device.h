@@ -146,18 +146,22 @@ class FabricNetDevice : public NetDevice
     /// Counters, cheap to read at the end of a run.
     struct Stats
     {
-        uint64_t txPackets{0};     //!< packets serialized
-        uint64_t txBytes{0};       //!< bytes serialized (headers included)
-        uint64_t rxPackets{0};     //!< packets received
-        uint64_t rxBytes{0};       //!< bytes received
-        uint64_t drops{0};         //!< packets dropped (queue full)
-        uint64_t lost{0};          //!< packets lost to a down link (queued, on the wire, offered)
-        uint64_t corrupted{0};     //!< packets received with bit errors and discarded
-        uint64_t ecnMarks{0};      //!< packets marked CE at enqueue
-        uint64_t pausesSent{0};    //!< pause frames sent to the peer
-        uint64_t pausesRecv{0};    //!< pause frames received from the peer
-        Time pausedTime;           //!< total time this transmitter was paused
-        uint32_t maxQueueBytes{0}; //!< high-water mark of the transmit queue
+        uint64_t txPackets{0};  //!< packets serialized
+        uint64_t txBytes{0};    //!< bytes serialized (headers included)
+        uint64_t rxPackets{0};  //!< packets received
+        uint64_t rxBytes{0};    //!< bytes received
+        uint64_t drops{0};      //!< packets dropped (queue full)
+        uint64_t lost{0};       //!< packets lost to a down link (queued, on the wire, offered)
+        uint64_t corrupted{0};  //!< packets received with bit errors and discarded
+        uint64_t ecnMarks{0};   //!< packets marked CE at enqueue
+        uint64_t pausesSent{0}; //!< pause frames sent to the peer
+        uint64_t pausesRecv{0}; //!< pause frames received from the peer
+        Time pausedTime;        //!< total time this transmitter was paused
+        // the events this port executed, one counter per kind
+        uint64_t arrivals{0};          //!< packets whose last bit arrived (one event each)
+        uint64_t serializationEnds{0}; //!< ends of serialization scheduled as events
+        uint64_t flowControlFrames{0}; //!< pause/resume frames that arrived (one event each)
+        uint32_t maxQueueBytes{0};     //!< high-water mark of the transmit queue
     };
 
     /// \return the counters
