@@ -70,9 +70,26 @@ FaultInjector::SetFabric(Fabric* fabric)
 }
 
 void
-FaultInjector::Require(bool ok, const char* what, uint64_t value, uint64_t limit) const
+FaultInjector::RequireCable(uint32_t cable) const
 {
-    FabricRequire(ok, what, value, fmt::format("below {}", limit));
+    const uint32_t n = m_fabric->GetTopology().Cables().size();
+    FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
+}
+
+void
+FaultInjector::RequireGpu(uint32_t rank) const
+{
+    const uint32_t n = m_fabric->GetTopology().GetNGpus();
+    FabricRequire(rank < n, "GPU rank", rank, fmt::format("below {}", n));
+}
+
+void
+FaultInjector::RequireRateFraction(double fraction)
+{
+    FabricRequire(fraction > 0 && fraction <= 1,
+                  "link rate fraction",
+                  fraction,
+                  "a fraction in (0, 1] of the cable's rate");
 }
 
 void
@@ -136,8 +153,7 @@ FaultInjector::DetectNow()
 void
 FaultInjector::LinkDown(uint32_t cable)
 {
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    Require(cable < n, "cable", cable, n);
+    RequireCable(cable);
     m_state.cables.insert(cable);
     ApplyCable(cable);
     Changed(fmt::format("cable {} down", cable));
@@ -146,8 +162,7 @@ FaultInjector::LinkDown(uint32_t cable)
 void
 FaultInjector::LinkUp(uint32_t cable)
 {
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    Require(cable < n, "cable", cable, n);
+    RequireCable(cable);
     m_state.cables.erase(cable);
     ApplyCable(cable);
     Changed(fmt::format("cable {} up", cable));
@@ -186,8 +201,8 @@ FaultInjector::SwitchUp(uint32_t vertex)
 void
 FaultInjector::GpuDown(uint32_t rank)
 {
+    RequireGpu(rank);
     const FabricTopology& topo = m_fabric->GetTopology();
-    Require(rank < topo.GetNGpus(), "GPU rank", rank, topo.GetNGpus());
     const uint32_t v = topo.GpuVertex(rank);
     m_state.vertices.insert(v);
     m_fabric->GetTransport()->SetEndpointDown(rank, true);
@@ -198,13 +213,9 @@ FaultInjector::GpuDown(uint32_t rank)
 void
 FaultInjector::DegradeLink(uint32_t cable, double fraction)
 {
+    RequireCable(cable);
+    RequireRateFraction(fraction);
     const FabricTopology& topo = m_fabric->GetTopology();
-    const uint32_t n = topo.Cables().size();
-    Require(cable < n, "cable", cable, n);
-    FabricRequire(fraction > 0 && fraction <= 1,
-                  "link rate fraction",
-                  fraction,
-                  "a fraction in (0, 1] of the cable's rate");
     const auto rate = static_cast<uint64_t>(topo.Cables()[cable].rateBps * fraction);
     FabricRequire(rate > 0, "degraded link rate", rate, "at least 1 bit/s");
     auto devs = m_fabric->GetCableDevices(cable);
@@ -223,8 +234,7 @@ FaultInjector::DegradeLink(uint32_t cable, double fraction)
 void
 FaultInjector::SetBitErrorRate(uint32_t cable, double ber)
 {
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    Require(cable < n, "cable", cable, n);
+    RequireCable(cable);
     auto devs = m_fabric->GetCableDevices(cable);
     // a stream per cable: the same run draws the same corruptions
     DynamicCast<FabricChannel>(devs.first->GetChannel())->SetBitErrorRate(ber, 1000 + cable);
@@ -300,75 +310,52 @@ FaultHelper::When(Time at) const
 }
 
 void
-FaultHelper::RequireCable(uint32_t cable) const
-{
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
-}
-
-void
-FaultHelper::RequireSwitchVertex(uint32_t vertex) const
-{
-    const FabricTopology& topo = m_fabric->GetTopology();
-    FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
-                  "switch vertex",
-                  vertex,
-                  "a switch or NVSwitch vertex of the topology (GPUs: GpuDown)");
-}
-
-void
 FaultHelper::LinkDown(uint32_t cable, Time at) const
 {
-    RequireCable(cable);
+    m_injector->RequireCable(cable);
     Simulator::Schedule(When(at), &FaultInjector::LinkDown, m_injector, cable);
 }
 
 void
 FaultHelper::LinkUp(uint32_t cable, Time at) const
 {
-    RequireCable(cable);
+    m_injector->RequireCable(cable);
     Simulator::Schedule(When(at), &FaultInjector::LinkUp, m_injector, cable);
 }
 
 void
 FaultHelper::SwitchDown(uint32_t vertex, Time at) const
 {
-    RequireSwitchVertex(vertex);
+    m_injector->RequireSwitch(vertex);
     Simulator::Schedule(When(at), &FaultInjector::SwitchDown, m_injector, vertex);
 }
 
 void
 FaultHelper::SwitchUp(uint32_t vertex, Time at) const
 {
-    RequireSwitchVertex(vertex);
+    m_injector->RequireSwitch(vertex);
     Simulator::Schedule(When(at), &FaultInjector::SwitchUp, m_injector, vertex);
 }
 
 void
 FaultHelper::GpuDown(uint32_t rank, Time at) const
 {
-    const uint32_t n = m_fabric->GetNGpus();
-    FabricRequire(rank < n, "GPU rank", rank, fmt::format("below {}", n));
+    m_injector->RequireGpu(rank);
     Simulator::Schedule(When(at), &FaultInjector::GpuDown, m_injector, rank);
 }
 
 void
 FaultHelper::DegradeLink(uint32_t cable, double fraction, Time at) const
 {
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
-    FabricRequire(fraction > 0 && fraction <= 1,
-                  "link rate fraction",
-                  fraction,
-                  "a fraction in (0, 1] of the cable's rate");
+    m_injector->RequireCable(cable);
+    FaultInjector::RequireRateFraction(fraction);
     Simulator::Schedule(When(at), &FaultInjector::DegradeLink, m_injector, cable, fraction);
 }
 
 void
 FaultHelper::SetBitErrorRate(uint32_t cable, double ber, Time at) const
 {
-    const uint32_t n = m_fabric->GetTopology().Cables().size();
-    FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
+    m_injector->RequireCable(cable);
     FabricRequire(ber >= 0 && ber < 1, "bit-error rate", ber, "a probability in [0, 1)");
     Simulator::Schedule(When(at), &FaultInjector::SetBitErrorRate, m_injector, cable, ber);
 }

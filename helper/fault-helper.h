@@ -80,13 +80,21 @@ class FaultInjector : public Object
     /// \return number of routing updates
     uint32_t GetRoutingUpdates() const;
 
+    // The checks every fault runs, here and when FaultHelper schedules it
+    // (so that a bad argument fails at the call, not at the fault's time).
+    /// Throw FabricConfigError unless \p cable is a cable of the fabric.
+    void RequireCable(uint32_t cable) const;
+    /// Throw FabricConfigError unless \p vertex is a switch or NVSwitch.
+    void RequireSwitch(uint32_t vertex) const;
+    /// Throw FabricConfigError unless \p rank is a GPU of the fabric.
+    void RequireGpu(uint32_t rank) const;
+    /// Throw FabricConfigError unless \p fraction is in (0, 1].
+    static void RequireRateFraction(double fraction);
+
   protected:
     void DoDispose() override;
 
   private:
-    void Require(bool ok, const char* what, uint64_t value, uint64_t limit) const;
-    /// Throw FabricConfigError unless \p vertex is a switch or NVSwitch.
-    void RequireSwitch(uint32_t vertex) const;
     void ApplyVertex(uint32_t vertex);
     void ApplyCable(uint32_t cable);
     void Changed(const std::string& what);
@@ -167,10 +175,6 @@ class FaultHelper
 
   private:
     Time When(Time at) const;
-    /// Throws FabricConfigError unless \p cable is a cable of the fabric.
-    void RequireCable(uint32_t cable) const;
-    /// Throws FabricConfigError unless \p vertex is a switch or NVSwitch.
-    void RequireSwitchVertex(uint32_t vertex) const;
 
     Ptr<Fabric> m_fabric;
     Ptr<FaultInjector> m_injector;
