@@ -44,7 +44,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <set>
 
 using namespace ns3;
 
@@ -383,28 +382,24 @@ RunFinder(uint32_t nodes,
 int
 main(int argc, char* argv[])
 {
-    // ns3::CommandLine exits with status 1 on an unknown flag; check names first
-    // so that every bad flag gets the same message and status 2.
-    const std::set<std::string> known{
-        "nodes",        "degree",     "alpha",           "bandwidth",
-        "size",         "depth",      "graph",           "edges",
-        "json",         "simulate",   "chunks",          "delay-ns",
-        "backend",      "help",       "PrintHelp",       "PrintGlobals",
-        "PrintGroups",  "PrintGroup", "PrintAttributes", "PrintVersion",
-        "PrintTypeIds", "version"};
-    for (int i = 1; i < argc; ++i)
-    {
-        std::string arg = argv[i];
-        std::string name = arg.rfind("--", 0) == 0 ? arg.substr(2, arg.find('=') - 2) : "";
-        if (!known.count(name))
-        {
-            std::cerr << "direct-connect-synth: invalid flag: got '" << arg
-                      << "', allowed: --nodes --degree --alpha --bandwidth --size --depth "
-                         "--graph --edges --json --simulate --chunks --delay-ns --help (as "
-                         "--name=value)\n";
-            return 2;
-        }
-    }
+    // ns3::CommandLine exits with status 1 on an unknown flag; every bad flag
+    // gets the programs' one message and status 2 instead
+    RejectUnknownFlags("direct-connect-synth",
+                       argc,
+                       argv,
+                       {"nodes",
+                        "degree",
+                        "alpha",
+                        "bandwidth",
+                        "size",
+                        "depth",
+                        "graph",
+                        "edges",
+                        "json",
+                        "simulate",
+                        "chunks",
+                        "delay-ns",
+                        "backend"});
     std::string nodes = "128";
     std::string degree = "4";
     std::string alpha = "1e-5";

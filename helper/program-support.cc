@@ -41,8 +41,8 @@ RejectUnknownFlags(const std::string& program,
         }
         if (global || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
             name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
-            name.rfind("PrintGroup", 0) == 0 || name.rfind("PrintAttributes", 0) == 0 ||
-            name.rfind("ns3::", 0) == 0)
+            name == "PrintVersion" || name.rfind("PrintGroup", 0) == 0 ||
+            name.rfind("PrintAttributes", 0) == 0 || name.rfind("ns3::", 0) == 0)
         {
             continue;
         }
