@@ -175,6 +175,10 @@ void
 FabricNetDevice::SetQueue(Ptr<Queue<Packet>> queue)
 {
     m_queue = queue;
+    if (m_channel)
+    {
+        EnsureQueue(); // an attached device never goes without a queue
+    }
 }
 
 Ptr<Queue<Packet>>
@@ -351,15 +355,12 @@ FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, Fabric
 bool
 FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
 {
-    if (!m_channel)
-    {
-        // a programming error, but a clear one rather than a null dereference
-        FabricRequire(false,
-                      "FabricNetDevice channel",
-                      "none",
-                      "a FabricChannel: Attach() the device before sending");
-    }
-    EnsureQueue();
+    // a programming error, but a clear one rather than a null dereference;
+    // an attached device always has its queue (Attach, SetQueue)
+    FabricRequire(m_channel != nullptr,
+                  "FabricNetDevice channel",
+                  "none",
+                  "a FabricChannel: Attach() the device before sending");
     if (!m_up)
     {
         ++m_stats.lost;

@@ -93,6 +93,12 @@ class Transport : public Object
 
         /// Tell whoever is waiting (once; the delivery is then empty).
         void Notify();
+
+        /// \param done the callback \return a delivery that calls it
+        static Delivery To(DoneCallback done)
+        {
+            return Delivery{done, nullptr, 0, nullptr};
+        }
     };
 
     /**
@@ -104,7 +110,7 @@ class Transport : public Object
      */
     uint64_t Send(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, DoneCallback done)
     {
-        return DoSend(srcRank, dstRank, bytes, Delivery{done, nullptr, 0, nullptr});
+        return DoSend(srcRank, dstRank, bytes, Delivery::To(done));
     }
 
     /**

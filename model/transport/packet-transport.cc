@@ -341,7 +341,7 @@ PacketTransport::SendRouted(uint32_t srcRank,
                             uint16_t routeId,
                             DoneCallback done)
 {
-    const uint32_t id = NewMessage(srcRank, dstRank, bytes, Delivery{done, nullptr, 0, nullptr});
+    const uint32_t id = NewMessage(srcRank, dstRank, bytes, Delivery::To(done));
     Message& m = m_messages[id];
     m.flowLabel = routeId; // the route id travels in the flow label
     m.routed = true;
@@ -443,14 +443,7 @@ PacketTransport::Pump(FabricNetDevice* port)
                 flying += payload;
             }
             m.queued += payload;
-            FabricHeader h;
-            h.src = m.src;
-            h.dst = m.dst;
-            h.messageId = id;
-            h.sequence = m.nextSeq++;
-            h.flowLabel = m.flowLabel;
-            h.flags = (m.queued == m.bytes ? FabricHeader::kFlagLast : 0) |
-                      (m.routed ? FabricHeader::kFlagSourceRoute : 0);
+            const FabricHeader h = PacketHeader(id, m.nextSeq++, m.queued == m.bytes);
             if (m.queued == m.bytes)
             {
                 c.messages.pop_front();
@@ -465,6 +458,21 @@ PacketTransport::Pump(FabricNetDevice* port)
             busy.push_back(cid); // round robin among connections
         }
     }
+}
+
+FabricHeader
+PacketTransport::PacketHeader(uint32_t id, uint32_t seq, bool last) const
+{
+    const Message& m = m_messages[id];
+    FabricHeader h;
+    h.src = m.src;
+    h.dst = m.dst;
+    h.messageId = id;
+    h.sequence = seq;
+    h.flowLabel = m.flowLabel;
+    h.flags =
+        (last ? FabricHeader::kFlagLast : 0) | (m.routed ? FabricHeader::kFlagSourceRoute : 0);
+    return h;
 }
 
 void
@@ -626,14 +634,7 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     }
     const uint64_t offset = static_cast<uint64_t>(seq) * m_payload;
     const auto payload = static_cast<uint32_t>(std::min<uint64_t>(m.bytes - offset, m_payload));
-    FabricHeader h;
-    h.src = m.src;
-    h.dst = m.dst;
-    h.messageId = id;
-    h.sequence = seq;
-    h.flowLabel = m.flowLabel;
-    h.flags = (offset + payload == m.bytes ? FabricHeader::kFlagLast : 0) |
-              (m.routed ? FabricHeader::kFlagSourceRoute : 0);
+    const FabricHeader h = PacketHeader(id, seq, offset + payload == m.bytes);
     Ptr<Packet> p = Create<Packet>(payload);
     p->AddHeader(h);
     --m.lost;

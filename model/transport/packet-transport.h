@@ -207,6 +207,8 @@ class PacketTransport : public Transport
     void Release(uint32_t id);
     std::vector<FabricNetDevice*> Route(uint32_t id) const;
     void Retransmit(uint32_t id, uint32_t seq);
+    /// The header of packet \p seq of message \p id (sent first or resent).
+    FabricHeader PacketHeader(uint32_t id, uint32_t seq, bool last) const;
     void Fail(uint32_t id, const std::string& why);
     MessageReport Report(uint32_t id) const;
 
