@@ -152,9 +152,10 @@ main(int argc, char* argv[])
     {
         FabricRequire(flowBytes > 0, "--flow-bytes", flowBytes, "a positive byte count");
         FabricRequire(hosts >= 2, "--hosts", hosts, "at least 2");
+        const DataRate lineRate = ParseRate("--rate", rate);
         ClusterParams p;
         p.gpus = hosts;
-        p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
+        p.platform = HbDomainPreset::Custom(1, lineRate, lineRate);
         p.radix = radix;
         p.linkDelayNs = delayNs;
 
@@ -174,7 +175,7 @@ main(int argc, char* argv[])
         }
         // one sample per 64 packet times of a link: few events, many samples
         PendingSampler sampler{transport,
-                               Seconds(64.0 * 4122 * 8 / DataRate(rate).GetBitRate()),
+                               Seconds(64.0 * 4122 * 8 / lineRate.GetBitRate()),
                                {},
                                0,
                                Time()};

@@ -341,19 +341,16 @@ FabricHelper::EnablePcapInternal(std::string prefix,
                                  bool /* promiscuous */,
                                  bool explicitFilename)
 {
-    Ptr<FabricNetDevice> device = nd->GetObject<FabricNetDevice>();
-    if (!device)
-    {
-        NS_LOG_INFO("FabricHelper::EnablePcapInternal(): device " << nd
-                                                                  << " is not a FabricNetDevice");
-        return;
-    }
-    PcapHelper pcapHelper;
-    const std::string filename =
-        explicitFilename ? prefix : pcapHelper.GetFilenameFromDevice(prefix, device);
-    Ptr<PcapFileWrapper> file =
-        pcapHelper.CreateFile(filename, std::ios::out, PcapHelper::DLT_EN10MB);
-    pcapHelper.HookDefaultSink<FabricNetDevice>(device, "PromiscSniffer", file);
+    EnableFabricDevicePcap(prefix, nd, explicitFilename);
+}
+
+void
+FabricHelper::EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
+                                  std::string prefix,
+                                  Ptr<NetDevice> nd,
+                                  bool explicitFilename)
+{
+    EnableFabricDeviceAscii(stream, prefix, nd, explicitFilename);
 }
 
 } // namespace ns3

@@ -6,6 +6,7 @@
 
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-gpu.h"
+#include "ns3/fabric-link-helper.h"
 #include "ns3/fabric-switch.h"
 #include "ns3/fabric-topology.h"
 #include "ns3/node-container.h"
@@ -114,9 +115,11 @@ class Fabric : public Object
  *
  * Attributes set here apply to every object of that kind; per-link rate and
  * delay come from the topology. PCAP capture of any port works through ns-3's
- * standard EnablePcap / EnablePcapAll (Ethernet framing, DLT_EN10MB).
+ * standard EnablePcap / EnablePcapAll (Ethernet framing, DLT_EN10MB), and
+ * ns-3's ASCII trace through EnableAscii / EnableAsciiAll (the lines are
+ * described at FabricLinkHelper).
  */
-class FabricHelper : public PcapHelperForDevice
+class FabricHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
 {
   public:
     FabricHelper();
@@ -142,6 +145,10 @@ class FabricHelper : public PcapHelperForDevice
                             Ptr<NetDevice> nd,
                             bool promiscuous,
                             bool explicitFilename) override;
+    void EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
+                             std::string prefix,
+                             Ptr<NetDevice> nd,
+                             bool explicitFilename) override;
 
     ObjectFactory m_switchFactory;
     ObjectFactory m_nvswitchFactory;

@@ -120,6 +120,22 @@ ParseInteger(const std::string& flag, const std::string& text, uint64_t minimum,
     return v;
 }
 
+DataRate
+ParseRate(const std::string& flag, const std::string& text)
+{
+    // DataRate's stream extraction sets failbit where its constructor aborts
+    std::istringstream in(text);
+    DataRate rate;
+    in >> rate;
+    // a bare number would be bits per second: "100" meant 100Gbps, surely
+    const bool hasUnit = text.find_first_not_of("0123456789.eE+- ") != std::string::npos;
+    FabricRequire(hasUnit && !in.fail() && rate.GetBitRate() > 0,
+                  flag,
+                  text,
+                  "a positive rate with a unit, e.g. 100Gbps, 400Gb/s or 50GB/s");
+    return rate;
+}
+
 std::vector<std::string>
 SplitList(const std::string& flag, const std::string& text)
 {

@@ -4,6 +4,7 @@
 #ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
 #define GPU_FABRIC_PROGRAM_SUPPORT_H
 
+#include "ns3/data-rate.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/hb-domain-preset.h"
@@ -47,6 +48,15 @@ uint64_t ParseInteger(const std::string& flag,
                       const std::string& text,
                       uint64_t minimum = 1,
                       uint64_t maximum = (uint64_t{1} << 31) - 1);
+
+/**
+ * Parse a positive data rate flag value ("100Gbps", "25GB/s", "1e9bps").
+ * ns-3's DataRate(std::string) aborts the program on a malformed string;
+ * this names the flag instead.
+ * \param flag the flag, e.g. "--rate" \param text its value
+ * \return the rate; FabricConfigError naming the flag otherwise
+ */
+DataRate ParseRate(const std::string& flag, const std::string& text);
 
 /**
  * Split a comma-separated flag value; empty items are rejected.

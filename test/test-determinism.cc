@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 
 namespace
 {
@@ -75,12 +76,36 @@ INSTANTIATE_TEST_SUITE_P(
                            "--algorithm=tree --chunk-bytes=8192 --min-bytes=65536 "
                            "--max-bytes=131072"},
                       Case{"fabric-cost", "--gpus=4096 --radix=32,64"},
-                      Case{"direct-connect-synth", "--nodes=16 --degree=4"}),
+                      Case{"direct-connect-synth", "--nodes=16 --degree=4"},
+                      Case{"fabric-ip-incast", "--queue-packets=20 --bytes=500000"}),
     [](const auto& info) {
         std::string name = std::to_string(info.index) + "_" + info.param.program;
         std::replace(name.begin(), name.end(), '-', '_');
         return name;
     });
+
+TEST(Programs, AMalformedRateIsNamedNotAborted)
+{
+    // ns-3's DataRate(std::string) aborts on a malformed string; the
+    // programs name the flag and exit with status 2
+    for (const std::string program : {"fabric-throughput", "fabric-ip-incast"})
+    {
+        for (const std::string rate : {"abc", "0Gbps", "100"})
+        {
+            const std::string log = ::testing::TempDir() + program + "-bad-rate.txt";
+            const std::string small = program == "fabric-throughput" ? " --hosts=16" : "";
+            const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + program + small +
+                                    " --rate=" + rate + " > " + log + " 2>&1";
+            const int status = std::system(cmd.c_str());
+            ASSERT_TRUE(WIFEXITED(status)) << program << " --rate=" << rate;
+            EXPECT_EQ(WEXITSTATUS(status), 2) << program << " --rate=" << rate;
+            const std::string text = Slurp(log);
+            EXPECT_NE(text.find("--rate"), std::string::npos) << text;
+            EXPECT_NE(text.find("got '" + rate + "'"), std::string::npos) << text;
+            EXPECT_NE(text.find("positive rate"), std::string::npos) << text;
+        }
+    }
+}
 
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
 {

@@ -447,7 +447,7 @@ TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
     }
     try
     {
-        dev->SetMtu(FabricHeader::kSerializedSize);
+        dev->SetFrameMtu(FabricHeader::kSerializedSize);
         FAIL() << "MTU of the header size accepted";
     }
     catch (const FabricConfigError& e)
@@ -456,6 +456,16 @@ TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
         EXPECT_NE(std::string(e.what()).find("26"), std::string::npos) << e.what();
     }
     EXPECT_THROW(dev->SetAttribute("Mtu", UintegerValue(10)), FabricConfigError);
+    try
+    {
+        dev->SetMtu(12); // the ns-3 MTU: 12 + 14 bytes of framing is no longer than a FabricHeader
+        FAIL() << "NetDevice MTU of 12 accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("SetMtu"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("13 to 65521"), std::string::npos) << e.what();
+    }
     // sending on a device that is on no cable: an error naming what is missing
     try
     {
@@ -659,10 +669,11 @@ TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)
 
 TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
 {
-    // Two plain ns-3 nodes (no FabricNode): a frame sent with a protocol
+    // Two plain ns-3 nodes (no FabricNode): a packet sent with a protocol
     // number reaches the peer node's handler for that protocol, bytes
-    // intact, from the sender's address, after serialization plus delay;
-    // a second frame sent at once waits for the first.
+    // intact, from the sender's address, after serialization of the packet
+    // and its 14-byte Ethernet II header plus delay; a second packet sent at
+    // once waits for the first.
     Ptr<Node> a = CreateObject<Node>();
     Ptr<Node> b = CreateObject<Node>();
     Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
@@ -671,7 +682,7 @@ TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
     for (int i = 0; i < 2; ++i)
     {
         dev[i] = CreateObject<FabricNetDevice>();
-        dev[i]->SetDataRate(DataRate("10Gbps"));
+        dev[i]->SetDataRate(DataRate("8Gbps")); // a byte a nanosecond
         (i == 0 ? a : b)->AddDevice(dev[i]);
         dev[i]->Attach(cable);
     }
@@ -719,9 +730,10 @@ TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
     EXPECT_EQ(ipv4[0].bytes, payload);
     EXPECT_EQ(ipv4[0].from, dev[0]->GetAddress());
     EXPECT_EQ(ipv4[1].bytes.size(), 500u);
-    // 1000 bytes at 10 Gb/s = 800 ns, + 700 ns; the second 400 ns later
-    EXPECT_EQ(ipv4[0].at, NanoSeconds(1500));
-    EXPECT_EQ(ipv4[1].at, NanoSeconds(1900));
+    // 1000 + 14 bytes at 8 Gb/s = 1014 ns, + 700 ns; the second 514 ns later
+    EXPECT_EQ(ipv4[0].at, NanoSeconds(1014 + 700));
+    EXPECT_EQ(ipv4[1].at, NanoSeconds(1014 + 514 + 700));
+    EXPECT_EQ(dev[0]->GetStats().txBytes, 1014u + 514u);
 }
 
 TEST_F(FabricTest, TxFifoPacketsIsHowFarAheadTheSourcePicks)

@@ -80,15 +80,13 @@ class FabricHeader : public Header, public FabricHeaderData
 /**
  * \ingroup gpu-fabric
  * \brief What travels beside a packet from port to port: its header's
- * fields when the sender knew them, and the ns-3 protocol number of a frame
- * sent through the generic NetDevice::Send (a FabricNetDevice on a plain
- * ns-3 node: IPv4, for instance).
+ * fields when the sender knew them (the next node then routes without
+ * parsing the packet's bytes).
  */
 struct FabricFrameMeta
 {
-    FabricHeaderData header;                     //!< the header's fields, if hasHeader
-    uint16_t protocol{FabricHeader::kEtherType}; //!< protocol number handed to the receiver
-    bool hasHeader{false};                       //!< header is valid
+    FabricHeaderData header; //!< the header's fields, if hasHeader
+    bool hasHeader{false};   //!< header is valid
 };
 
 } // namespace ns3

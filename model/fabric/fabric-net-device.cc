@@ -9,6 +9,7 @@
 
 #include "ns3/boolean.h"
 #include "ns3/drop-tail-queue.h"
+#include "ns3/ethernet-header.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
@@ -52,12 +53,13 @@ FabricNetDevice::GetTypeId()
                 DataRateValue(DataRate("100Gbps")),
                 MakeDataRateAccessor(&FabricNetDevice::SetDataRate, &FabricNetDevice::GetDataRate),
                 MakeDataRateChecker())
-            .AddAttribute("Mtu",
-                          "Largest frame in bytes, the 26-byte FabricHeader included "
-                          "(default: 4096 payload bytes, as RoCE's 4096 MTU).",
-                          UintegerValue(4096 + FabricHeader::kSerializedSize),
-                          MakeUintegerAccessor(&FabricNetDevice::SetMtu, &FabricNetDevice::GetMtu),
-                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute(
+                "Mtu",
+                "Largest frame in bytes, the 26-byte FabricHeader included "
+                "(default: 4096 payload bytes, as RoCE's 4096 MTU).",
+                UintegerValue(4096 + FabricHeader::kSerializedSize),
+                MakeUintegerAccessor(&FabricNetDevice::SetFrameMtu, &FabricNetDevice::GetFrameMtu),
+                MakeUintegerChecker<uint16_t>())
             .AddAttribute(
                 "TxQueue",
                 "The transmit queue (FIFO).",
@@ -237,6 +239,7 @@ FabricNetDevice::SetLinkUp(bool up)
     m_up = up;
     m_faulted = true;
     m_linkTrace(up);
+    m_linkChangeCallbacks();
     if (m_txPaused)
     {
         m_stats.pausedTime += Simulator::Now() - m_pausedSince;
@@ -349,7 +352,7 @@ FabricNetDevice::Enqueue(const Ptr<Packet>& p, FabricNetDevice* ingress)
 bool
 FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress)
 {
-    return DoEnqueue(p, QueuedFrame{FabricFrameMeta{h, FabricHeader::kEtherType, true}, ingress});
+    return DoEnqueue(p, QueuedFrame{FabricFrameMeta{h, true}, ingress});
 }
 
 bool
@@ -579,16 +582,44 @@ FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta)
         m_fabricNode->ReceiveFromPort(this, p, meta.hasHeader ? &meta.header : nullptr);
         return;
     }
-    // a plain ns-3 node: its standard callbacks, with the sender's protocol
-    // number and address
-    const Address from = m_channel->GetPeer(this)->GetAddress();
+    ReceiveOnPlainNode(p);
+}
+
+void
+FabricNetDevice::ReceiveOnPlainNode(const Ptr<Packet>& p)
+{
+    // the standard callbacks, with the protocol number and addresses of the
+    // frame's Ethernet II header (a fabric frame's too: EtherType 0x88B5)
+    if (p->GetSize() < kEthernetHeaderBytes)
+    {
+        NS_LOG_WARN("frame of " << p->GetSize() << " bytes has no Ethernet II header");
+        ++m_stats.corrupted;
+        Lose(p);
+        return;
+    }
+    EthernetHeader eth(false);
+    p->RemoveHeader(eth);
+    const Mac48Address to = eth.GetDestination();
+    NetDevice::PacketType type = NetDevice::PACKET_OTHERHOST;
+    if (to == m_address)
+    {
+        type = NetDevice::PACKET_HOST;
+    }
+    else if (to.IsBroadcast())
+    {
+        type = NetDevice::PACKET_BROADCAST;
+    }
+    else if (to.IsGroup())
+    {
+        type = NetDevice::PACKET_MULTICAST;
+    }
     if (!m_promiscCallback.IsNull())
     {
-        m_promiscCallback(this, p, meta.protocol, from, m_address, NetDevice::PACKET_HOST);
+        m_promiscCallback(this, p, eth.GetLengthType(), eth.GetSource(), to, type);
     }
-    if (!m_rxCallback.IsNull())
+    if (type != NetDevice::PACKET_OTHERHOST && !m_rxCallback.IsNull())
     {
-        m_rxCallback(this, p, meta.protocol, from);
+        m_rxCallback(this, p, eth.GetLengthType(), eth.GetSource());
     }
 }
 
@@ -676,21 +707,45 @@ FabricNetDevice::GetAddress() const
     return m_address;
 }
 
-bool
-FabricNetDevice::SetMtu(const uint16_t mtu)
+void
+FabricNetDevice::SetFrameMtu(uint16_t mtu)
 {
     FabricRequire(mtu > FabricHeader::kSerializedSize,
                   "FabricNetDevice::Mtu",
                   mtu,
                   fmt::format("more than the {}-byte FabricHeader", FabricHeader::kSerializedSize));
     m_mtu = mtu;
+}
+
+uint16_t
+FabricNetDevice::GetFrameMtu() const
+{
+    return m_mtu;
+}
+
+bool
+FabricNetDevice::SetMtu(const uint16_t mtu)
+{
+    // the ns-3 MTU excludes the link header (see the class doc)
+    constexpr uint32_t kSmallest = FabricHeader::kSerializedSize + 1 - kEthernetHeaderBytes;
+    constexpr uint32_t kLargest = UINT16_MAX - kEthernetHeaderBytes;
+    FabricRequire(mtu >= kSmallest && mtu <= kLargest,
+                  "FabricNetDevice MTU (NetDevice::SetMtu)",
+                  mtu,
+                  fmt::format("{} to {}: frames add a {}-byte Ethernet II header and must be "
+                              "longer than the {}-byte FabricHeader",
+                              kSmallest,
+                              kLargest,
+                              kEthernetHeaderBytes,
+                              FabricHeader::kSerializedSize));
+    SetFrameMtu(static_cast<uint16_t>(mtu + kEthernetHeaderBytes));
     return true;
 }
 
 uint16_t
 FabricNetDevice::GetMtu() const
 {
-    return m_mtu;
+    return m_mtu - kEthernetHeaderBytes;
 }
 
 bool
@@ -700,14 +755,15 @@ FabricNetDevice::IsLinkUp() const
 }
 
 void
-FabricNetDevice::AddLinkChangeCallback(Callback<void> /* callback */)
+FabricNetDevice::AddLinkChangeCallback(Callback<void> callback)
 {
+    m_linkChangeCallbacks.ConnectWithoutContext(callback);
 }
 
 bool
 FabricNetDevice::IsBroadcast() const
 {
-    return false;
+    return true; // a frame to the broadcast address reaches the peer
 }
 
 Address
@@ -747,15 +803,36 @@ FabricNetDevice::IsBridge() const
 }
 
 bool
-FabricNetDevice::Send(Ptr<Packet> packet, const Address& /* dest */, uint16_t protocol)
+FabricNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocol)
 {
-    // Point to point: the peer is the destination. On a fabric, frames carry
-    // a FabricHeader (the destination rank is in it); between plain ns-3
-    // nodes, the protocol number travels beside the packet to the peer's
-    // receive callback (no bytes are added).
-    FabricFrameMeta meta;
-    meta.protocol = protocol;
-    return DoEnqueue(packet, QueuedFrame{meta, nullptr});
+    // A generic ns-3 sender (an Internet stack, say): frame the packet as
+    // Ethernet II, so that the receiver learns the protocol and the sender
+    // from the bytes, the wire carries the framing and PCAP shows it.
+    if (packet->GetSize() > GetMtu())
+    {
+        NS_LOG_WARN("packet of " << packet->GetSize() << " bytes exceeds the MTU " << GetMtu());
+        ++m_stats.drops;
+        m_dropTrace(packet);
+        return false;
+    }
+    EthernetHeader eth(false);
+    eth.SetSource(m_address);
+    eth.SetDestination(DestinationMac(dest));
+    eth.SetLengthType(protocol);
+    packet->AddHeader(eth);
+    return DoEnqueue(packet, QueuedFrame{FabricFrameMeta(), nullptr});
+}
+
+Mac48Address
+FabricNetDevice::DestinationMac(const Address& dest) const
+{
+    if (Mac48Address::IsMatchingType(dest))
+    {
+        return Mac48Address::ConvertFrom(dest);
+    }
+    // point to point: a destination that is no MAC address means the peer
+    Ptr<FabricNetDevice> peer = m_channel ? m_channel->GetPeer(this) : nullptr;
+    return peer ? peer->m_address : Mac48Address::GetBroadcast();
 }
 
 bool

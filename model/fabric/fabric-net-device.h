@@ -41,9 +41,19 @@ class FabricNode;
  * 2 x Delay x DataRate + 2 Mtu; the switch defaults satisfy this.
  *
  * Packets reach the owning FabricNode (switch or GPU) directly; on a plain
- * ns-3 Node the device falls back to the standard receive callback, so it is
- * usable as a generic point-to-point link (Send()'s protocol number reaches
- * the peer's receive callback).
+ * ns-3 Node the device falls back to the standard receive callbacks, so it is
+ * usable as a generic point-to-point link under an ns-3 Internet stack
+ * (FabricLinkHelper): Send() frames each packet with a 14-byte Ethernet II
+ * header (the sender's MAC, the destination's, the protocol number), which
+ * is serialized with it, appears in PCAP captures and is removed by the
+ * receiver. A frame a FabricNode sends starts with an Ethernet II header too
+ * (the FabricHeader's first 14 bytes, EtherType 0x88B5).
+ *
+ * MTU: the Mtu attribute is the largest frame, link header included (the
+ * 26-byte FabricHeader of fabric frames). NetDevice::GetMtu(), what an
+ * ns-3 protocol above the device reads, is the largest packet Send() takes:
+ * Mtu minus the 14-byte Ethernet II header, as Ethernet's 1500-byte MTU
+ * excludes its framing.
  */
 class FabricNetDevice : public NetDevice
 {
@@ -69,6 +79,17 @@ class FabricNetDevice : public NetDevice
     void SetDataRate(DataRate rate);
     /// \return the line rate
     DataRate GetDataRate() const;
+
+    /// Ethernet II header bytes Send() adds to each packet
+    static constexpr uint16_t kEthernetHeaderBytes = 14;
+
+    /**
+     * \param mtu the largest frame in bytes, link header included (the Mtu
+     *        attribute); more than the FabricHeader's 26 bytes
+     */
+    void SetFrameMtu(uint16_t mtu);
+    /// \return the largest frame in bytes, link header included
+    uint16_t GetFrameMtu() const;
 
     /**
      * Queue a packet that already carries a FabricHeader for transmission.
@@ -230,7 +251,12 @@ class FabricNetDevice : public NetDevice
         FabricNetDevice* ingress; //!< input port charged for it, or nullptr
     };
 
+    /// Queue \p p (MacTx fired by the caller).
     bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
+    /// A frame for a plain ns-3 node: strip its Ethernet II header, hand it up.
+    void ReceiveOnPlainNode(const Ptr<Packet>& p);
+    /// Send()'s destination as a MAC address (the peer's if \p dest is none).
+    Mac48Address DestinationMac(const Address& dest) const;
     void EnsureQueue();
     void StartTransmission();
     /// Serialize \p p now (the transmitter is idle); \p frame is what travels beside it.
@@ -296,6 +322,7 @@ class FabricNetDevice : public NetDevice
     TracedCallback<Ptr<const Packet>> m_lossTrace;
     TracedCallback<bool> m_linkTrace;
     TracedCallback<bool> m_pfcTrace;
+    TracedCallback<> m_linkChangeCallbacks; //!< NetDevice::AddLinkChangeCallback
 };
 
 } // namespace ns3

@@ -69,7 +69,8 @@ FabricNode::GetTypeId()
             .SetParent<Node>()
             .SetGroupName("GpuFabric")
             .AddTraceSource("NoRouteDrop",
-                            "A packet was dropped because no route leads to its destination.",
+                            "A packet was dropped because no route leads to its destination "
+                            "(or it carries no FabricHeader to route on).",
                             MakeTraceSourceAccessor(&FabricNode::m_noRouteTrace),
                             "ns3::Packet::TracedCallback");
     return tid;
@@ -187,6 +188,19 @@ FabricNode::ReceiveFromPort(FabricNetDevice* port, const Ptr<Packet>& p, const F
     if (h != nullptr)
     {
         HandlePacket(port, p, *h);
+        return;
+    }
+    // A frame without a FabricHeader (an IP packet from a plain ns-3 node,
+    // say) has no rank to route on: dropped as unroutable, not misread.
+    uint8_t eth[FabricHeader::kSerializedSize];
+    const bool fabricFrame =
+        p->CopyData(eth, sizeof(eth)) == sizeof(eth) &&
+        static_cast<uint16_t>(eth[12] << 8 | eth[13]) == FabricHeader::kEtherType;
+    if (!fabricFrame)
+    {
+        NS_LOG_WARN("node " << GetId() << ": frame without a FabricHeader dropped");
+        ++m_noRouteDrops;
+        m_noRouteTrace(p);
         return;
     }
     FabricHeader parsed;

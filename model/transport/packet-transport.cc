@@ -164,7 +164,7 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
         {
             Ptr<FabricNetDevice> port = gpus[r]->GetPort(i);
             port->SetTxReadyCallback(MakeCallback(&PacketTransport::TxReady, this));
-            mtu = std::min<uint32_t>(mtu, port->GetMtu());
+            mtu = std::min<uint32_t>(mtu, port->GetFrameMtu());
         }
     }
     m_payload = mtu - FabricHeader::kSerializedSize;

@@ -1,0 +1,119 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_LINK_HELPER_H
+#define GPU_FABRIC_FABRIC_LINK_HELPER_H
+
+#include "ns3/net-device-container.h"
+#include "ns3/node-container.h"
+#include "ns3/object-factory.h"
+#include "ns3/queue.h"
+#include "ns3/trace-helper.h"
+
+#include <string>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Joins two ns-3 nodes of any kind with a FabricNetDevice link, as
+ * PointToPointHelper does with its own devices: the way to use the fabric's
+ * lossless (PFC) link model under an ns-3 Internet stack or any protocol
+ * that sends through NetDevice::Send.
+ *
+ * Frames carry a 14-byte Ethernet II header (see FabricNetDevice), so
+ * EnablePcap / EnablePcapAll write Ethernet captures (DLT_EN10MB) that
+ * Wireshark decodes down to IP and TCP. EnableAscii / EnableAsciiAll write
+ * ns-3's ASCII trace: "+" a packet handed to the device (MacTx), "-" its
+ * serialization began (PhyTxBegin: every packet, also those that find the
+ * port idle and never wait in the queue), "d" dropped (queue full) or lost
+ * (link down, bit errors), "r" received (MacRx).
+ */
+class FabricLinkHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
+{
+  public:
+    FabricLinkHelper();
+
+    /// Set an attribute of every FabricNetDevice made (DataRate, Mtu, PfcXoff, ...).
+    void SetDeviceAttribute(const std::string& name, const AttributeValue& value);
+    /// Set an attribute of every FabricChannel made (Delay).
+    void SetChannelAttribute(const std::string& name, const AttributeValue& value);
+
+    /**
+     * Give every device a transmit queue of this type (default: the
+     * device's own, a 64 MB DropTailQueue).
+     * \param type the queue's TypeId name, e.g. "ns3::DropTailQueue"
+     *        ("<Packet>" is appended when missing)
+     * \param args attribute name and value pairs, e.g. "MaxSize",
+     *        QueueSizeValue(QueueSize("100p"))
+     */
+    template <typename... Ts>
+    void SetQueue(std::string type, Ts&&... args);
+
+    /**
+     * Join two nodes with one link. A FabricNode (a FabricSwitch, say) gets
+     * the device as its next port (FabricNode::AddPort), other nodes as a
+     * device (Node::AddDevice).
+     * \param a one end \param b the other end
+     * \return the two devices, a's first
+     */
+    NetDeviceContainer Install(Ptr<Node> a, Ptr<Node> b) const;
+
+    /**
+     * \param nodes exactly two nodes
+     * \return the two devices, in the container's order
+     */
+    NetDeviceContainer Install(const NodeContainer& nodes) const;
+
+  private:
+    void EnablePcapInternal(std::string prefix,
+                            Ptr<NetDevice> nd,
+                            bool promiscuous,
+                            bool explicitFilename) override;
+    void EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
+                             std::string prefix,
+                             Ptr<NetDevice> nd,
+                             bool explicitFilename) override;
+
+    ObjectFactory m_deviceFactory;
+    ObjectFactory m_channelFactory;
+    ObjectFactory m_queueFactory; //!< unset: the device's default queue
+};
+
+template <typename... Ts>
+void
+FabricLinkHelper::SetQueue(std::string type, Ts&&... args)
+{
+    QueueBase::AppendItemTypeIfNotPresent(type, "Packet");
+    m_queueFactory.SetTypeId(type);
+    m_queueFactory.Set(std::forward<Ts>(args)...);
+}
+
+/**
+ * \ingroup gpu-fabric
+ * PCAP capture (Ethernet framing) of one FabricNetDevice: what the helpers'
+ * EnablePcap runs for each device.
+ * \param prefix file name prefix (or the name, if \p explicitFilename)
+ * \param nd the device (others are skipped with a log message)
+ * \param explicitFilename use \p prefix as the file name
+ */
+void EnableFabricDevicePcap(const std::string& prefix, Ptr<NetDevice> nd, bool explicitFilename);
+
+/**
+ * \ingroup gpu-fabric
+ * ns-3 ASCII trace of one FabricNetDevice (see FabricLinkHelper): what the
+ * helpers' EnableAscii runs for each device.
+ * \param stream the shared output, or nullptr for a file of the device's own
+ * \param prefix file name prefix (or the name, if \p explicitFilename)
+ * \param nd the device (others are skipped with a log message)
+ * \param explicitFilename use \p prefix as the file name
+ */
+void EnableFabricDeviceAscii(Ptr<OutputStreamWrapper> stream,
+                             const std::string& prefix,
+                             Ptr<NetDevice> nd,
+                             bool explicitFilename);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_LINK_HELPER_H

@@ -1,0 +1,339 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * FabricNetDevice under ns-3's own Internet stack (FabricLinkHelper): what a
+ * study that adds gpu-fabric links to an existing IP scenario relies on.
+ */
+#include "ns3/applications-module.h"
+#include "ns3/fabric-channel.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-link-helper.h"
+#include "ns3/fabric-net-device.h"
+#include "ns3/fabric-switch.h"
+#include "ns3/internet-module.h"
+#include "ns3/pcap-file.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+class FabricIpTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+    }
+};
+
+/// IPv4 (20) + UDP (8) header bytes
+constexpr uint32_t kIpUdp = 28;
+constexpr uint32_t kEth = FabricNetDevice::kEthernetHeaderBytes;
+
+/// A link of \p rate and \p delay between two nodes with IPv4 on both.
+struct TwoHosts
+{
+    NodeContainer nodes;
+    NetDeviceContainer devices;
+    Ipv4InterfaceContainer ifaces;
+    FabricLinkHelper link;
+
+    TwoHosts(const std::string& rate, Time delay)
+    {
+        nodes.Create(2);
+        InternetStackHelper().Install(nodes);
+        link.SetDeviceAttribute("DataRate", StringValue(rate));
+        link.SetChannelAttribute("Delay", TimeValue(delay));
+        devices = link.Install(nodes);
+        Ipv4AddressHelper addresses("10.1.1.0", "255.255.255.0");
+        ifaces = addresses.Assign(devices);
+    }
+
+    /// One UDP echo of \p bytes from node 0 to node 1; \return the client's send and receive times
+    std::pair<std::vector<Time>, std::vector<Time>> Echo(uint32_t bytes)
+    {
+        UdpEchoServerHelper server(9);
+        server.Install(nodes.Get(1)).Start(Seconds(0));
+        UdpEchoClientHelper client(ifaces.GetAddress(1), 9);
+        client.SetAttribute("MaxPackets", UintegerValue(1));
+        client.SetAttribute("PacketSize", UintegerValue(bytes));
+        ApplicationContainer apps = client.Install(nodes.Get(0));
+        apps.Start(Seconds(1));
+        auto times = std::make_shared<std::pair<std::vector<Time>, std::vector<Time>>>();
+        apps.Get(0)->TraceConnectWithoutContext(
+            "Tx",
+            Callback<void, Ptr<const Packet>>(
+                [times](Ptr<const Packet>) { times->first.push_back(Simulator::Now()); }));
+        apps.Get(0)->TraceConnectWithoutContext(
+            "Rx",
+            Callback<void, Ptr<const Packet>>(
+                [times](Ptr<const Packet>) { times->second.push_back(Simulator::Now()); }));
+        Simulator::Stop(Seconds(2));
+        Simulator::Run();
+        return *times;
+    }
+};
+
+TEST_F(FabricIpTest, UdpEchoTakesSerializationPlusDelayEachWay)
+{
+    // 8 Gb/s is a byte a nanosecond: a 1000-byte echo is a 1042-byte frame
+    // (UDP, IPv4, Ethernet II), so the round trip is 2 x (1042 + 700) ns.
+    // No ARP: a point-to-point link needs none.
+    TwoHosts hosts("8Gbps", NanoSeconds(700));
+    const auto [sent, received] = hosts.Echo(1000);
+    ASSERT_EQ(sent.size(), 1u);
+    ASSERT_EQ(received.size(), 1u);
+    EXPECT_EQ(received[0] - sent[0], NanoSeconds(2 * (1000 + kIpUdp + kEth + 700)));
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        const auto& stats = DynamicCast<FabricNetDevice>(hosts.devices.Get(i))->GetStats();
+        EXPECT_EQ(stats.txPackets, 1u);
+        EXPECT_EQ(stats.txBytes, 1000 + kIpUdp + kEth);
+        EXPECT_EQ(stats.rxBytes, 1000 + kIpUdp + kEth);
+    }
+}
+
+TEST_F(FabricIpTest, MtuExcludesTheEthernetHeaderAndIpFragmentsToIt)
+{
+    // Mtu is the largest frame; IP reads GetMtu() = Mtu - 14 and fragments
+    // a 3000-byte datagram into frames no larger than Mtu.
+    TwoHosts hosts("8Gbps", NanoSeconds(700));
+    auto dev0 = DynamicCast<FabricNetDevice>(hosts.devices.Get(0));
+    EXPECT_EQ(dev0->GetMtu(), dev0->GetFrameMtu() - kEth);
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        hosts.devices.Get(i)->SetAttribute("Mtu", UintegerValue(1514));
+        EXPECT_EQ(hosts.devices.Get(i)->GetMtu(), 1500);
+    }
+    uint32_t largest = 0;
+    uint32_t frames = 0;
+    dev0->TraceConnectWithoutContext("PhyTxBegin",
+                                     Callback<void, Ptr<const Packet>>([&](Ptr<const Packet> p) {
+                                         largest = std::max(largest, p->GetSize());
+                                         ++frames;
+                                     }));
+    const auto [sent, received] = hosts.Echo(3000);
+    ASSERT_EQ(received.size(), 1u);
+    EXPECT_EQ(frames, 3u); // 3008 bytes of UDP in 1480-byte IP fragments
+    EXPECT_EQ(largest, 1514u);
+    // too large for Send: refused and counted as a drop, not sent whole
+    EXPECT_FALSE(dev0->Send(Create<Packet>(1501), dev0->GetBroadcast(), 0x0800));
+    EXPECT_EQ(dev0->GetStats().drops, 1u);
+    EXPECT_THROW(dev0->SetMtu(65535 - 13), FabricConfigError);
+}
+
+TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
+{
+    // Four TCP senders share a router's 10 Gb/s port to one sink. A router
+    // is a plain ns-3 node, so nothing paces the senders but TCP: with a
+    // 20-packet queue the port overflows, the Drop trace counts every
+    // packet the device refused, and TCP still delivers every byte.
+    const uint32_t senders = 4;
+    const uint64_t bytes = 1'000'000;
+    NodeContainer hosts;
+    hosts.Create(senders + 1);
+    NodeContainer router;
+    router.Create(1);
+    InternetStackHelper().Install(hosts);
+    InternetStackHelper().Install(router);
+    FabricLinkHelper link;
+    link.SetDeviceAttribute("DataRate", StringValue("10Gbps"));
+    link.SetChannelAttribute("Delay", TimeValue(MicroSeconds(1)));
+    link.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("20p")));
+    Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.0");
+    std::vector<Ptr<FabricNetDevice>> ports;
+    Ipv4Address sinkAddress;
+    for (uint32_t h = 0; h <= senders; ++h)
+    {
+        NetDeviceContainer d = link.Install(hosts.Get(h), router.Get(0));
+        Ipv4InterfaceContainer i = addresses.Assign(d);
+        addresses.NewNetwork();
+        ports.push_back(DynamicCast<FabricNetDevice>(d.Get(0)));
+        ports.push_back(DynamicCast<FabricNetDevice>(d.Get(1)));
+        sinkAddress = i.GetAddress(0); // the last host is the sink
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5000));
+    ApplicationContainer sinkApp = sink.Install(hosts.Get(senders));
+    for (uint32_t h = 0; h < senders; ++h)
+    {
+        BulkSendHelper source("ns3::TcpSocketFactory", InetSocketAddress(sinkAddress, 5000));
+        source.SetAttribute("MaxBytes", UintegerValue(bytes));
+        source.Install(hosts.Get(h)).Start(MilliSeconds(1));
+    }
+    uint64_t dropTraced = 0;
+    for (const auto& port : ports)
+    {
+        port->TraceConnectWithoutContext(
+            "Drop",
+            Callback<void, Ptr<const Packet>>([&dropTraced](Ptr<const Packet>) { ++dropTraced; }));
+    }
+    Simulator::Stop(Seconds(10));
+    Simulator::Run();
+    EXPECT_EQ(DynamicCast<PacketSink>(sinkApp.Get(0))->GetTotalRx(), senders * bytes);
+    uint64_t drops = 0;
+    for (const auto& port : ports)
+    {
+        drops += port->GetStats().drops;
+        EXPECT_EQ(port->GetStats().lost, 0u);
+    }
+    // the router's port toward the sink overflows (a sender's own NIC may
+    // too: TCP hands it a window at once)
+    EXPECT_GT(ports[2 * senders + 1]->GetStats().drops, 0u);
+    EXPECT_EQ(dropTraced, drops);
+}
+
+/// Every record of a PCAP file.
+std::vector<std::vector<uint8_t>>
+ReadPcap(const std::string& file, uint32_t* linkType)
+{
+    PcapFile pcap;
+    pcap.Open(file, std::ios::in);
+    std::vector<std::vector<uint8_t>> records;
+    if (pcap.Fail())
+    {
+        ADD_FAILURE() << "cannot open " << file;
+        return records;
+    }
+    *linkType = pcap.GetDataLinkType();
+    while (true)
+    {
+        std::vector<uint8_t> data(70000);
+        uint32_t sec = 0;
+        uint32_t usec = 0;
+        uint32_t incl = 0;
+        uint32_t orig = 0;
+        uint32_t read = 0;
+        pcap.Read(data.data(), data.size(), sec, usec, incl, orig, read);
+        if (pcap.Eof() || pcap.Fail())
+        {
+            break;
+        }
+        data.resize(incl);
+        records.push_back(data);
+    }
+    return records;
+}
+
+TEST_F(FabricIpTest, PcapAndAsciiTracesShowEthernetFramedIpv4)
+{
+    const std::string prefix = ::testing::TempDir() + "gpu-fabric-ip";
+    const std::string asciiFile = prefix + ".tr";
+    std::string pcapFile;
+    uint8_t mac[6];
+    {
+        TwoHosts hosts("8Gbps", NanoSeconds(700));
+        hosts.link.EnablePcapAll(prefix);
+        AsciiTraceHelper ascii;
+        hosts.link.EnableAsciiAll(ascii.CreateFileStream(asciiFile));
+        const auto [sent, received] = hosts.Echo(100);
+        ASSERT_EQ(received.size(), 1u);
+        // node 0's device 1 (device 0 is the Internet stack's loopback)
+        pcapFile = prefix + "-" + std::to_string(hosts.nodes.Get(0)->GetId()) + "-" +
+                   std::to_string(hosts.devices.Get(0)->GetIfIndex()) + ".pcap";
+        Mac48Address::ConvertFrom(hosts.devices.Get(0)->GetAddress()).CopyTo(mac);
+    }
+    Simulator::Destroy(); // with the devices gone, closes (flushes) the files
+    uint32_t linkType = 0;
+    const auto records = ReadPcap(pcapFile, &linkType);
+    EXPECT_EQ(linkType, 1u);       // DLT_EN10MB
+    ASSERT_EQ(records.size(), 2u); // the request sent, the echo received
+    for (const auto& r : records)
+    {
+        ASSERT_EQ(r.size(), 100 + kIpUdp + kEth);
+        EXPECT_EQ(r[12], 0x08); // EtherType IPv4
+        EXPECT_EQ(r[13], 0x00);
+        EXPECT_EQ(r[14] >> 4, 4); // IP version
+        EXPECT_EQ(r[14 + 9], 17); // UDP
+    }
+    EXPECT_TRUE(std::equal(mac, mac + 6, records[0].begin() + 6)); // request: from the client
+    EXPECT_TRUE(std::equal(mac, mac + 6, records[1].begin()) ||    // echo: to it, or broadcast
+                records[1][0] == 0xff);
+    // ASCII: each end hands over one packet (+), serializes it (-), and
+    // receives the other's (r); no drops
+    std::ifstream in(asciiFile);
+    std::map<char, uint32_t> lines;
+    std::string line;
+    while (std::getline(in, line))
+    {
+        ++lines[line.empty() ? '?' : line[0]];
+        EXPECT_NE(line.find("$ns3::FabricNetDevice/"), std::string::npos) << line;
+    }
+    EXPECT_EQ(lines.count('d'), 0u);
+    EXPECT_EQ(lines.size(), 3u);
+    EXPECT_EQ(lines['+'], 2u);
+    EXPECT_EQ(lines['-'], 2u);
+    EXPECT_EQ(lines['r'], 2u);
+}
+
+TEST_F(FabricIpTest, LinkChangeCallbacksFireWhenTheLinkGoesDownAndUp)
+{
+    TwoHosts hosts("8Gbps", NanoSeconds(700));
+    uint32_t changes = 0;
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        hosts.devices.Get(i)->AddLinkChangeCallback(Callback<void>([&changes]() { ++changes; }));
+    }
+    auto channel = DynamicCast<FabricChannel>(hosts.devices.Get(0)->GetChannel());
+    channel->SetLinkUp(false);
+    EXPECT_FALSE(hosts.devices.Get(0)->IsLinkUp());
+    EXPECT_EQ(changes, 2u);
+    channel->SetLinkUp(false); // no change, no call
+    EXPECT_EQ(changes, 2u);
+    channel->SetLinkUp(true);
+    EXPECT_TRUE(hosts.devices.Get(1)->IsLinkUp());
+    EXPECT_EQ(changes, 4u);
+}
+
+TEST_F(FabricIpTest, AFabricSwitchDropsFramesWithoutAFabricHeader)
+{
+    // An IP packet (any frame whose EtherType is not 0x88B5) reaching a
+    // FabricSwitch has no rank to route on: counted as unroutable and
+    // traced, never misread as a FabricHeader (a short one has not even
+    // 26 bytes to read).
+    Ptr<Node> host = CreateObject<Node>();
+    Ptr<FabricSwitch> sw = CreateObject<FabricSwitch>();
+    FabricLinkHelper link;
+    NetDeviceContainer d = link.Install(host, sw); // the switch's port 0
+    ASSERT_EQ(sw->GetNPorts(), 1u);
+    uint32_t traced = 0;
+    sw->TraceConnectWithoutContext(
+        "NoRouteDrop",
+        Callback<void, Ptr<const Packet>>([&traced](Ptr<const Packet>) { ++traced; }));
+    EXPECT_TRUE(d.Get(0)->Send(Create<Packet>(1000), d.Get(1)->GetAddress(), 0x0800));
+    EXPECT_TRUE(d.Get(0)->Send(Create<Packet>(4), d.Get(1)->GetAddress(), 0x0800));
+    Simulator::Run();
+    EXPECT_EQ(sw->GetNoRouteDrops(), 2u);
+    EXPECT_EQ(traced, 2u);
+}
+
+TEST_F(FabricIpTest, InstallNeedsExactlyTwoNodes)
+{
+    NodeContainer three;
+    three.Create(3);
+    FabricLinkHelper link;
+    try
+    {
+        link.Install(three);
+        FAIL() << "three nodes accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("nodes"), std::string::npos) << what;
+        EXPECT_NE(what.find("3"), std::string::npos) << what;
+        EXPECT_NE(what.find("exactly 2"), std::string::npos) << what;
+    }
+}
+
+} // namespace
