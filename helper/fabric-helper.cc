@@ -335,22 +335,4 @@ FabricHelper::Install(const FabricTopology& topology) const
     return fabric;
 }
 
-void
-FabricHelper::EnablePcapInternal(std::string prefix,
-                                 Ptr<NetDevice> nd,
-                                 bool /* promiscuous */,
-                                 bool explicitFilename)
-{
-    EnableFabricDevicePcap(prefix, nd, explicitFilename);
-}
-
-void
-FabricHelper::EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
-                                  std::string prefix,
-                                  Ptr<NetDevice> nd,
-                                  bool explicitFilename)
-{
-    EnableFabricDeviceAscii(stream, prefix, nd, explicitFilename);
-}
-
 } // namespace ns3

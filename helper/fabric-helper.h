@@ -6,13 +6,12 @@
 
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-gpu.h"
-#include "ns3/fabric-link-helper.h"
 #include "ns3/fabric-switch.h"
 #include "ns3/fabric-topology.h"
+#include "ns3/fabric-trace-helper.h"
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
 #include "ns3/packet-transport.h"
-#include "ns3/trace-helper.h"
 
 #include <map>
 #include <memory>
@@ -116,10 +115,10 @@ class Fabric : public Object
  * Attributes set here apply to every object of that kind; per-link rate and
  * delay come from the topology. PCAP capture of any port works through ns-3's
  * standard EnablePcap / EnablePcapAll (Ethernet framing, DLT_EN10MB), and
- * ns-3's ASCII trace through EnableAscii / EnableAsciiAll (the lines are
- * described at FabricLinkHelper).
+ * ns-3's ASCII trace through EnableAscii / EnableAsciiAll (see
+ * FabricDeviceTraceHelper).
  */
-class FabricHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
+class FabricHelper : public FabricDeviceTraceHelper
 {
   public:
     FabricHelper();
@@ -141,15 +140,6 @@ class FabricHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevic
     Ptr<Fabric> Install(const FabricTopology& topology) const;
 
   private:
-    void EnablePcapInternal(std::string prefix,
-                            Ptr<NetDevice> nd,
-                            bool promiscuous,
-                            bool explicitFilename) override;
-    void EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
-                             std::string prefix,
-                             Ptr<NetDevice> nd,
-                             bool explicitFilename) override;
-
     ObjectFactory m_switchFactory;
     ObjectFactory m_nvswitchFactory;
     ObjectFactory m_gpuFactory;

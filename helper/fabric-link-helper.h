@@ -4,11 +4,11 @@
 #ifndef GPU_FABRIC_FABRIC_LINK_HELPER_H
 #define GPU_FABRIC_FABRIC_LINK_HELPER_H
 
+#include "ns3/fabric-trace-helper.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
 #include "ns3/queue.h"
-#include "ns3/trace-helper.h"
 
 #include <string>
 
@@ -23,14 +23,11 @@ namespace ns3
  * that sends through NetDevice::Send.
  *
  * Frames carry a 14-byte Ethernet II header (see FabricNetDevice), so
- * EnablePcap / EnablePcapAll write Ethernet captures (DLT_EN10MB) that
- * Wireshark decodes down to IP and TCP. EnableAscii / EnableAsciiAll write
- * ns-3's ASCII trace: "+" a packet handed to the device (MacTx), "-" its
- * serialization began (PhyTxBegin: every packet, also those that find the
- * port idle and never wait in the queue), "d" dropped (queue full) or lost
- * (link down, bit errors), "r" received (MacRx).
+ * EnablePcap / EnablePcapAll write Ethernet captures that Wireshark decodes
+ * down to IP and TCP; EnableAscii / EnableAsciiAll write ns-3's ASCII trace
+ * (see FabricDeviceTraceHelper).
  */
-class FabricLinkHelper : public PcapHelperForDevice, public AsciiTraceHelperForDevice
+class FabricLinkHelper : public FabricDeviceTraceHelper
 {
   public:
     FabricLinkHelper();
@@ -67,15 +64,6 @@ class FabricLinkHelper : public PcapHelperForDevice, public AsciiTraceHelperForD
     NetDeviceContainer Install(const NodeContainer& nodes) const;
 
   private:
-    void EnablePcapInternal(std::string prefix,
-                            Ptr<NetDevice> nd,
-                            bool promiscuous,
-                            bool explicitFilename) override;
-    void EnableAsciiInternal(Ptr<OutputStreamWrapper> stream,
-                             std::string prefix,
-                             Ptr<NetDevice> nd,
-                             bool explicitFilename) override;
-
     ObjectFactory m_deviceFactory;
     ObjectFactory m_channelFactory;
     ObjectFactory m_queueFactory; //!< unset: the device's default queue
@@ -89,30 +77,6 @@ FabricLinkHelper::SetQueue(std::string type, Ts&&... args)
     m_queueFactory.SetTypeId(type);
     m_queueFactory.Set(std::forward<Ts>(args)...);
 }
-
-/**
- * \ingroup gpu-fabric
- * PCAP capture (Ethernet framing) of one FabricNetDevice: what the helpers'
- * EnablePcap runs for each device.
- * \param prefix file name prefix (or the name, if \p explicitFilename)
- * \param nd the device (others are skipped with a log message)
- * \param explicitFilename use \p prefix as the file name
- */
-void EnableFabricDevicePcap(const std::string& prefix, Ptr<NetDevice> nd, bool explicitFilename);
-
-/**
- * \ingroup gpu-fabric
- * ns-3 ASCII trace of one FabricNetDevice (see FabricLinkHelper): what the
- * helpers' EnableAscii runs for each device.
- * \param stream the shared output, or nullptr for a file of the device's own
- * \param prefix file name prefix (or the name, if \p explicitFilename)
- * \param nd the device (others are skipped with a log message)
- * \param explicitFilename use \p prefix as the file name
- */
-void EnableFabricDeviceAscii(Ptr<OutputStreamWrapper> stream,
-                             const std::string& prefix,
-                             Ptr<NetDevice> nd,
-                             bool explicitFilename);
 
 } // namespace ns3
 
