@@ -12,6 +12,8 @@ packages=(
   libgtest-dev googletest
   pybind11-dev
   gnuplot-nox
+  # the tests decode the module's PCAP captures with it (Wireshark's dissectors)
+  tshark
   # faster allocator linked into the example and benchmark programs
   libmimalloc-dev
 )

@@ -4,6 +4,8 @@
  * FabricNetDevice under ns-3's own Internet stack (FabricLinkHelper): what a
  * study that adds gpu-fabric links to an existing IP scenario relies on.
  */
+#include "tshark.h"
+
 #include "ns3/applications-module.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
@@ -274,6 +276,51 @@ TEST_F(FabricIpTest, PcapAndAsciiTracesShowEthernetFramedIpv4)
     EXPECT_EQ(lines['+'], 2u);
     EXPECT_EQ(lines['-'], 2u);
     EXPECT_EQ(lines['r'], 2u);
+}
+
+TEST_F(FabricIpTest, TsharkDecodesTcpOverFabricLinks)
+{
+    // A 100 kB TCP transfer over one fabric link, captured at the sender:
+    // Wireshark's dissectors see Ethernet, IPv4 and TCP in every frame, and
+    // the TCP payload of the sender's frames adds up to the bytes sent.
+    const std::string prefix = ::testing::TempDir() + "gpu-fabric-tcp";
+    const uint64_t bytes = 100'000;
+    std::string pcapFile;
+    std::string senderIp;
+    {
+        TwoHosts hosts("10Gbps", MicroSeconds(1));
+        hosts.link.EnablePcap(prefix, hosts.devices.Get(0), false, true);
+        pcapFile = prefix;
+        PacketSinkHelper sink("ns3::TcpSocketFactory",
+                              InetSocketAddress(Ipv4Address::GetAny(), 5000));
+        ApplicationContainer sinkApp = sink.Install(hosts.nodes.Get(1));
+        BulkSendHelper source("ns3::TcpSocketFactory",
+                              InetSocketAddress(hosts.ifaces.GetAddress(1), 5000));
+        source.SetAttribute("MaxBytes", UintegerValue(bytes));
+        source.Install(hosts.nodes.Get(0)).Start(MilliSeconds(1));
+        Simulator::Stop(Seconds(1));
+        Simulator::Run();
+        ASSERT_EQ(DynamicCast<PacketSink>(sinkApp.Get(0))->GetTotalRx(), bytes);
+        std::ostringstream ip;
+        ip << hosts.ifaces.GetAddress(0);
+        senderIp = ip.str();
+    }
+    Simulator::Destroy(); // closes the capture
+    const auto lines =
+        gpu_fabric_test::TsharkFields(pcapFile, {"frame.protocols", "ip.src", "tcp.len"});
+    ASSERT_GT(lines.size(), 70u); // at least the 70 data segments of 1448 bytes
+    uint64_t payload = 0;
+    for (const auto& line : lines)
+    {
+        const auto f = gpu_fabric_test::SplitTabs(line);
+        ASSERT_EQ(f.size(), 3u) << line;
+        EXPECT_EQ(f[0].rfind("eth:ethertype:ip:tcp", 0), 0u) << line;
+        if (f[1] == senderIp)
+        {
+            payload += std::stoull(f[2]);
+        }
+    }
+    EXPECT_EQ(payload, bytes);
 }
 
 TEST_F(FabricIpTest, LinkChangeCallbacksFireWhenTheLinkGoesDownAndUp)

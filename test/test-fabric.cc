@@ -3,6 +3,8 @@
  */
 // Data-plane tests: closed-form message times, incast fairness and
 // losslessness, conservation, determinism, and rejection of bad input.
+#include "tshark.h"
+
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/drop-tail-queue.h"
@@ -810,6 +812,24 @@ TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)
     }
     EXPECT_EQ(frames, 3u); // 10000 bytes in 4096-byte payloads
     EXPECT_EQ(payload, bytes);
+    // Wireshark's own dissectors read the same: Ethernet, EtherType 0x88B5,
+    // to rank 1's MAC, 10000 bytes plus three 26-byte headers
+    const auto lines = gpu_fabric_test::TsharkFields(
+        file,
+        {"frame.protocols", "eth.type", "eth.dst", "eth.src", "frame.len"});
+    ASSERT_EQ(lines.size(), 3u);
+    uint64_t wire = 0;
+    for (const auto& line : lines)
+    {
+        const auto f = gpu_fabric_test::SplitTabs(line);
+        ASSERT_EQ(f.size(), 5u) << line;
+        EXPECT_EQ(f[0], "eth:ethertype:data");
+        EXPECT_EQ(f[1], "0x88b5");
+        EXPECT_EQ(f[2], "02:00:00:00:00:01");
+        EXPECT_EQ(f[3], "02:00:00:00:00:00");
+        wire += std::stoull(f[4]);
+    }
+    EXPECT_EQ(wire, bytes + 3 * FabricHeader::kSerializedSize);
 }
 
 TEST_F(FabricTest, PresetsCarryThePublishedFigures)
