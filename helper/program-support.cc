@@ -3,6 +3,7 @@
  */
 #include "program-support.h"
 
+#include "ns3/config.h"
 #include "ns3/fabric-error.h"
 #include "ns3/flow-helper.h"
 #include "ns3/global-value.h"
@@ -14,11 +15,97 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <sys/resource.h>
 
 namespace ns3
 {
+
+namespace
+{
+
+/**
+ * \return false if \p value would make ns-3 abort when parsed as a value of
+ * \p type (its integer, floating-point and Time parsers abort on a malformed
+ * string instead of failing)
+ */
+bool
+ParsesWithoutAbort(const std::string& type, const std::string& value)
+{
+    const std::string number = R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)";
+    if (type.rfind("uint", 0) == 0)
+    {
+        return std::regex_match(value, std::regex(R"(\d+)"));
+    }
+    if (type.rfind("int", 0) == 0)
+    {
+        return std::regex_match(value, std::regex(R"(-?\d+)"));
+    }
+    if (type.rfind("double", 0) == 0)
+    {
+        return std::regex_match(value, std::regex(number));
+    }
+    if (type.rfind("Time", 0) == 0)
+    {
+        return std::regex_match(value, std::regex(number + "(s|ms|us|ns|ps|fs|min|h|d|y)?"));
+    }
+    return true; // the other ns-3 parsers fail cleanly
+}
+
+/**
+ * Exit with status 2 unless \p value is valid for the ns-3 attribute path
+ * (ns3::Type::Attribute) or global value \p name; a valid one is set, as
+ * CommandLine would.
+ */
+void
+RejectBadAttributeValue(const std::string& program,
+                        const std::string& name,
+                        const std::string& value,
+                        bool global)
+{
+    // what the attribute or global takes: its checker's type, and its help
+    Ptr<const AttributeChecker> checker;
+    std::string help;
+    if (global)
+    {
+        for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
+        {
+            if ((*g)->GetName() == name)
+            {
+                checker = (*g)->GetChecker();
+                help = (*g)->GetHelp();
+            }
+        }
+    }
+    else
+    {
+        const auto sep = name.rfind("::");
+        TypeId tid;
+        TypeId::AttributeInformation info;
+        if (TypeId::LookupByNameFailSafe(name.substr(0, sep), &tid) &&
+            tid.LookupAttributeByName(name.substr(sep + 2), &info))
+        {
+            checker = info.checker;
+            help = info.help;
+        }
+    }
+    const std::string type = checker ? checker->GetUnderlyingTypeInformation() : "";
+    if (checker && ParsesWithoutAbort(type, value) &&
+        (global ? GlobalValue::BindFailSafe(name, StringValue(value))
+                : Config::SetDefaultFailSafe(name, StringValue(value))))
+    {
+        return;
+    }
+    const std::string allowed =
+        checker ? fmt::format("{} ({})", type, help)
+                : "an attribute of a registered type, ns3::<Type>::<Attribute> (see "
+                  "--PrintAttributes=ns3::<Type>)";
+    fmt::print(stderr, "{}: invalid --{}: got '{}', allowed: {}\n", program, name, value, allowed);
+    std::exit(2);
+}
+
+} // namespace
 
 void
 RejectUnknownFlags(const std::string& program,
@@ -38,6 +125,12 @@ RejectUnknownFlags(const std::string& program,
         for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
         {
             global = global || (*g)->GetName() == name;
+        }
+        if ((global || name.rfind("ns3::", 0) == 0) && a.find('=') != std::string::npos)
+        {
+            // CommandLine would reject a bad value with status 1; bad input
+            // exits with 2 everywhere, naming what is allowed
+            RejectBadAttributeValue(program, name, a.substr(a.find('=') + 1), global);
         }
         if (global || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
             name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <vector>
 
 namespace
 {
@@ -105,6 +106,51 @@ TEST(Programs, AMalformedRateIsNamedNotAborted)
             EXPECT_NE(text.find("positive rate"), std::string::npos) << text;
         }
     }
+}
+
+TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
+{
+    // ns-3's CommandLine would print its help and exit with 1; the programs
+    // treat a bad --ns3:: attribute or global value as any bad input
+    struct Bad
+    {
+        std::string flag;
+        std::vector<std::string> said;
+    };
+
+    const std::vector<Bad> cases = {
+        {"--ns3::FabricNetDevice::DataRate=abc",
+         {"--ns3::FabricNetDevice::DataRate", "got 'abc'", "DataRate", "Line rate"}},
+        {"--ns3::FabricSwitch::PfcXoff=-5", {"PfcXoff", "got '-5'", "uint32_t"}},
+        {"--ns3::FabricNetDevice::NoSuchAttribute=1", {"NoSuchAttribute", "registered type"}},
+        {"--ns3::NoSuchType::Rate=1", {"NoSuchType", "registered type"}},
+        {"--SchedulerType=ns3::NoSuchScheduler", {"SchedulerType", "got 'ns3::NoSuchScheduler'"}},
+        // ns-3's own integer and Time parsers abort on these
+        {"--ns3::FabricSwitch::PfcXoff=abc", {"PfcXoff", "got 'abc'", "uint32_t"}},
+        {"--ns3::FabricGpu::Rank=1.5", {"Rank", "got '1.5'"}},
+        {"--ns3::FabricChannel::Delay=abc", {"Delay", "got 'abc'", "Time"}},
+        {"--RngRun=x", {"RngRun", "got 'x'"}},
+    };
+    for (const auto& bad : cases)
+    {
+        const std::string log = ::testing::TempDir() + "bad-attribute.txt";
+        const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/hb-domain-messages " +
+                                bad.flag + " > " + log + " 2>&1";
+        const int status = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(status)) << bad.flag;
+        EXPECT_EQ(WEXITSTATUS(status), 2) << bad.flag;
+        const std::string text = Slurp(log);
+        for (const auto& s : bad.said)
+        {
+            EXPECT_NE(text.find(s), std::string::npos) << bad.flag << ": " << text;
+        }
+    }
+    // a good one still runs
+    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
+                            "/hb-domain-messages --bytes=100000 "
+                            "--ns3::FabricSwitch::PfcXoff=262144 --SchedulerType=ns3::HeapScheduler"
+                            " > /dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
