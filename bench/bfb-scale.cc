@@ -36,7 +36,7 @@ main(int argc, char* argv[])
     std::string json;
     std::string graphs = "Hypercube(10);Torus(50,50)";
     bool keep = true;
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("bfb-scale", __FILE__);
     cmd.AddValue("json", "write the results as JSON to this path", json);
     cmd.AddValue("graphs", "';'-separated construction names", graphs);
     cmd.AddValue("keep", "keep the full schedule (1) or only the loads (0)", keep);

@@ -466,7 +466,7 @@ main(int argc, char* argv[])
     uint64_t calibrationBytes = 1 << 20;
     std::string json;
 
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("flow-scale", __FILE__);
     cmd.Usage("One training iteration (or TP and DP collective phases) at scale on the "
               "flow-level backend; prints wall time, peak memory, flows, simulated time.");
     cmd.AddValue("workload",
@@ -501,29 +501,6 @@ main(int argc, char* argv[])
                  "--table: message size of the packet-level calibration run (phases workload)",
                  calibrationBytes);
     cmd.AddValue("json", "write the results as JSON to this path", json);
-    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
-    RejectUnknownFlags("flow-scale",
-                       argc,
-                       argv,
-                       {"gpus",
-                        "workload",
-                        "model",
-                        "tp",
-                        "micro-batches",
-                        "granularity",
-                        "preset",
-                        "radix",
-                        "topology",
-                        "backend",
-                        "tp-bytes",
-                        "dp-bytes",
-                        "tp-size",
-                        "overlap",
-                        "table",
-                        "packet-max-gpus",
-                        "packet-max-bytes",
-                        "calibration-bytes",
-                        "json"});
     cmd.Parse(argc, argv);
 
     GlobalValue::Bind("SchedulerType", StringValue("ns3::HeapScheduler"));

@@ -101,7 +101,7 @@ main(int argc, char* argv[])
     std::string csv;
     std::string backend = "packet";
 
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("collective-bench", __FILE__);
     cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("gpus", "number of GPUs (a multiple of the preset's K)", gpus);
@@ -122,25 +122,6 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
-    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
-    RejectUnknownFlags("collective-bench",
-                       argc,
-                       argv,
-                       {"topology",
-                        "gpus",
-                        "preset",
-                        "radix",
-                        "collective",
-                        "algorithm",
-                        "min-bytes",
-                        "max-bytes",
-                        "chunk-bytes",
-                        "channels",
-                        "graph",
-                        "node-bandwidth-gbps",
-                        "json",
-                        "csv",
-                        "backend"});
     cmd.Parse(argc, argv);
 
     try

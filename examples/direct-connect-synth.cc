@@ -382,24 +382,6 @@ RunFinder(uint32_t nodes,
 int
 main(int argc, char* argv[])
 {
-    // ns3::CommandLine exits with status 1 on an unknown flag; every bad flag
-    // gets the programs' one message and status 2 instead
-    RejectUnknownFlags("direct-connect-synth",
-                       argc,
-                       argv,
-                       {"nodes",
-                        "degree",
-                        "alpha",
-                        "bandwidth",
-                        "size",
-                        "depth",
-                        "graph",
-                        "edges",
-                        "json",
-                        "simulate",
-                        "chunks",
-                        "delay-ns",
-                        "backend"});
     std::string nodes = "128";
     std::string degree = "4";
     std::string alpha = "1e-5";
@@ -412,7 +394,7 @@ main(int argc, char* argv[])
     bool simulate = false;
     std::string chunks = "0";
     std::string delayNs = "100";
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("direct-connect-synth", __FILE__);
     cmd.Usage("Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).");
     cmd.AddValue("nodes", "number of hosts N for the finder", nodes);
     cmd.AddValue("degree", "ports per host d for the finder", degree);

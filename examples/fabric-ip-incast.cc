@@ -51,7 +51,7 @@ main(int argc, char* argv[])
     std::string pcap;
     std::string ascii;
     std::string json;
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("fabric-ip-incast", __FILE__);
     cmd.Usage("TCP incast through one router over gpu-fabric links (FabricLinkHelper) under "
               "ns-3's Internet stack.");
     cmd.AddValue("senders", "number of TCP senders", senders);
@@ -63,18 +63,6 @@ main(int argc, char* argv[])
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
     cmd.AddValue("ascii", "write an ns-3 ASCII trace to this path (empty: none)", ascii);
     cmd.AddValue("json", "write results as JSON to this path", json);
-    RejectUnknownFlags("fabric-ip-incast",
-                       argc,
-                       argv,
-                       {"senders",
-                        "bytes",
-                        "rate",
-                        "delay-ns",
-                        "queue-packets",
-                        "segment-bytes",
-                        "pcap",
-                        "ascii",
-                        "json"});
     cmd.Parse(argc, argv);
 
     try

@@ -27,7 +27,7 @@ main(int argc, char* argv[])
     int64_t dst = -1;
     uint32_t flowLabel = 0;
     std::string json;
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("fabric-routes", __FILE__);
     cmd.Usage("Routing check: reachability of all GPU pairs, hop counts, and paths.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("gpus", "number of GPUs", gpus);
@@ -39,20 +39,6 @@ main(int argc, char* argv[])
     cmd.AddValue("dst", "print the path to this rank (with --src)", dst);
     cmd.AddValue("flow-label", "flow label of the traced flow (ECMP entropy)", flowLabel);
     cmd.AddValue("json", "write the report as JSON to this path", json);
-    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
-    RejectUnknownFlags("fabric-routes",
-                       argc,
-                       argv,
-                       {"topology",
-                        "gpus",
-                        "preset",
-                        "radix",
-                        "oversubscription",
-                        "graph",
-                        "src",
-                        "dst",
-                        "flow-label",
-                        "json"});
     cmd.Parse(argc, argv);
     try
     {

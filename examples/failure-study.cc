@@ -143,7 +143,7 @@ main(int argc, char* argv[])
     uint32_t microBatches = 2;
     double nvlinkFraction = 0.5;
     std::string json;
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("failure-study", __FILE__);
     cmd.AddValue("platform", "HB domain preset (dgx-a100, dgx-h100, ...)", platform);
     cmd.AddValue("domains", "HB domains of the job (one more is the spare)", domains);
     cmd.AddValue("layers", "transformer blocks", layers);
@@ -154,18 +154,6 @@ main(int argc, char* argv[])
                  "rate of the degraded NVLink, fraction of nominal",
                  nvlinkFraction);
     cmd.AddValue("json", "write the results as JSON to this file", json);
-    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
-    RejectUnknownFlags("failure-study",
-                       argc,
-                       argv,
-                       {"platform",
-                        "domains",
-                        "layers",
-                        "hidden",
-                        "seq",
-                        "micro-batches",
-                        "nvlink-fraction",
-                        "json"});
     cmd.Parse(argc, argv);
     try
     {

@@ -86,15 +86,13 @@ main(int argc, char* argv[])
     uint64_t bytes = 16 * 1024 * 1024;
     std::string json;
     std::string pcap;
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("hb-domain-messages", __FILE__);
     cmd.Usage("Two HB domains on a rail-only fabric: message times inside a domain, along a "
               "rail and across rails.");
     cmd.AddValue("preset", "platform preset (dgx-a100, dgx-h100, ...)", preset);
     cmd.AddValue("bytes", "bytes per message", bytes);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
-    // unknown flags exit 2 with the allowed list (CommandLine would exit 1)
-    RejectUnknownFlags("hb-domain-messages", argc, argv, {"preset", "bytes", "json", "pcap"});
     cmd.Parse(argc, argv);
 
     try

@@ -159,19 +159,7 @@ main(int argc, char* argv[])
     std::string json;
     std::string csv;
 
-    RejectUnknownFlags("hb-domain-sweep",
-                       argc,
-                       argv,
-                       {"models",
-                        "platform",
-                        "gpus",
-                        "hb-sizes",
-                        "tp-mode",
-                        "activation-bytes",
-                        "png",
-                        "json",
-                        "csv"});
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("hb-domain-sweep", __FILE__);
     cmd.Usage("Iteration time vs HB domain size K from the rail-only paper's analytical model "
               "(Eq. 1), beside the paper's reported gains.");
     cmd.AddValue(

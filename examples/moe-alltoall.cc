@@ -115,11 +115,7 @@ main(int argc, char* argv[])
     std::string json;
     std::string backend = "packet";
 
-    RejectUnknownFlags("moe-alltoall",
-                       argc,
-                       argv,
-                       {"presets", "gpus", "bytes", "chunk-bytes", "json", "backend"});
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("moe-alltoall", __FILE__);
     cmd.Usage("MoE all-to-all on rail-only (forwarding through NVLink) vs a rail-optimized "
               "fat-tree (direct), beside the rail-only paper's overhead.");
     cmd.AddValue("presets",

@@ -150,14 +150,6 @@ main(int argc, char* argv[])
     std::string json;
     std::string csv;
 
-    RejectUnknownFlags(
-        "rail-only-vs-fat-tree",
-        argc,
-        argv,
-        {"quick",       "gpus",    "platform",     "tp",         "pp",           "micro-batches",
-         "layers",      "hidden",  "seq",          "radix",      "topologies",   "granularity",
-         "overlap-dp",  "backend", "price-preset", "paper-gpus", "paper-models", "paper-platform",
-         "paper-radix", "png",     "json",         "csv"});
     // --quick changes the defaults only: flags given with it still apply
     for (int i = 1; i < argc; ++i)
     {
@@ -170,7 +162,7 @@ main(int argc, char* argv[])
             mbText = "2";
         }
     }
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("rail-only-vs-fat-tree", __FILE__);
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "
               "rail-optimized fat-tree and fat-tree; the paper's Eq. 1 and costs at 32768 GPUs.");
     cmd.AddValue("quick",

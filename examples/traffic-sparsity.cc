@@ -210,26 +210,7 @@ main(int argc, char* argv[])
     std::string json;
     std::string csv;
 
-    RejectUnknownFlags("traffic-sparsity",
-                       argc,
-                       argv,
-                       {"model",
-                        "platform",
-                        "hb-size",
-                        "gpus",
-                        "tp",
-                        "pp",
-                        "dp",
-                        "ep",
-                        "micro-batches",
-                        "dp-algorithm",
-                        "ep-algorithm",
-                        "heatmap-gpus",
-                        "heatmap-pp",
-                        "png",
-                        "json",
-                        "csv"});
-    CommandLine cmd(__FILE__);
+    ProgramFlags cmd("traffic-sparsity", __FILE__);
     cmd.Usage("Traffic matrix of one LLM training iteration (TP/PP/DP/EP placed on HB domains "
               "as the rail-only paper places them), its sparsity at scale, and a heatmap of a "
               "small cluster. No simulation.");

@@ -10,7 +10,10 @@
 #include "ns3/hb-domain.h"
 #include "ns3/string.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -149,6 +152,93 @@ RejectUnknownFlags(const std::string& program,
             std::exit(2);
         }
     }
+}
+
+ProgramFlags::ProgramFlags(std::string program, const std::string& file)
+    : m_program(std::move(program)),
+      m_cmd(file)
+{
+}
+
+void
+ProgramFlags::Usage(const std::string& text)
+{
+    m_cmd.Usage(text);
+}
+
+ProgramFlags::Check
+ProgramFlags::IntegerCheck(bool isSigned, long double low, long double high)
+{
+    return [isSigned, low, high](const std::string& text) -> std::string {
+        const std::string allowed =
+            fmt::format("a whole number from {:.0Lf} to {:.0Lf}", low, high);
+        if (!std::regex_match(text, std::regex(isSigned ? R"(-?\d+)" : R"(\d+)")))
+        {
+            return allowed;
+        }
+        // long double holds every 64-bit integer's magnitude to compare
+        const long double v = std::strtold(text.c_str(), nullptr);
+        return v < low || v > high ? allowed : "";
+    };
+}
+
+ProgramFlags::Check
+ProgramFlags::RealCheck()
+{
+    return [](const std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
+        return ok ? "" : "a finite number, e.g. 0.5 or 1e-6";
+    };
+}
+
+ProgramFlags::Check
+ProgramFlags::BoolCheck()
+{
+    return [](const std::string& text) -> std::string {
+        std::string v = text;
+        std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) {
+            return static_cast<char>(std::tolower(c));
+        });
+        const bool ok = v.empty() || v == "true" || v == "false" || v == "t" || v == "f" ||
+                        v == "1" || v == "0";
+        return ok ? "" : "true, false, 1 or 0";
+    };
+}
+
+void
+ProgramFlags::Parse(int argc, char* argv[])
+{
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string a = argv[i];
+        const auto eq = a.find('=');
+        if (a.rfind("--", 0) != 0 || eq == std::string::npos)
+        {
+            continue;
+        }
+        const std::string name = a.substr(2, eq - 2);
+        const auto check = m_checks.find(name);
+        if (check == m_checks.end())
+        {
+            continue;
+        }
+        const std::string value = a.substr(eq + 1);
+        const std::string allowed = check->second(value);
+        if (!allowed.empty())
+        {
+            fmt::print(stderr,
+                       "{}: invalid --{}: got '{}', allowed: {}\n",
+                       m_program,
+                       name,
+                       value,
+                       allowed);
+            std::exit(2);
+        }
+    }
+    RejectUnknownFlags(m_program, argc, argv, m_known);
+    m_cmd.Parse(argc, argv);
 }
 
 void

@@ -4,15 +4,19 @@
 #ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
 #define GPU_FABRIC_PROGRAM_SUPPORT_H
 
+#include "ns3/command-line.h"
 #include "ns3/data-rate.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/hb-domain-preset.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ns3
@@ -25,6 +29,83 @@ namespace ns3
  * same way: a message naming the flag, the value and what is allowed, and
  * exit status 2.
  */
+
+/**
+ * \ingroup gpu-fabric
+ * \brief ns-3's CommandLine as the programs use it, with every bad flag
+ * treated as bad input (a message naming the flag, the value and what is
+ * allowed, exit status 2): an unknown flag (CommandLine exits with 1), a bad
+ * --ns3:: attribute or global value (see RejectUnknownFlags), and a value
+ * that does not fit a numeric flag's type. CommandLine alone reads "-5" for
+ * an unsigned flag as 2^64 - 5 and "12abc" as 12; here an integer flag takes
+ * only a whole number within its type's range, a floating-point flag a
+ * finite number and a bool flag true, false, t, f, 1 or 0 (or nothing). Flags are known from
+ * AddValue: there is no second list.
+ */
+class ProgramFlags
+{
+  public:
+    /**
+     * \param program the program's name, for messages
+     * \param file the program's source (__FILE__), for CommandLine's help
+     */
+    ProgramFlags(std::string program, const std::string& file);
+
+    /// \param text what the program does, for --help
+    void Usage(const std::string& text);
+
+    /**
+     * Add a flag --name=value.
+     * \param name the flag without dashes \param help its help text
+     * \param value the variable it sets (its default shown in --help)
+     */
+    template <typename T>
+    void AddValue(const std::string& name, const std::string& help, T& value);
+
+    /**
+     * Check every flag, then let CommandLine set the variables; exits with
+     * status 2 on the first bad flag.
+     * \param argc argc of main \param argv argv of main
+     */
+    void Parse(int argc, char* argv[]);
+
+  private:
+    /// \return "" if \p text is a valid value, else what is allowed
+    using Check = std::function<std::string(const std::string& text)>;
+    /// \return the check of an integer type from \p low to \p high
+    static Check IntegerCheck(bool isSigned, long double low, long double high);
+    /// \return the check of a floating-point type
+    static Check RealCheck();
+    /// \return the check of a bool flag (CommandLine's spellings)
+    static Check BoolCheck();
+
+    std::string m_program;
+    CommandLine m_cmd;
+    std::set<std::string> m_known;
+    std::map<std::string, Check> m_checks;
+};
+
+template <typename T>
+void
+ProgramFlags::AddValue(const std::string& name, const std::string& help, T& value)
+{
+    m_known.insert(name);
+    if constexpr (std::is_same_v<T, bool>)
+    {
+        m_checks[name] = BoolCheck();
+    }
+    else if constexpr (std::is_integral_v<T>)
+    {
+        m_checks[name] = IntegerCheck(std::is_signed_v<T>,
+                                      static_cast<long double>(std::numeric_limits<T>::min()),
+                                      static_cast<long double>(std::numeric_limits<T>::max()));
+    }
+    else if constexpr (std::is_floating_point_v<T>)
+    {
+        m_checks[name] = RealCheck();
+    }
+    m_cmd.AddValue(name, help, value);
+}
 
 /**
  * Exit with status 2 for an argument ns-3's CommandLine does not know (it

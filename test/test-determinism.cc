@@ -153,6 +153,38 @@ TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
     EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
+TEST(Programs, NumericFlagsTakeOnlyWellFormedValues)
+{
+    // CommandLine alone reads "-5" for an unsigned flag as 2^64 - 5 (a
+    // hb-domain-messages run of 18 EB that never ends) and "12abc" as 12
+    struct Bad
+    {
+        std::string command;
+        std::string said;
+    };
+
+    const std::vector<Bad> cases = {
+        {"hb-domain-messages --bytes=-5", "a whole number from 0 to 18446744073709551615"},
+        {"hb-domain-messages --bytes=12abc", "got '12abc'"},
+        {"fabric-throughput --hosts=1.5", "a whole number from 0 to 4294967295"},
+        {"fabric-throughput --hosts=99999999999", "got '99999999999'"},
+        {"bfb-scale --keep=2", "true, false, 1 or 0"},
+        {"bfb-scale --nope", "invalid flag: got '--nope'"},
+        {"collective-bench --channels=two", "--channels"},
+    };
+    for (const auto& bad : cases)
+    {
+        const std::string log = ::testing::TempDir() + "bad-number.txt";
+        const std::string cmd =
+            std::string(GPU_FABRIC_BIN_DIR) + "/" + bad.command + " > " + log + " 2>&1";
+        const int status = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(status)) << bad.command;
+        EXPECT_EQ(WEXITSTATUS(status), 2) << bad.command;
+        const std::string text = Slurp(log);
+        EXPECT_NE(text.find(bad.said), std::string::npos) << bad.command << ": " << text;
+    }
+}
+
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
 {
     // wall times and memory differ from run to run; what is simulated must not
