@@ -18,8 +18,10 @@ namespace ns3
  * offer ns-3's standard EnablePcap / EnablePcapAll and EnableAscii /
  * EnableAsciiAll.
  *
- * PCAP files use Ethernet framing (DLT_EN10MB): fabric frames show EtherType
- * 0x88B5, frames sent through NetDevice::Send (IP) their own. ASCII lines:
+ * PCAP files use Ethernet framing (DLT_EN10MB) and nanosecond timestamps:
+ * fabric frames show EtherType 0x88B5 (doc/gpu-fabric.lua dissects their
+ * FabricHeader in Wireshark), frames sent through NetDevice::Send (IP) their
+ * own. ASCII lines:
  * "+" a packet handed to the device (MacTx), "-" its serialization began
  * (PhyTxBegin: every packet, also those that find the port idle and never
  * wait in the queue), "d" dropped (queue full) or lost (link down, bit

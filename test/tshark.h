@@ -19,13 +19,16 @@ namespace gpu_fabric_test
 
 /**
  * One line per frame of \p pcap, the \p fields (tshark -e names) separated
- * by tabs; a test failure if tshark cannot run or read the file.
+ * by tabs; a test failure if tshark cannot run or read the file. \p options
+ * go before the file (e.g. -X lua_script:...).
  */
 inline std::vector<std::string>
-TsharkFields(const std::string& pcap, const std::vector<std::string>& fields)
+TsharkFields(const std::string& pcap,
+             const std::vector<std::string>& fields,
+             const std::string& options = "")
 {
     const std::string out = pcap + ".tshark.txt";
-    std::string cmd = "tshark -r '" + pcap + "' -T fields";
+    std::string cmd = "tshark " + options + " -r '" + pcap + "' -T fields";
     for (const auto& f : fields)
     {
         cmd += " -e " + f;
