@@ -153,7 +153,7 @@ TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
     EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
-TEST(Programs, NumericFlagsTakeOnlyWellFormedValues)
+TEST(Programs, BadFlagValuesAreNamed)
 {
     // CommandLine alone reads "-5" for an unsigned flag as 2^64 - 5 (a
     // hb-domain-messages run of 18 EB that never ends) and "12abc" as 12
@@ -171,6 +171,7 @@ TEST(Programs, NumericFlagsTakeOnlyWellFormedValues)
         {"bfb-scale --keep=2", "true, false, 1 or 0"},
         {"bfb-scale --nope", "invalid flag: got '--nope'"},
         {"collective-bench --channels=two", "--channels"},
+        {"hb-domain-messages --pcap=/nonexistent/folder/x", "invalid PCAP file"},
     };
     for (const auto& bad : cases)
     {
