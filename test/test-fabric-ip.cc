@@ -12,6 +12,7 @@
 #include "ns3/fabric-link-helper.h"
 #include "ns3/fabric-net-device.h"
 #include "ns3/fabric-switch.h"
+#include "ns3/flow-monitor-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/pcap-file.h"
 #include "ns3/simulator.h"
@@ -132,6 +133,44 @@ TEST_F(FabricIpTest, MtuExcludesTheEthernetHeaderAndIpFragmentsToIt)
     EXPECT_FALSE(dev0->Send(Create<Packet>(1501), dev0->GetBroadcast(), 0x0800));
     EXPECT_EQ(dev0->GetStats().drops, 1u);
     EXPECT_THROW(dev0->SetMtu(65535 - 13), FabricConfigError);
+}
+
+TEST_F(FabricIpTest, FlowMonitorSeesEveryPacketAtTheClosedFormDelay)
+{
+    // ns-3's FlowMonitor on a UDP flow through a router: 1 Gb/s of
+    // 1000-byte datagrams on 8 Gb/s links never queue, so every packet takes
+    // 2 x (1042-byte frame at a byte a nanosecond + 700 ns), none is lost.
+    NodeContainer nodes;
+    nodes.Create(3);
+    InternetStackHelper().Install(nodes);
+    FabricLinkHelper link;
+    link.SetDeviceAttribute("DataRate", StringValue("8Gbps"));
+    link.SetChannelAttribute("Delay", TimeValue(NanoSeconds(700)));
+    Ipv4AddressHelper addresses("10.2.0.0", "255.255.255.0");
+    addresses.Assign(link.Install(nodes.Get(0), nodes.Get(1)));
+    addresses.NewNetwork();
+    Ipv4InterfaceContainer far = addresses.Assign(link.Install(nodes.Get(1), nodes.Get(2)));
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    OnOffHelper source("ns3::UdpSocketFactory", InetSocketAddress(far.GetAddress(1), 9));
+    source.SetConstantRate(DataRate("1Gbps"), 1000);
+    source.SetAttribute("MaxBytes", UintegerValue(100 * 1000));
+    source.Install(nodes.Get(0)).Start(MilliSeconds(1));
+    PacketSinkHelper("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 9))
+        .Install(nodes.Get(2));
+    FlowMonitorHelper monitors;
+    Ptr<FlowMonitor> monitor = monitors.InstallAll();
+    Simulator::Stop(MilliSeconds(10));
+    Simulator::Run();
+    const auto stats = monitor->GetFlowStats();
+    ASSERT_EQ(stats.size(), 1u);
+    const auto& flow = stats.begin()->second;
+    EXPECT_EQ(flow.txPackets, 100u);
+    EXPECT_EQ(flow.rxPackets, 100u);
+    EXPECT_EQ(flow.lostPackets, 0u);
+    EXPECT_EQ(flow.rxBytes, 100u * (1000 + kIpUdp));
+    const Time hop = NanoSeconds(1000 + kIpUdp + kEth + 700);
+    EXPECT_EQ(flow.delaySum, 100 * 2 * hop);
+    EXPECT_EQ(flow.jitterSum, Time(0)); // every packet the same
 }
 
 TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
