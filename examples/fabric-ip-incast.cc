@@ -70,6 +70,10 @@ main(int argc, char* argv[])
         FabricRequire(senders >= 1 && senders <= 250, "--senders", senders, "1 to 250");
         FabricRequire(bytes > 0, "--bytes", bytes, "a positive byte count");
         FabricRequire(queuePackets > 0, "--queue-packets", queuePackets, "at least 1 packet");
+        FabricRequire(segmentBytes > 0 && segmentBytes <= 65495,
+                      "--segment-bytes",
+                      segmentBytes,
+                      "1 to 65495 (an IPv4 datagram's payload)");
         const DataRate lineRate = ParseRate("--rate", rate);
         Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segmentBytes));
 

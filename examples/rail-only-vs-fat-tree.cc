@@ -151,16 +151,12 @@ main(int argc, char* argv[])
     std::string csv;
 
     // --quick changes the defaults only: flags given with it still apply
-    for (int i = 1; i < argc; ++i)
+    if (FlagIsTrue(argc, argv, "quick"))
     {
-        const std::string a = argv[i];
-        if (a == "--quick" || a == "--quick=1" || a == "--quick=true")
-        {
-            gpusText = "64";
-            layersText = "4";
-            hiddenText = "1024";
-            mbText = "2";
-        }
+        gpusText = "64";
+        layersText = "4";
+        hiddenText = "1024";
+        mbText = "2";
     }
     ProgramFlags cmd("rail-only-vs-fat-tree", __FILE__);
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "

@@ -50,8 +50,11 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
 
     /**
      * Join two nodes with one link. A FabricNode (a FabricSwitch, say) gets
-     * the device as its next port (FabricNode::AddPort), other nodes as a
-     * device (Node::AddDevice).
+     * the device as its next port (FabricNode::AddPort), which it
+     * configures as its own (a switch sets its queue to PortBuffer and its
+     * PFC and ECN attributes over the helper's device attributes; the
+     * helper's SetQueue still wins); other nodes get it as a device
+     * (Node::AddDevice).
      * \param a one end \param b the other end
      * \return the two devices, a's first
      */

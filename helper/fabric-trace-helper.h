@@ -24,7 +24,8 @@ namespace ns3
  * own. ASCII lines:
  * "+" a packet handed to the device (MacTx), "-" its serialization began
  * (PhyTxBegin: every packet, also those that find the port idle and never
- * wait in the queue), "d" dropped (queue full) or lost (link down, bit
+ * wait in the queue), "d" dropped (queue full, or larger than the MTU) or
+ * lost (link down, bit
  * errors), "r" received (MacRx). Devices of other types are skipped with a
  * log message.
  */

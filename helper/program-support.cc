@@ -28,6 +28,9 @@ namespace ns3
 namespace
 {
 
+/// a decimal number as ns-3's stream parsers read it whole
+const char* const kDecimal = R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)";
+
 /**
  * \return false if \p value would make ns-3 abort when parsed as a value of
  * \p type (its integer, floating-point and Time parsers abort on a malformed
@@ -36,7 +39,7 @@ namespace
 bool
 ParsesWithoutAbort(const std::string& type, const std::string& value)
 {
-    const std::string number = R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)";
+    const std::string number = kDecimal;
     if (type.rfind("uint", 0) == 0)
     {
         return std::regex_match(value, std::regex(R"(\d+)"));
@@ -53,7 +56,8 @@ ParsesWithoutAbort(const std::string& type, const std::string& value)
     {
         return std::regex_match(value, std::regex(number + "(s|ms|us|ns|ps|fs|min|h|d|y)?"));
     }
-    return true; // the other ns-3 parsers fail cleanly
+    // the other ns-3 parsers fail cleanly, but most abort on a second word
+    return type == "std::string" || value.find_first_of(" \t") == std::string::npos;
 }
 
 /**
@@ -172,7 +176,7 @@ ProgramFlags::IntegerCheck(bool isSigned, long double low, long double high)
     return [isSigned, low, high](const std::string& text) -> std::string {
         const std::string allowed =
             fmt::format("a whole number from {:.0Lf} to {:.0Lf}", low, high);
-        if (!std::regex_match(text, std::regex(isSigned ? R"(-?\d+)" : R"(\d+)")))
+        if (!std::regex_match(text, std::regex(isSigned ? R"([+-]?\d+)" : R"(\+?\d+)")))
         {
             return allowed;
         }
@@ -186,9 +190,9 @@ ProgramFlags::Check
 ProgramFlags::RealCheck()
 {
     return [](const std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v);
+        // decimal only: strtod would take "0x.8", which the stream ns-3 reads with sees as 0
+        const bool ok = std::regex_match(text, std::regex(kDecimal)) &&
+                        std::isfinite(std::strtod(text.c_str(), nullptr));
         return ok ? "" : "a finite number, e.g. 0.5 or 1e-6";
     };
 }
@@ -210,19 +214,36 @@ ProgramFlags::BoolCheck()
 void
 ProgramFlags::Parse(int argc, char* argv[])
 {
-    for (int i = 1; i < argc; ++i)
+    // what CommandLine will parse: a bare bool flag is written out as true
+    // (CommandLine would toggle it: a bare --keep whose default is true
+    // would turn it off)
+    std::vector<std::string> args(argv, argv + argc);
+    for (auto& a : args)
     {
-        const std::string a = argv[i];
         const auto eq = a.find('=');
-        if (a.rfind("--", 0) != 0 || eq == std::string::npos)
+        if (a.rfind("--", 0) != 0)
         {
             continue;
         }
-        const std::string name = a.substr(2, eq - 2);
+        const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
         const auto check = m_checks.find(name);
         if (check == m_checks.end())
         {
             continue;
+        }
+        if (eq == std::string::npos)
+        {
+            if (m_bools.count(name))
+            {
+                a += "=true";
+                continue;
+            }
+            fmt::print(stderr,
+                       "{}: invalid --{}: got no value, allowed: --{}=<value> (see --help)\n",
+                       m_program,
+                       name,
+                       name);
+            std::exit(2);
         }
         const std::string value = a.substr(eq + 1);
         const std::string allowed = check->second(value);
@@ -237,8 +258,36 @@ ProgramFlags::Parse(int argc, char* argv[])
             std::exit(2);
         }
     }
-    RejectUnknownFlags(m_program, argc, argv, m_known);
-    m_cmd.Parse(argc, argv);
+    std::vector<char*> raw;
+    for (auto& a : args)
+    {
+        raw.push_back(a.data());
+    }
+    RejectUnknownFlags(m_program, argc, raw.data(), m_known);
+    m_cmd.Parse(argc, raw.data());
+}
+
+bool
+FlagIsTrue(int argc, char* argv[], const std::string& name)
+{
+    bool on = false;
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string a = argv[i];
+        if (a == "--" + name)
+        {
+            on = true;
+        }
+        else if (a.rfind("--" + name + "=", 0) == 0)
+        {
+            std::string v = a.substr(name.size() + 3);
+            std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) {
+                return static_cast<char>(std::tolower(c));
+            });
+            on = v.empty() || v == "true" || v == "t" || v == "1";
+        }
+    }
+    return on;
 }
 
 void
@@ -310,9 +359,13 @@ ParseRate(const std::string& flag, const std::string& text)
     std::istringstream in(text);
     DataRate rate;
     in >> rate;
+    const bool parsed = !in.fail();
+    std::string rest;
+    in >> rest; // "10 Gbps" would read as 10 bit/s: nothing may follow
+    const bool whole = parsed && rest.empty();
     // a bare number would be bits per second: "100" meant 100Gbps, surely
     const bool hasUnit = text.find_first_not_of("0123456789.eE+- ") != std::string::npos;
-    FabricRequire(hasUnit && !in.fail() && rate.GetBitRate() > 0,
+    FabricRequire(hasUnit && whole && rate.GetBitRate() > 0,
                   flag,
                   text,
                   "a positive rate with a unit, e.g. 100Gbps, 400Gb/s or 50GB/s");

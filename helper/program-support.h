@@ -39,7 +39,9 @@ namespace ns3
  * that does not fit a numeric flag's type. CommandLine alone reads "-5" for
  * an unsigned flag as 2^64 - 5 and "12abc" as 12; here an integer flag takes
  * only a whole number within its type's range, a floating-point flag a
- * finite number and a bool flag true, false, t, f, 1 or 0 (or nothing). Flags are known from
+ * finite number and a bool flag true, false, t, f, 1 or 0; a bare --flag
+ * sets a bool flag true (CommandLine would toggle it) and is an error for
+ * other flags (CommandLine would exit with 1). Flags are known from
  * AddValue: there is no second list.
  */
 class ProgramFlags
@@ -83,6 +85,7 @@ class ProgramFlags
     CommandLine m_cmd;
     std::set<std::string> m_known;
     std::map<std::string, Check> m_checks;
+    std::set<std::string> m_bools; //!< bool flags (a bare --flag sets them true)
 };
 
 template <typename T>
@@ -93,6 +96,7 @@ ProgramFlags::AddValue(const std::string& name, const std::string& help, T& valu
     if constexpr (std::is_same_v<T, bool>)
     {
         m_checks[name] = BoolCheck();
+        m_bools.insert(name);
     }
     else if constexpr (std::is_integral_v<T>)
     {
@@ -108,8 +112,18 @@ ProgramFlags::AddValue(const std::string& name, const std::string& help, T& valu
 }
 
 /**
+ * \param argc argc of main \param argv argv of main
+ * \param name a bool flag without dashes
+ * \return its value as ProgramFlags will set it (last one given wins; a
+ *         bare --name is true), for programs whose defaults depend on it
+ */
+bool FlagIsTrue(int argc, char* argv[], const std::string& name);
+
+/**
  * Exit with status 2 for an argument ns-3's CommandLine does not know (it
- * would exit with 1); ns-3's own --help and --Print* flags pass.
+ * would exit with 1); ns-3's own --help and --Print* flags pass. A --ns3::
+ * attribute or global value is checked and set here: a value its checker
+ * refuses, or that would make ns-3's parser abort, exits with 2 too.
  * \param program the program's name, for the message
  * \param argc argc of main \param argv argv of main
  * \param known flag names without the leading dashes
@@ -131,7 +145,8 @@ uint64_t ParseInteger(const std::string& flag,
                       uint64_t maximum = (uint64_t{1} << 31) - 1);
 
 /**
- * Parse a positive data rate flag value ("100Gbps", "25GB/s", "1e9bps").
+ * Parse a positive data rate flag value ("100Gbps", "400Gb/s", "25GB/s"; a
+ * unit is required and the whole text must be the rate).
  * ns-3's DataRate(std::string) aborts the program on a malformed string;
  * this names the flag instead.
  * \param flag the flag, e.g. "--rate" \param text its value

@@ -172,6 +172,12 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"bfb-scale --nope", "invalid flag: got '--nope'"},
         {"collective-bench --channels=two", "--channels"},
         {"hb-domain-messages --pcap=/nonexistent/folder/x", "invalid PCAP file"},
+        {"hb-domain-messages --bytes", "got no value"},
+        {"fabric-ip-incast --segment-bytes=0", "--segment-bytes"},
+        {"fabric-ip-incast '--rate=10 Gbps'", "invalid --rate"},
+        {"hb-domain-messages '--ns3::FabricNetDevice::DataRate=100 Gbps'", "got '100 Gbps'"},
+        {"bfb-scale --keep=0x1", "true, false, 1 or 0"},
+        {"fabric-routes --oversubscription=0x.8", "a finite number"},
     };
     for (const auto& bad : cases)
     {

@@ -9,8 +9,10 @@
 #include "ns3/applications-module.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-header.h"
 #include "ns3/fabric-link-helper.h"
 #include "ns3/fabric-net-device.h"
+#include "ns3/fabric-routing.h"
 #include "ns3/fabric-switch.h"
 #include "ns3/flow-monitor-module.h"
 #include "ns3/internet-module.h"
@@ -191,6 +193,9 @@ TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
     link.SetDeviceAttribute("DataRate", StringValue("10Gbps"));
     link.SetChannelAttribute("Delay", TimeValue(MicroSeconds(1)));
     link.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("20p")));
+    // CE marks are for FabricHeaders: an IP frame past the threshold must
+    // pass unchanged (marking rewrote its Ethernet and IPv4 bytes once)
+    link.SetDeviceAttribute("EcnThreshold", UintegerValue(3000));
     Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.0");
     std::vector<Ptr<FabricNetDevice>> ports;
     Ipv4Address sinkAddress;
@@ -229,8 +234,13 @@ TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
         EXPECT_EQ(port->GetStats().lost, 0u);
     }
     // the router's port toward the sink overflows (a sender's own NIC may
-    // too: TCP hands it a window at once)
+    // too: TCP hands it a window at once); nothing was CE-marked
     EXPECT_GT(ports[2 * senders + 1]->GetStats().drops, 0u);
+    EXPECT_GT(ports[2 * senders + 1]->GetStats().maxQueueBytes, 3000u);
+    for (const auto& port : ports)
+    {
+        EXPECT_EQ(port->GetStats().ecnMarks, 0u);
+    }
     EXPECT_EQ(dropTraced, drops);
 }
 
@@ -392,6 +402,15 @@ TEST_F(FabricIpTest, AFabricSwitchDropsFramesWithoutAFabricHeader)
     FabricLinkHelper link;
     NetDeviceContainer d = link.Install(host, sw); // the switch's port 0
     ASSERT_EQ(sw->GetNPorts(), 1u);
+    // every rank the MAC bytes could be misread as is routable (back out of
+    // port 0), so only the EtherType check keeps the frames from going on
+    const uint32_t ranks = 1 << 16;
+    FabricRoutingTable table(ranks);
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        table.Append(r, {0});
+    }
+    sw->SetRoutingTable(std::move(table));
     uint32_t traced = 0;
     sw->TraceConnectWithoutContext(
         "NoRouteDrop",
@@ -401,6 +420,41 @@ TEST_F(FabricIpTest, AFabricSwitchDropsFramesWithoutAFabricHeader)
     Simulator::Run();
     EXPECT_EQ(sw->GetNoRouteDrops(), 2u);
     EXPECT_EQ(traced, 2u);
+}
+
+TEST_F(FabricIpTest, APlainNodeReceivesFabricFramesAsEtherType88B5)
+{
+    // A frame with a FabricHeader (its MACs carry ranks, not the devices'
+    // addresses) reaches a plain node's handler for 0x88B5 on a
+    // point-to-point link, with the 12 fabric bytes after the Ethernet part
+    NodeContainer nodes;
+    nodes.Create(2);
+    FabricLinkHelper link;
+    link.SetDeviceAttribute("DataRate", StringValue("8Gbps"));
+    NetDeviceContainer d = link.Install(nodes);
+    std::vector<uint32_t> sizes;
+    std::vector<Address> from;
+    nodes.Get(1)->RegisterProtocolHandler(Node::ProtocolHandler([&](Ptr<NetDevice>,
+                                                                    Ptr<const Packet> p,
+                                                                    uint16_t,
+                                                                    const Address& sender,
+                                                                    const Address&,
+                                                                    NetDevice::PacketType) {
+                                              sizes.push_back(p->GetSize());
+                                              from.push_back(sender);
+                                          }),
+                                          FabricHeader::kEtherType,
+                                          d.Get(1));
+    FabricHeader h;
+    h.src = 3;
+    h.dst = 7;
+    Ptr<Packet> p = Create<Packet>(100);
+    p->AddHeader(h);
+    ASSERT_TRUE(DynamicCast<FabricNetDevice>(d.Get(0))->Enqueue(p, h, nullptr));
+    Simulator::Run();
+    ASSERT_EQ(sizes.size(), 1u);
+    EXPECT_EQ(sizes[0], 100u + FabricHeader::kSerializedSize - kEth);
+    EXPECT_EQ(from[0], Address(Mac48Address("02:00:00:00:00:03"))); // rank 3
 }
 
 TEST_F(FabricIpTest, InstallNeedsExactlyTwoNodes)

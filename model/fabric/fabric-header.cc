@@ -3,6 +3,8 @@
  */
 #include "fabric-header.h"
 
+#include "ns3/packet.h"
+
 namespace ns3
 {
 
@@ -46,6 +48,14 @@ FabricHeader::Serialize(Buffer::Iterator i) const
     i.WriteHtonU16(flowLabel);
     i.WriteU8(flags);
     i.WriteU8(hop);
+}
+
+bool
+FabricHeader::IsFabricFrame(const Packet& p)
+{
+    uint8_t eth[kSerializedSize];
+    return p.CopyData(eth, sizeof(eth)) == sizeof(eth) &&
+           static_cast<uint16_t>(eth[12] << 8 | eth[13]) == kEtherType;
 }
 
 uint32_t

@@ -11,6 +11,8 @@
 namespace ns3
 {
 
+class Packet;
+
 /**
  * \ingroup gpu-fabric
  * \brief The fields of a FabricHeader as plain data: what the data plane
@@ -67,6 +69,13 @@ class FabricHeader : public Header, public FabricHeaderData
     static constexpr uint8_t kFlagCe = 0x01;          //!< ECN congestion experienced
     static constexpr uint8_t kFlagLast = 0x02;        //!< last packet of a message
     static constexpr uint8_t kFlagSourceRoute = 0x04; //!< follows a registered route
+
+    /**
+     * \param p a frame
+     * \return true if \p p starts with a FabricHeader (its EtherType is
+     *         kEtherType); a frame NetDevice::Send framed (IP) does not
+     */
+    static bool IsFabricFrame(const Packet& p);
 
     /// \return the TypeId
     static TypeId GetTypeId();

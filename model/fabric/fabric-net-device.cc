@@ -97,7 +97,8 @@ FabricNetDevice::GetTypeId()
                             MakeTraceSourceAccessor(&FabricNetDevice::m_macRxTrace),
                             "ns3::Packet::TracedCallback")
             .AddTraceSource("Drop",
-                            "A packet was dropped because the transmit queue was full.",
+                            "A packet was dropped: the transmit queue was full, or Send() was "
+                            "given a packet larger than the MTU.",
                             MakeTraceSourceAccessor(&FabricNetDevice::m_dropTrace),
                             "ns3::Packet::TracedCallback")
             .AddTraceSource("Lost",
@@ -161,6 +162,7 @@ FabricNetDevice::DoDispose()
     m_loss = LossCallback();
     m_rxCallback = NetDevice::ReceiveCallback();
     m_promiscCallback = NetDevice::PromiscReceiveCallback();
+    m_linkChangeCallbacks = TracedCallback<>();
     NetDevice::DoDispose();
 }
 
@@ -239,7 +241,6 @@ FabricNetDevice::SetLinkUp(bool up)
     m_up = up;
     m_faulted = true;
     m_linkTrace(up);
-    m_linkChangeCallbacks();
     if (m_txPaused)
     {
         m_stats.pausedTime += Simulator::Now() - m_pausedSince;
@@ -263,9 +264,11 @@ FabricNetDevice::SetLinkUp(bool up)
             ++m_stats.lost;
             Lose(p);
         }
+        m_linkChangeCallbacks(); // the device is in its new state
         return;
     }
     m_upSince = Simulator::Now();
+    m_linkChangeCallbacks();
     KickTransmitter();
     if (!m_txReady.IsNull())
     {
@@ -385,7 +388,9 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
         return true;
     }
     QueuedFrame frame = queued;
-    if (m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold)
+    // only a FabricHeader has a CE flag (an IP frame from Send() has none)
+    if (m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold &&
+        (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p)))
     {
         MarkCe(p, frame);
     }
@@ -599,13 +604,11 @@ FabricNetDevice::ReceiveOnPlainNode(const Ptr<Packet>& p)
     }
     EthernetHeader eth(false);
     p->RemoveHeader(eth);
+    // point to point: every frame on the link is for this end (a fabric
+    // frame's MACs carry ranks, not this device's address)
     const Mac48Address to = eth.GetDestination();
-    NetDevice::PacketType type = NetDevice::PACKET_OTHERHOST;
-    if (to == m_address)
-    {
-        type = NetDevice::PACKET_HOST;
-    }
-    else if (to.IsBroadcast())
+    NetDevice::PacketType type = NetDevice::PACKET_HOST;
+    if (to.IsBroadcast())
     {
         type = NetDevice::PACKET_BROADCAST;
     }
@@ -617,7 +620,7 @@ FabricNetDevice::ReceiveOnPlainNode(const Ptr<Packet>& p)
     {
         m_promiscCallback(this, p, eth.GetLengthType(), eth.GetSource(), to, type);
     }
-    if (type != NetDevice::PACKET_OTHERHOST && !m_rxCallback.IsNull())
+    if (!m_rxCallback.IsNull())
     {
         m_rxCallback(this, p, eth.GetLengthType(), eth.GetSource());
     }

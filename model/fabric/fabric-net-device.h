@@ -44,7 +44,8 @@ class FabricNode;
  * ns-3 Node the device falls back to the standard receive callbacks, so it is
  * usable as a generic point-to-point link under an ns-3 Internet stack
  * (FabricLinkHelper): Send() frames each packet with a 14-byte Ethernet II
- * header (the sender's MAC, the destination's, the protocol number), which
+ * header (the sender's MAC, the destination Send is given, the protocol
+ * number), which
  * is serialized with it, appears in PCAP captures and is removed by the
  * receiver. A frame a FabricNode sends starts with an Ethernet II header too
  * (the FabricHeader's first 14 bytes, EtherType 0x88B5).
@@ -171,7 +172,7 @@ class FabricNetDevice : public NetDevice
         uint64_t txBytes{0};    //!< bytes serialized (headers included)
         uint64_t rxPackets{0};  //!< packets received
         uint64_t rxBytes{0};    //!< bytes received
-        uint64_t drops{0};      //!< packets dropped (queue full)
+        uint64_t drops{0};      //!< packets dropped (queue full, or over the MTU in Send)
         uint64_t lost{0};       //!< packets lost to a down link (queued, on the wire, offered)
         uint64_t corrupted{0};  //!< packets received with bit errors and discarded
         uint64_t ecnMarks{0};   //!< packets marked CE at enqueue

@@ -192,11 +192,7 @@ FabricNode::ReceiveFromPort(FabricNetDevice* port, const Ptr<Packet>& p, const F
     }
     // A frame without a FabricHeader (an IP packet from a plain ns-3 node,
     // say) has no rank to route on: dropped as unroutable, not misread.
-    uint8_t eth[FabricHeader::kSerializedSize];
-    const bool fabricFrame =
-        p->CopyData(eth, sizeof(eth)) == sizeof(eth) &&
-        static_cast<uint16_t>(eth[12] << 8 | eth[13]) == FabricHeader::kEtherType;
-    if (!fabricFrame)
+    if (!FabricHeader::IsFabricFrame(*p))
     {
         NS_LOG_WARN("node " << GetId() << ": frame without a FabricHeader dropped");
         ++m_noRouteDrops;
