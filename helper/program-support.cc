@@ -32,6 +32,25 @@ namespace
 const char* const kDecimal = R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)";
 
 /**
+ * \return +1 if \p text spells true for a bool flag as CommandLine reads
+ *         it (any case; empty means a bare flag: true here), -1 for false, 0
+ *         for neither
+ */
+int
+BoolSpelling(const std::string& text)
+{
+    std::string v = text;
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) {
+        return static_cast<char>(std::tolower(c));
+    });
+    if (v.empty() || v == "true" || v == "t" || v == "1")
+    {
+        return 1;
+    }
+    return v == "false" || v == "f" || v == "0" ? -1 : 0;
+}
+
+/**
  * \return false if \p value would make ns-3 abort when parsed as a value of
  * \p type (its integer, floating-point and Time parsers abort on a malformed
  * string instead of failing)
@@ -201,12 +220,7 @@ ProgramFlags::Check
 ProgramFlags::BoolCheck()
 {
     return [](const std::string& text) -> std::string {
-        std::string v = text;
-        std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) {
-            return static_cast<char>(std::tolower(c));
-        });
-        const bool ok = v.empty() || v == "true" || v == "false" || v == "t" || v == "f" ||
-                        v == "1" || v == "0";
+        const bool ok = BoolSpelling(text) != 0;
         return ok ? "" : "true, false, 1 or 0";
     };
 }
@@ -280,11 +294,7 @@ FlagIsTrue(int argc, char* argv[], const std::string& name)
         }
         else if (a.rfind("--" + name + "=", 0) == 0)
         {
-            std::string v = a.substr(name.size() + 3);
-            std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) {
-                return static_cast<char>(std::tolower(c));
-            });
-            on = v.empty() || v == "true" || v == "t" || v == "1";
+            on = BoolSpelling(a.substr(name.size() + 3)) > 0;
         }
     }
     return on;
