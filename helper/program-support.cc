@@ -32,6 +32,17 @@ namespace
 const char* const kDecimal = R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)";
 
 /**
+ * Print "<program>: <message>" and exit with status 2, as every program
+ * does on bad input.
+ */
+[[noreturn]] void
+ExitBadInput(const std::string& program, const std::string& message)
+{
+    fmt::print(stderr, "{}: {}\n", program, message);
+    std::exit(2);
+}
+
+/**
  * \return +1 if \p text spells true for a bool flag as CommandLine reads
  *         it (any case; empty means a bare flag: true here), -1 for false, 0
  *         for neither
@@ -81,28 +92,22 @@ ParsesWithoutAbort(const std::string& type, const std::string& value)
 
 /**
  * Exit with status 2 unless \p value is valid for the ns-3 attribute path
- * (ns3::Type::Attribute) or global value \p name; a valid one is set, as
- * CommandLine would.
+ * (ns3::Type::Attribute) \p name, or for \p global if it is not null; a
+ * valid one is set, as CommandLine would.
  */
 void
 RejectBadAttributeValue(const std::string& program,
                         const std::string& name,
                         const std::string& value,
-                        bool global)
+                        const GlobalValue* global)
 {
     // what the attribute or global takes: its checker's type, and its help
     Ptr<const AttributeChecker> checker;
     std::string help;
-    if (global)
+    if (global != nullptr)
     {
-        for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
-        {
-            if ((*g)->GetName() == name)
-            {
-                checker = (*g)->GetChecker();
-                help = (*g)->GetHelp();
-            }
-        }
+        checker = global->GetChecker();
+        help = global->GetHelp();
     }
     else
     {
@@ -118,8 +123,8 @@ RejectBadAttributeValue(const std::string& program,
     }
     const std::string type = checker ? checker->GetUnderlyingTypeInformation() : "";
     if (checker && ParsesWithoutAbort(type, value) &&
-        (global ? GlobalValue::BindFailSafe(name, StringValue(value))
-                : Config::SetDefaultFailSafe(name, StringValue(value))))
+        (global != nullptr ? GlobalValue::BindFailSafe(name, StringValue(value))
+                           : Config::SetDefaultFailSafe(name, StringValue(value))))
     {
         return;
     }
@@ -127,8 +132,7 @@ RejectBadAttributeValue(const std::string& program,
         checker ? fmt::format("{} ({})", type, help)
                 : "an attribute of a registered type, ns3::<Type>::<Attribute> (see "
                   "--PrintAttributes=ns3::<Type>)";
-    fmt::print(stderr, "{}: invalid --{}: got '{}', allowed: {}\n", program, name, value, allowed);
-    std::exit(2);
+    ExitBadInput(program, FabricConfigError("--" + name, value, allowed).what());
 }
 
 } // namespace
@@ -147,18 +151,18 @@ RejectUnknownFlags(const std::string& program,
         {
             name.erase(0, 1);
         }
-        bool global = false; // ns-3 global values, e.g. --SchedulerType, --RngRun
+        const GlobalValue* global = nullptr; // e.g. --SchedulerType, --RngRun
         for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
         {
-            global = global || (*g)->GetName() == name;
+            global = (*g)->GetName() == name ? *g : global;
         }
-        if ((global || name.rfind("ns3::", 0) == 0) && a.find('=') != std::string::npos)
+        if ((global != nullptr || name.rfind("ns3::", 0) == 0) && a.find('=') != std::string::npos)
         {
             // CommandLine would reject a bad value with status 1; bad input
             // exits with 2 everywhere, naming what is allowed
             RejectBadAttributeValue(program, name, a.substr(a.find('=') + 1), global);
         }
-        if (global || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
+        if (global != nullptr || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
             name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
             name == "PrintVersion" || name.rfind("PrintGroup", 0) == 0 ||
             name.rfind("PrintAttributes", 0) == 0 || name.rfind("ns3::", 0) == 0)
@@ -167,12 +171,12 @@ RejectUnknownFlags(const std::string& program,
         }
         if (a.rfind("--", 0) != 0 || !known.count(name))
         {
-            fmt::print(stderr,
-                       "{}: invalid flag: got '{}', allowed: --{} (see --help)\n",
-                       program,
-                       a,
-                       fmt::join(known, ", --"));
-            std::exit(2);
+            ExitBadInput(
+                program,
+                FabricConfigError("flag",
+                                  a,
+                                  fmt::format("--{} (see --help)", fmt::join(known, ", --")))
+                    .what());
         }
     }
 }
@@ -252,24 +256,17 @@ ProgramFlags::Parse(int argc, char* argv[])
                 a += "=true";
                 continue;
             }
-            fmt::print(stderr,
-                       "{}: invalid --{}: got no value, allowed: --{}=<value> (see --help)\n",
-                       m_program,
-                       name,
-                       name);
-            std::exit(2);
+            ExitBadInput(
+                m_program,
+                fmt::format("invalid --{}: got no value, allowed: --{}=<value> (see --help)",
+                            name,
+                            name));
         }
         const std::string value = a.substr(eq + 1);
         const std::string allowed = check->second(value);
         if (!allowed.empty())
         {
-            fmt::print(stderr,
-                       "{}: invalid --{}: got '{}', allowed: {}\n",
-                       m_program,
-                       name,
-                       value,
-                       allowed);
-            std::exit(2);
+            ExitBadInput(m_program, FabricConfigError("--" + name, value, allowed).what());
         }
     }
     std::vector<char*> raw;

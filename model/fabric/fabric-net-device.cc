@@ -251,15 +251,13 @@ FabricNetDevice::SetLinkUp(bool up)
     {
         // everything queued is lost; the packet being serialized is lost on
         // the wire (the receiver discards it, see LostOnWire)
-        while (m_queue && !m_queue->IsEmpty())
+        while (!m_queuedFrames.empty())
         {
-            Ptr<Packet> p = m_queue->Dequeue();
-            FabricNetDevice* ingress = m_queuedFrames.front().ingress;
-            m_queuedFrames.pop_front();
-            m_queueBytes -= p->GetSize();
-            if (ingress != nullptr)
+            QueuedFrame frame;
+            Ptr<Packet> p = PopQueued(frame);
+            if (frame.ingress != nullptr)
             {
-                ingress->ReleaseIngress(p->GetSize());
+                frame.ingress->ReleaseIngress(p->GetSize());
             }
             ++m_stats.lost;
             Lose(p);
@@ -463,13 +461,21 @@ FabricNetDevice::MarkCe(const Ptr<Packet>& p, QueuedFrame& frame)
     ++m_stats.ecnMarks;
 }
 
-void
-FabricNetDevice::StartTransmission()
+Ptr<Packet>
+FabricNetDevice::PopQueued(QueuedFrame& frame)
 {
     Ptr<Packet> p = m_queue->Dequeue();
     m_queueBytes -= p->GetSize();
-    const QueuedFrame frame = m_queuedFrames.front();
+    frame = m_queuedFrames.front();
     m_queuedFrames.pop_front();
+    return p;
+}
+
+void
+FabricNetDevice::StartTransmission()
+{
+    QueuedFrame frame;
+    Ptr<Packet> p = PopQueued(frame);
     SendFrame(std::move(p), frame);
 }
 

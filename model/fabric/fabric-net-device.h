@@ -248,8 +248,8 @@ class FabricNetDevice : public NetDevice
     /// What the device keeps beside each packet of its Queue<Packet>.
     struct QueuedFrame
     {
-        FabricFrameMeta meta;     //!< travels with the packet to the next node
-        FabricNetDevice* ingress; //!< input port charged for it, or nullptr
+        FabricFrameMeta meta;              //!< travels with the packet to the next node
+        FabricNetDevice* ingress{nullptr}; //!< input port charged for it, or nullptr
     };
 
     /// Queue \p p (MacTx fired by the caller).
@@ -259,6 +259,8 @@ class FabricNetDevice : public NetDevice
     /// Send()'s destination as a MAC address (the peer's if \p dest is none).
     Mac48Address DestinationMac(const Address& dest) const;
     void EnsureQueue();
+    /// Take the oldest waiting packet out of the queue, and \p frame beside it.
+    Ptr<Packet> PopQueued(QueuedFrame& frame);
     void StartTransmission();
     /// Serialize \p p now (the transmitter is idle); \p frame is what travels beside it.
     void SendFrame(Ptr<Packet> p, const QueuedFrame& frame);

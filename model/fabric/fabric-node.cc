@@ -195,13 +195,23 @@ FabricNode::ReceiveFromPort(FabricNetDevice* port, const Ptr<Packet>& p, const F
     if (!FabricHeader::IsFabricFrame(*p))
     {
         NS_LOG_WARN("node " << GetId() << ": frame without a FabricHeader dropped");
-        ++m_noRouteDrops;
-        m_noRouteTrace(p);
+        DropUnroutable(p, false); // no transport's packet: nothing to resend
         return;
     }
     FabricHeader parsed;
     p->PeekHeader(parsed);
     HandlePacket(port, p, parsed);
+}
+
+void
+FabricNode::DropUnroutable(const Ptr<Packet>& p, bool notifyLoss)
+{
+    ++m_noRouteDrops;
+    m_noRouteTrace(p);
+    if (notifyLoss)
+    {
+        NotifyLoss(p);
+    }
 }
 
 void
@@ -216,9 +226,7 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
         if (route == nullptr || hop >= route->size() || (*route)[hop] >= m_ports.size())
         {
             NS_LOG_WARN("node " << GetId() << ": bad source route " << h.flowLabel);
-            ++m_noRouteDrops;
-            m_noRouteTrace(p);
-            NotifyLoss(p);
+            DropUnroutable(p, true);
             return;
         }
         // only source-routed packets pay for rewriting the header
@@ -233,9 +241,7 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
     if (out == nullptr)
     {
         NS_LOG_WARN("node " << GetId() << ": no route to rank " << h.dst);
-        ++m_noRouteDrops;
-        m_noRouteTrace(p);
-        NotifyLoss(p);
+        DropUnroutable(p, true);
         return;
     }
     out->Enqueue(p, h, port);

@@ -183,6 +183,14 @@ class FabricNode : public Node
 
     void DoDispose() override;
 
+    /**
+     * Count and trace a packet dropped for lack of a route.
+     * \param p the packet
+     * \param notifyLoss also report it to the loss callback (a transport's
+     *        packet, which it may resend)
+     */
+    void DropUnroutable(const Ptr<Packet>& p, bool notifyLoss);
+
     /// Report a packet this node dropped to the loss callback.
     /// \param p the packet
     void NotifyLoss(Ptr<const Packet> p) const;
