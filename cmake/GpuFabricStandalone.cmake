@@ -26,7 +26,7 @@ endif()
 find_package(ns3 REQUIRED)
 
 # ns-3 < 3.43 names its targets ns3::libcore, later ones ns3::core.
-foreach(mod core network internet applications flow-monitor)
+foreach(mod core network internet applications flow-monitor traffic-control)
   if(TARGET ns3::lib${mod})
     set(lib${mod} ns3::lib${mod})
   elseif(TARGET ns3::${mod})

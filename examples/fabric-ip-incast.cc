@@ -4,16 +4,20 @@
 // examples/fabric-ip-incast: gpu-fabric links in a plain ns-3 IP study.
 // N hosts send TCP bulk transfers through one router to a sink; every link
 // is a FabricNetDevice pair made by FabricLinkHelper, under ns-3's own
-// Internet stack and applications. Prints each flow's completion time and
-// goodput, the router port's drops, and the line-rate bound (all bytes,
-// with TCP/IP/Ethernet framing, through the one bottleneck port).
+// Internet stack and applications, with a queue disc above every interface
+// (ns-3's default FqCoDel, another one, or none). Prints each flow's
+// completion time and goodput, the router port's and its queue disc's
+// drops and backlog, and the line-rate bound (all bytes, with
+// TCP/IP/Ethernet framing, through the one bottleneck port).
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/program-support.h"
+#include "ns3/traffic-control-module.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -28,12 +32,40 @@ struct Flows
 {
     std::map<Ipv4Address, uint64_t> bytes;
     std::map<Ipv4Address, Time> last;
+    uint64_t expected{0}; //!< all senders' bytes
+    uint64_t received{0};
 
     void Received(Ptr<const Packet> p, const Address& from)
     {
         const Ipv4Address sender = InetSocketAddress::ConvertFrom(from).GetIpv4();
         bytes[sender] += p->GetSize();
         last[sender] = Simulator::Now();
+        received += p->GetSize();
+        if (received == expected)
+        {
+            // queue discs with a periodic timer (PIE) would run forever
+            Simulator::Stop();
+        }
+    }
+};
+
+/// Queue discs that run as a root disc without configuration.
+const std::vector<std::string> kQueueDiscs = {"ns3::FqCoDelQueueDisc",
+                                              "ns3::FqPieQueueDisc",
+                                              "ns3::PfifoFastQueueDisc",
+                                              "ns3::FifoQueueDisc",
+                                              "ns3::RedQueueDisc",
+                                              "ns3::CoDelQueueDisc",
+                                              "ns3::PieQueueDisc"};
+
+/// Largest value a TracedValue took.
+struct MaxOf
+{
+    uint32_t max{0};
+
+    void Changed(uint32_t, uint32_t now)
+    {
+        max = std::max(max, now);
     }
 };
 
@@ -48,6 +80,7 @@ main(int argc, char* argv[])
     uint32_t delayNs = 1000;
     uint32_t queuePackets = 100;
     uint32_t segmentBytes = 1448;
+    std::string queueDisc = "ns3::FqCoDelQueueDisc";
     std::string pcap;
     std::string ascii;
     std::string json;
@@ -60,6 +93,12 @@ main(int argc, char* argv[])
     cmd.AddValue("delay-ns", "propagation delay of every link, ns", delayNs);
     cmd.AddValue("queue-packets", "transmit queue of every port, packets", queuePackets);
     cmd.AddValue("segment-bytes", "TCP segment size, bytes", segmentBytes);
+    cmd.AddValue("queue-disc",
+                 "queue disc above every interface: ns3::FqCoDelQueueDisc (ns-3's default), "
+                 "ns3::FqPieQueueDisc, ns3::PfifoFastQueueDisc, ns3::FifoQueueDisc, "
+                 "ns3::RedQueueDisc, ns3::CoDelQueueDisc, ns3::PieQueueDisc, or none (no "
+                 "NetDeviceQueueInterface: packets queue and drop in the device)",
+                 queueDisc);
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
     cmd.AddValue("ascii", "write an ns-3 ASCII trace to this path (empty: none)", ascii);
     cmd.AddValue("json", "write results as JSON to this path", json);
@@ -74,6 +113,14 @@ main(int argc, char* argv[])
                       "--segment-bytes",
                       segmentBytes,
                       "1 to 65495 (an IPv4 datagram's payload)");
+        const bool withQueueDisc = queueDisc != "none";
+        if (withQueueDisc &&
+            std::find(kQueueDiscs.begin(), kQueueDiscs.end(), queueDisc) == kQueueDiscs.end())
+        {
+            throw FabricConfigError("--queue-disc",
+                                    queueDisc,
+                                    fmt::format("none or one of {}", fmt::join(kQueueDiscs, ", ")));
+        }
         const DataRate lineRate = ParseRate("--rate", rate);
         Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segmentBytes));
 
@@ -90,12 +137,25 @@ main(int argc, char* argv[])
         link.SetQueue("ns3::DropTailQueue",
                       "MaxSize",
                       QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
+        TrafficControlHelper queueDiscs;
+        if (withQueueDisc)
+        {
+            queueDiscs.SetRootQueueDisc(queueDisc);
+        }
+        else
+        {
+            link.DisableFlowControl();
+        }
         Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.0");
         Ptr<FabricNetDevice> bottleneck;
         Ipv4Address sinkAddress;
         for (uint32_t h = 0; h <= senders; ++h)
         {
             NetDeviceContainer d = link.Install(hosts.Get(h), router.Get(0));
+            if (withQueueDisc)
+            {
+                queueDiscs.Install(d); // before Assign, which would install its default
+            }
             Ipv4InterfaceContainer i = addresses.Assign(d);
             addresses.NewNetwork();
             bottleneck = DynamicCast<FabricNetDevice>(d.Get(1)); // the router's port
@@ -117,6 +177,7 @@ main(int argc, char* argv[])
                                     InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer sinkApp = sinkHelper.Install(hosts.Get(senders));
         Flows flows;
+        flows.expected = uint64_t{senders} * bytes;
         sinkApp.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(&Flows::Received, &flows));
         const Time start = MilliSeconds(1);
         for (uint32_t h = 0; h < senders; ++h)
@@ -125,6 +186,17 @@ main(int argc, char* argv[])
             source.SetAttribute("MaxBytes", UintegerValue(bytes));
             source.Install(hosts.Get(h)).Start(start);
         }
+        Ptr<QueueDisc> bottleneckDisc =
+            router.Get(0)->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(bottleneck);
+        MaxOf discBacklog;
+        if (bottleneckDisc)
+        {
+            bottleneckDisc->TraceConnectWithoutContext("PacketsInQueue",
+                                                       MakeCallback(&MaxOf::Changed, &discBacklog));
+        }
+        // TCP recovers from any loss well within this; a run that gets here
+        // fails below (bytes missing) instead of running forever
+        Simulator::Stop(Seconds(1000));
         Simulator::Run();
 
         // every byte crosses the router's port to the sink in segments of
@@ -135,18 +207,20 @@ main(int argc, char* argv[])
         const double wire = total + segments * (32.0 + 20 + FabricNetDevice::kEthernetHeaderBytes);
         const double bound = wire * 8 / lineRate.GetBitRate();
         fmt::print("{} TCP senders x {} bytes -> router -> sink, {} links, {} ns, {}-packet "
-                   "queues\n",
+                   "queues, queue disc {}\n",
                    senders,
                    bytes,
                    rate,
                    delayNs,
-                   queuePackets);
+                   queuePackets,
+                   queueDisc);
         fmt::print("{:<12} {:>12} {:>12} {:>12}\n", "sender", "bytes", "done_ms", "goodput_Gbps");
         nlohmann::json out = {{"senders", senders},
                               {"bytes", bytes},
                               {"rate_bps", lineRate.GetBitRate()},
                               {"delay_ns", delayNs},
                               {"queue_packets", queuePackets},
+                              {"queue_disc", queueDisc},
                               {"flows", nlohmann::json::array()}};
         Time lastDone = start;
         for (const auto& [sender, got] : flows.bytes)
@@ -178,6 +252,19 @@ main(int argc, char* argv[])
                    stats.txPackets,
                    stats.drops,
                    stats.maxQueueBytes);
+        if (bottleneckDisc)
+        {
+            const QueueDisc::Stats& discStats = bottleneckDisc->GetStats();
+            fmt::print("router queue disc to the sink ({}): max backlog {} packets, {} dropped, "
+                       "{} marked\n",
+                       queueDisc,
+                       discBacklog.max,
+                       discStats.nTotalDroppedPackets,
+                       discStats.nTotalMarkedPackets);
+            out["bottleneck_queue_disc"] = {{"max_packets", discBacklog.max},
+                                            {"drops", discStats.nTotalDroppedPackets},
+                                            {"marks", discStats.nTotalMarkedPackets}};
+        }
         out["delivered_bytes"] = delivered;
         out["all_done_s"] = (lastDone - start).GetSeconds();
         out["line_rate_bound_s"] = bound;

@@ -8,6 +8,7 @@
 #include "ns3/fabric-net-device.h"
 #include "ns3/fabric-node.h"
 #include "ns3/log.h"
+#include "ns3/net-device-queue-interface.h"
 
 namespace ns3
 {
@@ -32,6 +33,12 @@ FabricLinkHelper::SetChannelAttribute(const std::string& name, const AttributeVa
     m_channelFactory.Set(name, value);
 }
 
+void
+FabricLinkHelper::DisableFlowControl()
+{
+    m_queueInterface = false;
+}
+
 NetDeviceContainer
 FabricLinkHelper::Install(Ptr<Node> a, Ptr<Node> b) const
 {
@@ -50,6 +57,11 @@ FabricLinkHelper::Install(Ptr<Node> a, Ptr<Node> b) const
         else
         {
             node->AddDevice(device);
+            // a FabricNode has no traffic control layer to tell
+            if (m_queueInterface)
+            {
+                device->AggregateObject(CreateObject<NetDeviceQueueInterface>());
+            }
         }
         if (m_queueFactory.GetTypeId() != TypeId())
         {

@@ -19,8 +19,13 @@ namespace ns3
  * \ingroup gpu-fabric
  * \brief Joins two ns-3 nodes of any kind with a FabricNetDevice link, as
  * PointToPointHelper does with its own devices: the way to use the fabric's
- * lossless (PFC) link model under an ns-3 Internet stack or any protocol
- * that sends through NetDevice::Send.
+ * link model (rate, delay, queue, traces, faults, bit errors) under an ns-3
+ * Internet stack or any protocol that sends through NetDevice::Send.
+ *
+ * A device on a plain node gets a NetDeviceQueueInterface, as
+ * PointToPointHelper's do, so ns-3's traffic control layer stops when the
+ * device queue is full and its queue disc holds the backlog
+ * (DisableFlowControl turns this off).
  *
  * Frames carry a 14-byte Ethernet II header (see FabricNetDevice), so
  * EnablePcap / EnablePcapAll write Ethernet captures that Wireshark decodes
@@ -58,6 +63,16 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
      * \param a one end \param b the other end
      * \return the two devices, a's first
      */
+    /**
+     * As PointToPointHelper::DisableFlowControl: devices on plain nodes get no
+     * NetDeviceQueueInterface, so ns-3's traffic control layer gets no
+     * backpressure (Ipv4AddressHelper then installs no queue disc and every
+     * packet queues, and drops, in the device's Queue<Packet>). This is ns-3's
+     * flow control between traffic control and the device; PFC between fabric
+     * ports is the devices' PfcEnabled attribute and is not affected.
+     */
+    void DisableFlowControl();
+
     NetDeviceContainer Install(Ptr<Node> a, Ptr<Node> b) const;
 
     /**
@@ -70,6 +85,7 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
     ObjectFactory m_deviceFactory;
     ObjectFactory m_channelFactory;
     ObjectFactory m_queueFactory; //!< unset: the device's default queue
+    bool m_queueInterface{true};  //!< aggregate a NetDeviceQueueInterface on plain nodes
 };
 
 template <typename... Ts>

@@ -78,7 +78,9 @@ INSTANTIATE_TEST_SUITE_P(
                            "--max-bytes=131072"},
                       Case{"fabric-cost", "--gpus=4096 --radix=32,64"},
                       Case{"direct-connect-synth", "--nodes=16 --degree=4"},
-                      Case{"fabric-ip-incast", "--queue-packets=20 --bytes=500000"}),
+                      Case{"fabric-ip-incast",
+                           "--queue-disc=none --queue-packets=20 --bytes=500000"},
+                      Case{"fabric-ip-incast", "--queue-disc=ns3::RedQueueDisc --bytes=500000"}),
     [](const auto& info) {
         std::string name = std::to_string(info.index) + "_" + info.param.program;
         std::replace(name.begin(), name.end(), '-', '_');
@@ -175,6 +177,8 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"hb-domain-messages --bytes", "got no value"},
         {"fabric-ip-incast --segment-bytes=0", "--segment-bytes"},
         {"fabric-ip-incast '--rate=10 Gbps'", "invalid --rate"},
+        {"fabric-ip-incast --queue-disc=ns3::PrioQueueDisc",
+         "none or one of ns3::FqCoDelQueueDisc"},
         {"hb-domain-messages '--ns3::FabricNetDevice::DataRate=100 Gbps'", "got '100 Gbps'"},
         {"bfb-scale --keep=0x1", "true, false, 1 or 0"},
         {"fabric-routes --oversubscription=0x.8", "a finite number"},

@@ -7,6 +7,7 @@
 #include "tshark.h"
 
 #include "ns3/applications-module.h"
+#include "ns3/drop-tail-queue.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-header.h"
@@ -19,8 +20,10 @@
 #include "ns3/pcap-file.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/traffic-control-module.h"
 
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <map>
 #include <sstream>
@@ -53,12 +56,19 @@ struct TwoHosts
     Ipv4InterfaceContainer ifaces;
     FabricLinkHelper link;
 
-    TwoHosts(const std::string& rate, Time delay)
+    /// \param configure sets up the link helper before Install
+    TwoHosts(const std::string& rate,
+             Time delay,
+             const std::function<void(FabricLinkHelper&)>& configure = {})
     {
         nodes.Create(2);
         InternetStackHelper().Install(nodes);
         link.SetDeviceAttribute("DataRate", StringValue(rate));
         link.SetChannelAttribute("Delay", TimeValue(delay));
+        if (configure)
+        {
+            configure(link);
+        }
         devices = link.Install(nodes);
         Ipv4AddressHelper addresses("10.1.1.0", "255.255.255.0");
         ifaces = addresses.Assign(devices);
@@ -179,7 +189,7 @@ TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
 {
     // Four TCP senders share a router's 10 Gb/s port to one sink. A router
     // is a plain ns-3 node, so nothing paces the senders but TCP: with a
-    // 20-packet queue the port overflows, the Drop trace counts every
+    // 20-packet queue and no queue disc above it the port overflows, the Drop trace counts every
     // packet the device refused, and TCP still delivers every byte.
     const uint32_t senders = 4;
     const uint64_t bytes = 1'000'000;
@@ -193,6 +203,8 @@ TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
     link.SetDeviceAttribute("DataRate", StringValue("10Gbps"));
     link.SetChannelAttribute("Delay", TimeValue(MicroSeconds(1)));
     link.SetQueue("ns3::DropTailQueue", "MaxSize", QueueSizeValue(QueueSize("20p")));
+    // no queue discs: packets queue, and drop, in the devices
+    link.DisableFlowControl();
     // CE marks are for FabricHeaders: an IP frame past the threshold must
     // pass unchanged (marking rewrote its Ethernet and IPv4 bytes once)
     link.SetDeviceAttribute("EcnThreshold", UintegerValue(3000));
@@ -242,6 +254,115 @@ TEST_F(FabricIpTest, TcpThroughARouterDeliversEveryByteAndTheDropsAreTraced)
         EXPECT_EQ(port->GetStats().ecnMarks, 0u);
     }
     EXPECT_EQ(dropTraced, drops);
+}
+
+/// How the burst test sets up its 10-packet device queues.
+enum class QueueSetup
+{
+    kHelper,            //!< FabricLinkHelper::SetQueue
+    kReplacedAfterward, //!< the device's SetQueue after Install (the interface must follow)
+    kNoFlowControl,     //!< FabricLinkHelper::DisableFlowControl
+};
+
+/// What a burst of UDP datagrams did.
+struct BurstResult
+{
+    uint32_t received{0};
+    Time last;
+    uint32_t maxDiscBacklog{0};
+    Ptr<QueueDisc> disc; //!< the sender's root queue disc, if any
+    FabricNetDevice::Stats device;
+};
+
+/// \p n 1000-byte UDP datagrams sent at once at t = 1 s over an 8 Gb/s,
+/// 700 ns link whose device queue holds 10 packets.
+BurstResult
+SendBurst(QueueSetup setup, uint32_t n)
+{
+    const QueueSizeValue tenPackets(QueueSize("10p"));
+    TwoHosts hosts("8Gbps", NanoSeconds(700), [&](FabricLinkHelper& link) {
+        if (setup == QueueSetup::kHelper)
+        {
+            link.SetQueue("ns3::DropTailQueue", "MaxSize", tenPackets);
+        }
+        if (setup == QueueSetup::kNoFlowControl)
+        {
+            link.SetQueue("ns3::DropTailQueue", "MaxSize", tenPackets);
+            link.DisableFlowControl();
+        }
+    });
+    auto device = DynamicCast<FabricNetDevice>(hosts.devices.Get(0));
+    if (setup == QueueSetup::kReplacedAfterward)
+    {
+        device->SetQueue(CreateObjectWithAttributes<DropTailQueue<Packet>>("MaxSize", tenPackets));
+    }
+    BurstResult result;
+    result.disc =
+        hosts.nodes.Get(0)->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(device);
+    if (result.disc)
+    {
+        result.disc->TraceConnectWithoutContext(
+            "PacketsInQueue",
+            Callback<void, uint32_t, uint32_t>([&result](uint32_t, uint32_t now) {
+                result.maxDiscBacklog = std::max(result.maxDiscBacklog, now);
+            }));
+    }
+    PacketSinkHelper sinkHelper("ns3::UdpSocketFactory",
+                                InetSocketAddress(Ipv4Address::GetAny(), 9));
+    ApplicationContainer sink = sinkHelper.Install(hosts.nodes.Get(1));
+    sink.Get(0)->TraceConnectWithoutContext("Rx",
+                                            Callback<void, Ptr<const Packet>, const Address&>(
+                                                [&result](Ptr<const Packet>, const Address&) {
+                                                    ++result.received;
+                                                    result.last = Simulator::Now();
+                                                }));
+    Ptr<Socket> socket = Socket::CreateSocket(hosts.nodes.Get(0), UdpSocketFactory::GetTypeId());
+    socket->Connect(InetSocketAddress(hosts.ifaces.GetAddress(1), 9));
+    Simulator::Schedule(Seconds(1), [socket, n] {
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            socket->Send(Create<Packet>(1000));
+        }
+    });
+    Simulator::Stop(Seconds(2));
+    Simulator::Run();
+    result.device = device->GetStats();
+    return result;
+}
+
+TEST_F(FabricIpTest, TheQueueDiscHoldsTheBacklogWhenTheDeviceQueueIsFull)
+{
+    // 500 datagrams at once into a 10-packet device queue. As with
+    // PointToPointHelper, the device has a NetDeviceQueueInterface, so
+    // Ipv4AddressHelper installs ns-3's default queue disc above it: the
+    // first datagram finds the port idle, the next 10 fill the queue, which
+    // then stops traffic control, and the other 489 wait in the queue disc.
+    // Each dequeue wakes the disc at once, so the wire never idles: the last
+    // 1042-byte frame arrives 500 frame times plus the delay after the first
+    // was sent (8 Gb/s: a byte a nanosecond).
+    const uint32_t n = 500;
+    const uint32_t frame = 1000 + kIpUdp + kEth;
+    for (QueueSetup setup : {QueueSetup::kHelper, QueueSetup::kReplacedAfterward})
+    {
+        SCOPED_TRACE(static_cast<int>(setup));
+        const BurstResult r = SendBurst(setup, n);
+        ASSERT_TRUE(r.disc);
+        EXPECT_EQ(r.disc->GetInstanceTypeId().GetName(), "ns3::FqCoDelQueueDisc");
+        EXPECT_EQ(r.received, n);
+        EXPECT_EQ(r.device.drops, 0u);
+        EXPECT_EQ(r.disc->GetStats().nTotalDroppedPackets, 0u);
+        EXPECT_EQ(r.maxDiscBacklog, n - 1 - 10);
+        EXPECT_EQ(r.device.maxQueueBytes, 10 * frame);
+        EXPECT_EQ(r.last, Seconds(1) + NanoSeconds(n * frame + 700));
+        Simulator::Destroy();
+    }
+    // DisableFlowControl: no interface, no queue disc; the device queue
+    // takes 10 behind the one on the wire and drops the other 489
+    const BurstResult r = SendBurst(QueueSetup::kNoFlowControl, n);
+    EXPECT_FALSE(r.disc);
+    EXPECT_EQ(r.received, 11u);
+    EXPECT_EQ(r.device.drops, n - 11);
+    EXPECT_EQ(r.last, Seconds(1) + NanoSeconds(11 * frame + 700));
 }
 
 /// Every record of a PCAP file.

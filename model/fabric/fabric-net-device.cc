@@ -163,7 +163,35 @@ FabricNetDevice::DoDispose()
     m_rxCallback = NetDevice::ReceiveCallback();
     m_promiscCallback = NetDevice::PromiscReceiveCallback();
     m_linkChangeCallbacks = TracedCallback<>();
+    m_queueInterface = nullptr;
+    m_interfaceQueue = nullptr;
     NetDevice::DoDispose();
+}
+
+void
+FabricNetDevice::NotifyNewAggregate()
+{
+    if (!m_queueInterface)
+    {
+        m_queueInterface = GetObject<NetDeviceQueueInterface>();
+        ConnectQueueInterface();
+    }
+    NetDevice::NotifyNewAggregate();
+}
+
+void
+FabricNetDevice::ConnectQueueInterface()
+{
+    // As PointToPointHelper does: the interface's tx queue stops traffic
+    // control when the device queue cannot take another MTU and wakes it when
+    // it can. Only packets that wait pass through the Queue<Packet> (one that
+    // finds the port idle goes straight to the wire), which is all the
+    // interface needs to see.
+    if (m_queueInterface && m_queue && m_interfaceQueue != PeekPointer(m_queue))
+    {
+        m_queueInterface->GetTxQueue(0)->ConnectQueueTraces(m_queue);
+        m_interfaceQueue = PeekPointer(m_queue);
+    }
 }
 
 bool
@@ -183,6 +211,7 @@ FabricNetDevice::SetQueue(Ptr<Queue<Packet>> queue)
     {
         EnsureQueue(); // an attached device never goes without a queue
     }
+    ConnectQueueInterface();
 }
 
 Ptr<Queue<Packet>>
@@ -425,6 +454,7 @@ FabricNetDevice::EnsureQueue()
         // A port given no queue (a GPU's) still has one: an unbounded enough FIFO.
         m_queue = CreateObject<DropTailQueue<Packet>>();
         m_queue->SetMaxSize(QueueSize("64MB"));
+        ConnectQueueInterface();
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "ns3/data-rate.h"
 #include "ns3/mac48-address.h"
+#include "ns3/net-device-queue-interface.h"
 #include "ns3/net-device.h"
 #include "ns3/nstime.h"
 #include "ns3/queue.h"
@@ -71,7 +72,10 @@ class FabricNetDevice : public NetDevice
      */
     bool Attach(Ptr<FabricChannel> channel);
 
-    /// \param queue the transmit queue (must be FIFO, e.g. DropTailQueue)
+    /**
+     * \param queue the transmit queue (must be FIFO, e.g. DropTailQueue); if a
+     * NetDeviceQueueInterface is aggregated, its queue follows this one
+     */
     void SetQueue(Ptr<Queue<Packet>> queue);
     /// \return the transmit queue
     Ptr<Queue<Packet>> GetQueue() const;
@@ -243,6 +247,8 @@ class FabricNetDevice : public NetDevice
 
   protected:
     void DoDispose() override;
+    /// A NetDeviceQueueInterface aggregated to the device gets the queue's traces.
+    void NotifyNewAggregate() override;
 
   private:
     /// What the device keeps beside each packet of its Queue<Packet>.
@@ -259,6 +265,8 @@ class FabricNetDevice : public NetDevice
     /// Send()'s destination as a MAC address (the peer's if \p dest is none).
     Mac48Address DestinationMac(const Address& dest) const;
     void EnsureQueue();
+    /// Connect the aggregated NetDeviceQueueInterface (if any) to the queue (if any).
+    void ConnectQueueInterface();
     /// Take the oldest waiting packet out of the queue, and \p frame beside it.
     Ptr<Packet> PopQueued(QueuedFrame& frame);
     void StartTransmission();
@@ -325,7 +333,9 @@ class FabricNetDevice : public NetDevice
     TracedCallback<Ptr<const Packet>> m_lossTrace;
     TracedCallback<bool> m_linkTrace;
     TracedCallback<bool> m_pfcTrace;
-    TracedCallback<> m_linkChangeCallbacks; //!< NetDevice::AddLinkChangeCallback
+    TracedCallback<> m_linkChangeCallbacks;         //!< NetDevice::AddLinkChangeCallback
+    Ptr<NetDeviceQueueInterface> m_queueInterface;  //!< traffic control's view, if aggregated
+    const Queue<Packet>* m_interfaceQueue{nullptr}; //!< the queue it was connected to
 };
 
 } // namespace ns3
