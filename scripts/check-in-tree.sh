@@ -5,6 +5,9 @@
 # example through ./ns3 run.
 #   NS3_SRC_CACHE  where the ns-3 source tree is kept (default /var/cache/gpu-fabric)
 #   JOBS           parallel build jobs (default: nproc)
+#   IN_TREE_IP=1   also enable ns-3's internet, applications, traffic-control
+#                  and flow-monitor modules and run the IP example over fabric
+#                  links (fabric-ip-incast; longer build)
 # Needs a deb-src line for bookworm (added to sources.list.d if absent).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -52,11 +55,18 @@ if [ -d build/include/ns3 ]; then
   grep -l "contrib/gpu-fabric" build/include/ns3/*.h 2>/dev/null | xargs -r rm -f
 fi
 # csma must be enabled or ns-3.37's test-runner fails to link with a subset.
+modules="core;network;csma;gpu-fabric"
+if [ "${IN_TREE_IP:-0}" = 1 ]; then
+  modules="$modules;internet;applications;traffic-control;flow-monitor"
+fi
 ./ns3 configure -d release --enable-examples --enable-tests \
-  --enable-modules="core;network;csma;gpu-fabric" > configure.log 2>&1 \
+  --enable-modules="$modules" > configure.log 2>&1 \
   || { tail -50 configure.log; exit 1; }
 ./ns3 build -j "$jobs"
 runner="$(ls build/utils/ns3.37-test-runner* | head -n 1)"
 "$runner" --suite=gpu-fabric --verbose
 ./ns3 run --no-build "hb-domain-messages --bytes=1000000"
+if [ "${IN_TREE_IP:-0}" = 1 ]; then
+  ./ns3 run --no-build "fabric-ip-incast --bytes=200000"
+fi
 echo "check-in-tree: OK (in-tree build, ns-3 TestSuite and example)"
