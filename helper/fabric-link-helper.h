@@ -54,16 +54,6 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
     void SetQueue(std::string type, Ts&&... args);
 
     /**
-     * Join two nodes with one link. A FabricNode (a FabricSwitch, say) gets
-     * the device as its next port (FabricNode::AddPort), which it
-     * configures as its own (a switch sets its queue to PortBuffer and its
-     * PFC and ECN attributes over the helper's device attributes; the
-     * helper's SetQueue still wins); other nodes get it as a device
-     * (Node::AddDevice).
-     * \param a one end \param b the other end
-     * \return the two devices, a's first
-     */
-    /**
      * As PointToPointHelper::DisableFlowControl: devices on plain nodes get no
      * NetDeviceQueueInterface, so ns-3's traffic control layer gets no
      * backpressure (Ipv4AddressHelper then installs no queue disc and every
@@ -73,6 +63,17 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
      */
     void DisableFlowControl();
 
+    /**
+     * Join two nodes with one link. A FabricNode (a FabricSwitch, say) gets
+     * the device as its next port (FabricNode::AddPort), which it
+     * configures as its own (a switch sets its queue to PortBuffer and its
+     * PFC and ECN attributes over the helper's device attributes; the
+     * helper's SetQueue still wins); other nodes get it as a device
+     * (Node::AddDevice) with a NetDeviceQueueInterface (unless
+     * DisableFlowControl).
+     * \param a one end \param b the other end
+     * \return the two devices, a's first
+     */
     NetDeviceContainer Install(Ptr<Node> a, Ptr<Node> b) const;
 
     /**
