@@ -8,6 +8,7 @@
 #include "ns3/fabric-net-device.h"
 #include "ns3/fabric-node.h"
 #include "ns3/log.h"
+#include "ns3/names.h"
 #include "ns3/net-device-queue-interface.h"
 
 namespace ns3
@@ -81,6 +82,41 @@ FabricLinkHelper::Install(const NodeContainer& nodes) const
                   nodes.GetN(),
                   "exactly 2 (one link joins two nodes)");
     return Install(nodes.Get(0), nodes.Get(1));
+}
+
+namespace
+{
+
+/// The node named \p name (ns3::Names), or a FabricConfigError naming it.
+Ptr<Node>
+NamedNode(const std::string& name)
+{
+    Ptr<Node> node = Names::Find<Node>(name);
+    FabricRequire(node != nullptr,
+                  "FabricLinkHelper::Install node name",
+                  name,
+                  "the name of a node registered with ns3::Names");
+    return node;
+}
+
+} // namespace
+
+NetDeviceContainer
+FabricLinkHelper::Install(const std::string& aName, const std::string& bName) const
+{
+    return Install(NamedNode(aName), NamedNode(bName));
+}
+
+NetDeviceContainer
+FabricLinkHelper::Install(const std::string& aName, Ptr<Node> b) const
+{
+    return Install(NamedNode(aName), b);
+}
+
+NetDeviceContainer
+FabricLinkHelper::Install(Ptr<Node> a, const std::string& bName) const
+{
+    return Install(a, NamedNode(bName));
 }
 
 } // namespace ns3

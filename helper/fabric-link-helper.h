@@ -82,6 +82,17 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
      */
     NetDeviceContainer Install(const NodeContainer& nodes) const;
 
+    /**
+     * Join two nodes known by name (ns3::Names), as PointToPointHelper does.
+     * \param aName one end's name \param bName the other end's name
+     * \return the two devices, a's first
+     */
+    NetDeviceContainer Install(const std::string& aName, const std::string& bName) const;
+    /// \copydoc Install(const std::string&, const std::string&) const
+    NetDeviceContainer Install(const std::string& aName, Ptr<Node> b) const;
+    /// \copydoc Install(const std::string&, const std::string&) const
+    NetDeviceContainer Install(Ptr<Node> a, const std::string& bName) const;
+
   private:
     ObjectFactory m_deviceFactory;
     ObjectFactory m_channelFactory;

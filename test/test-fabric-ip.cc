@@ -17,6 +17,7 @@
 #include "ns3/fabric-switch.h"
 #include "ns3/flow-monitor-module.h"
 #include "ns3/internet-module.h"
+#include "ns3/names.h"
 #include "ns3/pcap-file.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -595,6 +596,39 @@ TEST_F(FabricIpTest, InstallNeedsExactlyTwoNodes)
         EXPECT_NE(what.find("3"), std::string::npos) << what;
         EXPECT_NE(what.find("exactly 2"), std::string::npos) << what;
     }
+}
+
+TEST_F(FabricIpTest, InstallByNameJoinsTheNamedNodes)
+{
+    // as PointToPointHelper: nodes known to ns3::Names, alone or mixed with a
+    // Ptr; an unknown name is bad input, named
+    NodeContainer nodes;
+    nodes.Create(3);
+    Names::Add("gpu-fabric-test-a", nodes.Get(0));
+    Names::Add("gpu-fabric-test-b", nodes.Get(1));
+    FabricLinkHelper link;
+    const NetDeviceContainer ab = link.Install("gpu-fabric-test-a", "gpu-fabric-test-b");
+    const NetDeviceContainer ac = link.Install("gpu-fabric-test-a", nodes.Get(2));
+    const NetDeviceContainer cb = link.Install(nodes.Get(2), "gpu-fabric-test-b");
+    EXPECT_EQ(ab.Get(0)->GetNode(), nodes.Get(0));
+    EXPECT_EQ(ab.Get(1)->GetNode(), nodes.Get(1));
+    EXPECT_EQ(ac.Get(1)->GetNode(), nodes.Get(2));
+    EXPECT_EQ(cb.Get(0)->GetNode(), nodes.Get(2));
+    EXPECT_EQ(cb.Get(1)->GetNode(), nodes.Get(1));
+    EXPECT_EQ(ab.Get(0)->GetChannel(), ab.Get(1)->GetChannel());
+    EXPECT_EQ(nodes.Get(0)->GetNDevices(), 2u);
+    try
+    {
+        link.Install("gpu-fabric-test-a", "gpu-fabric-test-nobody");
+        FAIL() << "an unknown name accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("gpu-fabric-test-nobody"), std::string::npos) << what;
+        EXPECT_NE(what.find("ns3::Names"), std::string::npos) << what;
+    }
+    Names::Clear();
 }
 
 } // namespace
