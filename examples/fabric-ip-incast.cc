@@ -252,6 +252,7 @@ main(int argc, char* argv[])
                    stats.txPackets,
                    stats.drops,
                    stats.maxQueueBytes);
+        out["bottleneck_queue_disc"] = nullptr; // none
         if (bottleneckDisc)
         {
             const QueueDisc::Stats& discStats = bottleneckDisc->GetStats();
