@@ -14,7 +14,8 @@
 // transfers and the hierarchical DP AllReduce simulated packet by packet.
 // Radix auto (2 x GPUs per rail, 32 here): each rail fills half a leaf of the
 // rail-optimized fat-tree (its rail switch, as in a DGX SuperPOD) and one
-// switch of the rail-only network; a classic fat-tree puts whole servers
+// logical switch of the rail-only network (two such rails share a 32-port
+// chassis, so 8 rails take 4 switches); a classic fat-tree puts whole servers
 // under a leaf, so there all traffic between domains crosses the spine.
 // A smaller --radix spreads a rail over several leaves: ECMP collisions on
 // the fat-tree's uplinks then show up (rail-only keeps a rail on one switch
