@@ -196,6 +196,29 @@ TEST(Programs, BadFlagValuesAreNamed)
     }
 }
 
+TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
+{
+    // 1200 hosts of degree 3 choose L(GenKautz(3,400)), which is not its own
+    // reverse: its allreduce is BFB's reduce-scatter (an allgather on the
+    // reverse graph, T_B 1181/800) plus its allgather (1196/800), not twice
+    // the allgather (2.99). The double binary tree's busiest port carries M
+    // at d = 3 (T_B = 3, not d/2 = 1.5, under the 2(N-1)/N bound).
+    const std::string json = ::testing::TempDir() + "dc-synth-1200.json";
+    std::remove(json.c_str());
+    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
+                            "/direct-connect-synth --nodes=1200 --degree=3 --json=" + json +
+                            " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(Slurp(json));
+    ASSERT_EQ(j["chosen"]["name"], "L(GenKautz(3,400))");
+    ASSERT_EQ(j["baselines"].size(), 3u);
+    EXPECT_EQ(j["baselines"][0]["name"], "BFB L(GenKautz(3,400))");
+    EXPECT_DOUBLE_EQ(j["baselines"][0]["tb"].get<double>(), 2377.0 / 800);
+    EXPECT_TRUE(j["baselines"][0]["exact"].get<bool>());
+    EXPECT_EQ(j["baselines"][2]["name"], "DoubleBinaryTree");
+    EXPECT_DOUBLE_EQ(j["baselines"][2]["tb"].get<double>(), 3.0);
+}
+
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
 {
     // wall times and memory differ from run to run; what is simulated must not

@@ -772,6 +772,18 @@ TEST(SynthesisBaselines, AlphaBeta)
     EXPECT_EQ(sr.tb, Fraction(22, 12));
     auto tree = DoubleBinaryTreeAllReduce(12, 4);
     EXPECT_EQ(tree.steps, 8u);
+    EXPECT_EQ(tree.tb, Fraction(2));
+    // d = 3: two of a host's four tree cables share a port (T_B = d); d/2
+    // undercut the allreduce bound 2(N-1)/N
+    EXPECT_EQ(DoubleBinaryTreeAllReduce(1200, 3).tb, Fraction(3));
+    for (uint32_t d = 3; d <= 8; ++d)
+    {
+        for (uint32_t n : {12u, 1200u})
+        {
+            EXPECT_GE(ToDouble(DoubleBinaryTreeAllReduce(n, d).tb), 2.0 * (n - 1) / n)
+                << n << " hosts, d = " << d;
+        }
+    }
     // BFB allreduce on a 12-host degree-4 graph beats ShiftedRing for small M
     auto ar = BfbAllReduce(BuildFromName("Deg(BiRing(6),2)"));
     double alpha = 10e-6;

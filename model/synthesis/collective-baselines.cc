@@ -47,7 +47,12 @@ DoubleBinaryTreeAllReduce(uint32_t nodes, uint32_t degree)
     {
         ++depth;
     }
-    return {"DoubleBinaryTree", 2 * depth, Fraction(degree, 2)};
+    // A host is an inner node (parent and two children) of one tree and a
+    // leaf of the other: four tree cables. With d >= 4 each has its own port
+    // and carries M/2 each way at B/d. With d = 3 two of them share a port,
+    // whose arc then carries M each way (d/2 = 1.5 would undercut the
+    // allreduce bound 2(N-1)/N).
+    return {"DoubleBinaryTree", 2 * depth, degree >= 4 ? Fraction(degree, 2) : Fraction(degree)};
 }
 
 double

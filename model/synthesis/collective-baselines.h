@@ -39,9 +39,12 @@ BaselineCost ShiftedRingAllGather(uint32_t nodes, uint32_t degree);
  * \brief Double binary tree allreduce (NCCL style), pipelined.
  *
  * Model: two complementary binary trees each carry M/2; reduce up and broadcast
- * down run pipelined on the two directions of each tree cable, so the busiest
- * arc carries M/2 at rate B/d: T_B = d/2 (units of M/B).  Latency is the depth
- * of both passes: T_L = 2 ceil(log2 N) steps.
+ * down run pipelined on the two directions of each tree cable. A host has four
+ * tree cables (inner node of one tree, leaf of the other): with d >= 4 each
+ * has its own port, the busiest arc carries M/2 at rate B/d and T_B = d/2
+ * (units of M/B); with d = 3 two share a port, which carries M: T_B = d.
+ * Either is at least the allreduce bound 2(N-1)/N. Latency is the depth of
+ * both passes: T_L = 2 ceil(log2 N) steps.
  */
 BaselineCost DoubleBinaryTreeAllReduce(uint32_t nodes, uint32_t degree);
 
