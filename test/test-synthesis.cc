@@ -731,6 +731,37 @@ TEST(SynthesisFinder, CandidatesMatchBfbOnSmallGraphs)
     }
 }
 
+TEST(SynthesisFinder, SelfLoopsAreTrackedThroughExpansions)
+{
+    // GenKautz(2,26) has self-loops (3x + a = 0 mod 26 has solutions), and
+    // so have its line graph and products with it. The degree expansion's
+    // closed form assumes a host's copies are reached over arcs from other
+    // hosts, so the finder must offer Deg() of none of them. Every
+    // candidate's flag must match its graph; products are also checked
+    // through their closed form (no BFB on products).
+    ASSERT_GT(BuildFromName("GenKautz(2,26)").SelfLoopCount(), 0u);
+    FinderOptions closedFormProducts;
+    closedFormProducts.maxProductBfbNodes = 0;
+    for (const auto& [n, d, options] : {std::make_tuple(52u, 2u, FinderOptions()),
+                                        std::make_tuple(104u, 4u, FinderOptions()),
+                                        std::make_tuple(78u, 3u, closedFormProducts)})
+    {
+        uint32_t withLoops = 0;
+        for (const auto& c : EnumerateCandidates(n, d, options))
+        {
+            const DirectConnectGraph g = BuildFromName(c.name);
+            EXPECT_EQ(c.selfLoops, g.SelfLoopCount() > 0) << c.name;
+            withLoops += c.selfLoops ? 1 : 0;
+            if (c.name.rfind("Deg(", 0) == 0)
+            {
+                // Deg(G,m) of a graph with loops would have loops itself
+                EXPECT_EQ(g.SelfLoopCount(), 0u) << c.name;
+            }
+        }
+        EXPECT_GT(withLoops, 0u) << n << " hosts, d = " << d << ": the check saw no loops";
+    }
+}
+
 // ---------------------------------------------------------- errors and baselines
 
 TEST(SynthesisErrors, BadGraphsAndShapes)

@@ -220,7 +220,11 @@ struct ExpansionResult
 /// @{
 /// L(G) from an allgather of G
 ExpansionResult ExpandLineGraph(const DirectConnectGraph& g, const BfbSchedule& s);
-/// Deg(G,n) from an allgather of G
+/// Deg(G,n) from an allgather of G. `predicted` is the closed form, which
+/// assumes every arc into a host comes from another host: on a graph with
+/// self-loops (GenKautz) the extra step spreads over fewer arcs and the
+/// schedule's own Tb() is above it (the topology finder offers no Deg() of
+/// such graphs).
 ExpansionResult ExpandDegree(const DirectConnectGraph& g, const BfbSchedule& s, uint32_t n);
 /// Prod(G,H) from allgathers of G and H (two dimension orders, alpha from ProductCost)
 ExpansionResult ExpandProduct(const DirectConnectGraph& g,

@@ -434,6 +434,7 @@ class Finder
                 auto cost = LineGraphCost({g.steps, g.tb}, g.nodes);
                 c.steps = cost.steps;
                 c.tb = cost.tb;
+                c.selfLoops = g.selfLoops; // a loop v->v is a vertex of L(G) joined to itself
                 out.push_back(c);
             }
         }
@@ -508,6 +509,8 @@ class Finder
                         c.tb = cost.tb;
                         c.stepLoads =
                             ProductStepLoads(g.stepLoads, g.nodes, h.stepLoads, h.nodes, alpha);
+                        // a factor's loop v->v makes (v,w)->(v,w) in every layer
+                        c.selfLoops = g.selfLoops || h.selfLoops;
                         out.push_back(c);
                     }
                 }
