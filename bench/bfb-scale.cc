@@ -100,6 +100,8 @@ main(int argc, char* argv[])
                             {"schedule_groups", groups},
                             {"schedule_pieces", pieces}});
         }
+        fmt::print("paper: BFB schedules for a 1024-node hypercube and a 2500-node torus in "
+                   "about one minute (wall_s column above)\n");
         if (!json.empty())
         {
             std::ofstream out(json);

@@ -217,6 +217,12 @@ TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
     EXPECT_TRUE(j["baselines"][0]["exact"].get<bool>());
     EXPECT_EQ(j["baselines"][2]["name"], "DoubleBinaryTree");
     EXPECT_DOUBLE_EQ(j["baselines"][2]["tb"].get<double>(), 3.0);
+    // speedups are the ratios of the printed alpha-beta times
+    const double bfb = j["baselines"][0]["time_s"].get<double>();
+    EXPECT_DOUBLE_EQ(j["allreduce_speedup"]["shifted_ring"].get<double>(),
+                     j["baselines"][1]["time_s"].get<double>() / bfb);
+    EXPECT_DOUBLE_EQ(j["allreduce_speedup"]["double_binary_tree"].get<double>(),
+                     j["baselines"][2]["time_s"].get<double>() / bfb);
 }
 
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
