@@ -5,8 +5,8 @@
  * 50x50 torus (the paper reports about one minute for these).  Prints wall time
  * and peak resident memory (getrusage ru_maxrss, whole process so far) after
  * each graph; --json=PATH writes {"runs": [{"graph", "nodes", "degree", "steps",
- * "tb", "tb_optimal", "wall_time_s", "peak_rss_bytes", "schedule_groups",
- * "schedule_pieces"}]}.  --graphs=NAME;NAME overrides the two graphs;
+ * "tb", "tb_exact", "tb_optimal", "wall_time_s", "peak_rss_bytes", "schedule_kept",
+ * "schedule_groups", "schedule_pieces"}]}.  --graphs=NAME;NAME overrides the two graphs;
  * --keep=0 keeps only the loads, not the schedule.
  */
 #include "ns3/bfb-schedule.h"

@@ -30,7 +30,7 @@
  * With --simulate both objects also get "simulated_allgather_s",
  * "predicted_allgather_s", "simulated_allreduce_s", "predicted_allreduce_s"
  * and "simulation": {"graph", "size_bytes", "bandwidth_bps", "link_delay_ns",
- * "chunks_per_shard", "alpha_s"}.
+ * "chunks_per_shard", "chunks_per_shard_allreduce", "alpha_s"}.
  */
 #include "ns3/bfb-collective.h"
 #include "ns3/bfb-schedule.h"
