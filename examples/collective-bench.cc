@@ -3,9 +3,13 @@
  */
 // examples/collective-bench: an nccl-tests-like sweep. For each message size
 // (doubling from --min-bytes to --max-bytes) one collective runs on the
-// chosen topology, alone, and the familiar table is printed: size, count
-// (4-byte elements), time, algbw and busbw (GB/s, as nccl-tests defines
-// them), beside the alpha-beta prediction of the algorithm.
+// chosen topology, alone, and the familiar table is printed: size, count,
+// time, algbw and busbw (GB/s), as nccl-tests defines them: size is the
+// largest buffer (allgather's output, reducescatter's input, alltoall's whole
+// send buffer), count the 4-byte elements of the operation's count argument
+// (size/4 for allreduce, broadcast, reduce and sendrecv; size/4/n for
+// allgather's send, reducescatter's receive and alltoall's per-peer count).
+// The alpha-beta predictions of the algorithms are in collective-metrics.h.
 // --backend=flow runs the same sweep on the flow-level backend (FlowTransport).
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
@@ -107,7 +111,9 @@ main(int argc, char* argv[])
     cmd.AddValue("gpus", "number of GPUs (a multiple of the preset's K)", gpus);
     cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
     cmd.AddValue("radix", "switch radix", radix);
-    cmd.AddValue("collective", "allreduce | allgather | reducescatter | alltoall", collective);
+    cmd.AddValue("collective",
+                 "allreduce | allgather | reducescatter | alltoall | broadcast | reduce | sendrecv",
+                 collective);
     cmd.AddValue("algorithm",
                  "ring | tree | halving-doubling | hierarchical | direct | pxn",
                  algorithm);
@@ -203,24 +209,30 @@ main(int argc, char* argv[])
                    "time(us)",
                    "algbw(GB/s)",
                    "busbw(GB/s)");
+        // nccl-tests' count column: the count argument of the NCCL call
+        const uint64_t perRank =
+            collective == "allgather" || collective == "reducescatter" || collective == "alltoall"
+                ? sweep.ranks.size()
+                : 1;
+        auto count = [perRank](uint64_t bytes) { return bytes / 4 / perRank; };
         nlohmann::json rows = nlohmann::json::array();
         std::string csvText = "bytes,count,time_s,algbw_gbps,busbw_gbps\n";
         for (const auto& r : sweep.results)
         {
             fmt::print("{:>12} {:>12} {:>12.2f} {:>10.2f} {:>10.2f}\n",
                        r.bytes,
-                       r.bytes / 4,
+                       count(r.bytes),
                        r.timeS * 1e6,
                        r.algbwGBps,
                        r.busbwGBps);
             rows.push_back({{"bytes", r.bytes},
-                            {"count", r.bytes / 4},
+                            {"count", count(r.bytes)},
                             {"time_s", r.timeS},
                             {"algbw_gbps", r.algbwGBps},
                             {"busbw_gbps", r.busbwGBps}});
             csvText += fmt::format("{},{},{:.9e},{:.6f},{:.6f}\n",
                                    r.bytes,
-                                   r.bytes / 4,
+                                   count(r.bytes),
                                    r.timeS,
                                    r.algbwGBps,
                                    r.busbwGBps);

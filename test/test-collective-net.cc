@@ -110,7 +110,15 @@ INSTANTIATE_TEST_SUITE_P(Star,
                                            FlatCase{"allreduce", "halving-doubling", 6},
                                            FlatCase{"allreduce", "halving-doubling", 8, 1 << 20},
                                            FlatCase{"allreduce", "halving-doubling", 12},
-                                           FlatCase{"alltoall", "direct", 8}),
+                                           FlatCase{"alltoall", "direct", 8},
+                                           // trees unchunked: the fill is the whole
+                                           // time, the root's single child included
+                                           FlatCase{"broadcast", "tree", 8},
+                                           FlatCase{"broadcast", "tree", 6},
+                                           FlatCase{"broadcast", "tree", 3},
+                                           FlatCase{"broadcast", "tree", 2},
+                                           FlatCase{"reduce", "tree", 8},
+                                           FlatCase{"broadcast", "tree", 8, 1 << 20}),
                          [](const auto& info) {
                              std::string name = info.param.collective + "_" + info.param.algorithm +
                                                 "_" + std::to_string(info.param.n);

@@ -1189,6 +1189,10 @@ TEST(CollectiveMetrics, AlphaBetaFormulas)
     // Name-based prediction agrees and rejects nonsense.
     EXPECT_DOUBLE_EQ(PredictedTime("allreduce", "ring", 8, S, p), RingAllReduceTime(8, S, p));
     EXPECT_THROW(PredictedTime("allgather", "pxn", 8, S, p), FabricConfigError);
+    // the double binary tree's closed form needs a rank with two children
+    // in each tree: with 2 or 3 ranks the ports move S or 1.5S, not 2S
+    EXPECT_THROW(DoubleBinaryTreeAllReduceTime(3, S, p), FabricConfigError);
+    EXPECT_NO_THROW(DoubleBinaryTreeAllReduceTime(4, S, p));
     EXPECT_THROW(PredictedTime("allreduce", "ring", 8, S, AlphaBetaParams{}), FabricConfigError);
 }
 

@@ -142,6 +142,12 @@ DoubleBinaryTreeAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBetaParams&
     {
         return 0;
     }
+    // every rank an inner node of one tree (with two children) and a leaf
+    // of the other needs four ranks; below, the ports move less than 2S
+    FabricRequire(n >= 4,
+                  "double binary tree ranks",
+                  n,
+                  "n >= 4 for the closed form (with 2 or 3 ranks no rank has two children)");
     const double h = InOrderBinaryTree(n).height;
     const double S = static_cast<double>(bytes);
     const double c = ChunkOf(S / 2 / p.channels, p.chunkBytes);
@@ -292,11 +298,29 @@ TreeBroadcastTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p)
     {
         return 0;
     }
-    const double h = InOrderBinaryTree(n).height;
+    // A node with k children sends each chunk k times through its port: the
+    // first chunk reaches a leaf after the hops of its path, a hop from a
+    // node with k children taking alpha + 8kc/B (the last child served is
+    // the one that waits; the root has one child), and every further chunk
+    // is paced by the busiest port.
+    const BinaryTree tree = InOrderBinaryTree(n);
     const double S = static_cast<double>(bytes);
     const double c = ChunkOf(S / p.channels, p.chunkBytes);
     const double B = p.linkRateBps;
-    return (h - 1) * (p.alpha + 16 * c / B) + p.alpha + 16 * S / B;
+    std::vector<double> first(n, 0); // first chunk's arrival, from the root
+    double fill = 0;
+    size_t busiest = 1;
+    for (uint32_t u : tree.topDown)
+    {
+        const size_t k = tree.children[u].size();
+        busiest = std::max(busiest, k);
+        for (uint32_t v : tree.children[u])
+        {
+            first[v] = first[u] + p.alpha + 8 * static_cast<double>(k) * c / B;
+            fill = std::max(fill, first[v]);
+        }
+    }
+    return fill + 8 * static_cast<double>(busiest) * (S - c) / B;
 }
 
 double

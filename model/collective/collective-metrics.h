@@ -132,7 +132,9 @@ double RingAllGatherTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p);
  *        goes up and down the tree, 2h hops (h = tree height), each taking
  *        alpha + 8 * 2c / B since an inner node moves two chunks per hop.
  *        T = (2h - 1) (alpha + 16c/B) + alpha + 16S/B, c = chunk bytes of a
- *        tree's half; exact for many chunks, an estimate for few.
+ *        tree's half; exact for many chunks, an estimate for few. Needs
+ *        n >= 4 (FabricConfigError below: with 2 or 3 ranks no rank has two
+ *        children and the ports move S or 1.5S).
  * \param n ranks \param bytes S \param p model parameters \return seconds
  */
 double DoubleBinaryTreeAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p);
@@ -203,9 +205,16 @@ double ChainBroadcastTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p);
 
 /**
  * \ingroup gpu-fabric-metrics
- * \brief Pipelined binary tree Broadcast or Reduce of height h: an inner node
- *        moves 2S through its port, the last chunk crosses h hops of alpha +
- *        16c/B: T = (h-1)(alpha + 16c/B) + alpha + 16S/B.
+ * \brief Pipelined binary tree Broadcast or Reduce on InOrderBinaryTree(n):
+ *        a node with k children moves kS through its port. The first chunk
+ *        reaches each leaf after the hops of its path, a hop from a node with
+ *        k children taking alpha + 8kc/B (the root has one child); later
+ *        chunks are paced by the busiest port (k = 2 from 4 ranks on):
+ *        T = max over leaves of the path's hops + 8 k_max (S - c)/B. For a
+ *        full tree of height h (n >= 4): alpha + 8c/B + (h-2)(alpha + 16c/B)
+ *        + alpha + 16S/B; for n = 2, 3 a chain. Exact when the schedule
+ *        serves the deeper subtree last (every level of a power-of-two tree),
+ *        an upper estimate of the fill otherwise.
  * \param n ranks \param bytes S \param p model parameters \return seconds
  */
 double TreeBroadcastTime(uint32_t n, uint64_t bytes, const AlphaBetaParams& p);
