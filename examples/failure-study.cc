@@ -249,7 +249,7 @@ main(int argc, char* argv[])
                       f.GetInjector()->GpuDown(design == "rail-only" ? n + failedGpu % k
                                                                      : failedGpu);
                   }}});
-            cases.push_back({fmt::format("NVLink of GPU 0 at {:.0f}%", 100 * nvlinkFraction),
+            cases.push_back({fmt::format("NVLink plane 0 of GPU 0 at {:.0f}%", 100 * nvlinkFraction),
                              {healthy, [&](Ptr<Fabric> fabric, FaultHelper& f) {
                                   const auto c =
                                       FaultHelper::CablesOf(fabric->GetTopology(),

@@ -523,7 +523,7 @@ TEST_F(FaultTest, CyclicBufferDependencyDeadlockIsStoppedAndReportedByTheWatchdo
     EXPECT_EQ(watchdog->GetPendingMessages().size(), 4u);
     EXPECT_NE(watchdog->GetReport().find("paused by its peer"), std::string::npos);
     std::printf("%s", watchdog->GetReport().c_str());
-    // it stopped the run about one interval after the last byte moved
+    // it stopped the run one to two intervals after the last byte moved
     EXPECT_LT(Simulator::Now(), MilliSeconds(10));
     fabric->Dispose();
 }

@@ -58,9 +58,10 @@ namespace ns3
  * is lost.
  *
  * Queue-overflow drops (possible only without PFC or with undersized
- * buffers) are resent only with RecoverCongestionDrops, so that a
- * configuration that drops shows it (the default keeps the original
- * behaviour: such messages never complete).
+ * buffers) are resent too while RecoverCongestionDrops is true (the
+ * default), so that loss never hangs a run; false keeps the original
+ * behaviour (such messages never complete). The Drop trace and the drop
+ * counters count them either way.
  *
  * A message fails (MessageFailed trace, never its done callback) when its
  * destination has no route any more, an end of it is a GPU that went down,
