@@ -72,6 +72,20 @@ main(int argc, char* argv[])
                                     "rail-only, rail-optimized, fat-tree or direct-connect");
         }
         FabricRequire(flowLabel <= 65535, "--flow-label", flowLabel, "0 to 65535");
+        // checked against the built topology (a direct-connect graph sets its
+        // own GPU count), before any output
+        const int64_t ranks = topo.GetNGpus();
+        if (src >= 0 || dst >= 0)
+        {
+            FabricRequire(src >= 0 && src < ranks,
+                          "--src",
+                          src,
+                          fmt::format("a rank from 0 to {} (with --dst)", ranks - 1));
+            FabricRequire(dst >= 0 && dst < ranks,
+                          "--dst",
+                          dst,
+                          fmt::format("a rank from 0 to {} (with --src)", ranks - 1));
+        }
         const auto tables = ComputeRoutingTables(topo);
         const RoutingReport r = CheckRouting(topo, tables);
         fmt::print("{}: {} GPUs, {} vertices, {} cables\n",
@@ -105,14 +119,6 @@ main(int argc, char* argv[])
                               {"hop_histogram", r.hopHistogram}};
         if (src >= 0 || dst >= 0)
         {
-            FabricRequire(src >= 0 && src < gpus,
-                          "--src",
-                          src,
-                          fmt::format("a rank below {}", topo.GetNGpus()));
-            FabricRequire(dst >= 0 && dst < gpus,
-                          "--dst",
-                          dst,
-                          fmt::format("a rank below {}", topo.GetNGpus()));
             const auto path = TracePath(topo, tables, src, dst, flowLabel);
             fmt::print("path {} -> {} (flow label {}): {}\n",
                        src,

@@ -305,6 +305,24 @@ TEST(TopologyBuilders, BadParametersAreRejectedByName)
     p.oversubscription = 1;
     p.radix = 2; // 8 domains per rail do not fit radix-2 switches
     expectNamed([&] { BuildRailOnly(p); }, "radix");
+    // a single switch has no uplinks to oversubscribe; rail-only has no spine
+    p.radix = 64;
+    p.oversubscription = 3;
+    expectNamed([&] { BuildFatTree(p); }, "no uplinks to oversubscribe");
+    p.radix = 8;
+    expectNamed([&] { BuildRailOnly(p); }, "1 for rail-only");
+    // the ratios a radix allows are listed (radix 6: 1, 2 or 5 host ports per uplink)
+    p.radix = 6;
+    p.gpus = 64;
+    expectNamed([&] { BuildFatTree(p); }, "radix 6 into whole host ports and uplinks: 1, 2, 5");
+    // a Clos size error names the GPU count the user gave, and the rail
+    // size it came from: 72 DGX GPUs are rails of 9, which radix-4 Clos
+    // networks cannot hold evenly
+    p.oversubscription = 1;
+    p.radix = 4;
+    p.gpus = 72;
+    expectNamed([&] { BuildRailOnly(p); }, "invalid gpus: got '72'");
+    expectNamed([&] { BuildRailOnly(p); }, "rails (gpus / K) of 9 hosts");
     FabricTopology t;
     t.AddGpu(-1, 0);
     expectNamed([&] { t.AddCable(0, 0, 1, 0, TopoLinkKind::Nic); }, "link endpoints");

@@ -7,6 +7,7 @@
 #include "ns3/fabric-error.h"
 
 #include <cmath>
+#include <fmt/ranges.h>
 
 namespace ns3
 {
@@ -75,6 +76,60 @@ AddHbDomains(FabricTopology& topo, uint32_t gpus, const HbDomainPreset& platform
     return ranks;
 }
 
+namespace
+{
+
+/// The oversubscription ratios a radix can split into whole ports.
+std::string
+ValidOversubscriptions(uint32_t radix)
+{
+    std::vector<std::string> ratios;
+    for (uint32_t up = radix / 2; up >= 1; --up)
+    {
+        if ((radix - up) % up == 0)
+        {
+            ratios.push_back(fmt::format("{}", (radix - up) / up));
+        }
+    }
+    return fmt::format("{} (whole ratios; any down:up with down + up = {})",
+                       fmt::join(ratios, ", "),
+                       radix);
+}
+
+/**
+ * Run \p build (which adds Clos networks of \p closHosts hosts each) and
+ * restate a Clos size error in the user's terms: the GPU count.
+ */
+template <typename F>
+void
+InUserTerms(const ClusterParams& p, const std::string& what, uint64_t closHosts, F&& build)
+{
+    try
+    {
+        build();
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string& which = e.Parameter();
+        if (which != "hosts of the Clos" && which != "hosts under the leaves" &&
+            which != "leaf uplinks of the Clos above the leaves")
+        {
+            throw;
+        }
+        throw FabricConfigError(
+            "gpus",
+            fmt::format("{}", p.gpus),
+            fmt::format("a count whose {} of {} hosts can be built from radix-{} switches "
+                        "evenly ({})",
+                        what,
+                        closHosts,
+                        p.radix,
+                        e.what()));
+    }
+}
+
+} // namespace
+
 uint32_t
 AddClos(FabricTopology& topo,
         const std::vector<uint32_t>& hosts,
@@ -99,6 +154,15 @@ AddClos(FabricTopology& topo,
     };
     if (n <= radix)
     {
+        // one switch has no uplinks to oversubscribe: a silent full-bisection
+        // switch would not be what was asked for
+        FabricRequire(oversubscription == 1.0,
+                      "oversubscription",
+                      oversubscription,
+                      fmt::format("1 here: {} hosts fit one radix-{} switch, which has no "
+                                  "uplinks to oversubscribe",
+                                  n,
+                                  radix));
         const uint32_t sw = topo.AddSwitch(TopoNodeKind::Switch, leafRole, 1 + tierOffset, chassis);
         for (uint32_t h : hosts)
         {
@@ -120,15 +184,20 @@ AddClos(FabricTopology& topo,
                           std::abs(static_cast<double>(down) / up - oversubscription) < 1e-9,
                       "oversubscription",
                       oversubscription,
-                      fmt::format("a ratio that splits radix {} into whole host ports and uplinks "
-                                  "(e.g. 3 gives {}:{})",
+                      fmt::format("a ratio that splits radix {} into whole host ports and uplinks: "
+                                  "{}",
                                   radix,
-                                  radix * 3 / 4,
-                                  radix / 4));
+                                  ValidOversubscriptions(radix)));
         FabricRequire(n % down == 0,
-                      "Clos hosts",
+                      "hosts under the leaves",
                       n,
-                      fmt::format("a multiple of {} host ports per leaf", down));
+                      fmt::format("a multiple of {} (radix {} at {}:1 leaves {} host ports and {} "
+                                  "uplinks per leaf)",
+                                  down,
+                                  radix,
+                                  oversubscription,
+                                  down,
+                                  up));
         std::vector<uint32_t> leaves;
         for (uint64_t i = 0; i < n / down; ++i)
         {
@@ -165,7 +234,8 @@ AddClos(FabricTopology& topo,
     }
     const uint64_t blocks = n / below; // tier-(t-1) blocks under the top tier
     FabricRequire(n % below == 0 && radix % blocks == 0 && below % (radix / blocks) == 0,
-                  "Clos hosts",
+                  tierOffset == 0 ? "hosts of the Clos"
+                                  : "leaf uplinks of the Clos above the leaves",
                   n,
                   fmt::format("a size that fills a {}-tier radix-{} Clos evenly: a multiple of {} "
                               "whose quotient divides {}",
@@ -241,7 +311,16 @@ BuildFatTree(const ClusterParams& p)
     p.Validate();
     FabricTopology topo("fat-tree");
     const std::vector<uint32_t> gpus = AddHbDomains(topo, p.gpus, p.platform);
-    AddClos(topo, gpus, p.radix, p.NetworkRate(), p.linkDelayNs, "leaf", -1, p.oversubscription);
+    InUserTerms(p, "fat-tree", p.gpus, [&] {
+        AddClos(topo,
+                gpus,
+                p.radix,
+                p.NetworkRate(),
+                p.linkDelayNs,
+                "leaf",
+                -1,
+                p.oversubscription);
+    });
     return topo;
 }
 
@@ -261,14 +340,20 @@ BuildRailOptimized(const ClusterParams& p)
             railMajor.push_back(gpus[d * k + rail]);
         }
     }
-    AddClos(topo,
-            railMajor,
-            p.radix,
-            p.NetworkRate(),
-            p.linkDelayNs,
-            "rail",
-            -1,
-            p.oversubscription);
+    // A rail smaller than a leaf's host ports shares its leaf with the next
+    // rails (the Clos is filled in rail-major order, as the cost formula
+    // counts it): their cross-rail traffic then turns at that leaf instead
+    // of climbing to the spine (documented; fabric-routes shows it).
+    InUserTerms(p, "rail-optimized fat-tree", p.gpus, [&] {
+        AddClos(topo,
+                railMajor,
+                p.radix,
+                p.NetworkRate(),
+                p.linkDelayNs,
+                "rail",
+                -1,
+                p.oversubscription);
+    });
     return topo;
 }
 
@@ -276,6 +361,11 @@ FabricTopology
 BuildRailOnly(const ClusterParams& p)
 {
     p.Validate();
+    FabricRequire(p.oversubscription == 1.0,
+                  "oversubscription",
+                  p.oversubscription,
+                  "1 for rail-only (each rail is a full-bisection network; the design "
+                  "has no spine to oversubscribe)");
     FabricTopology topo("rail-only");
     const std::vector<uint32_t> gpus = AddHbDomains(topo, p.gpus, p.platform);
     const uint32_t k = p.platform.gpusPerDomain;
@@ -284,27 +374,31 @@ BuildRailOnly(const ClusterParams& p)
     // Rails that fit one switch share chassis, floor(radix / rail size) each.
     const uint32_t railsPerChassis = domains <= p.radix ? p.radix / domains : 1;
     int64_t chassis = -1;
-    for (uint32_t rail = 0; rail < k; ++rail)
-    {
-        std::vector<uint32_t> members;
-        for (uint32_t d = 0; d < domains; ++d)
+    InUserTerms(p, "rails (gpus / K)", domains, [&] {
+        for (uint32_t rail = 0; rail < k; ++rail)
         {
-            members.push_back(gpus[d * k + rail]);
+            std::vector<uint32_t> members;
+            for (uint32_t d = 0; d < domains; ++d)
+            {
+                members.push_back(gpus[d * k + rail]);
+            }
+            if (domains <= p.radix && rail % railsPerChassis != 0)
+            {
+                AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail", chassis);
+                continue;
+            }
+            const uint32_t before = topo.GetNVertices();
+            AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail");
+            chassis = topo.Node(before).chassis;
         }
-        if (domains <= p.radix && rail % railsPerChassis != 0)
-        {
-            AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail", chassis);
-            continue;
-        }
-        const uint32_t before = topo.GetNVertices();
-        AddClos(topo, members, p.radix, p.NetworkRate(), p.linkDelayNs, "rail");
-        chassis = topo.Node(before).chassis;
-    }
+    });
     return topo;
 }
 
 FabricTopology
-BuildDirectConnect(const DirectConnectGraph& graph, uint64_t nodeBandwidthBps, const ClusterParams& p)
+BuildDirectConnect(const DirectConnectGraph& graph,
+                   uint64_t nodeBandwidthBps,
+                   const ClusterParams& p)
 {
     p.platform.Validate();
     FabricRequire(p.linkDelayNs >= 0, "link delay (ns)", p.linkDelayNs, "a non-negative delay");

@@ -91,7 +91,9 @@ FabricTopology BuildFatTree(const ClusterParams& p);
  * \ingroup gpu-fabric
  * \brief Rail-optimized fat-tree: leaves are rail switches (each holds GPUs
  * of one rail from several domains); the upper tiers join all rails into one
- * full-bisection Clos.
+ * full-bisection Clos. Leaves are filled in rail-major order: a rail smaller
+ * than a leaf's radix/2 host ports shares the leaf with the next rail(s),
+ * whose cross-rail traffic then turns at the leaf.
  * \param p parameters \return the topology
  */
 FabricTopology BuildRailOptimized(const ClusterParams& p);
