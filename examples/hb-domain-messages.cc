@@ -48,6 +48,8 @@ Estimate(const FabricTopology& topo,
     const double largest = std::min<uint64_t>(bytes, payload) + FabricHeader::kSerializedSize;
     double t = 0;
     double slowest = 1e300;
+    double stripedDrain = 0; // the planes' sum on a GPU's striped first hop
+    double stripedSlack = 0;
     for (size_t i = 0; i + 1 < path.size(); ++i)
     {
         for (auto [it, end] = boost::out_edges(path[i], g); it != end; ++it)
@@ -58,12 +60,17 @@ Estimate(const FabricTopology& topo,
                 double drain = rate;
                 if (g[*it].kind == TopoLinkKind::NvLink)
                 {
-                    const uint32_t gpu =
-                        topo.Node(path[i]).kind == TopoNodeKind::Gpu ? path[i] : path[i + 1];
+                    const bool fromGpu = topo.Node(path[i]).kind == TopoNodeKind::Gpu;
+                    const uint32_t gpu = fromGpu ? path[i] : path[i + 1];
                     drain = 0;
                     for (auto [o, oend] = boost::out_edges(gpu, g); o != oend; ++o)
                     {
                         drain += g[*o].kind == TopoLinkKind::NvLink ? g[*o].rateBps : 0;
+                    }
+                    if (fromGpu && drain > rate)
+                    {
+                        stripedDrain = drain;
+                        stripedSlack = largest * 8 / rate - largest * 8 / drain;
                     }
                 }
                 t += g[*it].delayNs * 1e-9 + largest * 8 / rate;
@@ -72,9 +79,15 @@ Estimate(const FabricTopology& topo,
             }
         }
     }
-    // the slowest hop paces the whole message; every hop adds one packet
+    // The slowest hop paces the whole message and every hop adds one packet.
+    // When the striped hop is the slowest, its first packets leave on all
+    // planes at once: it takes wire / (planes' sum), not one packet at a
+    // plane's rate plus the rest at the sum.
+    if (stripedDrain > 0 && stripedDrain == slowest)
+    {
+        t -= stripedSlack;
+    }
     return t + (wire - largest) * 8 / slowest;
-    // (the first hop's own packet time is counted in t; the rest drain at the slowest rate)
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
+#include "ns3/fabric-switch.h"
 #include "ns3/hb-domain-preset.h"
 #include "ns3/hb-domain.h"
 #include "ns3/node.h"
@@ -359,6 +360,73 @@ TEST_F(FabricTest, IncastDropsWithoutFlowControlAndSmallBuffer)
     EXPECT_GT(r.drops, 0u);
     EXPECT_LT(r.delivered, 8u); // no retransmission: losing senders never finish
     EXPECT_EQ(r.retransmissions, 0u);
+}
+
+/// What a 160-to-1 incast at NVLink speed did to a star switch.
+struct ManyPortIncast
+{
+    uint64_t drops{0};
+    uint64_t pauses{0};
+    uint64_t delivered{0};
+    uint64_t queueLimit{0}; //!< the receiver's output queue, bytes
+    uint64_t lossless{0};   //!< the switch's GetLosslessBufferBytes
+    uint64_t maxQueued{0};  //!< largest backlog of that queue, bytes
+};
+
+ManyPortIncast
+RunManyPortIncast(bool grow)
+{
+    // 161 ports at 3.6 Tb/s and 100 ns (a GH200-class NVSwitch): each input
+    // may deliver PfcXoff + 2 x 100 ns x 450 GB/s + 2 x 4122 bytes = 229,316
+    // before its pause bites, 36,919,876 bytes over all ports: more than the
+    // default 32 MB PortBuffer
+    ManyPortIncast r;
+    const uint64_t rate = 3'600'000'000'000ULL;
+    FabricHelper helper;
+    helper.SetSwitchAttribute("GrowBufferForPfc", BooleanValue(grow));
+    Ptr<Fabric> fabric = helper.Install(Star(161, rate, 100));
+    for (uint32_t c = 0; c < fabric->GetTopology().Cables().size(); ++c)
+    {
+        auto [gpuPort, switchPort] = fabric->GetCableDevices(c);
+        switchPort->TraceConnectWithoutContext("Drop", MakeBoundCallback(&CountDrop, &r.drops));
+    }
+    for (uint32_t s = 1; s <= 160; ++s)
+    {
+        fabric->GetTransport()->Send(s, 0, 1'000'000, Transport::DoneCallback());
+    }
+    Simulator::Run();
+    auto receiverPort = fabric->GetCableDevices(0).second;
+    r.queueLimit = receiverPort->GetQueue()->GetMaxSize().GetValue();
+    r.maxQueued = receiverPort->GetStats().maxQueueBytes;
+    r.lossless = DynamicCast<FabricSwitch>(receiverPort->GetNode())->GetLosslessBufferBytes();
+    for (uint32_t c = 0; c < fabric->GetTopology().Cables().size(); ++c)
+    {
+        r.pauses += fabric->GetCableDevices(c).second->GetStats().pausesSent;
+    }
+    r.delivered = fabric->GetTransport()->GetTotals().messagesDelivered;
+    fabric->Dispose();
+    return r;
+}
+
+TEST_F(FabricTest, AManyPortSwitchGrowsItsBufferToStayLossless)
+{
+    // With the default buffer grown to the closed-form requirement, PFC
+    // pauses the senders and nothing drops although the backlog passes the
+    // 32 MB PortBuffer; with the buffer as given (GrowBufferForPfc false)
+    // the same incast overflows it (and the drops are resent).
+    const ManyPortIncast grown = RunManyPortIncast(true);
+    EXPECT_EQ(grown.lossless, 161u * (128 * 1024 + 90'000 + 2 * 4122));
+    EXPECT_EQ(grown.queueLimit, grown.lossless);
+    EXPECT_GT(grown.pauses, 0u);
+    EXPECT_EQ(grown.drops, 0u);
+    EXPECT_GT(grown.maxQueued, 32'000'000u);
+    EXPECT_LE(grown.maxQueued, grown.lossless);
+    EXPECT_EQ(grown.delivered, 160u);
+    Simulator::Destroy();
+    const ManyPortIncast given = RunManyPortIncast(false);
+    EXPECT_EQ(given.queueLimit, 32'000'000u);
+    EXPECT_GT(given.drops, 0u);
+    EXPECT_EQ(given.delivered, 160u);
 }
 
 TEST_F(FabricTest, CongestionDropsAreResentByDefaultSoEverySenderFinishes)

@@ -37,9 +37,10 @@ class FabricNode;
  * leaves through an output port.  When the charge reaches PfcXoff bytes the
  * port sends a pause frame to its peer, whose transmitter then stops after
  * the packet on the wire; when the charge falls to PfcXon it sends resume.
- * With the defaults no packet is ever dropped provided the output queue can
- * hold (PfcXoff + headroom) bytes per input port, headroom being about
- * 2 x Delay x DataRate + 2 Mtu; the switch defaults satisfy this.
+ * No packet is ever dropped provided the output queue can hold (PfcXoff +
+ * headroom) bytes per input port, headroom being 2 x Delay x DataRate + 2
+ * Mtu; a FabricSwitch grows its output queues to that sum when PortBuffer is
+ * smaller (GrowBufferForPfc, on by default).
  *
  * Packets reach the owning FabricNode (switch or GPU) directly; on a plain
  * ns-3 Node the device falls back to the standard receive callbacks, so it is

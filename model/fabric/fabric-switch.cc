@@ -3,6 +3,8 @@
  */
 #include "fabric-switch.h"
 
+#include "fabric-channel.h"
+
 #include "ns3/boolean.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/fabric-error.h"
@@ -57,7 +59,16 @@ FabricSwitch::GetTypeId()
                           "Resume threshold per input port, bytes.",
                           UintegerValue(96 * 1024),
                           MakeUintegerAccessor(&FabricSwitch::m_pfcXon),
-                          MakeUintegerChecker<uint32_t>());
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("GrowBufferForPfc",
+                          "With PFC on, grow each output queue the switch configured to "
+                          "what its ports need to stay lossless (the sum over ports of "
+                          "PfcXoff + 2 x Delay x DataRate + 2 Mtu) when PortBuffer is "
+                          "smaller, at initialization. false: PortBuffer as given (to study "
+                          "drops under PFC).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FabricSwitch::m_growBuffer),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -80,11 +91,62 @@ FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
     auto queue = CreateObject<DropTailQueue<Packet>>();
     queue->SetMaxSize(m_portBuffer);
     device->SetQueue(queue);
+    m_ownQueues.push_back(queue);
     device->SetAttribute("EcnThreshold", UintegerValue(m_ecnThreshold));
     device->SetAttribute("PfcEnabled", BooleanValue(m_pfcEnabled));
     device->SetAttribute("PfcXoff", UintegerValue(m_pfcXoff));
     device->SetAttribute("PfcXon", UintegerValue(m_pfcXon));
     return FabricNode::AddPort(device);
+}
+
+uint64_t
+FabricSwitch::GetLosslessBufferBytes() const
+{
+    uint64_t need = 0;
+    for (uint32_t i = 0; i < GetNPorts(); ++i)
+    {
+        Ptr<FabricNetDevice> port = GetPort(i);
+        auto channel = DynamicCast<FabricChannel>(port->GetChannel());
+        if (!channel)
+        {
+            continue; // not attached: nothing arrives on it
+        }
+        // bits in flight over the round trip of the pause: 2 x Delay x DataRate
+        const auto inFlightBits = static_cast<unsigned __int128>(port->GetDataRate().GetBitRate()) *
+                                  2 * channel->GetDelay().GetTimeStep() /
+                                  static_cast<uint64_t>(Seconds(1).GetTimeStep());
+        need += m_pfcXoff + static_cast<uint64_t>((inFlightBits + 7) / 8) +
+                2 * uint64_t{port->GetFrameMtu()};
+    }
+    return need;
+}
+
+void
+FabricSwitch::DoInitialize()
+{
+    if (m_pfcEnabled && m_growBuffer && m_portBuffer.GetUnit() == QueueSizeUnit::BYTES)
+    {
+        const uint64_t need = GetLosslessBufferBytes();
+        if (need > m_portBuffer.GetValue())
+        {
+            for (uint32_t i = 0; i < m_ownQueues.size() && i < GetNPorts(); ++i)
+            {
+                // a queue replaced since (FabricLinkHelper::SetQueue) keeps its size
+                if (GetPort(i)->GetQueue() == m_ownQueues[i])
+                {
+                    m_ownQueues[i]->SetMaxSize(QueueSize(QueueSizeUnit::BYTES, need));
+                }
+            }
+        }
+    }
+    FabricNode::DoInitialize();
+}
+
+void
+FabricSwitch::DoDispose()
+{
+    m_ownQueues.clear();
+    FabricNode::DoDispose();
 }
 
 std::string

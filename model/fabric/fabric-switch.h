@@ -17,7 +17,8 @@ namespace ns3
  * \ingroup gpu-fabric
  * \brief An output-queued switch: rail switch, leaf, spine or NVSwitch.
  *
- * Every port gets a FIFO output queue of PortBuffer, the ECN marking
+ * Every port gets a FIFO output queue of PortBuffer (grown, with PFC on, to
+ * what its ports need to stay lossless: GetLosslessBufferBytes), the ECN marking
  * threshold and the flow-control thresholds of this switch when it is added;
  * forwarding is by destination rank with ECMP (FabricNode).  The roles differ
  * only in these attributes and in the rates of the links a builder attaches.
@@ -34,18 +35,31 @@ class FabricSwitch : public FabricNode
     /// \return the role label ("rail", "leaf", "spine", "nvswitch", ...)
     std::string GetRole() const;
 
+    /**
+     * What one output queue must hold so that PFC never drops: every input
+     * port may deliver its PfcXoff plus the headroom that arrives while its
+     * pause is on the way, 2 x Delay x DataRate + 2 Mtu (bytes).
+     * \return the sum over this switch's attached ports, bytes
+     */
+    uint64_t GetLosslessBufferBytes() const;
+
   protected:
+    /// Grows the output queues to GetLosslessBufferBytes() (GrowBufferForPfc).
+    void DoInitialize() override;
+    void DoDispose() override;
     void HandlePacket(FabricNetDevice* port,
                       const Ptr<Packet>& p,
                       const FabricHeaderData& h) override;
 
   private:
-    std::string m_role;      //!< label used in traces and reports
-    QueueSize m_portBuffer;  //!< output queue capacity per port
-    uint32_t m_ecnThreshold; //!< ECN marking threshold, bytes (0: off)
-    bool m_pfcEnabled;       //!< lossless (pause frames) on every port
-    uint32_t m_pfcXoff;      //!< pause threshold per input port, bytes
-    uint32_t m_pfcXon;       //!< resume threshold per input port, bytes
+    std::string m_role;                          //!< label used in traces and reports
+    QueueSize m_portBuffer;                      //!< output queue capacity per port
+    uint32_t m_ecnThreshold;                     //!< ECN marking threshold, bytes (0: off)
+    bool m_pfcEnabled;                           //!< lossless (pause frames) on every port
+    uint32_t m_pfcXoff;                          //!< pause threshold per input port, bytes
+    uint32_t m_pfcXon;                           //!< resume threshold per input port, bytes
+    bool m_growBuffer{true};                     //!< grow PortBuffer to the lossless requirement
+    std::vector<Ptr<Queue<Packet>>> m_ownQueues; //!< the queues AddPort gave, by port
 };
 
 } // namespace ns3
