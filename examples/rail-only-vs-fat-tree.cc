@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -251,7 +252,12 @@ main(int argc, char* argv[])
         ap.N /= pp;
         ap.l /= pp;
         ap.M_flop /= pp;
-        const double eq1 = AnalyticalModel(ap).IterationTime(tp);
+        // a stage smaller than one HB domain (several stages per domain) is
+        // outside Eq. 1, which places whole domains: no value then (NaN:
+        // "nan" in the table and CSV, null in the JSON)
+        const bool eq1Applies = ap.N >= hw.gpusPerDomain;
+        const double eq1 = eq1Applies ? AnalyticalModel(ap).IterationTime(tp)
+                                      : std::numeric_limits<double>::quiet_NaN();
         const double bubble = (pp - 1) * (it.ForwardSeconds(0) + it.BackwardSeconds(0));
 
         fmt::print("Job: {} on {} x {} (K = {}), TP {} PP {} DP {}, {} micro-batches of {} "
@@ -425,12 +431,22 @@ main(int argc, char* argv[])
                                    r.cost,
                                    r.power);
         }
-        fmt::print(
-            "\nEq. 1 (the paper's model: compute + DP + TP bandwidth terms, here per pipeline "
-            "stage) leaves out the 1F1B bubble ({:.6f} s here; Eq. 1 + bubble = {:.6f} s), "
-            "the PP transfers and latencies.\n",
-            bubble,
-            eq1 + bubble);
+        if (eq1Applies)
+        {
+            fmt::print("\nEq. 1 (the paper's model: compute + DP + TP bandwidth terms, here per "
+                       "pipeline stage) leaves out the 1F1B bubble ({:.6f} s here; Eq. 1 + "
+                       "bubble = {:.6f} s), the PP transfers and latencies.\n",
+                       bubble,
+                       eq1 + bubble);
+        }
+        else
+        {
+            fmt::print("\nEq. 1 does not apply to this job: a pipeline stage of --gpus / --pp = "
+                       "{} GPUs is smaller than one HB domain (K = {}), and Eq. 1 places whole "
+                       "domains.\n",
+                       n / pp,
+                       hw.gpusPerDomain);
+        }
         fmt::print(
             "paper: on 32768 GPUs the any-to-any Clos and rail-only give the same "
             "iteration time (Eq. 1 does not depend on the spine), and rail-only cuts the "

@@ -225,6 +225,24 @@ TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
                      j["baselines"][2]["time_s"].get<double>() / bfb);
 }
 
+TEST(Programs, RailOnlyVsFatTreeRunsJobsWithStagesSmallerThanADomain)
+{
+    // PP 4 on 16 DGX GPUs: stages of 4 GPUs, two per HB domain. The
+    // simulation runs; Eq. 1 (whole domains) is reported as not applying
+    // (null) instead of failing the run with an error about K.
+    const std::string json = ::testing::TempDir() + "small-stages.json";
+    std::remove(json.c_str());
+    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
+                            "/rail-only-vs-fat-tree --quick --gpus=16 --tp=1 --pp=4 --png=none "
+                            "--json=" +
+                            json + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(Slurp(json));
+    ASSERT_FALSE(j["results"].empty());
+    EXPECT_TRUE(j["results"][0]["analytical_time_s"].is_null());
+    EXPECT_GT(j["results"][0]["iteration_time_s"].get<double>(), 0);
+}
+
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
 {
     // wall times and memory differ from run to run; what is simulated must not
