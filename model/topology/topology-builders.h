@@ -81,8 +81,9 @@ uint32_t AddClos(FabricTopology& topo,
 /**
  * \ingroup gpu-fabric
  * \brief Classic fat-tree: one full-bisection Clos over all GPUs, leaves
- * filled server by server (all GPUs of an HB domain under the same ToR
- * where the radix allows), so leaves are not rail-aligned.
+ * filled server by server, radix/2 GPUs per leaf, so leaves are not
+ * rail-aligned; a server stays under one leaf when radix/2 is a multiple of
+ * K (else one straddles two leaves, e.g. K = 8 at radix 24).
  * \param p parameters \return the topology
  */
 FabricTopology BuildFatTree(const ClusterParams& p);
