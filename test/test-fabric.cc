@@ -94,6 +94,38 @@ OneLink(uint64_t rate, int64_t delayNs)
     return topo;
 }
 
+TEST_F(FabricTest, AForwardingPortWithASmallerMtuIsNamed)
+{
+    // The transport cuts 4122-byte frames (the GPU ports' Mtu); a switch
+    // port set to 1500 afterwards cannot carry them: a configuration error
+    // naming the port, not a silent pass or 64 retransmissions.
+    Ptr<Fabric> fabric = FabricHelper().Install(Star(2, 100'000'000'000ULL, 1000));
+    Ptr<FabricNetDevice> switchPort = fabric->GetCableDevices(1).second;
+    switchPort->SetAttribute("Mtu", UintegerValue(1500));
+    FabricHeader h;
+    h.src = 0;
+    h.dst = 1;
+    Ptr<Packet> p = Create<Packet>(4096);
+    p->AddHeader(h);
+    try
+    {
+        switchPort->Enqueue(p, h, nullptr);
+        FAIL() << "a 4122-byte frame passed a 1500-byte Mtu";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("FabricNetDevice::Mtu"), std::string::npos) << what;
+        EXPECT_NE(what.find("1500"), std::string::npos) << what;
+        EXPECT_NE(what.find("4122-byte"), std::string::npos) << what;
+    }
+    EXPECT_EQ(switchPort->GetStats().txPackets, 0u);
+    // a frame that fits still goes
+    switchPort->SetAttribute("Mtu", UintegerValue(4122));
+    EXPECT_TRUE(switchPort->Enqueue(p, h, nullptr));
+    fabric->Dispose();
+}
+
 TEST_F(FabricTest, OneLinkMessageTimeIsClosedForm)
 {
     const uint64_t rate = 400'000'000'000ULL;

@@ -402,6 +402,19 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
     }
     FireIfConnected(m_macTxTrace, p);
     const uint32_t size = p->GetSize();
+    if (size > m_mtu)
+    {
+        // Send() refuses such packets and IP fragments to GetMtu(); a larger
+        // frame forwarded here means a port's Mtu below the transport's
+        // packet size (which follows the GPU ports): a configuration error,
+        // not a loss to retransmit 64 times
+        throw FabricConfigError(
+            "FabricNetDevice::Mtu",
+            fmt::format("{} on port {} of node {}", m_mtu, m_portIndex, m_nodeId),
+            fmt::format("at least the {}-byte frames forwarded through it (set Mtu on every "
+                        "port, e.g. FabricHelper::SetDeviceAttribute)",
+                        size));
+    }
     if (!m_txPaused && !m_txEventPending && m_queuedFrames.empty() && Simulator::Now() >= m_txEnd)
     {
         // The transmitter is idle and nothing waits: the packet goes straight

@@ -103,6 +103,8 @@ class FabricNetDevice : public NetDevice
      * \param ingress the port it arrived on (charged for flow control), or
      *        nullptr for traffic the node itself originates
      * \return false if the queue was full and the packet dropped
+     * A frame larger than Mtu raises FabricConfigError (a port whose Mtu is
+     * below the transport's packet size is a configuration error).
      */
     bool Enqueue(const Ptr<Packet>& p, FabricNetDevice* ingress);
 
