@@ -16,7 +16,9 @@
  *   --json=PATH writes the same results as one JSON object.
  *
  * JSON for one graph: {"nodes", "degree", "steps", "tb", "tb_optimal", "step_loads"}
- * plus "name", "tb_exact" and "step_loads_exact" (fractions as "p/q" strings).
+ * plus "name", "tb_exact" and "step_loads_exact" (fractions as "p/q" strings), and
+ * "paper": {"steps", "tb_exact"} for the paper's worked examples (BiRing(4),
+ * K(4,4), L(L(K(4,4)))).
  * JSON for the finder: {"nodes", "degree", "alpha_s", "bandwidth_bps", "size_bytes",
  * "depth", "collective": "allgather", "considered", "frontier": [candidate..],
  * "chosen": candidate, "baselines": [..]} with candidate = {"name", "steps", "tb",
@@ -48,6 +50,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -249,6 +252,14 @@ SimulateGraph(const DirectConnectGraph& g, const SimSettings& sim, nlohmann::jso
                        {"alpha_s", a.alphaS}};
 }
 
+/// The paper's exact worked examples (../shared/reference/direct-connect.md):
+/// graph name -> (T_L, T_B as "p/q").
+const std::map<std::string, std::pair<uint32_t, std::string>> kPaperExamples = {
+    {"BiRing(4)", {2, "3/4"}},
+    {"K(4,4)", {2, "7/8"}},
+    {"L(L(K(4,4)))", {4, "33/32"}},
+};
+
 int
 RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings& sim)
 {
@@ -264,6 +275,16 @@ RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings
                ToDouble(s.Tb()),
                ToString(s.TbLowerBound()),
                s.TbOptimal() ? "bandwidth-optimal" : "not bandwidth-optimal");
+    const auto paper = kPaperExamples.find(g.Name());
+    if (paper != kPaperExamples.end())
+    {
+        fmt::print("paper: T_L = {}, T_B = {} ({})\n",
+                   paper->second.first,
+                   paper->second.second,
+                   paper->second.first == s.Steps() && paper->second.second == ToString(s.Tb())
+                       ? "the same"
+                       : "DIFFERENT");
+    }
     fmt::print("{:>6}  {:>12}  {:>12}\n", "step", "load", "load (exact)");
     auto loads = s.StepLoads();
     for (size_t t = 0; t < loads.size(); ++t)
@@ -286,6 +307,10 @@ RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings
         j["tb_optimal"] = s.TbOptimal();
         j["step_loads"] = FractionList(loads, false);
         j["step_loads_exact"] = FractionList(loads, true);
+        if (paper != kPaperExamples.end())
+        {
+            j["paper"] = {{"steps", paper->second.first}, {"tb_exact", paper->second.second}};
+        }
         WriteJson(json, j);
     }
     return 0;
