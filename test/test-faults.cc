@@ -6,6 +6,7 @@
 // retransmission, and the progress watchdog on a flow-control deadlock.
 #include "ns3/boolean.h"
 #include "ns3/collective-helper.h"
+#include "ns3/config.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/fault-helper.h"
@@ -353,6 +354,26 @@ TEST_F(FaultTest, RailSwitchFailureOnRailOnlyCompletesThroughTheHbDomain)
                 static_cast<unsigned long long>(base.nvlinkBytes),
                 static_cast<unsigned long long>(hit.nvlinkBytes),
                 static_cast<unsigned long long>(hit.forwarded));
+}
+
+TEST_F(FaultTest, ConnectionsWaitingForCreditMoveOffAFailedSwitchToo)
+{
+    // With a small credit window and credits returning slower than the
+    // failure is detected, many connections wait for credit, off their
+    // ports' round robins, when rail 1's switch fails; they must move to the
+    // new routes like queued ones (they hung on the dead port before).
+    Config::SetDefault("ns3::PacketTransport::ConnectionWindow", UintegerValue(64 * 1024));
+    Config::SetDefault("ns3::PacketTransport::CreditDelay", TimeValue(MicroSeconds(50)));
+    const RunOutcome base = RailOnlyAllReduce(Seconds(0), true);
+    ASSERT_TRUE(base.result.complete);
+    for (double at : {0.3, 0.5}) // 0.5: connections wait for credit at the failure
+    {
+        const RunOutcome hit = RailOnlyAllReduce(Seconds(base.result.timeS * at), true);
+        EXPECT_TRUE(hit.result.complete) << "failure at " << at << " T: " << hit.result.failure;
+        EXPECT_EQ(hit.sent, hit.delivered) << at;
+        EXPECT_GT(hit.forwarded, 0u) << at;
+    }
+    Config::Reset();
 }
 
 TEST_F(FaultTest, RailSwitchFailureWithoutForwardingFailsWithAReportNotAHang)

@@ -112,8 +112,10 @@ FabricGpu::HandlePacket(FabricNetDevice* port, const Ptr<Packet>& p, const Fabri
         NotifyLoss(p);
         return;
     }
-    ++m_forwarded;
-    Forward(port, p, h);
+    if (Forward(port, p, h))
+    {
+        ++m_forwarded; // handed to an output port (an unroutable one is a drop)
+    }
 }
 
 } // namespace ns3

@@ -214,7 +214,7 @@ FabricNode::DropUnroutable(const Ptr<Packet>& p, bool notifyLoss)
     }
 }
 
-void
+bool
 FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h)
 {
     if (h.flags & FabricHeader::kFlagSourceRoute)
@@ -227,7 +227,7 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
         {
             NS_LOG_WARN("node " << GetId() << ": bad source route " << h.flowLabel);
             DropUnroutable(p, true);
-            return;
+            return false;
         }
         // only source-routed packets pay for rewriting the header
         FabricHeader next;
@@ -235,16 +235,17 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
         next.hop = hop;
         p->AddHeader(next);
         m_ports[(*route)[hop]]->Enqueue(p, next, port);
-        return;
+        return true;
     }
     FabricNetDevice* out = SelectPort(h);
     if (out == nullptr)
     {
         NS_LOG_WARN("node " << GetId() << ": no route to rank " << h.dst);
         DropUnroutable(p, true);
-        return;
+        return false;
     }
     out->Enqueue(p, h, port);
+    return true;
 }
 
 } // namespace ns3

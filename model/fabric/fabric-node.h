@@ -178,8 +178,10 @@ class FabricNode : public Node
      * Forward toward h.dst through the routing table.
      * \param port input port (charged for flow control)
      * \param p packet \param h its header
+     * \return true if it was handed to an output port, false if dropped as
+     *         unroutable
      */
-    void Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h);
+    bool Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h);
 
     void DoDispose() override;
 

@@ -204,6 +204,14 @@ uint32_t
 PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery)
 {
     RequireRanks(srcRank, dstRank);
+    // sequence numbers are 32 bits (the FabricHeader's): a message of more
+    // packets would wrap them
+    FabricRequire(bytes / m_payload < (uint64_t{1} << 32),
+                  "message bytes",
+                  bytes,
+                  fmt::format("fewer than 2^32 packets of {} bytes ({} bytes)",
+                              m_payload,
+                              (uint64_t{1} << 32) * m_payload));
     const uint32_t id = m_ids.Take(m_messages.size());
     if (id == m_messages.size())
     {
@@ -742,6 +750,44 @@ PacketTransport::RoutesChanged()
                 c.messages.clear();
             }
             ep.busy[p].clear();
+        }
+        // connections waiting for credit are off the round robins, but their
+        // ports may be down too: they move as well (else credit returning
+        // later would put them back on a dead port, and they would hang);
+        // destinations in order, for the same order in every run
+        std::vector<uint32_t> dsts;
+        for (const auto& [dst, waiting] : ep.blocked)
+        {
+            dsts.push_back(dst);
+        }
+        std::sort(dsts.begin(), dsts.end());
+        for (uint32_t dst : dsts)
+        {
+            auto& waiting = ep.blocked[dst];
+            std::vector<std::pair<uint32_t, uint16_t>> keep;
+            for (const auto& [cid, port] : waiting)
+            {
+                if (m_gpus[r]->GetPort(port)->IsUp())
+                {
+                    keep.emplace_back(cid, port);
+                    continue;
+                }
+                Connection& c = ep.connections[cid];
+                for (uint32_t id : c.messages)
+                {
+                    --m_messages[id].queueRefs;
+                    moved.push_back(id);
+                }
+                c.messages.clear();
+            }
+            if (keep.empty())
+            {
+                ep.blocked.erase(dst);
+            }
+            else
+            {
+                waiting.swap(keep);
+            }
         }
         for (uint32_t id : moved)
         {

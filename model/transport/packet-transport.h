@@ -37,7 +37,9 @@ namespace ns3
  * many payload bytes in flight to one destination; a delivered (or lost)
  * packet's bytes come back as credit CreditDelay later (credits are not
  * packets), and a connection out of credit leaves its port's round robin
- * until credit returns. This is NCCL's per-connection buffer slots. Without
+ * until credit returns (exceptions: one packet always goes when nothing is in
+ * flight, and a resent packet is not held back, so resends can exceed the
+ * window by the bytes lost). This is NCCL's per-connection buffer slots. Without
  * it a GPU injects at line rate and incast ports queue until PFC pauses
  * their senders, which then stall toward every destination (head-of-line
  * blocking); a window sized so that an incast fits under PfcXoff keeps PFC
