@@ -244,6 +244,14 @@ ProgramFlags::Parse(int argc, char* argv[])
             continue;
         }
         const std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+        if (eq != std::string::npos && eq + 1 == a.size() && m_known.count(name))
+        {
+            // ns-3's CommandLine refuses it too, but with exit 1 and no reason
+            ExitBadInput(m_program,
+                         fmt::format("invalid --{}: got '', allowed: a value (leave the flag out "
+                                     "for its default; see --help)",
+                                     name));
+        }
         const auto check = m_checks.find(name);
         if (check == m_checks.end())
         {

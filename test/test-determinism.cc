@@ -182,6 +182,8 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"hb-domain-messages '--ns3::FabricNetDevice::DataRate=100 Gbps'", "got '100 Gbps'"},
         {"bfb-scale --keep=0x1", "true, false, 1 or 0"},
         {"fabric-routes --oversubscription=0x.8", "a finite number"},
+        {"fabric-cost --prices=", "invalid --prices: got '', allowed: a value"},
+        {"collective-bench --preset=", "invalid --preset: got ''"},
     };
     for (const auto& bad : cases)
     {
