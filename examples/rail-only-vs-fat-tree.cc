@@ -223,6 +223,11 @@ main(int argc, char* argv[])
         const uint32_t radix = radixText == "auto"
                                    ? std::max(8U, 2 * (n / hw.gpusPerDomain))
                                    : static_cast<uint32_t>(ParseInteger("--radix", radixText));
+        FabricRequire(
+            tp >= 1 && hw.gpusPerDomain % tp == 0,
+            "--tp",
+            tp,
+            fmt::format("a divisor of K = {} (TP stays inside an HB domain)", hw.gpusPerDomain));
         FabricRequire(n % (tp * pp) == 0,
                       "--gpus",
                       n,

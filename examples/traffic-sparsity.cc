@@ -40,14 +40,17 @@ MakeIteration(const LlmModel& model,
               const WorkloadOptions& opt,
               const std::string& prefix)
 {
+    // the heatmap's job takes its TP from --tp, its PP and GPUs from --heatmap-*
+    const std::string gpusFlag = prefix + "gpus";
+    const std::string ppFlag = prefix + "pp";
     uint32_t dp = j.dp;
     if (dp == 0)
     {
         const uint64_t tpp = static_cast<uint64_t>(j.tp) * j.pp;
         FabricRequire(tpp > 0 && j.gpus % tpp == 0,
-                      prefix + "tp * " + prefix + "pp",
+                      "--tp * " + ppFlag,
                       tpp,
-                      fmt::format("a divisor of the GPU count {}", j.gpus));
+                      fmt::format("a divisor of {} = {}", gpusFlag, j.gpus));
         dp = static_cast<uint32_t>(j.gpus / tpp);
     }
     uint32_t m = j.microBatches;

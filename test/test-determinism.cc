@@ -184,6 +184,9 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"fabric-routes --oversubscription=0x.8", "a finite number"},
         {"fabric-cost --prices=", "invalid --prices: got '', allowed: a value"},
         {"collective-bench --preset=", "invalid --preset: got ''"},
+        {"rail-only-vs-fat-tree --quick --png=none --tp=3", "invalid --tp: got '3'"},
+        {"traffic-sparsity --png=none --gpus=1024 --pp=8 --heatmap-gpus=100",
+         "invalid --tp * --heatmap-pp: got '32', allowed: a divisor of --heatmap-gpus = 100"},
     };
     for (const auto& bad : cases)
     {
