@@ -367,8 +367,11 @@ RunFinder(uint32_t nodes,
     fmt::print("chosen: {} (allgather {:.6g} s)\n", r.best.name, r.bestTimeSeconds);
 
     nlohmann::json baselines = nlohmann::json::array();
+    auto seconds = [&](const BaselineCost& b) {
+        return AlphaBetaTime(b.steps, b.tb, w.alphaSeconds, w.messageBytes, w.bandwidthBps);
+    };
     auto addBaseline = [&](const BaselineCost& b, bool exact = true) {
-        double t = AlphaBetaTime(b.steps, b.tb, w.alphaSeconds, w.messageBytes, w.bandwidthBps);
+        const double t = seconds(b);
         fmt::print("allreduce {:<18} T_L = {:>5}  T_B = {:>9.6f}  time_s = {:.6g}\n",
                    b.name,
                    b.steps,
@@ -404,18 +407,16 @@ RunFinder(uint32_t nodes,
     addBaseline(chosen, chosenExact);
     const BaselineCost ring = ShiftedRingAllReduce(nodes, degree);
     addBaseline(ring);
-    auto seconds = [&](const BaselineCost& b) {
-        return AlphaBetaTime(b.steps, b.tb, w.alphaSeconds, w.messageBytes, w.bandwidthBps);
-    };
-    nlohmann::json speedup = {{"shifted_ring", seconds(ring) / seconds(chosen)},
-                              {"double_binary_tree", nullptr}};
-    std::string speedups = fmt::format("{:.2f}x ShiftedRing", seconds(ring) / seconds(chosen));
+    // the BFB allreduce's speedup over each baseline, printed and written
+    auto speedupOver = [&](const BaselineCost& b) { return seconds(b) / seconds(chosen); };
+    nlohmann::json speedup = {{"shifted_ring", speedupOver(ring)}, {"double_binary_tree", nullptr}};
+    std::string speedups = fmt::format("{:.2f}x ShiftedRing", speedupOver(ring));
     if (degree >= 3)
     {
         const BaselineCost tree = DoubleBinaryTreeAllReduce(nodes, degree);
         addBaseline(tree);
-        speedup["double_binary_tree"] = seconds(tree) / seconds(chosen);
-        speedups += fmt::format(", {:.2f}x double binary tree", seconds(tree) / seconds(chosen));
+        speedup["double_binary_tree"] = speedupOver(tree);
+        speedups += fmt::format(", {:.2f}x double binary tree", speedupOver(tree));
     }
     fmt::print("BFB allreduce on the chosen topology, speedup over: {}\n", speedups);
     fmt::print("paper (about 1000 nodes, alpha-beta, over message sizes): up to 56x ShiftedRing, "

@@ -94,10 +94,10 @@ main(int argc, char* argv[])
     cmd.AddValue("queue-packets", "transmit queue of every port, packets", queuePackets);
     cmd.AddValue("segment-bytes", "TCP segment size, bytes", segmentBytes);
     cmd.AddValue("queue-disc",
-                 "queue disc above every interface: ns3::FqCoDelQueueDisc (ns-3's default), "
-                 "ns3::FqPieQueueDisc, ns3::PfifoFastQueueDisc, ns3::FifoQueueDisc, "
-                 "ns3::RedQueueDisc, ns3::CoDelQueueDisc, ns3::PieQueueDisc, or none (no "
-                 "NetDeviceQueueInterface: packets queue and drop in the device)",
+                 fmt::format("queue disc above every interface: {} (the first is ns-3's "
+                             "default), or none (no NetDeviceQueueInterface: packets queue and "
+                             "drop in the device)",
+                             fmt::join(kQueueDiscs, ", ")),
                  queueDisc);
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
     cmd.AddValue("ascii", "write an ns-3 ASCII trace to this path (empty: none)", ascii);
@@ -177,7 +177,8 @@ main(int argc, char* argv[])
                                     InetSocketAddress(Ipv4Address::GetAny(), port));
         ApplicationContainer sinkApp = sinkHelper.Install(hosts.Get(senders));
         Flows flows;
-        flows.expected = uint64_t{senders} * bytes;
+        const uint64_t total = uint64_t{senders} * bytes;
+        flows.expected = total;
         sinkApp.Get(0)->TraceConnectWithoutContext("Rx", MakeCallback(&Flows::Received, &flows));
         const Time start = MilliSeconds(1);
         for (uint32_t h = 0; h < senders; ++h)
@@ -202,7 +203,6 @@ main(int argc, char* argv[])
         // every byte crosses the router's port to the sink in segments of
         // segmentBytes, each framed by TCP (with timestamps: 32), IPv4 (20)
         // and Ethernet II (14) headers
-        const uint64_t total = uint64_t{senders} * bytes;
         const uint64_t segments = (bytes + segmentBytes - 1) / segmentBytes * senders;
         const double wire = total + segments * (32.0 + 20 + FabricNetDevice::kEthernetHeaderBytes);
         const double bound = wire * 8 / lineRate.GetBitRate();

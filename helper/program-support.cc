@@ -248,9 +248,11 @@ ProgramFlags::Parse(int argc, char* argv[])
         {
             // ns-3's CommandLine refuses it too, but with exit 1 and no reason
             ExitBadInput(m_program,
-                         fmt::format("invalid --{}: got '', allowed: a value (leave the flag out "
-                                     "for its default; see --help)",
-                                     name));
+                         FabricConfigError("--" + name,
+                                           "",
+                                           "a value (leave the flag out for its default; see "
+                                           "--help)")
+                             .what());
         }
         const auto check = m_checks.find(name);
         if (check == m_checks.end())

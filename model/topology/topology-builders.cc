@@ -79,6 +79,11 @@ AddHbDomains(FabricTopology& topo, uint32_t gpus, const HbDomainPreset& platform
 namespace
 {
 
+/// AddClos's size errors, by parameter name; InUserTerms restates them.
+const char* const kClosHosts = "hosts of the Clos";
+const char* const kLeafHosts = "hosts under the leaves";
+const char* const kUplinkHosts = "leaf uplinks of the Clos above the leaves";
+
 /// The oversubscription ratios a radix can split into whole ports.
 std::string
 ValidOversubscriptions(uint32_t radix)
@@ -111,8 +116,7 @@ InUserTerms(const ClusterParams& p, const std::string& what, uint64_t closHosts,
     catch (const FabricConfigError& e)
     {
         const std::string& which = e.Parameter();
-        if (which != "hosts of the Clos" && which != "hosts under the leaves" &&
-            which != "leaf uplinks of the Clos above the leaves")
+        if (which != kClosHosts && which != kLeafHosts && which != kUplinkHosts)
         {
             throw;
         }
@@ -189,7 +193,7 @@ AddClos(FabricTopology& topo,
                                   radix,
                                   ValidOversubscriptions(radix)));
         FabricRequire(n % down == 0,
-                      "hosts under the leaves",
+                      kLeafHosts,
                       n,
                       fmt::format("a multiple of {} (radix {} at {}:1 leaves {} host ports and {} "
                                   "uplinks per leaf)",
@@ -234,8 +238,7 @@ AddClos(FabricTopology& topo,
     }
     const uint64_t blocks = n / below; // tier-(t-1) blocks under the top tier
     FabricRequire(n % below == 0 && radix % blocks == 0 && below % (radix / blocks) == 0,
-                  tierOffset == 0 ? "hosts of the Clos"
-                                  : "leaf uplinks of the Clos above the leaves",
+                  tierOffset == 0 ? kClosHosts : kUplinkHosts,
                   n,
                   fmt::format("a size that fills a {}-tier radix-{} Clos evenly: a multiple of {} "
                               "whose quotient divides {}",

@@ -733,6 +733,16 @@ PacketTransport::RoutesChanged()
     {
         Endpoint& ep = m_endpoints[r];
         std::vector<uint32_t> moved;
+        // a connection on a dead port gives up its messages, to be routed anew
+        auto takeMessages = [&](uint32_t cid) {
+            Connection& c = ep.connections[cid];
+            for (uint32_t id : c.messages)
+            {
+                --m_messages[id].queueRefs;
+                moved.push_back(id);
+            }
+            c.messages.clear();
+        };
         for (uint32_t p = 0; p < ep.busy.size(); ++p)
         {
             if (m_gpus[r]->GetPort(p)->IsUp() || ep.busy[p].empty())
@@ -741,13 +751,7 @@ PacketTransport::RoutesChanged()
             }
             for (uint32_t cid : ep.busy[p])
             {
-                Connection& c = ep.connections[cid];
-                for (uint32_t id : c.messages)
-                {
-                    --m_messages[id].queueRefs;
-                    moved.push_back(id);
-                }
-                c.messages.clear();
+                takeMessages(cid);
             }
             ep.busy[p].clear();
         }
@@ -772,13 +776,7 @@ PacketTransport::RoutesChanged()
                     keep.emplace_back(cid, port);
                     continue;
                 }
-                Connection& c = ep.connections[cid];
-                for (uint32_t id : c.messages)
-                {
-                    --m_messages[id].queueRefs;
-                    moved.push_back(id);
-                }
-                c.messages.clear();
+                takeMessages(cid);
             }
             if (keep.empty())
             {
