@@ -44,8 +44,20 @@ main(int argc, char* argv[])
     try
     {
         nlohmann::json runs = nlohmann::json::array();
-        std::istringstream list(graphs);
-        std::string name;
+        // every graph built before any output: a bad name fails at once
+        FabricRequire(!graphs.empty() && graphs.back() != ';',
+                      "--graphs",
+                      graphs,
+                      "';'-separated construction names without empty items");
+        std::vector<std::pair<std::string, DirectConnectGraph>> built;
+        {
+            std::istringstream list(graphs);
+            std::string name;
+            while (std::getline(list, name, ';'))
+            {
+                built.emplace_back(name, BuildFromName(name));
+            }
+        }
         fmt::print("{:<16} {:>6} {:>3} {:>5} {:>12} {:>5} {:>10} {:>12}\n",
                    "graph",
                    "N",
@@ -55,9 +67,8 @@ main(int argc, char* argv[])
                    "opt",
                    "wall_s",
                    "peak_rss_MB");
-        while (std::getline(list, name, ';'))
+        for (const auto& [name, g] : built)
         {
-            auto g = BuildFromName(name);
             BfbOptions o;
             o.keepSchedule = keep;
             auto t0 = std::chrono::steady_clock::now();

@@ -186,10 +186,38 @@ struct Workload
     }
 };
 
+/**
+ * Check the names a configuration gives (preset, workload, model,
+ * granularity, backend): main calls it before any output, so that a typo
+ * fails at once rather than after a header (or in every child of --table).
+ */
+void
+CheckNames(const ScaleConfig& c)
+{
+    ProgramPlatform(c.preset);
+    FabricRequire(c.workload == "iteration" || c.workload == "phases",
+                  "--workload",
+                  c.workload,
+                  "iteration or phases");
+    if (c.workload == "iteration")
+    {
+        LlmModel::Get(c.model);
+        FabricRequire(c.granularity == "layer" || c.granularity == "micro-batch",
+                      "--granularity",
+                      c.granularity,
+                      "layer or micro-batch");
+    }
+    FabricRequire(c.backend == "flow" || c.backend == "packet",
+                  "--backend",
+                  c.backend,
+                  "flow or packet");
+}
+
 nlohmann::json
 RunOne(const ScaleConfig& c)
 {
     using Clock = std::chrono::steady_clock;
+    CheckNames(c);
     ClusterParams p;
     p.gpus = c.gpus;
     p.platform = ProgramPlatform(c.preset);
@@ -198,10 +226,6 @@ RunOne(const ScaleConfig& c)
                   "--topology",
                   c.topology,
                   "rail-only, rail-optimized or both");
-    FabricRequire(c.workload == "iteration" || c.workload == "phases",
-                  "--workload",
-                  c.workload,
-                  "iteration or phases");
     const uint32_t k = p.platform.gpusPerDomain;
     FabricRequire(c.gpus % k == 0 && c.gpus / k >= 2,
                   "--gpus",
@@ -510,6 +534,7 @@ main(int argc, char* argv[])
                       "--topology",
                       topology,
                       "rail-only, rail-optimized or both");
+        CheckNames(c);
         const std::vector<std::string> topologies =
             topology == "both" ? std::vector<std::string>{"rail-only", "rail-optimized"}
                                : std::vector<std::string>{topology};

@@ -57,33 +57,6 @@ struct Sweep
     }
 };
 
-FabricTopology
-BuildTopology(const std::string& name,
-              const ClusterParams& p,
-              const std::string& graph,
-              uint64_t nodeBandwidth)
-{
-    if (name == "rail-only")
-    {
-        return BuildRailOnly(p);
-    }
-    if (name == "rail-optimized")
-    {
-        return BuildRailOptimized(p);
-    }
-    if (name == "fat-tree")
-    {
-        return BuildFatTree(p);
-    }
-    if (name == "direct-connect")
-    {
-        return BuildDirectConnect(BuildFromName(graph), nodeBandwidth, p);
-    }
-    throw FabricConfigError("--topology",
-                            name,
-                            "rail-only, rail-optimized, fat-tree or direct-connect");
-}
-
 } // namespace
 
 int
@@ -108,7 +81,9 @@ main(int argc, char* argv[])
     ProgramFlags cmd("collective-bench", __FILE__);
     cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
-    cmd.AddValue("gpus", "number of GPUs (a multiple of the preset's K)", gpus);
+    cmd.AddValue("gpus",
+                 "number of GPUs (a multiple of the preset's K; direct-connect: the graph's nodes)",
+                 gpus);
     cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
     cmd.AddValue("radix", "switch radix", radix);
     cmd.AddValue("collective",
@@ -117,7 +92,10 @@ main(int argc, char* argv[])
     cmd.AddValue("algorithm",
                  "ring | tree | halving-doubling | hierarchical | direct | pxn",
                  algorithm);
-    cmd.AddValue("min-bytes", "smallest message size", minBytes);
+    cmd.AddValue("min-bytes",
+                 "smallest message size: whole 4-byte elements (per rank for allgather, "
+                 "reducescatter, alltoall; the default rounds up to that)",
+                 minBytes);
     cmd.AddValue("max-bytes", "largest message size", maxBytes);
     cmd.AddValue("chunk-bytes", "pipelining chunk (0: none)", chunkBytes);
     cmd.AddValue("channels", "rings / trees in parallel", channels);
@@ -133,10 +111,6 @@ main(int argc, char* argv[])
     try
     {
         FabricRequire(minBytes >= 1, "--min-bytes", minBytes, "at least 1");
-        FabricRequire(maxBytes >= minBytes,
-                      "--max-bytes",
-                      maxBytes,
-                      fmt::format("at least --min-bytes ({})", minBytes));
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
                       backend,
@@ -145,16 +119,20 @@ main(int argc, char* argv[])
                       "--node-bandwidth-gbps",
                       nodeBandwidthGbps,
                       "a positive rate");
+        for (const char* f : {"graph", "node-bandwidth-gbps"})
+        {
+            cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
+        }
         ClusterParams p;
         p.platform = ProgramPlatform(preset);
         p.gpus = gpus;
         p.radix = radix;
-        if (topology == "direct-connect")
-        {
-            p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
-        }
         const FabricTopology topo =
-            BuildTopology(topology, p, graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+            BuildProgramTopology(cmd,
+                                 topology,
+                                 p,
+                                 graph,
+                                 static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
         const ProgramBackend installed = InstallBackend("--backend", backend, topo);
         Ptr<Fabric> fabric = installed.fabric;
         Ptr<FlowTransport> flow = installed.flow;
@@ -174,13 +152,17 @@ main(int argc, char* argv[])
                     {},
                     {},
                     {}};
-        for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
+        // nccl-tests' count argument: 4-byte elements, per rank for the
+        // collectives whose count is per rank; sizes are whole counts so
+        // that the count column and the simulated bytes agree
+        const uint64_t perRank =
+            collective == "allgather" || collective == "reducescatter" || collective == "alltoall"
+                ? sweep.ranks.size()
+                : 1;
+        const uint64_t unit = 4 * perRank;
+        if (!cmd.WasGiven("min-bytes"))
         {
-            sweep.sizes.push_back(b);
-            if (b > maxBytes / 2)
-            {
-                break;
-            }
+            minBytes = (minBytes + unit - 1) / unit * unit;
         }
         // validate names and sizes before simulating anything
         MakeSchedule({collective,
@@ -192,6 +174,28 @@ main(int argc, char* argv[])
                       0,
                       (algorithm == "hierarchical" || algorithm == "pxn") ? topo.gpusPerDomain : 0,
                       {}});
+        FabricRequire(
+            minBytes % unit == 0,
+            "--min-bytes",
+            minBytes,
+            perRank == 1 ? fmt::format("a multiple of 4 (whole 4-byte elements for {})", collective)
+                         : fmt::format("a multiple of 4 x {} ranks = {} (one or more whole "
+                                       "4-byte elements per rank for {})",
+                                       perRank,
+                                       unit,
+                                       collective));
+        FabricRequire(maxBytes >= minBytes,
+                      "--max-bytes",
+                      maxBytes,
+                      fmt::format("at least --min-bytes ({})", minBytes));
+        for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
+        {
+            sweep.sizes.push_back(b);
+            if (b > maxBytes / 2)
+            {
+                break;
+            }
+        }
         Simulator::ScheduleNow(&Sweep::Next, &sweep);
         Simulator::Run();
 
@@ -210,10 +214,6 @@ main(int argc, char* argv[])
                    "algbw(GB/s)",
                    "busbw(GB/s)");
         // nccl-tests' count column: the count argument of the NCCL call
-        const uint64_t perRank =
-            collective == "allgather" || collective == "reducescatter" || collective == "alltoall"
-                ? sweep.ranks.size()
-                : 1;
         auto count = [perRank](uint64_t bytes) { return bytes / 4 / perRank; };
         nlohmann::json rows = nlohmann::json::array();
         std::string csvText = "bytes,count,time_s,algbw_gbps,busbw_gbps\n";

@@ -495,6 +495,20 @@ main(int argc, char* argv[])
                       "--graph/--edges",
                       graph + " / " + edges,
                       "at most one of --graph and --edges");
+        // a flag that would be ignored is refused: the user meant something by it
+        const bool finder = graph.empty() && edges.empty();
+        for (const char* f : {"chunks", "delay-ns", "backend"})
+        {
+            cmd.OnlyWith(f, simulate, "with --simulate");
+        }
+        for (const char* f : {"nodes", "degree", "depth", "alpha"})
+        {
+            cmd.OnlyWith(f, finder, "for the finder (without --graph or --edges)");
+        }
+        for (const char* f : {"size", "bandwidth"})
+        {
+            cmd.OnlyWith(f, finder || simulate, "for the finder, or with --simulate");
+        }
         SimSettings sim;
         sim.enabled = simulate;
         if (simulate)

@@ -30,7 +30,7 @@ main(int argc, char* argv[])
     ProgramFlags cmd("fabric-routes", __FILE__);
     cmd.Usage("Routing check: reachability of all GPU pairs, hop counts, and paths.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
-    cmd.AddValue("gpus", "number of GPUs", gpus);
+    cmd.AddValue("gpus", "number of GPUs (direct-connect: the graph's node count)", gpus);
     cmd.AddValue("preset", "platform preset", preset);
     cmd.AddValue("radix", "switch radix", radix);
     cmd.AddValue("oversubscription", "leaf oversubscription of the fat-trees", oversubscription);
@@ -42,35 +42,15 @@ main(int argc, char* argv[])
     cmd.Parse(argc, argv);
     try
     {
+        cmd.OnlyWith("graph", topology == "direct-connect", "with --topology=direct-connect");
+        cmd.OnlyWith("flow-label", src >= 0 || dst >= 0, "with --src and --dst");
         ClusterParams p;
         p.platform = ProgramPlatform(preset);
         p.gpus = gpus;
         p.radix = radix;
         p.oversubscription = oversubscription;
-        FabricTopology topo;
-        if (topology == "rail-only")
-        {
-            topo = BuildRailOnly(p);
-        }
-        else if (topology == "rail-optimized")
-        {
-            topo = BuildRailOptimized(p);
-        }
-        else if (topology == "fat-tree")
-        {
-            topo = BuildFatTree(p);
-        }
-        else if (topology == "direct-connect")
-        {
-            p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
-            topo = BuildDirectConnect(BuildFromName(graph), p.platform.nicRate.GetBitRate(), p);
-        }
-        else
-        {
-            throw FabricConfigError("--topology",
-                                    topology,
-                                    "rail-only, rail-optimized, fat-tree or direct-connect");
-        }
+        const FabricTopology topo =
+            BuildProgramTopology(cmd, topology, p, graph, p.platform.nicRate.GetBitRate());
         FabricRequire(flowLabel <= 65535, "--flow-label", flowLabel, "0 to 65535");
         // checked against the built topology (a direct-connect graph sets its
         // own GPU count), before any output

@@ -249,13 +249,13 @@ main(int argc, char* argv[])
                       f.GetInjector()->GpuDown(design == "rail-only" ? n + failedGpu % k
                                                                      : failedGpu);
                   }}});
-            cases.push_back({fmt::format("NVLink plane 0 of GPU 0 at {:.0f}%", 100 * nvlinkFraction),
-                             {healthy, [&](Ptr<Fabric> fabric, FaultHelper& f) {
-                                  const auto c =
-                                      FaultHelper::CablesOf(fabric->GetTopology(),
-                                                            fabric->GetTopology().GpuVertex(0));
-                                  f.GetInjector()->DegradeLink(c.at(0), nvlinkFraction);
-                              }}});
+            cases.push_back(
+                {fmt::format("NVLink plane 0 of GPU 0 at {:.0f}%", 100 * nvlinkFraction),
+                 {healthy, [&](Ptr<Fabric> fabric, FaultHelper& f) {
+                      const auto c = FaultHelper::CablesOf(fabric->GetTopology(),
+                                                           fabric->GetTopology().GpuVertex(0));
+                      f.GetInjector()->DegradeLink(c.at(0), nvlinkFraction);
+                  }}});
             double base = 0;
             for (auto& [name, pc] : cases)
             {

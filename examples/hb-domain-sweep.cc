@@ -219,6 +219,12 @@ main(int argc, char* argv[])
                           fmt::format("a divisor of the GPU count {}", n));
             ks.push_back(k);
         }
+        // every model named before any output
+        std::vector<LlmModel> modelList;
+        for (const auto& name : SplitList("--models", models))
+        {
+            modelList.push_back(LlmModel::Get(name));
+        }
         std::map<std::string, std::vector<SweepRow>> rows;
         nlohmann::json jrows = nlohmann::json::array();
         std::string csvText = "model,gpus,hb_size,tp,dp_inner,dp_outer,compute_s,dp_rail_s,"
@@ -232,9 +238,8 @@ main(int argc, char* argv[])
                    hw.gpuFlops / 1e12,
                    tpMode,
                    activationBytes);
-        for (const auto& name : SplitList("--models", models))
+        for (const LlmModel& m : modelList)
         {
-            const LlmModel m = LlmModel::Get(name);
             fmt::print("\n{} (l = {}, d_model = {}, b = {} tokens, M_cc = {})\n",
                        m.name,
                        m.layers,

@@ -140,15 +140,20 @@ main(int argc, char* argv[])
             ParseInteger("--bytes", bytesText, 1, std::numeric_limits<uint64_t>::max());
         const uint64_t chunk =
             ParseInteger("--chunk-bytes", chunkText, 0, std::numeric_limits<uint64_t>::max());
-        std::vector<std::string> names;
+        FabricRequire(backend == "packet" || backend == "flow",
+                      "--backend",
+                      backend,
+                      "packet or flow");
+        // every preset and its K checked before any output
+        const std::vector<std::string> names = SplitList("--presets", presets);
+        for (const auto& name : names)
         {
-            std::stringstream ss(presets);
-            std::string item;
-            while (std::getline(ss, item, ','))
-            {
-                names.push_back(item);
-            }
-            FabricRequire(!names.empty(), "--presets", presets, "at least one preset");
+            const uint32_t k = HbDomainPreset::Get(name).gpusPerDomain;
+            FabricRequire(
+                n % k == 0 && n / k >= 2,
+                "--gpus",
+                n,
+                fmt::format("a multiple of K = {} ({}) with at least 2 HB domains", k, name));
         }
         nlohmann::json rows = nlohmann::json::array();
         fmt::print("MoE all-to-all of {} bytes per GPU on {} GPUs: rail-only (two steps: NVLink, "
@@ -170,10 +175,6 @@ main(int argc, char* argv[])
         {
             const HbDomainPreset hw = HbDomainPreset::Get(name);
             const uint32_t k = hw.gpusPerDomain;
-            FabricRequire(n % k == 0 && n / k >= 2,
-                          "--gpus",
-                          n,
-                          fmt::format("a multiple of K = {} with at least 2 HB domains", k));
             ClusterParams cp;
             cp.gpus = n;
             cp.platform = hw;

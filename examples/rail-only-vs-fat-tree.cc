@@ -265,6 +265,36 @@ main(int argc, char* argv[])
                                       : std::numeric_limits<double>::quiet_NaN();
         const double bubble = (pp - 1) * (it.ForwardSeconds(0) + it.BackwardSeconds(0));
 
+        // everything the run needs is checked before any output, the paper's
+        // scale too (it would otherwise fail after the simulations)
+        ClusterParams cp;
+        cp.gpus = n;
+        cp.platform = hw;
+        cp.radix = radix;
+        std::vector<std::pair<std::string, FabricTopology>> simulated;
+        for (const auto& topology : SplitList("--topologies", topologies))
+        {
+            simulated.emplace_back(topology, Build(topology, cp));
+        }
+        const uint32_t pn = static_cast<uint32_t>(ParseInteger("--paper-gpus", paperGpusText));
+        const uint32_t pradix =
+            static_cast<uint32_t>(ParseInteger("--paper-radix", paperRadixText));
+        const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
+        std::vector<LlmModel> paperModelList;
+        for (const auto& name : SplitList("--paper-models", paperModels))
+        {
+            paperModelList.push_back(LlmModel::Get(name));
+        }
+        ClusterParams pcp;
+        pcp.gpus = pn;
+        pcp.platform = phw;
+        pcp.radix = pradix;
+        std::vector<std::pair<std::string, FabricCounts>> paperCounts;
+        for (const auto& [topology, topo] : simulated)
+        {
+            paperCounts.emplace_back(topology, CountEquipment(Build(topology, pcp), pradix));
+        }
+
         fmt::print("Job: {} on {} x {} (K = {}), TP {} PP {} DP {}, {} micro-batches of {} "
                    "tokens; {} comms, {} granularity{}; radix {}\n",
                    modelName,
@@ -281,13 +311,8 @@ main(int argc, char* argv[])
                    overlapDp ? ", DP overlapped" : "",
                    radix);
         std::vector<Row> rows;
-        ClusterParams cp;
-        cp.gpus = n;
-        cp.platform = hw;
-        cp.radix = radix;
-        for (const auto& topology : SplitList("--topologies", topologies))
+        for (const auto& [topology, topo] : simulated)
         {
-            const FabricTopology topo = Build(topology, cp);
             // the same topology feeds either backend
             ProgramBackend installed = InstallBackend("--backend", backend, topo);
             Ptr<ProgramRunner> runner = RunProgram(ip.program, installed.transport);
@@ -310,22 +335,8 @@ main(int argc, char* argv[])
         }
 
         // the paper's scale: formula and equipment
-        const uint32_t pn = static_cast<uint32_t>(ParseInteger("--paper-gpus", paperGpusText));
-        const uint32_t pradix =
-            static_cast<uint32_t>(ParseInteger("--paper-radix", paperRadixText));
-        const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
-        ClusterParams pcp;
-        pcp.gpus = pn;
-        pcp.platform = phw;
-        pcp.radix = pradix;
-        std::vector<std::pair<std::string, FabricCounts>> paperCounts;
-        for (const auto& topology : SplitList("--topologies", topologies))
+        for (const LlmModel& pm : paperModelList)
         {
-            paperCounts.emplace_back(topology, CountEquipment(Build(topology, pcp), pradix));
-        }
-        for (const auto& name : SplitList("--paper-models", paperModels))
-        {
-            const LlmModel pm = LlmModel::Get(name);
             const AnalyticalModel am(AnalyticalParams::From(pm, phw, pn));
             const double t = am.IterationTime(am.ClampedOptimalTp());
             for (const auto& [topology, counts] : paperCounts)

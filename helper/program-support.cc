@@ -9,6 +9,7 @@
 #include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
 #include "ns3/string.h"
+#include "ns3/topology-finder.h"
 
 #include <algorithm>
 #include <cctype>
@@ -254,6 +255,10 @@ ProgramFlags::Parse(int argc, char* argv[])
                                            "--help)")
                              .what());
         }
+        if (m_known.count(name))
+        {
+            m_given[name] = eq == std::string::npos ? "" : a.substr(eq + 1);
+        }
         const auto check = m_checks.find(name);
         if (check == m_checks.end())
         {
@@ -286,6 +291,57 @@ ProgramFlags::Parse(int argc, char* argv[])
     }
     RejectUnknownFlags(m_program, argc, raw.data(), m_known);
     m_cmd.Parse(argc, raw.data());
+}
+
+bool
+ProgramFlags::WasGiven(const std::string& name) const
+{
+    return m_given.count(name) > 0;
+}
+
+void
+ProgramFlags::OnlyWith(const std::string& name, bool applies, const std::string& when) const
+{
+    const auto given = m_given.find(name);
+    FabricRequire(applies || given == m_given.end(),
+                  "--" + name,
+                  given == m_given.end() ? "" : given->second,
+                  "only " + when + " (it means nothing otherwise)");
+}
+
+FabricTopology
+BuildProgramTopology(const ProgramFlags& flags,
+                     const std::string& topology,
+                     ClusterParams p,
+                     const std::string& graph,
+                     uint64_t nodeBandwidthBps)
+{
+    if (topology == "rail-only")
+    {
+        return BuildRailOnly(p);
+    }
+    if (topology == "rail-optimized")
+    {
+        return BuildRailOptimized(p);
+    }
+    if (topology == "fat-tree")
+    {
+        return BuildFatTree(p);
+    }
+    FabricRequire(topology == "direct-connect",
+                  "--topology",
+                  topology,
+                  "rail-only, rail-optimized, fat-tree or direct-connect");
+    const DirectConnectGraph g = BuildFromName(graph);
+    FabricRequire(!flags.WasGiven("gpus") || p.gpus == g.NumNodes(),
+                  "--gpus",
+                  p.gpus,
+                  fmt::format("the node count of --graph={} ({}), or no --gpus: a direct-connect "
+                              "topology has one GPU per node",
+                              graph,
+                              g.NumNodes()));
+    p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
+    return BuildDirectConnect(g, nodeBandwidthBps, p);
 }
 
 bool
@@ -392,6 +448,11 @@ ParseRate(const std::string& flag, const std::string& text)
 std::vector<std::string>
 SplitList(const std::string& flag, const std::string& text)
 {
+    // getline drops a trailing empty item ("8,16," would read as 8,16)
+    FabricRequire(text.empty() || text.back() != ',',
+                  flag,
+                  text,
+                  "a comma-separated list without empty items");
     std::vector<std::string> out;
     std::stringstream ss(text);
     std::string item;

@@ -9,6 +9,7 @@
 #include "ns3/fabric-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/hb-domain-preset.h"
+#include "ns3/topology-builders.h"
 
 #include <cstdint>
 #include <functional>
@@ -71,6 +72,19 @@ class ProgramFlags
      */
     void Parse(int argc, char* argv[]);
 
+    /// \param name a flag without dashes \return whether the command line gave it
+    bool WasGiven(const std::string& name) const;
+
+    /**
+     * Refuse a flag the command line gave where it would be ignored (a flag
+     * that only means something with another), instead of running without it.
+     * \param name the flag without dashes
+     * \param applies whether it means something in this run
+     * \param when when it does, for the message ("with --simulate")
+     * \throws FabricConfigError "invalid --name: got 'value', allowed: only when"
+     */
+    void OnlyWith(const std::string& name, bool applies, const std::string& when) const;
+
   private:
     /// \return "" if \p text is a valid value, else what is allowed
     using Check = std::function<std::string(const std::string& text)>;
@@ -85,7 +99,8 @@ class ProgramFlags
     CommandLine m_cmd;
     std::set<std::string> m_known;
     std::map<std::string, Check> m_checks;
-    std::set<std::string> m_bools; //!< bool flags (a bare --flag sets them true)
+    std::set<std::string> m_bools;              //!< bool flags (a bare --flag sets them true)
+    std::map<std::string, std::string> m_given; //!< flags the command line gave, and values
 };
 
 template <typename T>
@@ -177,6 +192,24 @@ std::vector<uint32_t> ParseIntegerList(const std::string& flag,
  * \throws FabricConfigError for an unknown preset or a bad figure
  */
 HbDomainPreset ProgramPlatform(const std::string& preset);
+
+/**
+ * Build the topology a --topology flag names, as the programs that offer all
+ * four do: rail-only, rail-optimized, fat-tree (from \p p) or direct-connect
+ * (one GPU per node of the graph \p graph names, \p nodeBandwidthBps spread
+ * over its arcs; p.gpus is then the graph's, and a --gpus the user gave must
+ * equal it rather than be ignored).
+ * \param flags the program's flags (was --gpus given?)
+ * \param topology the --topology value \param p cluster parameters
+ * \param graph the --graph value \param nodeBandwidthBps direct-connect only
+ * \return the topology
+ * \throws FabricConfigError naming the flag at fault
+ */
+FabricTopology BuildProgramTopology(const ProgramFlags& flags,
+                                    const std::string& topology,
+                                    ClusterParams p,
+                                    const std::string& graph,
+                                    uint64_t nodeBandwidthBps);
 
 /**
  * The message layer a program runs on: the packet-level fabric (with its

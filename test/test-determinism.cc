@@ -187,6 +187,34 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"rail-only-vs-fat-tree --quick --png=none --tp=3", "invalid --tp: got '3'"},
         {"traffic-sparsity --png=none --gpus=1024 --pp=8 --heatmap-gpus=100",
          "invalid --tp * --heatmap-pp: got '32', allowed: a divisor of --heatmap-gpus = 100"},
+        // refused by name before a topology exhausts memory
+        {"fabric-cost --gpus=1000000000",
+         "invalid gpus: got '1000000000', allowed: at most 4194304"},
+        // a direct-connect graph sets the GPU count: a --gpus that differs is
+        // refused, not ignored
+        {"collective-bench --topology=direct-connect --graph='Hypercube(3)' --gpus=16",
+         "invalid --gpus: got '16', allowed: the node count of --graph=Hypercube(3) (8)"},
+        {"fabric-routes --topology=direct-connect --graph='Hypercube(3)' --gpus=16",
+         "invalid --gpus: got '16', allowed: the node count of --graph=Hypercube(3) (8)"},
+        // sizes are whole 4-byte elements (per rank where the count is)
+        {"collective-bench --min-bytes=1",
+         "invalid --min-bytes: got '1', allowed: a multiple of 4 (whole 4-byte elements for "
+         "allreduce)"},
+        {"collective-bench --collective=allgather --min-bytes=32",
+         "invalid --min-bytes: got '32', allowed: a multiple of 4 x 16 ranks = 64"},
+        // a flag that would be ignored is refused
+        {"collective-bench --graph='Hypercube(3)'",
+         "invalid --graph: got 'Hypercube(3)', allowed: only with --topology=direct-connect"},
+        {"fabric-routes --flow-label=7", "invalid --flow-label: got '7', allowed: only with --src"},
+        {"direct-connect-synth --chunks=4",
+         "invalid --chunks: got '4', allowed: only with --simulate"},
+        {"direct-connect-synth --graph='K(4,4)' --nodes=64",
+         "invalid --nodes: got '64', allowed: only for the finder"},
+        {"direct-connect-synth --graph='K(4,4)' --size=64",
+         "invalid --size: got '64', allowed: only for the finder, or with --simulate"},
+        {"bfb-scale --graphs='Hypercube(3);'", "invalid --graphs: got 'Hypercube(3);'"},
+        {"fabric-routes --topology=direct-connect --oversubscription=2",
+         "invalid oversubscription: got '2', allowed: 1 for direct-connect"},
     };
     for (const auto& bad : cases)
     {
@@ -198,6 +226,31 @@ TEST(Programs, BadFlagValuesAreNamed)
         EXPECT_EQ(WEXITSTATUS(status), 2) << bad.command;
         const std::string text = Slurp(log);
         EXPECT_NE(text.find(bad.said), std::string::npos) << bad.command << ": " << text;
+    }
+}
+
+TEST(Programs, NamesAreCheckedBeforeAnyOutput)
+{
+    // each printed a header (rail-only-vs-fat-tree: ran its simulations)
+    // before refusing the name; now nothing reaches standard output
+    const std::vector<std::string> cases = {
+        "rail-only-vs-fat-tree --quick --png=none --paper-models=gpt-5",
+        "rail-only-vs-fat-tree --quick --png=none --topologies=rail-only,torus",
+        "hb-domain-sweep --models=gpt-5",
+        "flow-scale --model=gpt-5",
+        "flow-scale --granularity=block",
+        "bfb-scale --graphs='Hypercube(3);Ring'",
+        "moe-alltoall --backend=pkt",
+    };
+    for (const auto& c : cases)
+    {
+        const std::string out = ::testing::TempDir() + "names-first.txt";
+        const std::string cmd =
+            std::string(GPU_FABRIC_BIN_DIR) + "/" + c + " > " + out + " 2> /dev/null";
+        const int status = std::system(cmd.c_str());
+        ASSERT_TRUE(WIFEXITED(status)) << c;
+        EXPECT_EQ(WEXITSTATUS(status), 2) << c;
+        EXPECT_EQ(Slurp(out), "") << c;
     }
 }
 
@@ -228,6 +281,36 @@ TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
                      j["baselines"][1]["time_s"].get<double>() / bfb);
     EXPECT_DOUBLE_EQ(j["allreduce_speedup"]["double_binary_tree"].get<double>(),
                      j["baselines"][2]["time_s"].get<double>() / bfb);
+}
+
+TEST(Programs, CollectiveBenchSizesAreWholeCountsAndDirectConnectTakesTheGraphsGpus)
+{
+    // 24 ranks: allgather sizes are whole 4-byte elements per rank, so the
+    // default --min-bytes (1024) rounds up to 1056 = 11 x 96 and the count
+    // column times 96 is the simulated size
+    const std::string json = ::testing::TempDir() + "bench-sizes.json";
+    std::remove(json.c_str());
+    std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
+                      "/collective-bench --collective=allgather --gpus=24 --max-bytes=4224 "
+                      "--json=" +
+                      json + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    nlohmann::json j = nlohmann::json::parse(Slurp(json));
+    ASSERT_EQ(j["results"].size(), 3u) << j.dump();
+    for (size_t i = 0; i < 3; ++i)
+    {
+        EXPECT_EQ(j["results"][i]["bytes"].get<uint64_t>(), 1056u << i);
+        EXPECT_EQ(j["results"][i]["count"].get<uint64_t>(), 11u << i);
+    }
+    // --gpus equal to the graph's node count is accepted
+    std::remove(json.c_str());
+    cmd = std::string(GPU_FABRIC_BIN_DIR) +
+          "/collective-bench --topology=direct-connect --graph='Hypercube(3)' --gpus=8 "
+          "--max-bytes=1024 --json=" +
+          json + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    j = nlohmann::json::parse(Slurp(json));
+    EXPECT_EQ(j["gpus"].get<uint32_t>(), 8u);
 }
 
 TEST(Programs, RailOnlyVsFatTreeRunsJobsWithStagesSmallerThanADomain)

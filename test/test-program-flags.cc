@@ -4,6 +4,7 @@
  * ProgramFlags on well-formed command lines (the bad ones exit the process:
  * test-determinism runs the programs for those).
  */
+#include "ns3/fabric-error.h"
 #include "ns3/program-support.h"
 
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@ struct Parsed
     int32_t offset{0};
     double fraction{0};
     std::string name{"x"};
+    std::vector<std::string> given; //!< the flags WasGiven reports
 
     explicit Parsed(std::vector<std::string> args)
     {
@@ -40,6 +42,13 @@ struct Parsed
             argv.push_back(a.data());
         }
         flags.Parse(static_cast<int>(argv.size()), argv.data());
+        for (const char* f : {"keep", "quick", "count", "offset", "fraction", "name"})
+        {
+            if (flags.WasGiven(f))
+            {
+                given.emplace_back(f);
+            }
+        }
     }
 };
 
@@ -62,6 +71,34 @@ TEST(ProgramFlags, NumbersAsNs3ReadsThem)
     EXPECT_DOUBLE_EQ(p.fraction, 0.5);
     EXPECT_EQ(Parsed({"p", "--count=4294967295"}).count, 4294967295u);
     EXPECT_DOUBLE_EQ(Parsed({"p", "--fraction=1e-6"}).fraction, 1e-6);
+}
+
+TEST(ProgramFlags, WasGivenTellsAGivenDefaultFromNone)
+{
+    // a flag given with its default value was still given (a direct-connect
+    // program refuses a --gpus that disagrees with its graph, not its default)
+    EXPECT_EQ(Parsed({"p", "--count=7", "--quick"}).given,
+              (std::vector<std::string>{"quick", "count"}));
+    EXPECT_TRUE(Parsed({"p"}).given.empty());
+}
+
+TEST(ProgramFlags, ListsRefuseEmptyItemsIncludingATrailingComma)
+{
+    EXPECT_EQ(SplitList("--gpus", "8,16"), (std::vector<std::string>{"8", "16"}));
+    for (const char* bad : {"8,16,", "8,,16", ",8", ""})
+    {
+        try
+        {
+            SplitList("--gpus", bad);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find(std::string("invalid --gpus: got '") + bad + "'"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
 }
 
 TEST(ProgramFlags, FlagIsTrueReadsTheLastOneGiven)

@@ -297,6 +297,13 @@ TEST(TopologyBuilders, BadParametersAreRejectedByName)
     expectNamed([&] { BuildRailOnly(p); }, "gpus");
     p.gpus = 0;
     expectNamed([&] { BuildRailOptimized(p); }, "gpus");
+    // refused before building, not by exhausting memory
+    p.gpus = FabricTopology::kMaxGpus + 8;
+    expectNamed([&] { BuildRailOptimized(p); },
+                "invalid gpus: got '4194312', allowed: at most 4194304");
+    FabricTopology big;
+    expectNamed([&] { AddHbDomains(big, p.gpus, p.platform); }, "at most 4194304");
+    EXPECT_EQ(big.GetNGpus(), 0u);
     p.gpus = 64;
     p.oversubscription = 0.5;
     expectNamed([&] { BuildRailOptimized(p); }, "oversubscription");

@@ -30,9 +30,17 @@ FabricTopology::FabricTopology(std::string name)
 {
 }
 
+std::string
+FabricTopology::MaxGpusAllowed()
+{
+    return fmt::format("at most {} (a topology is built in memory, about 1.5 KB per GPU)",
+                       kMaxGpus);
+}
+
 uint32_t
 FabricTopology::AddGpu(int32_t domain, uint32_t local)
 {
+    FabricRequire(m_gpuVertex.size() < kMaxGpus, "gpus", m_gpuVertex.size() + 1, MaxGpusAllowed());
     TopoNode n;
     n.kind = TopoNodeKind::Gpu;
     n.role = "gpu";

@@ -92,6 +92,16 @@ class FabricTopology
     using Vertex = Graph::vertex_descriptor; //!< vertex handle
     using Edge = Graph::edge_descriptor;     //!< edge handle
 
+    /**
+     * The most GPUs one topology holds. Topologies live in memory (about
+     * 1.5 KB per GPU with its share of switches and cables, so ~6 GB at the
+     * cap); larger counts are refused by name instead of exhausting memory.
+     */
+    static constexpr uint32_t kMaxGpus = 1u << 22;
+
+    /// What kMaxGpus allows, for error messages.
+    static std::string MaxGpusAllowed();
+
     /// \param name a label ("rail-only", "fat-tree", ...)
     explicit FabricTopology(std::string name = "fabric");
 
@@ -100,6 +110,7 @@ class FabricTopology
      * \param domain HB domain index, or -1
      * \param local index in the domain (its rail)
      * \return its vertex
+     * \throws FabricConfigError past kMaxGpus GPUs
      */
     uint32_t AddGpu(int32_t domain, uint32_t local);
 

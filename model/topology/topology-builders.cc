@@ -17,6 +17,7 @@ ClusterParams::Validate() const
 {
     platform.Validate();
     FabricRequire(gpus >= 1, "gpus", gpus, "an integer >= 1");
+    FabricRequire(gpus <= FabricTopology::kMaxGpus, "gpus", gpus, FabricTopology::MaxGpusAllowed());
     FabricRequire(gpus % platform.gpusPerDomain == 0,
                   "gpus",
                   gpus,
@@ -43,6 +44,7 @@ AddHbDomains(FabricTopology& topo, uint32_t gpus, const HbDomainPreset& platform
 {
     platform.Validate();
     const uint32_t k = platform.gpusPerDomain;
+    FabricRequire(gpus <= FabricTopology::kMaxGpus, "gpus", gpus, FabricTopology::MaxGpusAllowed());
     FabricRequire(gpus % k == 0,
                   "gpus",
                   gpus,
@@ -405,6 +407,10 @@ BuildDirectConnect(const DirectConnectGraph& graph,
 {
     p.platform.Validate();
     FabricRequire(p.linkDelayNs >= 0, "link delay (ns)", p.linkDelayNs, "a non-negative delay");
+    FabricRequire(p.oversubscription == 1.0,
+                  "oversubscription",
+                  p.oversubscription,
+                  "1 for direct-connect (no switches, no uplinks)");
     FabricRequire(graph.NumNodes() >= 2, "direct-connect nodes", graph.NumNodes(), "at least 2");
     FabricRequire(graph.IsRegular() && graph.Degree() >= 1,
                   "direct-connect graph",
@@ -422,7 +428,16 @@ BuildDirectConnect(const DirectConnectGraph& graph,
     const uint32_t k = p.platform.gpusPerDomain;
     FabricTopology topo(graph.Name().empty() ? "direct-connect" : graph.Name());
     topo.gpuTransit = true;
-    const std::vector<uint32_t> gpus = AddHbDomains(topo, graph.NumNodes() * k, p.platform);
+    const uint64_t gpuCount = uint64_t{graph.NumNodes()} * k;
+    FabricRequire(gpuCount <= FabricTopology::kMaxGpus,
+                  "gpus",
+                  gpuCount,
+                  fmt::format("{} (direct-connect nodes x K = {} x {})",
+                              FabricTopology::MaxGpusAllowed(),
+                              graph.NumNodes(),
+                              k));
+    const std::vector<uint32_t> gpus =
+        AddHbDomains(topo, static_cast<uint32_t>(gpuCount), p.platform);
     const uint64_t rate = nodeBandwidthBps / d;
     std::vector<uint32_t> outUsed(graph.NumNodes(), 0);
     std::vector<uint32_t> inUsed(graph.NumNodes(), 0);
