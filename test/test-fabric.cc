@@ -394,6 +394,40 @@ TEST_F(FabricTest, IncastDropsWithoutFlowControlAndSmallBuffer)
     EXPECT_EQ(r.retransmissions, 0u);
 }
 
+TEST_F(FabricTest, EcnMarksCountOnlyPacketsTheQueueTook)
+{
+    // 8-to-1 incast without flow control into a 64 KB port marking above
+    // 8 KB: many packets find the queue above the threshold and full. Only
+    // those it takes are marked and counted: the port's count equals the
+    // CE-marked packets the receiver gets (nothing is lost after it)
+    FabricHelper helper;
+    helper.SetSwitchAttribute("PfcEnabled", BooleanValue(false));
+    helper.SetSwitchAttribute("PortBuffer", QueueSizeValue(QueueSize("64KB")));
+    helper.SetSwitchAttribute("EcnThreshold", UintegerValue(8192));
+    helper.SetDeviceAttribute("PfcEnabled", BooleanValue(false));
+    Config::SetDefault("ns3::PacketTransport::RecoverCongestionDrops", BooleanValue(false));
+    Ptr<Fabric> fabric = helper.Install(Star(9, 100'000'000'000ULL, 1000));
+    auto [gpuEnd, switchEnd] = fabric->GetCableDevices(0); // the receiver's cable
+    uint64_t ceArrived = 0;
+    gpuEnd->TraceConnectWithoutContext("MacRx",
+                                       MakeBoundCallback(
+                                           +[](uint64_t* n, Ptr<const Packet> p) {
+                                               FabricHeader h;
+                                               p->PeekHeader(h);
+                                               *n += (h.flags & FabricHeader::kFlagCe) ? 1 : 0;
+                                           },
+                                           &ceArrived));
+    for (uint32_t s = 1; s <= 8; ++s)
+    {
+        fabric->GetTransport()->Send(s, 0, 400'000, Transport::DoneCallback());
+    }
+    Simulator::Run();
+    Config::Reset();
+    EXPECT_GT(switchEnd->GetStats().drops, 0u);
+    EXPECT_GT(ceArrived, 0u);
+    EXPECT_EQ(switchEnd->GetStats().ecnMarks, ceArrived);
+}
+
 /// What a 160-to-1 incast at NVLink speed did to a star switch.
 struct ManyPortIncast
 {

@@ -7,7 +7,9 @@
 #include "ns3/boolean.h"
 #include "ns3/collective-helper.h"
 #include "ns3/config.h"
+#include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-net-device.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/fault-helper.h"
 #include "ns3/progress-watchdog.h"
@@ -15,6 +17,7 @@
 #include "ns3/topology-builders.h"
 #include "ns3/uinteger.h"
 
+#include <array>
 #include <gtest/gtest.h>
 
 using namespace ns3;
@@ -566,6 +569,207 @@ TEST_F(FaultTest, WatchdogStaysQuietOnAHealthyRunAndLetsItEnd)
     EXPECT_FALSE(watchdog->HasFired());
     EXPECT_LE(Simulator::Now(), run->GetFinishTime() + MicroSeconds(50));
     fabric->Dispose();
+}
+
+TEST_F(FaultTest, PacketsAGpuRefusesToRelayAreCountedAsDrops)
+{
+    // GPUs that do not relay on a topology whose cross-rail routes need them:
+    // each refused packet is a no-route drop (GetTotalDrops, NoRouteDrop
+    // trace), so that the transport's losses add up to the fabric's drops
+    // and losses; nothing counts as relayed
+    ClusterParams p;
+    p.gpus = 16;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    FabricHelper helper;
+    helper.SetGpuAttribute("Forwarding", BooleanValue(false));
+    Ptr<Fabric> fabric = helper.Install(BuildRailOnly(p));
+    uint64_t traced = 0;
+    for (uint32_t r = 0; r < 16; ++r)
+    {
+        fabric->GetGpu(r)->TraceConnectWithoutContext(
+            "NoRouteDrop",
+            MakeBoundCallback(
+                +[](uint64_t* n, Ptr<const Packet>) { ++*n; },
+                &traced));
+    }
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    t->SetAttribute("MaxRetransmissions", UintegerValue(3));
+    t->Send(0, 9, 1000, Transport::DoneCallback()); // rail 0 -> rail 1: relayed
+    Simulator::Run();
+    uint64_t refused = 0;
+    uint64_t relayed = 0;
+    for (uint32_t r = 0; r < 16; ++r)
+    {
+        refused += fabric->GetGpu(r)->GetRefusedPackets();
+        relayed += fabric->GetGpu(r)->GetForwardedPackets();
+    }
+    EXPECT_EQ(refused, 4u); // the first try and 3 retransmissions
+    EXPECT_EQ(relayed, 0u);
+    EXPECT_EQ(traced, refused);
+    EXPECT_EQ(fabric->GetTotalDrops(), refused);
+    EXPECT_EQ(t->GetLostPackets(), fabric->GetTotalDrops() + fabric->GetTotalLost());
+    EXPECT_EQ(t->GetFailedMessages(), 1u);
+    fabric->Dispose();
+}
+
+TEST_F(FaultTest, RelaysLostToADownPortAreNotCountedAsRelayed)
+{
+    // rank 0 -> 9 goes over NVLink to GPU 1, which relays onto rail 1. With
+    // every NIC down and the routes not yet updated, GPU 1 hands the packets
+    // to its down NIC, which loses them: lost, not relayed
+    ClusterParams p;
+    p.gpus = 16;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    const FabricTopology topo = BuildRailOnly(p);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    FaultHelper faults(fabric);
+    faults.SetDetectionDelay(Seconds(1)); // routes keep using the dead port
+    for (uint32_t r = 0; r < 16; ++r)
+    {
+        for (uint32_t c : FaultHelper::CablesOf(topo, topo.GpuVertex(r)))
+        {
+            const auto& cable = topo.Cables().at(c);
+            if (cable.kind == TopoLinkKind::Nic)
+            {
+                faults.LinkDown(c, Seconds(0)); // every NIC down: no relay can leave
+            }
+        }
+    }
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    t->SetAttribute("MaxRetransmissions", UintegerValue(2));
+    t->Send(0, 9, 1000, Transport::DoneCallback());
+    Simulator::Run();
+    uint64_t relayed = 0;
+    for (uint32_t r = 0; r < 16; ++r)
+    {
+        relayed += fabric->GetGpu(r)->GetForwardedPackets();
+    }
+    EXPECT_EQ(relayed, 0u);
+    EXPECT_EQ(t->GetFailedMessages(), 1u);
+    EXPECT_EQ(t->GetLostPackets(), fabric->GetTotalDrops() + fabric->GetTotalLost());
+    fabric->Dispose();
+}
+
+TEST_F(FaultTest, WatchdogNamesADownLinkThatMessagesWaitFor)
+{
+    // GPU 0's only cable is down and the routes have not caught up (long
+    // detection delay): its message retries into the down port, no byte
+    // moves, and the report names the port as down (its queue is empty: it
+    // was lost with the link)
+    ClusterParams p;
+    p.gpus = 8;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    const FabricTopology topo = BuildRailOnly(p);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    FaultHelper faults(fabric);
+    faults.SetDetectionDelay(Seconds(1));
+    const auto cables = FaultHelper::CablesOf(topo, topo.GpuVertex(0));
+    ASSERT_EQ(cables.size(), 1u);
+    faults.LinkDown(cables.at(0), Seconds(0));
+    auto watchdog = CreateObject<ProgressWatchdog>();
+    watchdog->SetAttribute("Interval", TimeValue(MicroSeconds(50)));
+    watchdog->Install(fabric->GetTransport(), fabric->GetNodes());
+    Simulator::Schedule(MicroSeconds(1), [fabric] {
+        fabric->GetTransport()->Send(0, 5, 1 << 20, Transport::DoneCallback());
+    });
+    Simulator::Run();
+    ASSERT_TRUE(watchdog->HasFired());
+    ASSERT_EQ(watchdog->GetBlockedQueues().size(), 2u) << watchdog->GetReport();
+    EXPECT_EQ(watchdog->GetBlockedQueues().at(0), "gpu0 port 0: link down");
+    EXPECT_NE(watchdog->GetReport().find("1 message(s) were pending; 2 blocked port(s)"),
+              std::string::npos)
+        << watchdog->GetReport();
+    fabric->Dispose();
+}
+
+} // namespace
+
+namespace
+{
+
+/// Two plain nodes joined by one fabric cable; counts IPv4 frames at b.
+struct PlainCable
+{
+    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
+    std::array<Ptr<FabricNetDevice>, 2> dev;
+    uint32_t received{0};
+
+    PlainCable(const std::string& rate, Time delay)
+    {
+        cable->SetAttribute("Delay", TimeValue(delay));
+        std::array<Ptr<Node>, 2> node = {CreateObject<Node>(), CreateObject<Node>()};
+        for (int i = 0; i < 2; ++i)
+        {
+            dev[i] = CreateObject<FabricNetDevice>();
+            dev[i]->SetDataRate(DataRate(rate));
+            node[i]->AddDevice(dev[i]);
+            dev[i]->Attach(cable);
+        }
+        node[1]->RegisterProtocolHandler(
+            Node::ProtocolHandler([this](Ptr<NetDevice>,
+                                         Ptr<const Packet>,
+                                         uint16_t,
+                                         const Address&,
+                                         const Address&,
+                                         NetDevice::PacketType) { ++received; }),
+            0x0800,
+            dev[1]);
+    }
+
+    /// a sends one frame of \p bytes to b at \p at
+    void SendAt(Time at, uint32_t bytes)
+    {
+        Simulator::Schedule(at, [this, bytes] {
+            dev[0]->Send(Create<Packet>(bytes), dev[1]->GetAddress(), 0x0800);
+        });
+    }
+};
+
+TEST_F(FaultTest, APauseInFlightWhenTheLinkResetsIsLostWithIt)
+{
+    // b asks a to pause; the link resets (briefly, or down and up at the
+    // same instant) before the pause arrives. b forgot it sent one (pause
+    // state does not survive a reset), so it will never resume a: the pause
+    // must be lost with the link, or a stays paused for good.
+    for (const Time upAfter : {NanoSeconds(100), NanoSeconds(0)})
+    {
+        PlainCable c("8Gbps", MicroSeconds(1));
+        Simulator::Schedule(NanoSeconds(0),
+                            [&c] { c.cable->SendFlowControl(PeekPointer(c.dev[1]), true); });
+        Simulator::Schedule(NanoSeconds(100), [&c] { c.cable->SetLinkUp(false); });
+        Simulator::Schedule(NanoSeconds(100) + upAfter, [&c] { c.cable->SetLinkUp(true); });
+        c.SendAt(MicroSeconds(2), 1000);
+        Simulator::Run();
+        EXPECT_EQ(c.dev[0]->GetStats().flowControlFrames, 1u); // it arrived...
+        EXPECT_EQ(c.dev[0]->GetStats().pausesRecv, 0u);        // ...lost with the link
+        EXPECT_EQ(c.received, 1u) << "a stayed paused (reset " << upAfter << ")";
+        Simulator::Destroy();
+    }
+}
+
+TEST_F(FaultTest, AFrameSentTheInstantALinkComesUpArrives)
+{
+    // 100 Gb/s: a 4122-byte frame serializes in 329.76 ns, which the sender
+    // counts as 329 ns (the remainder carried to the next frame). A frame
+    // sent the instant the link comes back up is not lost on the wire; one
+    // on the wire when it went down is.
+    PlainCable c("100Gbps", NanoSeconds(500));
+    Simulator::Schedule(NanoSeconds(0), [&c] { c.cable->SetLinkUp(false); });
+    Simulator::Schedule(NanoSeconds(1000), [&c] { c.cable->SetLinkUp(true); });
+    c.SendAt(NanoSeconds(1000), 4108);
+    Simulator::Run();
+    EXPECT_EQ(c.received, 1u);
+    EXPECT_EQ(c.dev[1]->GetStats().lost, 0u);
+    Simulator::Destroy();
+
+    PlainCable d("100Gbps", NanoSeconds(500));
+    d.SendAt(NanoSeconds(0), 4108);
+    Simulator::Schedule(NanoSeconds(600), [&d] { d.cable->SetLinkUp(false); });
+    Simulator::Schedule(NanoSeconds(700), [&d] { d.cable->SetLinkUp(true); });
+    Simulator::Run();
+    EXPECT_EQ(d.received, 0u);
+    EXPECT_EQ(d.dev[1]->GetStats().lost, 1u);
+    Simulator::Destroy();
 }
 
 } // namespace

@@ -86,7 +86,8 @@ FabricChannel::Transmit(Ptr<Packet> p,
     // in order on the wire: never before the packet ahead (see class doc)
     const Time arrival = std::max(now + txTime + m_delay, dir.lastArrival);
     dir.lastArrival = arrival;
-    FabricRingPush(dir.wire, InFlight{std::move(p), meta, corrupted});
+    FabricRingPush(dir.wire,
+                   InFlight{std::move(p), meta, corrupted, m_device[1 - d]->GetLinkEpoch()});
     dir.arrive->Schedule(m_nodeId[1 - d], arrival - now);
 }
 
@@ -100,10 +101,10 @@ FabricChannel::Arrive()
     FabricNetDevice* peer = PeekPointer(m_device[1 - d]);
     if (f.corrupted)
     {
-        peer->ReceiveCorrupted(f.packet);
+        peer->ReceiveCorrupted(f.packet, f.epoch);
         return;
     }
-    peer->Receive(f.packet, f.meta);
+    peer->Receive(f.packet, f.meta, f.epoch);
 }
 
 bool
@@ -140,9 +141,20 @@ void
 FabricChannel::SetLinkUp(bool up)
 {
     NS_LOG_FUNCTION(this << up);
+    // both ends change first: a frame sent the instant one end comes up must
+    // find the other already up (and a link-change callback sees both ends
+    // in their new state)
+    bool changed[2] = {false, false};
     for (uint32_t i = 0; i < m_nDevices; ++i)
     {
-        m_device[i]->SetLinkUp(up);
+        changed[i] = m_device[i]->ChangeLinkState(up);
+    }
+    for (uint32_t i = 0; i < m_nDevices; ++i)
+    {
+        if (changed[i])
+        {
+            m_device[i]->NotifyLinkChanged();
+        }
     }
 }
 
@@ -164,7 +176,8 @@ FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
                                    m_delay,
                                    &FabricNetDevice::ReceiveFlowControl,
                                    peer,
-                                   pause);
+                                   pause,
+                                   peer->GetLinkEpoch());
 }
 
 Ptr<FabricNetDevice>

@@ -116,6 +116,7 @@ class FabricChannel : public Channel
         Ptr<Packet> packet;   //!< the packet
         FabricFrameMeta meta; //!< travels with it
         bool corrupted;       //!< bit errors: the receiver discards it
+        uint32_t epoch;       //!< the receiver's link epoch when it was sent
     };
 
     /// One direction of the cable.

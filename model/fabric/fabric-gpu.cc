@@ -109,12 +109,14 @@ FabricGpu::HandlePacket(FabricNetDevice* port, const Ptr<Packet>& p, const Fabri
     {
         NS_LOG_WARN("GPU " << m_rank << " refuses to relay a packet for rank " << h.dst);
         ++m_refused;
-        NotifyLoss(p);
+        // no route onward through this GPU: counted and traced as such, so
+        // that Fabric::GetTotalDrops and the NoRouteDrop trace see it
+        DropUnroutable(p, true);
         return;
     }
     if (Forward(port, p, h))
     {
-        ++m_forwarded; // handed to an output port (an unroutable one is a drop)
+        ++m_forwarded; // taken by an output port (not dropped, not lost to a down link)
     }
 }
 

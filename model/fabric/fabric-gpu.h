@@ -39,9 +39,10 @@ class FabricGpu : public FabricNode
     /// \return true if its messages are striped over all equal-cost ports
     bool GetSprayPackets() const;
 
-    /// \return packets this GPU forwarded for others
+    /// \return packets this GPU forwarded for others (an output port took them)
     uint64_t GetForwardedPackets() const;
-    /// \return packets of others dropped because forwarding is off
+    /// \return packets of others dropped because forwarding is off (also
+    ///         counted by GetNoRouteDrops and the NoRouteDrop trace)
     uint64_t GetRefusedPackets() const;
     /// \return true if this GPU relays packets of other ranks
     bool GetForwarding() const;

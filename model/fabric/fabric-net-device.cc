@@ -262,13 +262,23 @@ FabricNetDevice::Lose(Ptr<Packet> p)
 void
 FabricNetDevice::SetLinkUp(bool up)
 {
+    if (ChangeLinkState(up))
+    {
+        NotifyLinkChanged();
+    }
+}
+
+bool
+FabricNetDevice::ChangeLinkState(bool up)
+{
     if (up == m_up)
     {
-        return;
+        return false;
     }
     NS_LOG_FUNCTION(this << up);
     m_up = up;
     m_faulted = true;
+    ++m_linkEpoch; // frames in flight (data and pause/resume) are lost
     m_linkTrace(up);
     if (m_txPaused)
     {
@@ -291,11 +301,18 @@ FabricNetDevice::SetLinkUp(bool up)
             ++m_stats.lost;
             Lose(p);
         }
-        m_linkChangeCallbacks(); // the device is in its new state
+    }
+    return true;
+}
+
+void
+FabricNetDevice::NotifyLinkChanged()
+{
+    m_linkChangeCallbacks(); // the device is in its new state
+    if (!m_up)
+    {
         return;
     }
-    m_upSince = Simulator::Now();
-    m_linkChangeCallbacks();
     KickTransmitter();
     if (!m_txReady.IsNull())
     {
@@ -304,18 +321,10 @@ FabricNetDevice::SetLinkUp(bool up)
 }
 
 bool
-FabricNetDevice::LostOnWire(Ptr<const Packet> p) const
+FabricNetDevice::LostOnWire(uint32_t epoch) const
 {
-    if (!m_up)
-    {
-        return true;
-    }
-    // it left the sender at least serialization + delay ago: lost if the link
-    // was down at any time since
-    const uint64_t bits = static_cast<uint64_t>(p->GetSize()) * 8;
-    const Time flight =
-        Seconds(static_cast<double>(bits) / m_rate.GetBitRate()) + m_channel->GetDelay();
-    return Simulator::Now() - flight < m_upSince;
+    // down now, or down and up again since it was sent (however briefly)
+    return !m_up || epoch != m_linkEpoch;
 }
 
 void
@@ -428,12 +437,10 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
         return true;
     }
     QueuedFrame frame = queued;
-    // only a FabricHeader has a CE flag (an IP frame from Send() has none)
-    if (m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold &&
-        (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p)))
-    {
-        MarkCe(p, frame);
-    }
+    // only a FabricHeader has a CE flag (an IP frame from Send() has none);
+    // marked once the queue has taken it, so a dropped packet is no mark
+    const bool markCe = m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold &&
+                        (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p));
     if (!m_queue->Enqueue(p))
     {
         ++m_stats.drops;
@@ -443,6 +450,10 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
             m_loss(p, true);
         }
         return false;
+    }
+    if (markCe)
+    {
+        MarkCe(p, frame);
     }
     FabricRingPush(m_queuedFrames, std::move(frame));
     FabricNetDevice* ingress = queued.ingress;
@@ -602,10 +613,10 @@ FabricNetDevice::TransmitComplete()
 }
 
 void
-FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
+FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p, uint32_t epoch)
 {
     ++m_stats.arrivals;
-    if (m_faulted && LostOnWire(p))
+    if (m_faulted && LostOnWire(epoch))
     {
         ++m_stats.lost;
     }
@@ -617,10 +628,10 @@ FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p)
 }
 
 void
-FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta)
+FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch)
 {
     ++m_stats.arrivals;
-    if (m_faulted && LostOnWire(p))
+    if (m_faulted && LostOnWire(epoch))
     {
         ++m_stats.lost;
         Lose(p);
@@ -699,12 +710,15 @@ FabricNetDevice::ReleaseIngress(uint32_t bytes)
 }
 
 void
-FabricNetDevice::ReceiveFlowControl(bool pause)
+FabricNetDevice::ReceiveFlowControl(bool pause, uint32_t epoch)
 {
     ++m_stats.flowControlFrames;
-    if (!m_up)
+    if (LostOnWire(epoch))
     {
-        return; // the frame was lost with the link
+        // lost with the link: a pause from before a reset would otherwise
+        // stop this transmitter for good (its sender forgot it and will
+        // never resume)
+        return;
     }
     m_pfcTrace(pause);
     if (pause)

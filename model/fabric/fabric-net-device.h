@@ -209,15 +209,34 @@ class FabricNetDevice : public NetDevice
     }
 
     /**
+     * The link's state changes so far (each down and each up adds one). A
+     * frame carries the receiver's count from when it was sent: if the count
+     * differs on arrival, the link went down meanwhile and the frame was lost
+     * with it, however short the outage.
+     * \return the count
+     */
+    uint32_t GetLinkEpoch() const
+    {
+        return m_linkEpoch;
+    }
+
+    /**
      * Called by the channel: the last bit of \p p has arrived.
      * \param p the packet
      * \param meta what the sender passed along with it
+     * \param epoch this device's GetLinkEpoch() when \p p was sent
      */
-    void Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta);
-    /// Called by the channel: \p p arrived with bit errors (discarded, counted).
-    void ReceiveCorrupted(Ptr<Packet> p);
-    /// Called by the channel: the peer asks this transmitter to pause/resume.
-    void ReceiveFlowControl(bool pause);
+    void Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch);
+    /**
+     * Called by the channel: \p p arrived with bit errors (discarded, counted).
+     * \param p the packet \param epoch GetLinkEpoch() when it was sent
+     */
+    void ReceiveCorrupted(Ptr<Packet> p, uint32_t epoch);
+    /**
+     * Called by the channel: the peer asks this transmitter to pause/resume.
+     * \param pause pause (true) or resume \param epoch GetLinkEpoch() when sent
+     */
+    void ReceiveFlowControl(bool pause, uint32_t epoch);
 
     // NetDevice
     void SetIfIndex(const uint32_t index) override;
@@ -254,6 +273,13 @@ class FabricNetDevice : public NetDevice
     void NotifyNewAggregate() override;
 
   private:
+    friend class FabricChannel; // takes both ends down/up before either reacts
+
+    /// Set the link state (queue flushed when going down); \return whether it changed
+    bool ChangeLinkState(bool up);
+    /// After a change: link-change callbacks, and a restart when up.
+    void NotifyLinkChanged();
+
     /// What the device keeps beside each packet of its Queue<Packet>.
     struct QueuedFrame
     {
@@ -282,7 +308,7 @@ class FabricNetDevice : public NetDevice
     void MarkCe(const Ptr<Packet>& p, QueuedFrame& frame);
     Time SerializationTime(uint32_t bytes);
     void Lose(Ptr<Packet> p);
-    bool LostOnWire(Ptr<const Packet> p) const;
+    bool LostOnWire(uint32_t epoch) const;
 
     // What every packet hop reads comes first, in as few cache lines as
     // possible (a large run keeps thousands of ports); the rest follows.
@@ -321,15 +347,15 @@ class FabricNetDevice : public NetDevice
     TracedCallback<Ptr<const Packet>> m_snifferTrace;
     TracedCallback<Ptr<const Packet>> m_promiscSnifferTrace;
 
-    Ptr<Node> m_node;       //!< owner
-    Ptr<Packet> m_txPacket; //!< packet being serialized (only for PhyTxEnd)
-    uint16_t m_mtu{0};      //!< largest frame, header included
-    uint32_t m_ifIndex{0};  //!< interface index in the node
-    bool m_nvlink{false};   //!< NVLink port
-    Mac48Address m_address; //!< MAC address (for ns-3 APIs only)
-    Time m_upSince;         //!< when the link last came back up
-    Time m_pausedSince;     //!< when the current pause began
-    LossCallback m_loss;    //!< lost packets, for a transport
+    Ptr<Node> m_node;        //!< owner
+    Ptr<Packet> m_txPacket;  //!< packet being serialized (only for PhyTxEnd)
+    uint16_t m_mtu{0};       //!< largest frame, header included
+    uint32_t m_ifIndex{0};   //!< interface index in the node
+    bool m_nvlink{false};    //!< NVLink port
+    Mac48Address m_address;  //!< MAC address (for ns-3 APIs only)
+    uint32_t m_linkEpoch{0}; //!< link state changes so far (GetLinkEpoch)
+    Time m_pausedSince;      //!< when the current pause began
+    LossCallback m_loss;     //!< lost packets, for a transport
     NetDevice::ReceiveCallback m_rxCallback;
     NetDevice::PromiscReceiveCallback m_promiscCallback;
     TracedCallback<Ptr<const Packet>> m_dropTrace;

@@ -234,8 +234,7 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
         p->RemoveHeader(next);
         next.hop = hop;
         p->AddHeader(next);
-        m_ports[(*route)[hop]]->Enqueue(p, next, port);
-        return true;
+        return m_ports[(*route)[hop]]->Enqueue(p, next, port);
     }
     FabricNetDevice* out = SelectPort(h);
     if (out == nullptr)
@@ -244,8 +243,7 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
         DropUnroutable(p, true);
         return false;
     }
-    out->Enqueue(p, h, port);
-    return true;
+    return out->Enqueue(p, h, port);
 }
 
 } // namespace ns3

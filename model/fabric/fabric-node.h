@@ -159,7 +159,8 @@ class FabricNode : public Node
      */
     void ReceiveFromPort(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData* h);
 
-    /// \return packets dropped for lack of a route
+    /// \return packets dropped for lack of a route (on a GPU, also those it
+    ///         refused to relay)
     uint64_t GetNoRouteDrops() const;
 
     /// \param cb called with every packet this node drops (no route, refused relay)
@@ -178,8 +179,8 @@ class FabricNode : public Node
      * Forward toward h.dst through the routing table.
      * \param port input port (charged for flow control)
      * \param p packet \param h its header
-     * \return true if it was handed to an output port, false if dropped as
-     *         unroutable
+     * \return true if an output port took it, false if it was dropped (no
+     *         route, or the port's queue full or its link down)
      */
     bool Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHeaderData& h);
 

@@ -157,24 +157,27 @@ ProgressWatchdog::Fire()
     uint32_t paused = 0;
     for (const auto& d : m_devices)
     {
-        const bool blocked = d->GetQueuePackets() > 0 && (d->IsTxPaused() || !d->IsUp());
-        if (!blocked)
+        // a down port holds nothing (its queue is lost with the link), so it
+        // is listed for being down: what waits for it is in the transport
+        const bool down = !d->IsUp();
+        if (!down && !(d->IsTxPaused() && d->GetQueuePackets() > 0))
         {
             continue;
         }
         ++paused;
         if (m_blocked.size() < m_maxListed)
         {
-            m_blocked.push_back(fmt::format("{}: {} packets ({} bytes) queued, {}",
-                                            PortName(d),
-                                            d->GetQueuePackets(),
-                                            d->GetQueueBytes(),
-                                            d->IsUp() ? "paused by its peer (PFC)" : "link down"));
+            m_blocked.push_back(down ? fmt::format("{}: link down", PortName(d))
+                                     : fmt::format("{}: {} packets ({} bytes) queued, paused by "
+                                                   "its peer (PFC)",
+                                                   PortName(d),
+                                                   d->GetQueuePackets(),
+                                                   d->GetQueueBytes()));
         }
     }
     m_pending = m_transport->GetPendingReports(m_maxListed);
     std::string r = fmt::format("progress watchdog: no byte moved from {:.9f} s to {:.9f} s "
-                                "while {} message(s) were pending; {} blocked queue(s)\n",
+                                "while {} message(s) were pending; {} blocked port(s)\n",
                                 (Simulator::Now() - m_interval).GetSeconds(),
                                 Simulator::Now().GetSeconds(),
                                 m_transport->GetPendingMessages(),

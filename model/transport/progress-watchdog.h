@@ -52,7 +52,8 @@ class ProgressWatchdog : public Object
     bool HasFired() const;
     /// \return the report (empty until it fires)
     const std::string& GetReport() const;
-    /// \return descriptions of the blocked queues found when it fired
+    /// \return descriptions of the blocked ports found when it fired (paused with
+    ///         packets queued, or link down)
     const std::vector<std::string>& GetBlockedQueues() const;
     /// \return the pending messages found when it fired
     const std::vector<PacketTransport::MessageReport>& GetPendingMessages() const;
