@@ -14,6 +14,7 @@ set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 option(GPU_FABRIC_TESTS "Build the GoogleTest suites" ON)
 option(GPU_FABRIC_EXAMPLES "Build examples and benchmarks" ON)
 option(GPU_FABRIC_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(GPU_FABRIC_PYTHON "Build the Python bindings (pybind11)" ON)
 
 if(GPU_FABRIC_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
@@ -97,6 +98,18 @@ endfunction()
 
 # Everything after the library: programs, tests, install and package config.
 macro(gpu_fabric_standalone_finish)
+  if(GPU_FABRIC_PYTHON)
+    # pybind11's FindPython mode: it finds the interpreter and headers itself
+    set(PYBIND11_FINDPYTHON ON)
+    # Debian's python3 (whose headers python3-dev installs), not one first on
+    # PATH (pyenv, a venv); -DPython_EXECUTABLE=... chooses another
+    if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+      set(Python_EXECUTABLE /usr/bin/python3)
+    endif()
+    find_package(Python COMPONENTS Interpreter Development REQUIRED)
+    find_package(pybind11 CONFIG REQUIRED)
+    add_subdirectory(bindings)
+  endif()
   if(GPU_FABRIC_EXAMPLES)
     add_subdirectory(examples)
     add_subdirectory(bench)

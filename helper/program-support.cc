@@ -92,16 +92,34 @@ ParsesWithoutAbort(const std::string& type, const std::string& value)
 }
 
 /**
- * Exit with status 2 unless \p value is valid for the ns-3 attribute path
- * (ns3::Type::Attribute) \p name, or for \p global if it is not null; a
- * valid one is set, as CommandLine would.
+ * Exit with status 2 naming a bad --ns3:: attribute or global value; set a
+ * valid one, as CommandLine would.
  */
 void
 RejectBadAttributeValue(const std::string& program,
                         const std::string& name,
-                        const std::string& value,
-                        const GlobalValue* global)
+                        const std::string& value)
 {
+    try
+    {
+        SetDefaultFromText("--" + name, name, value);
+    }
+    catch (const FabricConfigError& e)
+    {
+        ExitBadInput(program, e.what());
+    }
+}
+
+} // namespace
+
+void
+SetDefaultFromText(const std::string& flag, const std::string& name, const std::string& value)
+{
+    const GlobalValue* global = nullptr; // e.g. SchedulerType, RngRun
+    for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
+    {
+        global = (*g)->GetName() == name ? *g : global;
+    }
     // what the attribute or global takes: its checker's type, and its help
     Ptr<const AttributeChecker> checker;
     std::string help;
@@ -115,7 +133,7 @@ RejectBadAttributeValue(const std::string& program,
         const auto sep = name.rfind("::");
         TypeId tid;
         TypeId::AttributeInformation info;
-        if (TypeId::LookupByNameFailSafe(name.substr(0, sep), &tid) &&
+        if (sep != std::string::npos && TypeId::LookupByNameFailSafe(name.substr(0, sep), &tid) &&
             tid.LookupAttributeByName(name.substr(sep + 2), &info))
         {
             checker = info.checker;
@@ -129,14 +147,12 @@ RejectBadAttributeValue(const std::string& program,
     {
         return;
     }
-    const std::string allowed =
-        checker ? fmt::format("{} ({})", type, help)
-                : "an attribute of a registered type, ns3::<Type>::<Attribute> (see "
-                  "--PrintAttributes=ns3::<Type>)";
-    ExitBadInput(program, FabricConfigError("--" + name, value, allowed).what());
+    throw FabricConfigError(flag,
+                            value,
+                            checker ? fmt::format("{} ({})", type, help)
+                                    : "an attribute of a registered type, ns3::<Type>::<Attribute> "
+                                      "(see --PrintAttributes=ns3::<Type>), or a global value");
 }
-
-} // namespace
 
 void
 RejectUnknownFlags(const std::string& program,
@@ -161,7 +177,7 @@ RejectUnknownFlags(const std::string& program,
         {
             // CommandLine would reject a bad value with status 1; bad input
             // exits with 2 everywhere, naming what is allowed
-            RejectBadAttributeValue(program, name, a.substr(a.find('=') + 1), global);
+            RejectBadAttributeValue(program, name, a.substr(a.find('=') + 1));
         }
         if (global != nullptr || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
             name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||

@@ -135,6 +135,17 @@ ProgramFlags::AddValue(const std::string& name, const std::string& help, T& valu
 bool FlagIsTrue(int argc, char* argv[], const std::string& name);
 
 /**
+ * Set an ns-3 attribute's default (ns3::Type::Attribute) or a global value
+ * (SchedulerType, RngRun) from text, as a program's --name=value does, but
+ * refusing what ns-3's own parsers would abort on.
+ * \param flag how the caller names it, for the message
+ * \param name the attribute's full name or the global value's name
+ * \param value the text
+ * \throws FabricConfigError naming \p flag, the value and what it takes
+ */
+void SetDefaultFromText(const std::string& flag, const std::string& name, const std::string& value);
+
+/**
  * Exit with status 2 for an argument ns-3's CommandLine does not know (it
  * would exit with 1); ns-3's own --help and --Print* flags pass. A --ns3::
  * attribute or global value is checked and set here: a value its checker

@@ -10,7 +10,8 @@ packages=(
   libns3-dev ns3 libgsl-dev libsqlite3-dev libxml2-dev libpython3-dev
   libboost-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev googletest
-  pybind11-dev
+  # Python bindings: pybind11, and the interpreter and headers it builds for
+  pybind11-dev python3 python3-dev
   gnuplot-nox
   # the tests decode the module's PCAP captures with it (Wireshark's dissectors)
   tshark

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the built module into a scratch prefix and builds and runs a
-# separate CMake project that finds it with find_package(gpu-fabric).
+# separate CMake project that finds it with find_package(gpu-fabric); the
+# installed Python module (if built) imports.
 set -euo pipefail
 build="$1"
 src="$2"
@@ -10,3 +11,9 @@ cmake --install "$build" --prefix "$work/prefix" > /dev/null
 cmake -S "$src/test/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/consumer" > /dev/null
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"
+# the installed Python module loads the installed library by itself (RPATH)
+for module in "$work"/prefix/lib/python3*/dist-packages/gpu_fabric*.so; do
+  [ -e "$module" ] || continue
+  PYTHONPATH="$(dirname "$module")" /usr/bin/python3 -c \
+    'import gpu_fabric as g; assert g.HbDomainPreset.Get("dgx-h100").gpusPerDomain == 8; print("python: gpu_fabric imports")'
+done

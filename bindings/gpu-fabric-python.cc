@@ -1,0 +1,482 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Python bindings of gpu-fabric (pybind11): the module's own API, the way a
+// scenario program uses it. Debian's ns-3.37 has no Python bindings of its
+// own, so the few ns-3 calls a scenario needs (Simulator, attribute defaults,
+// the RNG seed) are bound here too. Names follow the C++ API (as ns-3's own
+// Python bindings do), so the C++ documentation applies; times are seconds
+// (float) and rates bits per second (int) instead of ns3::Time / DataRate.
+//
+// ns3::Ptr<T> is the holder of every Object-derived class (intrusive: the
+// reference count lives in the object). Simulator.Run() keeps the GIL, so
+// Python callbacks from simulation events run on the calling thread with it;
+// their holders still take the GIL to release the Python object, since ns-3
+// may drop a callback from anywhere.
+#include "ns3/analytical-model.h"
+#include "ns3/bfb-schedule.h"
+#include "ns3/collective-helper.h"
+#include "ns3/config.h"
+#include "ns3/fabric-cost.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-routing.h"
+#include "ns3/flow-helper.h"
+#include "ns3/hb-domain-preset.h"
+#include "ns3/llm-model.h"
+#include "ns3/program-support.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+#include "ns3/topology-finder.h"
+
+#include <memory>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace ns3;
+
+PYBIND11_DECLARE_HOLDER_TYPE(T, ns3::Ptr<T>, true);
+
+namespace pybind11
+{
+namespace detail
+{
+/// ns3::Ptr has no get(): pybind11 reaches the object through PeekPointer.
+template <typename T>
+struct holder_helper<ns3::Ptr<T>>
+{
+    static T* get(const ns3::Ptr<T>& p)
+    {
+        return ns3::PeekPointer(p);
+    }
+};
+} // namespace detail
+} // namespace pybind11
+
+namespace
+{
+
+/// A Python callable kept by an ns-3 callback; released under the GIL.
+class PyCallable
+{
+  public:
+    explicit PyCallable(py::object f)
+        : m_f(std::move(f))
+    {
+    }
+
+    ~PyCallable()
+    {
+        py::gil_scoped_acquire gil;
+        m_f = py::object();
+    }
+
+    PyCallable(const PyCallable&) = delete;
+    PyCallable& operator=(const PyCallable&) = delete;
+
+    /// Call it with \p args under the GIL.
+    template <typename... Args>
+    void operator()(Args&&... args) const
+    {
+        py::gil_scoped_acquire gil;
+        m_f(std::forward<Args>(args)...);
+    }
+
+  private:
+    py::object m_f;
+};
+
+/// \return \p f as a shared holder, or null for None
+std::shared_ptr<PyCallable>
+Hold(const py::object& f)
+{
+    if (f.is_none())
+    {
+        return nullptr;
+    }
+    if (!PyCallable_Check(f.ptr()))
+    {
+        throw FabricConfigError("callback",
+                                py::str(py::repr(f)).cast<std::string>(),
+                                "a callable or None");
+    }
+    return std::make_shared<PyCallable>(f);
+}
+
+/// A non-negative finite number of seconds as an ns-3 Time.
+Time
+SecondsArg(const std::string& what, double s)
+{
+    FabricRequire(std::isfinite(s) && s >= 0, what, s, "a finite number of seconds >= 0");
+    return Seconds(s);
+}
+
+} // namespace
+
+PYBIND11_MODULE(gpu_fabric, m)
+{
+    m.doc() = "gpu-fabric: GPU cluster networks (rail-only, fat-trees, direct-connect) on ns-3";
+
+    // Bad parameters raise ConfigError (a ValueError) with the message the
+    // C++ API gives: the parameter, the value and what is allowed.
+    static py::exception<FabricConfigError> configError(m, "ConfigError", PyExc_ValueError);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try
+        {
+            if (p)
+            {
+                std::rethrow_exception(p);
+            }
+        }
+        catch (const FabricConfigError& e)
+        {
+            configError(e.what());
+        }
+    });
+
+    // ---- ns-3: the simulator, attribute defaults, the RNG --------------------
+    // static members only: never constructed nor deleted from Python
+    py::class_<Simulator, std::unique_ptr<Simulator, py::nodelete>>(
+        m,
+        "Simulator",
+        "ns-3's simulator (times in seconds)")
+        .def_static("Run", &Simulator::Run, "Run until no event is left (or Stop)")
+        .def_static(
+            "Stop",
+            [](double s) { Simulator::Stop(SecondsArg("stop time", s)); },
+            py::arg("delay_s"),
+            "Stop after delay_s seconds of simulated time")
+        .def_static(
+            "Now",
+            [] { return Simulator::Now().GetSeconds(); },
+            "Simulated time, seconds")
+        .def_static("Destroy", &Simulator::Destroy, "Destroy every event and object of the run")
+        .def_static("GetEventCount", &Simulator::GetEventCount, "Events executed so far");
+    m.def(
+        "SetDefault",
+        [](const std::string& name, const std::string& value) {
+            SetDefaultFromText(name, name, value);
+        },
+        py::arg("name"),
+        py::arg("value"),
+        "Set an attribute default (\"ns3::FabricSwitch::PfcXoff\", \"1MB\") or a global value "
+        "(\"SchedulerType\", \"ns3::HeapScheduler\"); raises ConfigError for an unknown name "
+        "or a value it does not take");
+    m.def(
+        "SetSeed",
+        [](uint32_t seed) {
+            FabricRequire(seed >= 1, "seed", seed, "an integer >= 1");
+            RngSeedManager::SetSeed(seed);
+        },
+        py::arg("seed"));
+    m.def("SetRun", &RngSeedManager::SetRun, py::arg("run"));
+
+    // ---- platforms and models ------------------------------------------------
+    py::class_<HbDomainPreset>(m, "HbDomainPreset", "An HB (NVLink) domain platform")
+        .def_static("Get", &HbDomainPreset::Get, py::arg("name"))
+        .def_static("Names", &HbDomainPreset::Names)
+        .def_static(
+            "Custom",
+            [](uint32_t k, uint64_t nvlinkBps, uint64_t nicBps, uint32_t planes) {
+                FabricRequire(nvlinkBps > 0, "NVLink rate (bps)", nvlinkBps, "a positive rate");
+                FabricRequire(nicBps > 0, "NIC rate (bps)", nicBps, "a positive rate");
+                return HbDomainPreset::Custom(k, DataRate(nvlinkBps), DataRate(nicBps), planes);
+            },
+            py::arg("gpus_per_domain"),
+            py::arg("nvlink_rate_bps"),
+            py::arg("nic_rate_bps"),
+            py::arg("nvswitch_planes") = 1)
+        .def_readwrite("name", &HbDomainPreset::name)
+        .def_readwrite("gpusPerDomain", &HbDomainPreset::gpusPerDomain)
+        .def_property(
+            "nvlinkRateBps",
+            [](const HbDomainPreset& p) { return p.nvlinkRate.GetBitRate(); },
+            [](HbDomainPreset& p, uint64_t bps) { p.nvlinkRate = DataRate(bps); })
+        .def_property(
+            "nicRateBps",
+            [](const HbDomainPreset& p) { return p.nicRate.GetBitRate(); },
+            [](HbDomainPreset& p, uint64_t bps) { p.nicRate = DataRate(bps); })
+        .def_readwrite("gpuFlops", &HbDomainPreset::gpuFlops)
+        .def_readwrite("nvswitchPlanes", &HbDomainPreset::nvswitchPlanes)
+        .def_property(
+            "nvlinkLatencyS",
+            [](const HbDomainPreset& p) { return p.nvlinkLatency.GetSeconds(); },
+            [](HbDomainPreset& p, double s) { p.nvlinkLatency = SecondsArg("NVLink latency", s); })
+        .def_readonly("source", &HbDomainPreset::source)
+        .def("Validate", &HbDomainPreset::Validate)
+        .def("__repr__", [](const HbDomainPreset& p) {
+            return "<HbDomainPreset " + p.name + " K=" + std::to_string(p.gpusPerDomain) + ">";
+        });
+
+    py::class_<LlmModel>(m, "LlmModel", "A transformer model preset (rail-only paper's table)")
+        .def_static("Get", &LlmModel::Get, py::arg("name"))
+        .def_static("Names", &LlmModel::Names)
+        .def_readonly("name", &LlmModel::name)
+        .def_readonly("layers", &LlmModel::layers)
+        .def_readonly("hiddenSize", &LlmModel::hiddenSize)
+        .def_readonly("heads", &LlmModel::heads)
+        .def_readonly("seqLength", &LlmModel::seqLength)
+        .def_readonly("experts", &LlmModel::experts)
+        .def_readonly("globalBatchTokens", &LlmModel::globalBatchTokens)
+        .def_readonly("tpRoundsPerBlock", &LlmModel::tpRoundsPerBlock)
+        .def_readonly("source", &LlmModel::source);
+
+    // ---- Eq. 1 of the rail-only paper ------------------------------------------
+    py::class_<AnalyticalParams>(m, "AnalyticalParams", "The variables of Eq. 1")
+        .def_static("From",
+                    &AnalyticalParams::From,
+                    py::arg("model"),
+                    py::arg("platform"),
+                    py::arg("gpus"),
+                    py::arg("attention_flops") = false)
+        .def_readwrite("N", &AnalyticalParams::N)
+        .def_readwrite("K", &AnalyticalParams::K)
+        .def_readwrite("l", &AnalyticalParams::l)
+        .def_readwrite("d_model", &AnalyticalParams::d_model)
+        .def_readwrite("S_T", &AnalyticalParams::S_T)
+        .def_readwrite("b", &AnalyticalParams::b)
+        .def_readwrite("M_cc", &AnalyticalParams::M_cc)
+        .def_readwrite("M_flop", &AnalyticalParams::M_flop)
+        .def_readwrite("C", &AnalyticalParams::C)
+        .def_readwrite("B_F", &AnalyticalParams::B_F)
+        .def_readwrite("B_S", &AnalyticalParams::B_S)
+        .def_readwrite("activationBytes", &AnalyticalParams::activationBytes);
+    py::class_<IterationTimeBreakdown>(m, "IterationTimeBreakdown", "Terms of Eq. 1, seconds")
+        .def_readonly("N_M", &IterationTimeBreakdown::N_M)
+        .def_readonly("compute", &IterationTimeBreakdown::compute)
+        .def_readonly("dpRail", &IterationTimeBreakdown::dpRail)
+        .def_readonly("dpDomain", &IterationTimeBreakdown::dpDomain)
+        .def_readonly("tp", &IterationTimeBreakdown::tp)
+        .def_readonly("total", &IterationTimeBreakdown::total);
+    py::class_<AnalyticalModel>(m, "AnalyticalModel", "Eq. 1: iteration time on rail-only")
+        .def(py::init<const AnalyticalParams&>(), py::arg("params"))
+        .def("IterationTime", &AnalyticalModel::IterationTime, py::arg("tp"))
+        .def("Breakdown", &AnalyticalModel::Breakdown, py::arg("tp"))
+        .def("OptimalTp", &AnalyticalModel::OptimalTp)
+        .def("ClampedOptimalTp", &AnalyticalModel::ClampedOptimalTp);
+
+    // ---- topologies, routing, cost ------------------------------------------------
+    py::class_<ClusterParams>(m, "ClusterParams", "What a topology builder takes")
+        .def(py::init<>())
+        .def_readwrite("gpus", &ClusterParams::gpus)
+        .def_readwrite("platform", &ClusterParams::platform)
+        .def_readwrite("radix", &ClusterParams::radix)
+        .def_readwrite("linkDelayNs", &ClusterParams::linkDelayNs)
+        .def_readwrite("oversubscription", &ClusterParams::oversubscription)
+        .def_readwrite("fabricRateBps", &ClusterParams::fabricRateBps);
+    py::class_<FabricTopology>(m, "FabricTopology", "One graph of GPUs, switches and cables")
+        .def("GetName", &FabricTopology::GetName)
+        .def("GetNGpus", &FabricTopology::GetNGpus)
+        .def("GetNVertices", &FabricTopology::GetNVertices)
+        .def("GetNCables", [](const FabricTopology& t) { return t.Cables().size(); })
+        .def_readonly("gpusPerDomain", &FabricTopology::gpusPerDomain)
+        .def_readonly_static("kMaxGpus", &FabricTopology::kMaxGpus);
+    m.def("BuildRailOnly", &BuildRailOnly, py::arg("params"));
+    m.def("BuildRailOptimized", &BuildRailOptimized, py::arg("params"));
+    m.def("BuildFatTree", &BuildFatTree, py::arg("params"));
+    m.def("BuildDirectConnect",
+          &BuildDirectConnect,
+          py::arg("graph"),
+          py::arg("node_bandwidth_bps"),
+          py::arg("params"));
+
+    py::class_<RoutingReport>(m, "RoutingReport", "Reachability of every GPU pair")
+        .def_readonly("pairs", &RoutingReport::pairs)
+        .def_readonly("unreachable", &RoutingReport::unreachable)
+        .def_readonly("maxHops", &RoutingReport::maxHops)
+        .def_readonly("meanHops", &RoutingReport::meanHops)
+        .def_readonly("hopHistogram", &RoutingReport::hopHistogram)
+        .def_readonly("firstFailure", &RoutingReport::firstFailure);
+    m.def(
+        "CheckRouting",
+        [](const FabricTopology& t) { return CheckRouting(t, ComputeRoutingTables(t)); },
+        py::arg("topology"),
+        "Routing tables computed and every GPU pair traced");
+
+    py::class_<FabricCounts>(m, "FabricCounts", "Equipment of a topology")
+        .def_readonly("switches", &FabricCounts::switches)
+        .def_readonly("switchesByTier", &FabricCounts::switchesByTier)
+        .def_readonly("switchPorts", &FabricCounts::switchPorts)
+        .def_readonly("switchPortsUsed", &FabricCounts::switchPortsUsed)
+        .def_readonly("links", &FabricCounts::links)
+        .def_readonly("transceivers", &FabricCounts::transceivers)
+        .def_readonly("nics", &FabricCounts::nics)
+        .def_readonly("nvlinks", &FabricCounts::nvlinks)
+        .def_readonly("directLinks", &FabricCounts::directLinks);
+    m.def("CountEquipment", &CountEquipment, py::arg("topology"), py::arg("radix"));
+    py::class_<FabricCostModel, Ptr<FabricCostModel>>(m, "FabricCostModel", "Cost and power")
+        .def(py::init([] { return CreateObject<FabricCostModel>(); }))
+        .def("SetPricePreset", &FabricCostModel::SetPricePreset, py::arg("name"))
+        .def_static("PricePresets", &FabricCostModel::PricePresets)
+        .def("Cost", &FabricCostModel::Cost, py::arg("counts"), "US dollars")
+        .def("Power", &FabricCostModel::Power, py::arg("counts"), "watts");
+
+    // ---- simulation: packet and flow level ---------------------------------------
+    py::class_<Transport, Ptr<Transport>>(m, "Transport", "Send(src, dst, bytes, done)")
+        .def(
+            "Send",
+            [](Transport& t, uint32_t src, uint32_t dst, uint64_t bytes, const py::object& done) {
+                const auto f = Hold(done);
+                Transport::DoneCallback cb;
+                if (f)
+                {
+                    cb = Transport::DoneCallback([f] { (*f)(); });
+                }
+                return t.Send(src, dst, bytes, cb);
+            },
+            py::arg("src"),
+            py::arg("dst"),
+            py::arg("bytes"),
+            py::arg("done") = py::none(),
+            "Send a message; done() is called when its last byte arrives")
+        .def("GetNRanks", &Transport::GetNRanks)
+        .def(
+            "GetTotals",
+            [](const Transport& t) {
+                const Transport::Totals x = t.GetTotals();
+                py::dict d;
+                d["messages_sent"] = x.messagesSent;
+                d["messages_delivered"] = x.messagesDelivered;
+                d["bytes_sent"] = x.bytesSent;
+                d["bytes_delivered"] = x.bytesDelivered;
+                return d;
+            },
+            "messages_sent, messages_delivered, bytes_sent, bytes_delivered");
+    py::class_<PacketTransport, Transport, Ptr<PacketTransport>>(m, "PacketTransport")
+        .def("GetPacketsDelivered", &PacketTransport::GetPacketsDelivered)
+        .def("GetEcnMarkedPackets", &PacketTransport::GetEcnMarkedPackets)
+        .def("GetRetransmissions", &PacketTransport::GetRetransmissions)
+        .def("GetLostPackets", &PacketTransport::GetLostPackets)
+        .def("GetFailedMessages", &PacketTransport::GetFailedMessages);
+    py::class_<FlowTransport, Transport, Ptr<FlowTransport>>(m, "FlowTransport");
+
+    py::class_<Fabric, Ptr<Fabric>>(m, "Fabric", "The packet-level fabric of one topology")
+        .def("GetNGpus", &Fabric::GetNGpus)
+        .def("GetTransport", &Fabric::GetTransport)
+        .def("Dispose", &Fabric::Dispose);
+    py::class_<FabricHelper>(m, "FabricHelper", "Instantiates a topology at packet level")
+        .def(py::init<>())
+        .def("Install", &FabricHelper::Install, py::arg("topology"));
+    py::class_<FlowHelper>(m, "FlowHelper", "Instantiates a topology at flow level")
+        .def(py::init<>())
+        .def("Install",
+             py::overload_cast<const FabricTopology&>(&FlowHelper::Install, py::const_),
+             py::arg("topology"));
+
+    py::class_<CollectiveResult>(m, "CollectiveResult", "nccl-tests' figures of one run")
+        .def_readonly("collective", &CollectiveResult::collective)
+        .def_readonly("algorithm", &CollectiveResult::algorithm)
+        .def_readonly("ranks", &CollectiveResult::ranks)
+        .def_readonly("bytes", &CollectiveResult::bytes)
+        .def_readonly("timeS", &CollectiveResult::timeS)
+        .def_readonly("algbwGBps", &CollectiveResult::algbwGBps)
+        .def_readonly("busbwGBps", &CollectiveResult::busbwGBps)
+        .def_readonly("bytesSent", &CollectiveResult::bytesSent)
+        .def_readonly("complete", &CollectiveResult::complete)
+        .def_readonly("failed", &CollectiveResult::failed)
+        .def_readonly("failure", &CollectiveResult::failure);
+    py::class_<CollectiveRun, Ptr<CollectiveRun>>(m, "CollectiveRun", "One collective's run")
+        .def("IsComplete", &CollectiveRun::IsComplete)
+        .def("GetResult", &CollectiveRun::GetResult)
+        .def(
+            "SetCompletionCallback",
+            [](CollectiveRun& run, const py::object& done) {
+                const auto f = Hold(done);
+                run.SetCompletionCallback(
+                    f ? CollectiveRun::CompletionCallback([f](Ptr<CollectiveRun> r) { (*f)(r); })
+                      : CollectiveRun::CompletionCallback());
+            },
+            py::arg("done"),
+            "done(run) is called when the last rank finishes");
+    py::class_<CollectiveHelper>(m, "CollectiveHelper", "Installs collectives on ranks")
+        .def(py::init<Ptr<Fabric>>(), py::arg("fabric"))
+        .def(py::init<Ptr<Transport>>(), py::arg("transport"))
+        .def("SetChunkBytes", &CollectiveHelper::SetChunkBytes, py::arg("bytes"))
+        .def("SetChannels", &CollectiveHelper::SetChannels, py::arg("channels"))
+        .def("SetDomainSize", &CollectiveHelper::SetDomainSize, py::arg("k"))
+        .def(
+            "Install",
+            [](const CollectiveHelper& h,
+               const std::vector<uint32_t>& ranks,
+               const std::string& collective,
+               const std::string& algorithm,
+               uint64_t bytes,
+               double startS) {
+                return h.Install(ranks, collective, algorithm, bytes, SecondsArg("start", startS));
+            },
+            py::arg("ranks"),
+            py::arg("collective"),
+            py::arg("algorithm"),
+            py::arg("bytes"),
+            py::arg("start_s") = 0.0)
+        .def_static("AllRanks", &CollectiveHelper::AllRanks, py::arg("n"));
+
+    // ---- direct-connect synthesis -----------------------------------------------
+    py::class_<DirectConnectGraph>(m, "DirectConnectGraph", "A d-regular directed graph")
+        .def("Name", &DirectConnectGraph::Name)
+        .def("NumNodes", &DirectConnectGraph::NumNodes)
+        .def("NumArcs", &DirectConnectGraph::NumArcs)
+        .def("Degree", &DirectConnectGraph::Degree)
+        .def("IsRegular", &DirectConnectGraph::IsRegular)
+        .def("IsStronglyConnected", &DirectConnectGraph::IsStronglyConnected);
+    m.def("BuildFromName",
+          &BuildFromName,
+          py::arg("name"),
+          "A graph from its construction name, e.g. \"L(L(K(4,4)))\"");
+    py::class_<BfbSchedule>(m, "BfbSchedule", "A BFB schedule (Zhao et al.)")
+        .def_readonly("graphName", &BfbSchedule::graphName)
+        .def_readonly("nodes", &BfbSchedule::nodes)
+        .def_readonly("degree", &BfbSchedule::degree)
+        .def("Steps", &BfbSchedule::Steps, "T_L")
+        .def(
+            "Tb",
+            [](const BfbSchedule& s) { return ToDouble(s.Tb()); },
+            "T_B in units of M/B")
+        .def(
+            "TbExact",
+            [](const BfbSchedule& s) { return ToString(s.Tb()); },
+            "T_B as a fraction, e.g. \"33/32\"")
+        .def("TbOptimal", &BfbSchedule::TbOptimal);
+    m.def(
+        "BfbAllGather",
+        [](const DirectConnectGraph& g) { return BfbAllGather(g); },
+        py::arg("graph"));
+    m.def(
+        "BfbReduceScatter",
+        [](const DirectConnectGraph& g) { return BfbReduceScatter(g); },
+        py::arg("graph"));
+    m.def(
+        "BfbAllReduce",
+        [](const DirectConnectGraph& g) { return BfbAllReduce(g); },
+        py::arg("graph"));
+    py::class_<FinderWorkload>(m, "FinderWorkload", "The alpha-beta workload of the finder")
+        .def(py::init<>())
+        .def_readwrite("alphaSeconds", &FinderWorkload::alphaSeconds)
+        .def_readwrite("bandwidthBps", &FinderWorkload::bandwidthBps)
+        .def_readwrite("messageBytes", &FinderWorkload::messageBytes);
+    py::class_<SynthCandidate>(m, "SynthCandidate", "A topology the finder considered")
+        .def_readonly("name", &SynthCandidate::name)
+        .def_readonly("nodes", &SynthCandidate::nodes)
+        .def_readonly("degree", &SynthCandidate::degree)
+        .def_readonly("steps", &SynthCandidate::steps)
+        .def_property_readonly("tb", [](const SynthCandidate& c) { return ToDouble(c.tb); });
+    py::class_<FinderResult>(m, "FinderResult", "Pareto frontier and the best point")
+        .def_readonly("frontier", &FinderResult::frontier)
+        .def_readonly("best", &FinderResult::best)
+        .def_readonly("bestTimeSeconds", &FinderResult::bestTimeSeconds)
+        .def_readonly("considered", &FinderResult::considered);
+    m.def(
+        "FindTopology",
+        [](uint32_t nodes, uint32_t degree, const FinderWorkload& w, uint32_t depth) {
+            FabricRequire(depth <= 4, "depth", depth, "an integer 0..4");
+            FinderOptions o;
+            o.maxDepth = depth;
+            return FindTopology(nodes, degree, w, o);
+        },
+        py::arg("nodes"),
+        py::arg("degree"),
+        py::arg("workload") = FinderWorkload(),
+        py::arg("depth") = 2);
+}

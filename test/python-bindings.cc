@@ -1,0 +1,313 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * The Python bindings (bindings/, module gpu_fabric) driven from an embedded
+ * interpreter: each scenario runs in Python and in C++ in the same process,
+ * and the two must agree exactly; bad input raises ConfigError with the C++
+ * message; Python callbacks run from simulation events.
+ */
+#include "ns3/analytical-model.h"
+#include "ns3/bfb-schedule.h"
+#include "ns3/collective-helper.h"
+#include "ns3/fabric-cost.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/flow-helper.h"
+#include "ns3/llm-model.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+#include "ns3/topology-finder.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <pybind11/embed.h>
+#include <pybind11/stl.h>
+#include <sstream>
+
+namespace py = pybind11;
+using namespace ns3;
+
+// Python's interpreter keeps some objects for the life of the process.
+extern "C" const char*
+__lsan_default_suppressions()
+{
+    return "leak:libpython3\n";
+}
+
+namespace
+{
+
+/// The interpreter (started once per process) with gpu_fabric importable.
+py::module_
+GpuFabric()
+{
+    static py::scoped_interpreter interpreter;
+    static py::module_ gf = [] {
+        py::module_::import("sys").attr("path").attr("insert")(0, GPU_FABRIC_PYTHON_DIR);
+        return py::module_::import("gpu_fabric");
+    }();
+    return gf;
+}
+
+/// Run \p code with gpu_fabric imported as gf; \return its variables.
+py::dict
+RunPython(const char* code)
+{
+    py::module_ gf = GpuFabric(); // starts the interpreter before any Python object
+    py::dict scope;
+    scope["gf"] = gf;
+    py::exec(code, scope);
+    return scope;
+}
+
+ClusterParams
+Dgx16()
+{
+    ClusterParams p;
+    p.gpus = 16;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    p.radix = 64;
+    return p;
+}
+
+TEST(PythonBindings, TopologyCountsAndCostEqualTheCppApi)
+{
+    const py::dict py = RunPython(R"py(
+p = gf.ClusterParams()
+p.gpus = 32768
+p.platform = gf.HbDomainPreset.Get("gh200-256-hotnets")
+p.radix = 64
+counts = {}
+cost = {}
+model = gf.FabricCostModel()
+for name, build in (("rail-only", gf.BuildRailOnly), ("rail-optimized", gf.BuildRailOptimized)):
+    c = gf.CountEquipment(build(p), 64)
+    counts[name] = (c.switches, c.transceivers, c.switchPorts)
+    cost[name] = model.Cost(c)
+)py");
+    ClusterParams p;
+    p.gpus = 32768;
+    p.platform = HbDomainPreset::Get("gh200-256-hotnets");
+    p.radix = 64;
+    Ptr<FabricCostModel> model = CreateObject<FabricCostModel>();
+    for (const auto& [name, topo] : {std::pair{"rail-only", BuildRailOnly(p)},
+                                     std::pair{"rail-optimized", BuildRailOptimized(p)}})
+    {
+        const FabricCounts c = CountEquipment(topo, 64);
+        const auto got = py["counts"][name].cast<std::tuple<uint64_t, uint64_t, uint64_t>>();
+        EXPECT_EQ(got, std::make_tuple(c.switches, c.transceivers, c.switchPorts)) << name;
+        EXPECT_DOUBLE_EQ(py["cost"][name].cast<double>(), model->Cost(c)) << name;
+    }
+}
+
+TEST(PythonBindings, MessagesAndCollectivesTakeTheCppTimesAndCallBackIntoPython)
+{
+    // Python: one message and one ring allreduce at once, each reporting
+    // from a callback run by a simulation event
+    const py::dict py = RunPython(R"py(
+p = gf.ClusterParams()
+p.gpus = 16
+p.platform = gf.HbDomainPreset.Get("dgx-h100")
+p.radix = 64
+fabric = gf.FabricHelper().Install(gf.BuildRailOnly(p))
+arrived = []
+fabric.GetTransport().Send(0, 9, 1 << 20, lambda: arrived.append(gf.Simulator.Now()))
+run = gf.CollectiveHelper(fabric).Install(gf.CollectiveHelper.AllRanks(16), "allreduce", "ring",
+                                          4 << 20, start_s=1e-6)
+finished = []
+run.SetCompletionCallback(lambda r: finished.append(r.GetResult().timeS))
+gf.Simulator.Run()
+result = run.GetResult()
+totals = fabric.GetTransport().GetTotals()
+fabric.Dispose()
+gf.Simulator.Destroy()
+)py");
+    // C++: the same scenario
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(Dgx16()));
+    Time arrived;
+    fabric->GetTransport()->Send(0,
+                                 9,
+                                 1 << 20,
+                                 MakeBoundCallback(
+                                     +[](Time* t) { *t = Simulator::Now(); },
+                                     &arrived));
+    Ptr<CollectiveRun> run = CollectiveHelper(fabric).Install(CollectiveHelper::AllRanks(16),
+                                                              "allreduce",
+                                                              "ring",
+                                                              4 << 20,
+                                                              MicroSeconds(1));
+    Simulator::Run();
+    const CollectiveResult want = run->GetResult();
+    const auto totals = fabric->GetTransport()->GetTotals();
+    fabric->Dispose();
+    Simulator::Destroy();
+
+    ASSERT_EQ(py::len(py["arrived"]), 1u);
+    EXPECT_DOUBLE_EQ(py["arrived"][py::int_(0)].cast<double>(), arrived.GetSeconds());
+    ASSERT_EQ(py::len(py["finished"]), 1u);
+    EXPECT_DOUBLE_EQ(py["finished"][py::int_(0)].cast<double>(), want.timeS);
+    const py::object result = py["result"];
+    EXPECT_TRUE(result.attr("complete").cast<bool>());
+    EXPECT_DOUBLE_EQ(result.attr("timeS").cast<double>(), want.timeS);
+    EXPECT_DOUBLE_EQ(result.attr("busbwGBps").cast<double>(), want.busbwGBps);
+    // every byte sent arrived, as many as in C++
+    const py::dict t = py["totals"];
+    EXPECT_EQ(t["bytes_sent"].cast<uint64_t>(), totals.bytesSent);
+    EXPECT_EQ(t["bytes_delivered"].cast<uint64_t>(), totals.bytesSent);
+    EXPECT_EQ(t["messages_delivered"].cast<uint64_t>(), totals.messagesSent);
+}
+
+TEST(PythonBindings, FlowLevelBackendRunsTheSameCollective)
+{
+    const py::dict py = RunPython(R"py(
+p = gf.ClusterParams()
+p.gpus = 16
+p.platform = gf.HbDomainPreset.Get("dgx-h100")
+p.radix = 64
+flow = gf.FlowHelper().Install(gf.BuildRailOnly(p))
+helper = gf.CollectiveHelper(flow)
+helper.SetDomainSize(8)
+run = helper.Install(gf.CollectiveHelper.AllRanks(16), "allgather", "ring", 16 << 20)
+gf.Simulator.Run()
+time_s = run.GetResult().timeS
+gf.Simulator.Destroy()
+)py");
+    Ptr<FlowTransport> flow = FlowHelper().Install(BuildRailOnly(Dgx16()));
+    CollectiveHelper helper{Ptr<Transport>(flow)};
+    helper.SetDomainSize(8);
+    Ptr<CollectiveRun> run =
+        helper.Install(CollectiveHelper::AllRanks(16), "allgather", "ring", 16 << 20, Seconds(0));
+    Simulator::Run();
+    const double want = run->GetResult().timeS;
+    Simulator::Destroy();
+    EXPECT_GT(want, 0);
+    EXPECT_DOUBLE_EQ(py["time_s"].cast<double>(), want);
+}
+
+TEST(PythonBindings, SynthesisAndEq1EqualTheCppApi)
+{
+    const py::dict py = RunPython(R"py(
+s = gf.BfbAllGather(gf.BuildFromName("L(L(K(4,4)))"))
+steps, tb = s.Steps(), s.TbExact()
+w = gf.FinderWorkload()
+w.alphaSeconds, w.bandwidthBps, w.messageBytes = 1e-5, 1e11, 1 << 20
+found = gf.FindTopology(64, 4, w)
+best = (found.best.name, found.best.steps, found.best.tb, found.bestTimeSeconds)
+am = gf.AnalyticalModel(gf.AnalyticalParams.From(gf.LlmModel.Get("gpt3-175b"),
+                                                 gf.HbDomainPreset.Get("gh200-256-hotnets"), 32768))
+tp = am.ClampedOptimalTp()
+eq1 = am.IterationTime(tp)
+)py");
+    // the paper's worked example: L(L(K(4,4))) has T_L = 4, T_B = 33/32
+    EXPECT_EQ(py["steps"].cast<uint32_t>(), 4u);
+    EXPECT_EQ(py["tb"].cast<std::string>(), "33/32");
+    FinderWorkload w;
+    w.alphaSeconds = 1e-5;
+    w.bandwidthBps = 1e11;
+    w.messageBytes = 1 << 20;
+    const FinderResult found = FindTopology(64, 4, w);
+    const auto best = py["best"].cast<std::tuple<std::string, uint32_t, double, double>>();
+    EXPECT_EQ(std::get<0>(best), found.best.name);
+    EXPECT_EQ(std::get<1>(best), found.best.steps);
+    EXPECT_DOUBLE_EQ(std::get<2>(best), ToDouble(found.best.tb));
+    // the time is the alpha-beta formula of the best point
+    EXPECT_DOUBLE_EQ(std::get<3>(best),
+                     1e-5 * found.best.steps + ToDouble(found.best.tb) * (1 << 20) * 8 / 1e11);
+    const AnalyticalModel am(AnalyticalParams::From(LlmModel::Get("gpt3-175b"),
+                                                    HbDomainPreset::Get("gh200-256-hotnets"),
+                                                    32768));
+    EXPECT_DOUBLE_EQ(py["tp"].cast<double>(), am.ClampedOptimalTp());
+    EXPECT_DOUBLE_EQ(py["eq1"].cast<double>(), am.IterationTime(am.ClampedOptimalTp()));
+}
+
+TEST(PythonBindings, BadInputRaisesConfigErrorWithTheCppMessage)
+{
+    const py::dict py = RunPython(R"py(
+errors = []
+def expect(f):
+    try:
+        f()
+        errors.append(None)
+    except gf.ConfigError as e:
+        errors.append((isinstance(e, ValueError), str(e)))
+p = gf.ClusterParams()
+p.gpus = 60
+p.platform = gf.HbDomainPreset.Get("dgx-h100")
+expect(lambda: gf.BuildRailOnly(p))
+expect(lambda: gf.HbDomainPreset.Get("dgx-z9"))
+# ns-3's own parser would abort on these
+expect(lambda: gf.SetDefault("ns3::FabricNetDevice::DataRate", "abc"))
+expect(lambda: gf.SetDefault("ns3::FabricSwitch::NoSuchAttribute", "1"))
+expect(lambda: gf.SetDefault("ns3::FabricSwitch::PfcXoff", "-1"))
+expect(lambda: gf.Simulator.Stop(-1.0))
+p.gpus = 16
+fabric = gf.FabricHelper().Install(gf.BuildRailOnly(p))
+expect(lambda: fabric.GetTransport().Send(0, 1, 1000, "not callable"))
+expect(lambda: fabric.GetTransport().Send(0, 16, 1000))
+expect(lambda: gf.CollectiveHelper(fabric).Install([0, 1], "allreduce", "spiral", 1024))
+fabric.Dispose()
+gf.Simulator.Destroy()
+)py");
+    const std::vector<std::string> said = {
+        "invalid gpus: got '60', allowed: a multiple of the HB domain size K = 8",
+        "invalid preset: got 'dgx-z9'",
+        "invalid ns3::FabricNetDevice::DataRate: got 'abc', allowed: DataRate",
+        "invalid ns3::FabricSwitch::NoSuchAttribute: got '1'",
+        "invalid ns3::FabricSwitch::PfcXoff: got '-1'",
+        "invalid stop time: got '-1'",
+        "invalid callback: got ''not callable'', allowed: a callable or None",
+        "invalid",
+        "spiral",
+    };
+    const py::list errors = py["errors"];
+    ASSERT_EQ(py::len(errors), said.size());
+    for (size_t i = 0; i < said.size(); ++i)
+    {
+        ASSERT_FALSE(errors[i].is_none()) << "accepted: " << said[i];
+        const auto [isValueError, text] = errors[i].cast<std::pair<bool, std::string>>();
+        EXPECT_TRUE(isValueError);
+        EXPECT_NE(text.find(said[i]), std::string::npos) << text;
+    }
+}
+
+TEST(PythonBindings, ExampleScriptMatchesCollectiveBench)
+{
+#if defined(GPU_FABRIC_SANITIZE) || !defined(GPU_FABRIC_BIN_DIR)
+    GTEST_SKIP() << "needs the programs, and a python3 that can load the module uninstrumented";
+#else
+    // bindings/examples/rail-only-allreduce.py run by Debian's python3: its
+    // rail-only row is collective-bench's figure for the same allreduce
+    const std::string dir = ::testing::TempDir();
+    const std::string py = dir + "py-example.json";
+    const std::string bench = dir + "py-bench.json";
+    std::remove(py.c_str());
+    std::remove(bench.c_str());
+    const std::string runPy = std::string("PYTHONPATH=") + GPU_FABRIC_PYTHON_DIR +
+                              " /usr/bin/python3 " + GPU_FABRIC_SOURCE_DIR +
+                              "/bindings/examples/rail-only-allreduce.py --gpus=16 "
+                              "--sizes=1048576 --json=" +
+                              py + " > /dev/null";
+    ASSERT_EQ(std::system(runPy.c_str()), 0) << runPy;
+    const std::string runBench = std::string(GPU_FABRIC_BIN_DIR) +
+                                 "/collective-bench --gpus=16 --min-bytes=1048576 "
+                                 "--max-bytes=1048576 --json=" +
+                                 bench + " > /dev/null";
+    ASSERT_EQ(std::system(runBench.c_str()), 0) << runBench;
+    const auto read = [](const std::string& path) {
+        std::ifstream in(path);
+        std::stringstream text;
+        text << in.rdbuf();
+        return nlohmann::json::parse(text.str());
+    };
+    const nlohmann::json a = read(py);
+    const nlohmann::json b = read(bench);
+    ASSERT_EQ(a["rows"].size(), 2u);
+    EXPECT_EQ(a["rows"][0]["topology"], "rail-only");
+    EXPECT_DOUBLE_EQ(a["rows"][0]["time_s"].get<double>(), b["results"][0]["time_s"].get<double>());
+    EXPECT_DOUBLE_EQ(a["rows"][0]["busbw_gbps"].get<double>(),
+                     b["results"][0]["busbw_gbps"].get<double>());
+#endif
+}
+
+} // namespace
