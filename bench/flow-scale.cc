@@ -348,7 +348,7 @@ RunOne(const ScaleConfig& c)
     j["topology"] = c.topology;
     j["backend"] = c.backend;
     j["gpus"] = c.gpus;
-    j["preset"] = c.preset;
+    j["preset"] = p.platform.name; // "<preset>+attributes" when --ns3::HbDomain::* changed it
     j["radix"] = c.radix;
     j["setup_wall_s"] = std::chrono::duration<double>(t1 - t0).count();
     j["run_wall_s"] = std::chrono::duration<double>(t2 - t1).count();
@@ -535,6 +535,8 @@ main(int argc, char* argv[])
                       topology,
                       "rail-only, rail-optimized or both");
         CheckNames(c);
+        // the platform as simulated: the preset with any --ns3::HbDomain::* flag
+        const HbDomainPreset platform = ProgramPlatform(c.preset);
         const std::vector<std::string> topologies =
             topology == "both" ? std::vector<std::string>{"rail-only", "rail-optimized"}
                                : std::vector<std::string>{topology};
@@ -545,8 +547,8 @@ main(int argc, char* argv[])
                        "TP {}, DP = N / TP with hierarchical AllReduce; {} micro-batch(es), TP "
                        "AllReduces per {}\n",
                        c.model,
-                       c.preset,
-                       HbDomainPreset::Get(c.preset).gpusPerDomain,
+                       platform.name,
+                       platform.gpusPerDomain,
                        c.radix,
                        c.tp == 0 ? std::string("= Eq. 1's best feasible") : std::to_string(c.tp),
                        c.microBatches,
@@ -556,8 +558,8 @@ main(int argc, char* argv[])
         {
             fmt::print("# flow-scale: {} (K = {}), radix {}, TP allreduce {} B (group {}), then DP "
                        "allreduce {} B on every rail{}\n",
-                       c.preset,
-                       HbDomainPreset::Get(c.preset).gpusPerDomain,
+                       platform.name,
+                       platform.gpusPerDomain,
                        c.radix,
                        c.tpBytes,
                        c.tpSize == 0 ? std::string("= domain") : std::to_string(c.tpSize),

@@ -204,7 +204,7 @@ main(int argc, char* argv[])
                    algorithm,
                    topology,
                    topo.GetNGpus(),
-                   preset,
+                   p.platform.name,
                    radix,
                    flow ? ", flow-level backend" : "");
         fmt::print("{:>12} {:>12} {:>12} {:>10} {:>10}\n",
@@ -243,7 +243,7 @@ main(int argc, char* argv[])
             FabricRequire(f.good(), "--json", json, "a writable file path");
             f << nlohmann::json({{"topology", topology},
                                  {"gpus", topo.GetNGpus()},
-                                 {"preset", preset},
+                                 {"preset", p.platform.name},
                                  {"collective", collective},
                                  {"algorithm", algorithm},
                                  {"backend", backend},

@@ -207,7 +207,7 @@ main(int argc, char* argv[])
                           activationBytesText,
                           "a positive number (1: the paper's formula; 2: BF16 bytes)");
         }
-        const HbDomainPreset hw = HbDomainPreset::Get(platform);
+        const HbDomainPreset hw = ProgramPlatform(platform);
         const uint32_t n = static_cast<uint32_t>(ParseInteger("--gpus", gpus));
         std::vector<uint32_t> ks;
         for (const auto& s : SplitList("--hb-sizes", hbSizes))

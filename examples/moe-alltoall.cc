@@ -148,7 +148,7 @@ main(int argc, char* argv[])
         const std::vector<std::string> names = SplitList("--presets", presets);
         for (const auto& name : names)
         {
-            const uint32_t k = HbDomainPreset::Get(name).gpusPerDomain;
+            const uint32_t k = ProgramPlatform(name).gpusPerDomain;
             FabricRequire(
                 n % k == 0 && n / k >= 2,
                 "--gpus",
@@ -173,7 +173,7 @@ main(int argc, char* argv[])
                    "paper");
         for (const auto& name : names)
         {
-            const HbDomainPreset hw = HbDomainPreset::Get(name);
+            const HbDomainPreset hw = ProgramPlatform(name);
             const uint32_t k = hw.gpusPerDomain;
             ClusterParams cp;
             cp.gpus = n;

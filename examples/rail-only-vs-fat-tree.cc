@@ -41,22 +41,15 @@ using namespace ns3;
 namespace
 {
 
+/// One of the three switched topologies (no direct-connect here), by name.
 FabricTopology
-Build(const std::string& topology, const ClusterParams& p)
+Build(const ProgramFlags& flags, const std::string& topology, const ClusterParams& p)
 {
-    if (topology == "rail-only")
-    {
-        return BuildRailOnly(p);
-    }
-    if (topology == "rail-optimized")
-    {
-        return BuildRailOptimized(p);
-    }
-    FabricRequire(topology == "fat-tree",
+    FabricRequire(topology == "rail-only" || topology == "rail-optimized" || topology == "fat-tree",
                   "--topologies",
                   topology,
                   "rail-only, rail-optimized or fat-tree");
-    return BuildFatTree(p);
+    return BuildProgramTopology(flags, topology, p, "", 0);
 }
 
 /// One result row.
@@ -274,7 +267,7 @@ main(int argc, char* argv[])
         std::vector<std::pair<std::string, FabricTopology>> simulated;
         for (const auto& topology : SplitList("--topologies", topologies))
         {
-            simulated.emplace_back(topology, Build(topology, cp));
+            simulated.emplace_back(topology, Build(cmd, topology, cp));
         }
         const uint32_t pn = static_cast<uint32_t>(ParseInteger("--paper-gpus", paperGpusText));
         const uint32_t pradix =
@@ -292,7 +285,7 @@ main(int argc, char* argv[])
         std::vector<std::pair<std::string, FabricCounts>> paperCounts;
         for (const auto& [topology, topo] : simulated)
         {
-            paperCounts.emplace_back(topology, CountEquipment(Build(topology, pcp), pradix));
+            paperCounts.emplace_back(topology, CountEquipment(Build(cmd, topology, pcp), pradix));
         }
 
         fmt::print("Job: {} on {} x {} (K = {}), TP {} PP {} DP {}, {} micro-batches of {} "

@@ -229,6 +229,38 @@ TEST(Programs, BadFlagValuesAreNamed)
     }
 }
 
+TEST(Programs, HbDomainAttributeFlagsReachEveryProgramsPlatform)
+{
+    // --ns3::HbDomain::* changes the platform a program runs on, and its
+    // output names it "<preset>+attributes" (hb-domain-sweep, moe-alltoall
+    // and flow-scale's header used the bare preset and ignored the flags)
+    struct Case
+    {
+        std::string command;
+        std::string said;
+    };
+
+    const std::vector<Case> cases = {
+        {"hb-domain-sweep --models=gpt3-175b --ns3::HbDomain::NicRate=100Gbps", "B_S = 100 Gb/s"},
+        {"moe-alltoall --presets=dgx-h100 --gpus=16 --bytes=1048576 --backend=flow "
+         "--ns3::HbDomain::NicRate=100Gbps",
+         "dgx-h100+attributes"},
+        {"flow-scale --workload=phases --gpus=512 --preset=dgx-h100 --topology=rail-only "
+         "--ns3::HbDomain::GpusPerDomain=4",
+         "dgx-h100+attributes (K = 4)"},
+        {"collective-bench --gpus=16 --max-bytes=1024 --ns3::HbDomain::NicRate=100Gbps",
+         "16 GPUs, dgx-h100+attributes"},
+    };
+    for (const auto& c : cases)
+    {
+        const std::string out = ::testing::TempDir() + "hb-attributes.txt";
+        const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + c.command + " > " + out;
+        ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        const std::string text = Slurp(out);
+        EXPECT_NE(text.find(c.said), std::string::npos) << c.command << ":\n" << text;
+    }
+}
+
 TEST(Programs, NamesAreCheckedBeforeAnyOutput)
 {
     // each printed a header (rail-only-vs-fat-tree: ran its simulations)

@@ -636,6 +636,22 @@ TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)
     ClusterParams p;
     p.gpus = 12; // not a multiple of K = 8
     EXPECT_THROW(BuildRailOnly(p), FabricConfigError);
+    // XON not below XOFF on GPU ports (the switch checks its own attributes)
+    p.gpus = 16;
+    FabricHelper helper;
+    helper.SetDeviceAttribute("PfcXon", UintegerValue(128 * 1024));
+    try
+    {
+        helper.Install(BuildRailOnly(p));
+        FAIL() << "PfcXon = PfcXoff accepted on GPU ports";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("invalid FabricNetDevice::PfcXon: got '131072', "
+                                             "allowed: less than PfcXoff (131072) on port 0"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST_F(FabricTest, HeaderPassedAlongSaysWhatThePacketSays)

@@ -3,7 +3,11 @@
  */
 #include "fabric-node.h"
 
+#include "ns3/fabric-error.h"
 #include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
 
 namespace ns3
 {
@@ -92,6 +96,19 @@ FabricNode::DoDispose()
 uint32_t
 FabricNode::AddPort(Ptr<FabricNetDevice> device)
 {
+    // with XON at or above XOFF each pause is undone by the next release:
+    // no backpressure, and the lossless bound no longer holds
+    UintegerValue xon;
+    UintegerValue xoff;
+    device->GetAttribute("PfcXon", xon);
+    device->GetAttribute("PfcXoff", xoff);
+    FabricRequire(xon.Get() < xoff.Get(),
+                  "FabricNetDevice::PfcXon",
+                  xon.Get(),
+                  fmt::format("less than PfcXoff ({}) on port {} of node {}",
+                              xoff.Get(),
+                              m_ports.size(),
+                              GetId()));
     AddDevice(device); // sets the device's node
     device->SetPortIndex(m_ports.size());
     m_ports.push_back(device);

@@ -113,15 +113,16 @@ LlmModel::All()
                                32,
                                4096,
                                32,
-                               4096,
+                               32768,
                                32000,
-                               1024,
+                               128,
                                8,
                                "Jiang et al. 2024 (Mixtral of Experts) Table 1: 32 layers, dim "
                                "4096, 32 heads of 128, 8 KV heads, SwiGLU hidden 14336, 8 experts "
-                               "top-2 in every layer, vocabulary 32000, untied embeddings (46.7B "
-                               "total, 12.9B active). ASSUMPTIONS (not published): training "
-                               "sequence 4096, batch 4M tokens (1024 x 4096), M_cc = 8");
+                               "top-2 in every layer, context length 32768 (pretrained with a "
+                               "32k-token context), vocabulary 32000, untied embeddings (46.7B "
+                               "total, 12.9B active). ASSUMPTIONS (not published): batch 4M "
+                               "tokens (128 x 32768), M_cc = 8");
             m.kvHeads = 8;
             m.headDim = 128;
             m.ffnMultiplier = 3.5;
