@@ -61,7 +61,7 @@ struct Row
     bool simulated{false};
     double time{0};       //!< simulated (or formula) iteration time
     double analytical{0}; //!< Eq. 1
-    double bubble{0};     //!< 1F1B bubble, (PP - 1)(F + B) of stage 0
+    double bubble{0};     //!< 1F1B bubble, (PP - 1)(F + B) of the slowest stage
     uint32_t pp{1};       //!< PP size (simulated rows)
     FabricCounts counts;
     double cost{0};
@@ -256,7 +256,14 @@ main(int argc, char* argv[])
         const bool eq1Applies = ap.N >= hw.gpusPerDomain;
         const double eq1 = eq1Applies ? AnalyticalModel(ap).IterationTime(tp)
                                       : std::numeric_limits<double>::quiet_NaN();
-        const double bubble = (pp - 1) * (it.ForwardSeconds(0) + it.BackwardSeconds(0));
+        // the slowest stage sets the 1F1B pace: the last one also computes
+        // the output layer
+        double slowest = 0;
+        for (uint32_t s = 0; s < pp; ++s)
+        {
+            slowest = std::max(slowest, it.ForwardSeconds(s) + it.BackwardSeconds(s));
+        }
+        const double bubble = (pp - 1) * slowest;
 
         // everything the run needs is checked before any output, the paper's
         // scale too (it would otherwise fail after the simulations)

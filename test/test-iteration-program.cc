@@ -178,6 +178,79 @@ TEST(IterationProgramStructure, OneFOneBTransfersCountsAndBytesMatchTheIteration
     }
 }
 
+TEST(IterationProgramStructure, BlockPiecesFollowTheirFlopsAndTheBackwardRunsInReverse)
+{
+    // GPT blocks (attention 4 d^2, MLP 8 d^2) with TP 2: per block and pass
+    // an attention piece and an MLP piece in the ratio 1 : 2, each followed
+    // by its TP AllReduce; the backward pass runs the MLP first
+    const LlmModel model = SmallGpt(2, 512, 256, 1);
+    const Parallelism par(2, 2, 2, 1, 1, 1, 1, 1);
+    const TrainingIteration it(model, par);
+    const IterationProgram ip = BuildIterationProgram(it);
+    std::vector<double> compute;
+    for (const ProgramTask& t : ip.program.tasks[0])
+    {
+        if (t.kind == ProgramTask::Kind::Compute)
+        {
+            compute.push_back(t.seconds);
+        }
+    }
+    // forward: block 0 (attn, mlp), block 1 (attn, mlp), output layer;
+    // backward: output layer, block 1 (mlp, attn), block 0 (mlp, attn)
+    ASSERT_EQ(compute.size(), 10u);
+    const double block = it.ForwardSeconds(0) - compute[4];
+    EXPECT_NEAR(compute[0], block / 2 / 3, 1e-12 * block);
+    EXPECT_NEAR(compute[1], block / 2 * 2 / 3, 1e-12 * block);
+    EXPECT_NEAR(compute[6], 2 * compute[1], 1e-12 * block); // backward: MLP first, 2x
+    EXPECT_NEAR(compute[7], 2 * compute[0], 1e-12 * block);
+
+    // Mixtral-like MoE block (EP 2, TP 1): forward attention, dispatch,
+    // experts, combine; backward combine's and dispatch's AllToAlls around
+    // the experts first, then the attention
+    const LlmModel moe = LlmModel::Get("mixtral-8x7b");
+    const Parallelism mpar(2, 2, 1, 1, 2, 2, 64, moe.GlobalBatchSequences());
+    const TrainingIteration mit(moe, mpar);
+    const IterationProgram mp = BuildIterationProgram(mit);
+    std::string order;
+    for (const ProgramTask& t : mp.program.tasks[0])
+    {
+        if (t.kind == ProgramTask::Kind::Compute)
+        {
+            order += 'c';
+        }
+        else if (mp.info[t.comm].dim == ParallelDim::EP)
+        {
+            order += 'e';
+        }
+    }
+    const std::string perBlockForward = "cece";  // attention, A2A, experts, A2A
+    const std::string perBlockBackward = "ecec"; // A2A, experts, A2A, attention
+    // the first pass: its blocks, the output layer's forward, then the
+    // first backward pass: the output layer and the last block in reverse
+    const size_t heads = order.find("cc");
+    ASSERT_NE(heads, std::string::npos) << order;
+    EXPECT_EQ(order.substr(0, 4), perBlockForward) << order;
+    EXPECT_EQ(order.substr(heads - 4, 4), perBlockForward) << order;
+    EXPECT_EQ(order.substr(heads + 2, 4), perBlockBackward) << order;
+    // the attention piece of an MoE block is its share of the active FLOPs
+    double first = -1;
+    double second = -1;
+    for (const ProgramTask& t : mp.program.tasks[0])
+    {
+        if (t.kind == ProgramTask::Kind::Compute)
+        {
+            (first < 0 ? first : second) = t.seconds;
+            if (second >= 0)
+            {
+                break;
+            }
+        }
+    }
+    const double share = moe.AttentionForwardFlopsPerToken() / moe.BlockForwardFlopsPerToken(0);
+    EXPECT_NEAR(first / (first + second), share, 1e-12);
+    EXPECT_LT(share, 0.15); // about 10.6 % for Mixtral, not half
+}
+
 TEST(IterationProgramStructure, AggregatedBucketedAndMoeProgramsKeepTheBytes)
 {
     // MoE: 8 experts top-2 on every second block, EP 2 inside the domain

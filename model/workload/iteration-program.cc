@@ -281,15 +281,24 @@ class Builder
     {
         const bool moe = IsMoeBlock(b);
         const uint32_t pieces = std::max(m_aTp, moe ? 2u : 1u);
-        const double piece = BlockSeconds(b) * (forward ? 1.0 : 2.0) / pieces;
-        for (uint32_t k = 0; k < pieces; ++k)
+        const double total = BlockSeconds(b) * (forward ? 1.0 : 2.0);
+        // piece 0 is the attention, the others share the MLP (an MoE block's
+        // last one is its experts), each as long as its FLOPs
+        const double attention =
+            pieces == 1
+                ? total
+                : total * m_model.AttentionForwardFlopsPerToken(m_it.Options().attentionFlops) /
+                      m_model.BlockForwardFlopsPerToken(b, m_it.Options().attentionFlops);
+        for (uint32_t i = 0; i < pieces; ++i)
         {
+            // the backward pass runs the block's parts in reverse (MLP first)
+            const uint32_t k = forward ? i : pieces - 1 - i;
             const bool expertPiece = moe && k + 1 == pieces;
             if (expertPiece)
             {
                 EpAllToAll(rank, forward, mb, b, 0);
             }
-            Compute(rank, piece);
+            Compute(rank, k == 0 ? attention : (total - attention) / (pieces - 1));
             if (expertPiece)
             {
                 EpAllToAll(rank, forward, mb, b, 1);

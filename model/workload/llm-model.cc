@@ -17,6 +17,14 @@ namespace ns3
 namespace
 {
 
+/// Forward FLOPs per token of the attention scores and context (Kaplan et al.: 2 s a)
+double
+AttentionScoreFlopsPerToken(const LlmModel& m)
+{
+    const double hd = m.headDim != 0 ? m.headDim : static_cast<double>(m.hiddenSize) / m.heads;
+    return 2.0 * m.seqLength * m.heads * hd;
+}
+
 LlmModel
 Dense(std::string name,
       uint32_t layers,
@@ -334,10 +342,15 @@ LlmModel::BlockForwardFlopsPerToken(uint32_t block, bool attention) const
     double flops = 2.0 * (moe ? MoeBlockActiveParams() : DenseBlockParams());
     if (attention)
     {
-        const double hd = headDim != 0 ? headDim : static_cast<double>(hiddenSize) / heads;
-        flops += 2.0 * seqLength * heads * hd;
+        flops += AttentionScoreFlopsPerToken(*this);
     }
     return flops;
+}
+
+double
+LlmModel::AttentionForwardFlopsPerToken(bool attention) const
+{
+    return 2.0 * AttentionParams() + (attention ? AttentionScoreFlopsPerToken(*this) : 0.0);
 }
 
 double

@@ -140,6 +140,15 @@ struct LlmModel
     double BlockForwardFlopsPerToken(uint32_t block, bool attention = false) const;
 
     /**
+     * \brief The attention part of BlockForwardFlopsPerToken: 2 x
+     *        AttentionParams(), plus the score and context products when
+     *        \p attention; the rest is the FFN (or the experts a token uses).
+     * \param attention include the attention-score term
+     * \return FLOPs per token
+     */
+    double AttentionForwardFlopsPerToken(bool attention = false) const;
+
+    /**
      * \brief M_flop: FLOPs of one training iteration,
      *        6 * ActiveParams() * b (forward 2, backward 4 per parameter and token;
      *        Kaplan et al. 2020, Hoffmann et al. 2022), plus 6 * l * seqLength * a * b
