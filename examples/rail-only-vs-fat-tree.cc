@@ -451,9 +451,12 @@ main(int argc, char* argv[])
         {
             fmt::print("\nEq. 1 (the paper's model: compute + DP + TP bandwidth terms, here per "
                        "pipeline stage) leaves out the 1F1B bubble ({:.6f} s here; Eq. 1 + "
-                       "bubble = {:.6f} s), the PP transfers and latencies.\n",
+                       "bubble = {:.6f} s), the PP transfers and latencies. Its TP term counts "
+                       "bytes (2 per activation) in the simulated rows, and the paper's formula "
+                       "as printed (1) in the {}-GPU rows.\n",
                        bubble,
-                       eq1 + bubble);
+                       eq1 + bubble,
+                       pn);
         }
         else
         {
