@@ -13,6 +13,11 @@
 // Python callbacks from simulation events run on the calling thread with it;
 // their holders still take the GIL to release the Python object, since ns-3
 // may drop a callback from anywhere.
+//
+// Lifetime: as ns-3 keeps every Node until Simulator::Destroy, the module
+// keeps every fabric and flow-level transport it installed until
+// Simulator.Destroy() (dropping the Python object does not end a run), and
+// refuses to use one from before it (ns-3 objects do not survive Destroy).
 #include "ns3/analytical-model.h"
 #include "ns3/bfb-schedule.h"
 #include "ns3/collective-helper.h"
@@ -30,9 +35,14 @@
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
 
+#include <csignal>
+#include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unordered_set>
+#include <vector>
 
 namespace py = pybind11;
 using namespace ns3;
@@ -69,6 +79,11 @@ class PyCallable
 
     ~PyCallable()
     {
+        if (!Py_IsInitialized() || _Py_IsFinalizing())
+        {
+            m_f.release(); // Python is gone or going: nothing left to release
+            return;
+        }
         py::gil_scoped_acquire gil;
         m_f = py::object();
     }
@@ -105,13 +120,125 @@ Hold(const py::object& f)
     return std::make_shared<PyCallable>(f);
 }
 
-/// A non-negative finite number of seconds as an ns-3 Time.
+/// A number of seconds within ns-3's Time range as a Time.
 Time
 SecondsArg(const std::string& what, double s)
 {
-    FabricRequire(std::isfinite(s) && s >= 0, what, s, "a finite number of seconds >= 0");
+    // Time counts nanoseconds in 64 bits: about 9.2e9 s
+    const double most = Time::Max().GetSeconds() / 2;
+    FabricRequire(std::isfinite(s) && s >= 0 && s <= most,
+                  what,
+                  s,
+                  fmt::format("a number of seconds from 0 to {:.3g} (ns-3's Time range)", most));
     return Seconds(s);
 }
+
+/// What the module installed since the last Simulator.Destroy() (see the file comment).
+struct Installed
+{
+    std::vector<Ptr<Fabric>> fabrics;
+    std::vector<Ptr<FlowTransport>> flows;
+    std::unordered_set<const Transport*> live; //!< transports that may still send
+};
+
+Installed&
+GetInstalled()
+{
+    static Installed installed;
+    return installed;
+}
+
+/// Simulator.Run() calls in progress (Run may nest in a callback).
+int g_running = 0;
+/// SIGINT arrived during Run.
+volatile std::sig_atomic_t g_interrupted = 0;
+
+/// Throw unless \p t was installed since the last Simulator.Destroy().
+void
+RequireLive(const Transport* t)
+{
+    FabricRequire(t != nullptr && GetInstalled().live.count(t) > 0,
+                  "transport",
+                  t == nullptr ? "None" : "one disposed or from before Simulator.Destroy()",
+                  "one FabricHelper or FlowHelper installed since");
+}
+
+/// Dispose of everything installed, then destroy the simulator.
+void
+DestroyAll()
+{
+    FabricRequire(g_running == 0,
+                  "Simulator.Destroy",
+                  "called during Simulator.Run()",
+                  "after Run() returns (Stop() ends a run from a callback)");
+    Installed& in = GetInstalled();
+    for (auto& f : in.fabrics)
+    {
+        f->Dispose();
+    }
+    for (auto& f : in.flows)
+    {
+        f->Dispose();
+    }
+    in = Installed();
+    Simulator::Destroy();
+}
+
+/// Simulator::Run with Ctrl-C stopping it (raised as KeyboardInterrupt).
+void
+RunSimulator()
+{
+    struct sigaction previous
+    {
+    };
+
+    struct sigaction stop
+    {
+    };
+
+    stop.sa_handler = [](int) {
+        g_interrupted = 1;
+        Simulator::Stop(); // sets a flag the event loop reads
+    };
+    sigemptyset(&stop.sa_mask);
+    const bool outer = g_running == 0;
+    if (outer)
+    {
+        g_interrupted = 0;
+        sigaction(SIGINT, &stop, &previous);
+    }
+    ++g_running;
+    try
+    {
+        Simulator::Run();
+    }
+    catch (...)
+    {
+        --g_running;
+        if (outer)
+        {
+            sigaction(SIGINT, &previous, nullptr);
+        }
+        throw;
+    }
+    --g_running;
+    if (outer)
+    {
+        sigaction(SIGINT, &previous, nullptr);
+        if (g_interrupted)
+        {
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+            throw py::error_already_set();
+        }
+    }
+}
+
+/// CollectiveHelper and the transport it drives (kept alive, checked live).
+struct PyCollectiveHelper
+{
+    CollectiveHelper helper;
+    Ptr<Transport> transport;
+};
 
 } // namespace
 
@@ -142,7 +269,10 @@ PYBIND11_MODULE(gpu_fabric, m)
         m,
         "Simulator",
         "ns-3's simulator (times in seconds)")
-        .def_static("Run", &Simulator::Run, "Run until no event is left (or Stop)")
+        .def_static("Run",
+                    &RunSimulator,
+                    "Run until no event is left, Stop, or Ctrl-C (KeyboardInterrupt; Run "
+                    "resumes the run)")
         .def_static(
             "Stop",
             [](double s) { Simulator::Stop(SecondsArg("stop time", s)); },
@@ -152,7 +282,21 @@ PYBIND11_MODULE(gpu_fabric, m)
             "Now",
             [] { return Simulator::Now().GetSeconds(); },
             "Simulated time, seconds")
-        .def_static("Destroy", &Simulator::Destroy, "Destroy every event and object of the run")
+        .def_static("Destroy",
+                    &DestroyAll,
+                    "Dispose of every fabric and flow-level transport installed, then of every "
+                    "event and node; objects from before cannot be used again")
+        .def_static(
+            "Schedule",
+            [](double delay, const py::object& f) {
+                const Time d = SecondsArg("delay", delay);
+                const auto held = Hold(f);
+                FabricRequire(held != nullptr, "callback", "None", "a callable");
+                Simulator::Schedule(d, [held] { (*held)(); });
+            },
+            py::arg("delay_s"),
+            py::arg("callback"),
+            "Call callback() delay_s seconds of simulated time from now")
         .def_static("GetEventCount", &Simulator::GetEventCount, "Events executed so far");
     m.def(
         "SetDefault",
@@ -161,7 +305,7 @@ PYBIND11_MODULE(gpu_fabric, m)
         },
         py::arg("name"),
         py::arg("value"),
-        "Set an attribute default (\"ns3::FabricSwitch::PfcXoff\", \"1MB\") or a global value "
+        "Set an attribute default (\"ns3::FabricSwitch::PfcXoff\", \"1048576\") or a global value "
         "(\"SchedulerType\", \"ns3::HeapScheduler\"); raises ConfigError for an unknown name "
         "or a value it does not take");
     m.def(
@@ -177,6 +321,12 @@ PYBIND11_MODULE(gpu_fabric, m)
     py::class_<HbDomainPreset>(m, "HbDomainPreset", "An HB (NVLink) domain platform")
         .def_static("Get", &HbDomainPreset::Get, py::arg("name"))
         .def_static("Names", &HbDomainPreset::Names)
+        .def_static("FromAttributes",
+                    &ProgramPlatform,
+                    py::arg("name"),
+                    "The preset with the ns3::HbDomain::* attribute defaults set by SetDefault "
+                    "applied (named \"<name>+attributes\" when one changed it), as the programs' "
+                    "--preset does")
         .def_static(
             "Custom",
             [](uint32_t k, uint64_t nvlinkBps, uint64_t nicBps, uint32_t planes) {
@@ -224,7 +374,9 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def_readonly("source", &LlmModel::source);
 
     // ---- Eq. 1 of the rail-only paper ------------------------------------------
-    py::class_<AnalyticalParams>(m, "AnalyticalParams", "The variables of Eq. 1")
+    py::class_<AnalyticalParams>(m,
+                                 "AnalyticalParams",
+                                 "The variables of Eq. 1 (B_F and B_S in bytes per second)")
         .def_static("From",
                     &AnalyticalParams::From,
                     py::arg("model"),
@@ -243,8 +395,12 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def_readwrite("B_F", &AnalyticalParams::B_F)
         .def_readwrite("B_S", &AnalyticalParams::B_S)
         .def_readwrite("activationBytes", &AnalyticalParams::activationBytes);
-    py::class_<IterationTimeBreakdown>(m, "IterationTimeBreakdown", "Terms of Eq. 1, seconds")
+    py::class_<IterationTimeBreakdown>(m,
+                                       "IterationTimeBreakdown",
+                                       "Terms of Eq. 1: N_M, N_Ds, N_Df and times in seconds")
         .def_readonly("N_M", &IterationTimeBreakdown::N_M)
+        .def_readonly("N_Ds", &IterationTimeBreakdown::N_Ds)
+        .def_readonly("N_Df", &IterationTimeBreakdown::N_Df)
         .def_readonly("compute", &IterationTimeBreakdown::compute)
         .def_readonly("dpRail", &IterationTimeBreakdown::dpRail)
         .def_readonly("dpDomain", &IterationTimeBreakdown::dpDomain)
@@ -255,7 +411,10 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def("IterationTime", &AnalyticalModel::IterationTime, py::arg("tp"))
         .def("Breakdown", &AnalyticalModel::Breakdown, py::arg("tp"))
         .def("OptimalTp", &AnalyticalModel::OptimalTp)
-        .def("ClampedOptimalTp", &AnalyticalModel::ClampedOptimalTp);
+        .def("Eq1MinimizingTp", &AnalyticalModel::Eq1MinimizingTp)
+        .def("ClampedOptimalTp", &AnalyticalModel::ClampedOptimalTp)
+        .def("IdealTime", &AnalyticalModel::IdealTime)
+        .def("Params", &AnalyticalModel::Params);
 
     // ---- topologies, routing, cost ------------------------------------------------
     py::class_<ClusterParams>(m, "ClusterParams", "What a topology builder takes")
@@ -318,6 +477,7 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def(
             "Send",
             [](Transport& t, uint32_t src, uint32_t dst, uint64_t bytes, const py::object& done) {
+                RequireLive(&t);
                 const auto f = Hold(done);
                 Transport::DoneCallback cb;
                 if (f)
@@ -354,16 +514,48 @@ PYBIND11_MODULE(gpu_fabric, m)
 
     py::class_<Fabric, Ptr<Fabric>>(m, "Fabric", "The packet-level fabric of one topology")
         .def("GetNGpus", &Fabric::GetNGpus)
-        .def("GetTransport", &Fabric::GetTransport)
-        .def("Dispose", &Fabric::Dispose);
+        .def("GetTransport",
+             [](const Fabric& f) {
+                 Ptr<PacketTransport> t = f.GetTransport();
+                 FabricRequire(t != nullptr,
+                               "fabric",
+                               "disposed (Fabric.Dispose or Simulator.Destroy)",
+                               "one installed since");
+                 return t;
+             })
+        .def("GetTotalDrops", &Fabric::GetTotalDrops)
+        .def("GetTotalLost", &Fabric::GetTotalLost)
+        .def(
+            "Dispose",
+            [](Fabric& f) {
+                GetInstalled().live.erase(PeekPointer(f.GetTransport()));
+                f.Dispose();
+            },
+            "Dispose of it now (Simulator.Destroy() does it otherwise)");
     py::class_<FabricHelper>(m, "FabricHelper", "Instantiates a topology at packet level")
         .def(py::init<>())
-        .def("Install", &FabricHelper::Install, py::arg("topology"));
+        .def(
+            "Install",
+            [](const FabricHelper& h, const FabricTopology& topo) {
+                Ptr<Fabric> f = h.Install(topo);
+                GetInstalled().fabrics.push_back(f);
+                GetInstalled().live.insert(PeekPointer(f->GetTransport()));
+                return f;
+            },
+            py::arg("topology"),
+            "Install it; kept until Simulator.Destroy()");
     py::class_<FlowHelper>(m, "FlowHelper", "Instantiates a topology at flow level")
         .def(py::init<>())
-        .def("Install",
-             py::overload_cast<const FabricTopology&>(&FlowHelper::Install, py::const_),
-             py::arg("topology"));
+        .def(
+            "Install",
+            [](const FlowHelper& h, const FabricTopology& topo) {
+                Ptr<FlowTransport> f = h.Install(topo);
+                GetInstalled().flows.push_back(f);
+                GetInstalled().live.insert(PeekPointer(f));
+                return f;
+            },
+            py::arg("topology"),
+            "Install it; kept until Simulator.Destroy()");
 
     py::class_<CollectiveResult>(m, "CollectiveResult", "nccl-tests' figures of one run")
         .def_readonly("collective", &CollectiveResult::collective)
@@ -380,6 +572,15 @@ PYBIND11_MODULE(gpu_fabric, m)
     py::class_<CollectiveRun, Ptr<CollectiveRun>>(m, "CollectiveRun", "One collective's run")
         .def("IsComplete", &CollectiveRun::IsComplete)
         .def("GetResult", &CollectiveRun::GetResult)
+        .def("GetStartTime", [](const CollectiveRun& r) { return r.GetStartTime().GetSeconds(); })
+        .def("GetFinishTime", [](const CollectiveRun& r) { return r.GetFinishTime().GetSeconds(); })
+        .def(
+            "GetRankFinishTime",
+            [](const CollectiveRun& r, uint32_t local) {
+                return r.GetRankFinishTime(local).GetSeconds();
+            },
+            py::arg("local"))
+        .def("GetFailureReport", &CollectiveRun::GetFailureReport)
         .def(
             "SetCompletionCallback",
             [](CollectiveRun& run, const py::object& done) {
@@ -390,27 +591,54 @@ PYBIND11_MODULE(gpu_fabric, m)
             },
             py::arg("done"),
             "done(run) is called when the last rank finishes");
-    py::class_<CollectiveHelper>(m, "CollectiveHelper", "Installs collectives on ranks")
-        .def(py::init<Ptr<Fabric>>(), py::arg("fabric"))
-        .def(py::init<Ptr<Transport>>(), py::arg("transport"))
-        .def("SetChunkBytes", &CollectiveHelper::SetChunkBytes, py::arg("bytes"))
-        .def("SetChannels", &CollectiveHelper::SetChannels, py::arg("channels"))
-        .def("SetDomainSize", &CollectiveHelper::SetDomainSize, py::arg("k"))
+    py::class_<PyCollectiveHelper>(m, "CollectiveHelper", "Installs collectives on ranks")
+        .def(py::init([](const Ptr<Fabric>& fabric) {
+                 FabricRequire(fabric != nullptr, "fabric", "None", "a Fabric");
+                 RequireLive(PeekPointer(fabric->GetTransport()));
+                 return PyCollectiveHelper{CollectiveHelper(fabric), fabric->GetTransport()};
+             }),
+             py::arg("fabric"))
+        .def(py::init([](const Ptr<Transport>& transport) {
+                 RequireLive(PeekPointer(transport));
+                 return PyCollectiveHelper{CollectiveHelper(transport), transport};
+             }),
+             py::arg("transport"))
+        .def(
+            "SetChunkBytes",
+            [](PyCollectiveHelper& h, uint64_t b) { h.helper.SetChunkBytes(b); },
+            py::arg("bytes"))
+        .def(
+            "SetChannels",
+            [](PyCollectiveHelper& h, uint32_t c) { h.helper.SetChannels(c); },
+            py::arg("channels"))
+        .def(
+            "SetDomainSize",
+            [](PyCollectiveHelper& h, uint32_t k) { h.helper.SetDomainSize(k); },
+            py::arg("k"))
+        .def(
+            "SetRoot",
+            [](PyCollectiveHelper& h, uint32_t r) { h.helper.SetRoot(r); },
+            py::arg("root"),
+            "Root (local index) of broadcast and reduce")
         .def(
             "Install",
-            [](const CollectiveHelper& h,
+            [](const PyCollectiveHelper& h,
                const std::vector<uint32_t>& ranks,
                const std::string& collective,
                const std::string& algorithm,
                uint64_t bytes,
-               double startS) {
-                return h.Install(ranks, collective, algorithm, bytes, SecondsArg("start", startS));
+               std::optional<double> startS) {
+                RequireLive(PeekPointer(h.transport));
+                const Time start =
+                    startS ? SecondsArg("start", *startS) : Simulator::Now(); // default: now
+                return h.helper.Install(ranks, collective, algorithm, bytes, start);
             },
             py::arg("ranks"),
             py::arg("collective"),
             py::arg("algorithm"),
             py::arg("bytes"),
-            py::arg("start_s") = 0.0)
+            py::arg("start_s") = py::none(),
+            "Install a collective starting at start_s (seconds; default: now)")
         .def_static("AllRanks", &CollectiveHelper::AllRanks, py::arg("n"));
 
     // ---- direct-connect synthesis -----------------------------------------------
@@ -479,4 +707,14 @@ PYBIND11_MODULE(gpu_fabric, m)
         py::arg("degree"),
         py::arg("workload") = FinderWorkload(),
         py::arg("depth") = 2);
+
+    // Python's exit comes before the C++ statics that would dispose of the
+    // nodes (and of the Python callbacks they hold): clean up while Python is
+    // still there
+    py::module_::import("atexit").attr("register")(py::cpp_function([] {
+        if (g_running == 0)
+        {
+            DestroyAll();
+        }
+    }));
 }

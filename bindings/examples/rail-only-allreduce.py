@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Ring allreduce on rail-only vs a rail-optimized fat-tree, from Python.
 
-The same sweep as `collective-bench --topology=<both> --collective=allreduce`,
+The allreduces of `collective-bench --topology=<each> --collective=allreduce`,
 written with the gpu_fabric module: build each topology, count its equipment
-and cost, run one allreduce per size at packet level, and print nccl-tests'
-figures beside the network's cost.
+and cost, run one allreduce per size at packet level, each on a fresh fabric
+(collective-bench runs its sizes one after the other in one simulation, so
+its later rows can differ by a few ns), and print nccl-tests' figures beside
+the network's cost.
 
     PYTHONPATH=build/python python3 bindings/examples/rail-only-allreduce.py
 """

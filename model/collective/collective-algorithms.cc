@@ -1124,6 +1124,12 @@ MakeSchedule(const ScheduleRequest& q)
             q.domainSize,
             fmt::format("the HB domain size K (a divisor of ranks, {}) for {}", n, q.algorithm));
     }
+    // every message must fit the transports (the packet level's 2^32 packets
+    // of 4 KiB): refused here, not halfway through a run
+    FabricRequire(q.bytes <= kMaxCollectiveBytes,
+                  "bytes",
+                  q.bytes,
+                  fmt::format("at most {} (16 TiB)", kMaxCollectiveBytes));
     CollectiveSchedule s;
     const uint64_t B = q.bytes;
     const uint64_t C = q.chunkBytes;

@@ -392,6 +392,9 @@ struct ScheduleRequest
  */
 std::vector<std::string> AlgorithmsFor(std::string_view collective);
 
+/// The largest collective MakeSchedule takes, bytes (2^44: 16 TiB).
+constexpr uint64_t kMaxCollectiveBytes = uint64_t{1} << 44;
+
 /**
  * \brief Build a schedule by names:
  * - allreduce: ring, tree (double binary tree), halving-doubling, hierarchical;
