@@ -26,14 +26,17 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
+#include "ns3/fault-helper.h"
 #include "ns3/flow-helper.h"
 #include "ns3/hb-domain-preset.h"
+#include "ns3/iteration-program.h"
 #include "ns3/llm-model.h"
 #include "ns3/program-support.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
+#include "ns3/traffic-matrix.h"
 
 #include <csignal>
 #include <fmt/format.h>
@@ -363,6 +366,17 @@ PYBIND11_MODULE(gpu_fabric, m)
     py::class_<LlmModel>(m, "LlmModel", "A transformer model preset (rail-only paper's table)")
         .def_static("Get", &LlmModel::Get, py::arg("name"))
         .def_static("Names", &LlmModel::Names)
+        .def_static("Custom",
+                    &LlmModel::Custom,
+                    py::arg("layers"),
+                    py::arg("hidden_size"),
+                    py::arg("heads"),
+                    py::arg("seq_length"),
+                    py::arg("vocab_size"),
+                    py::arg("global_batch_tokens"),
+                    py::arg("ffn_multiplier") = 4.0,
+                    py::arg("experts") = 0,
+                    py::arg("top_k") = 0)
         .def_readonly("name", &LlmModel::name)
         .def_readonly("layers", &LlmModel::layers)
         .def_readonly("hiddenSize", &LlmModel::hiddenSize)
@@ -430,6 +444,7 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def("GetNGpus", &FabricTopology::GetNGpus)
         .def("GetNVertices", &FabricTopology::GetNVertices)
         .def("GetNCables", [](const FabricTopology& t) { return t.Cables().size(); })
+        .def("GpuVertex", &FabricTopology::GpuVertex, py::arg("rank"))
         .def_readonly("gpusPerDomain", &FabricTopology::gpusPerDomain)
         .def_readonly_static("kMaxGpus", &FabricTopology::kMaxGpus);
     m.def("BuildRailOnly", &BuildRailOnly, py::arg("params"));
@@ -640,6 +655,158 @@ PYBIND11_MODULE(gpu_fabric, m)
             py::arg("start_s") = py::none(),
             "Install a collective starting at start_s (seconds; default: now)")
         .def_static("AllRanks", &CollectiveHelper::AllRanks, py::arg("n"));
+
+    // ---- training iterations ----------------------------------------------------
+    py::class_<Parallelism>(m, "Parallelism", "TP x PP x DP (and EP) on N GPUs")
+        .def(py::init<uint32_t,
+                      uint32_t,
+                      uint32_t,
+                      uint32_t,
+                      uint32_t,
+                      uint32_t,
+                      uint32_t,
+                      uint64_t>(),
+             py::arg("gpus"),
+             py::arg("gpus_per_domain"),
+             py::arg("tp"),
+             py::arg("pp"),
+             py::arg("dp"),
+             py::arg("ep"),
+             py::arg("micro_batches"),
+             py::arg("global_batch_sequences"))
+        .def("Gpus", &Parallelism::Gpus)
+        .def("Tp", &Parallelism::Tp)
+        .def("Pp", &Parallelism::Pp)
+        .def("Dp", &Parallelism::Dp)
+        .def("Ep", &Parallelism::Ep)
+        .def("MicroBatches", &Parallelism::MicroBatches);
+    py::class_<WorkloadOptions>(m, "WorkloadOptions", "Collective algorithms and compute rate")
+        .def(py::init<>())
+        .def_readwrite("dpAlgorithm", &WorkloadOptions::dpAlgorithm)
+        .def_readwrite("epAlgorithm", &WorkloadOptions::epAlgorithm)
+        .def_readwrite("gpuFlops", &WorkloadOptions::gpuFlops)
+        .def_readwrite("computeEfficiency", &WorkloadOptions::computeEfficiency)
+        .def_readwrite("attentionFlops", &WorkloadOptions::attentionFlops);
+    py::class_<TrainingIteration>(m,
+                                  "TrainingIteration",
+                                  "The traffic and compute of one iteration")
+        .def(py::init<const LlmModel&, const Parallelism&, const WorkloadOptions&>(),
+             py::arg("model"),
+             py::arg("parallelism"),
+             py::arg("options") = WorkloadOptions())
+        .def("ForwardSeconds", &TrainingIteration::ForwardSeconds, py::arg("stage"))
+        .def("BackwardSeconds", &TrainingIteration::BackwardSeconds, py::arg("stage"))
+        .def("ComputeSecondsPerIteration",
+             &TrainingIteration::ComputeSecondsPerIteration,
+             py::arg("rank"))
+        .def("MicroBatchTokens", &TrainingIteration::MicroBatchTokens)
+        .def("ActivationBytesPerMicroBatch", &TrainingIteration::ActivationBytesPerMicroBatch);
+    py::class_<IterationProgramOptions>(m, "IterationProgramOptions")
+        .def(py::init<>())
+        .def_readwrite("tpGranularity", &IterationProgramOptions::tpGranularity)
+        .def_readwrite("overlapDp", &IterationProgramOptions::overlapDp)
+        .def_readwrite("dpBuckets", &IterationProgramOptions::dpBuckets)
+        .def_readwrite("chunkBytes", &IterationProgramOptions::chunkBytes);
+    py::class_<IterationProgram>(m, "IterationProgram", "Per-rank programs of one iteration")
+        .def("NumComms", [](const IterationProgram& p) { return p.program.comms.size(); });
+    m.def("BuildIterationProgram",
+          &BuildIterationProgram,
+          py::arg("iteration"),
+          py::arg("options") = IterationProgramOptions());
+    py::class_<ProgramRunner, Ptr<ProgramRunner>>(m, "ProgramRunner", "Runs an iteration program")
+        .def("IsComplete", &ProgramRunner::IsComplete)
+        .def("GetFinishTime", [](const ProgramRunner& r) { return r.GetFinishTime().GetSeconds(); })
+        .def(
+            "GetRankFinishTime",
+            [](const ProgramRunner& r, uint32_t rank) {
+                return r.GetRankFinishTime(rank).GetSeconds();
+            },
+            py::arg("rank"));
+    m.def(
+        "StartProgram",
+        [](const IterationProgram& ip, const Ptr<Transport>& transport) {
+            RequireLive(PeekPointer(transport));
+            Ptr<ProgramRunner> runner = CreateObject<ProgramRunner>();
+            runner->Setup(ip.program, transport);
+            Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+            return runner;
+        },
+        py::arg("program"),
+        py::arg("transport"),
+        "Start the program now on the transport; Simulator.Run() runs it (RunProgram in C++)");
+
+    // ---- faults ---------------------------------------------------------------------
+    py::class_<FaultHelper>(m, "FaultHelper", "Link, switch, GPU and NVLink faults at given times")
+        .def(py::init([](const Ptr<Fabric>& fabric) {
+                 FabricRequire(fabric != nullptr && fabric->GetTransport() != nullptr,
+                               "fabric",
+                               fabric == nullptr ? "None" : "disposed",
+                               "an installed Fabric");
+                 return FaultHelper(fabric);
+             }),
+             py::arg("fabric"))
+        .def(
+            "SetDetectionDelay",
+            [](FaultHelper& h, double s) { h.SetDetectionDelay(SecondsArg("detection delay", s)); },
+            py::arg("delay_s"))
+        .def("SetHbDomainRelay", &FaultHelper::SetHbDomainRelay, py::arg("relay"))
+        .def(
+            "LinkDown",
+            [](const FaultHelper& h, uint32_t c, double at) {
+                h.LinkDown(c, SecondsArg("at", at));
+            },
+            py::arg("cable"),
+            py::arg("at_s"))
+        .def(
+            "LinkUp",
+            [](const FaultHelper& h, uint32_t c, double at) { h.LinkUp(c, SecondsArg("at", at)); },
+            py::arg("cable"),
+            py::arg("at_s"))
+        .def(
+            "SwitchDown",
+            [](const FaultHelper& h, uint32_t v, double at) {
+                h.SwitchDown(v, SecondsArg("at", at));
+            },
+            py::arg("vertex"),
+            py::arg("at_s"))
+        .def(
+            "SwitchUp",
+            [](const FaultHelper& h, uint32_t v, double at) {
+                h.SwitchUp(v, SecondsArg("at", at));
+            },
+            py::arg("vertex"),
+            py::arg("at_s"))
+        .def(
+            "GpuDown",
+            [](const FaultHelper& h, uint32_t r, double at) { h.GpuDown(r, SecondsArg("at", at)); },
+            py::arg("rank"),
+            py::arg("at_s"))
+        .def(
+            "DegradeLink",
+            [](const FaultHelper& h, uint32_t c, double fraction, double at) {
+                h.DegradeLink(c, fraction, SecondsArg("at", at));
+            },
+            py::arg("cable"),
+            py::arg("fraction"),
+            py::arg("at_s"))
+        .def(
+            "SetBitErrorRate",
+            [](const FaultHelper& h, uint32_t c, double ber, double at) {
+                h.SetBitErrorRate(c, ber, SecondsArg("at", at));
+            },
+            py::arg("cable"),
+            py::arg("ber"),
+            py::arg("at_s") = 0.0)
+        .def_static("FindCable",
+                    &FaultHelper::FindCable,
+                    py::arg("topology"),
+                    py::arg("a"),
+                    py::arg("b"))
+        .def_static("FindSwitches",
+                    &FaultHelper::FindSwitches,
+                    py::arg("topology"),
+                    py::arg("role"))
+        .def_static("CablesOf", &FaultHelper::CablesOf, py::arg("topology"), py::arg("vertex"));
 
     // ---- direct-connect synthesis -----------------------------------------------
     py::class_<DirectConnectGraph>(m, "DirectConnectGraph", "A d-regular directed graph")

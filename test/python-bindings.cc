@@ -11,11 +11,14 @@
 #include "ns3/collective-helper.h"
 #include "ns3/fabric-cost.h"
 #include "ns3/fabric-helper.h"
+#include "ns3/fault-helper.h"
 #include "ns3/flow-helper.h"
+#include "ns3/iteration-program.h"
 #include "ns3/llm-model.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
+#include "ns3/traffic-matrix.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -269,6 +272,61 @@ gf.Simulator.Destroy()
         EXPECT_TRUE(isValueError);
         EXPECT_NE(text.find(said[i]), std::string::npos) << text;
     }
+}
+
+TEST(PythonBindings, TrainingIterationWithAFailedRailSwitchEqualsTheCppRun)
+{
+    // a 4-block GPT on 16 DGX-H100 GPUs (TP 8, DP 2, 2 micro-batches) on
+    // rail-only, once healthy and once with rail 1's switch failing mid-run
+    // (the traffic moves through the HB domains): the same times in Python
+    // and in C++
+    const py::dict py = RunPython(R"py(
+model = gf.LlmModel.Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024)
+par = gf.Parallelism(16, 8, 8, 1, 2, 1, 2, 4)
+it = gf.TrainingIteration(model, par)
+program = gf.BuildIterationProgram(it)
+p = gf.ClusterParams()
+p.gpus = 16
+p.platform = gf.HbDomainPreset.Get("dgx-h100")
+topo = gf.BuildRailOnly(p)
+times = []
+for fail in (False, True):
+    fabric = gf.FabricHelper().Install(topo)
+    if fail:
+        faults = gf.FaultHelper(fabric)
+        faults.SetDetectionDelay(10e-6)
+        faults.SwitchDown(gf.FaultHelper.FindSwitches(topo, "rail")[1], times[0] / 2)
+    runner = gf.StartProgram(program, fabric.GetTransport())
+    gf.Simulator.Run()
+    times.append(runner.GetFinishTime() if runner.IsComplete() else -1.0)
+    gf.Simulator.Destroy()
+)py");
+    const LlmModel model = LlmModel::Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024);
+    const Parallelism par(16, 8, 8, 1, 2, 1, 2, 4);
+    const TrainingIteration it(model, par);
+    const IterationProgram program = BuildIterationProgram(it);
+    const FabricTopology topo = BuildRailOnly(Dgx16());
+    std::vector<double> times;
+    for (bool fail : {false, true})
+    {
+        Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        if (fail)
+        {
+            FaultHelper faults(fabric);
+            faults.SetDetectionDelay(MicroSeconds(10));
+            faults.SwitchDown(FaultHelper::FindSwitches(topo, "rail").at(1), Seconds(times[0] / 2));
+        }
+        Ptr<ProgramRunner> runner = RunProgram(program.program, fabric->GetTransport());
+        ASSERT_TRUE(runner->IsComplete());
+        times.push_back(runner->GetFinishTime().GetSeconds());
+        fabric->Dispose();
+        Simulator::Destroy();
+    }
+    EXPECT_GT(times[1], times[0]); // the failure costs time
+    const auto got = py["times"].cast<std::vector<double>>();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_DOUBLE_EQ(got[0], times[0]);
+    EXPECT_DOUBLE_EQ(got[1], times[1]);
 }
 
 TEST(PythonBindings, FabricsLiveUntilDestroyAndStaleOnesAreRefused)
