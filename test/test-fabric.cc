@@ -209,6 +209,30 @@ TEST_F(FabricTest, OneMessageStripesOverNvSwitchPlanesAtFullNvlinkRate)
     EXPECT_NEAR(done.GetSeconds(), expected, packetTime);
 }
 
+TEST_F(FabricTest, AShortStripedMessageSendsOnePacketPerPlane)
+{
+    // 4 packets on 4 planes of 900 Gb/s: one packet each, all at once; the
+    // last byte arrives after one packet time at the GPU, one at the
+    // NVSwitch and two hops' latency (it filled the first plane's FIFO
+    // before the next: three packet times on plane 0)
+    for (const uint32_t packets : {1u, 2u, 4u})
+    {
+        FabricTopology topo("domain");
+        const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+        AddHbDomains(topo, 8, h100);
+        Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        Time done;
+        fabric->GetTransport()->Send(0, 5, packets * 4096, MakeBoundCallback(&Record, &done));
+        Simulator::Run();
+        const double packetTime = 4122 * 8 / (h100.nvlinkRate.GetBitRate() / 4.0);
+        const double expected = 2 * packetTime + 2 * h100.nvlinkLatency.GetSeconds();
+        // each hop counts 36.64 ns as 36 (the remainder carried to its next packet)
+        EXPECT_NEAR(done.GetSeconds(), expected, 2e-9) << packets << " packets";
+        fabric->Dispose();
+        Simulator::Destroy();
+    }
+}
+
 TEST_F(FabricTest, HbDomainAttributesOverrideThePreset)
 {
     // DGX-H100 with 2 planes of a 2.4 Tb/s NVLink and 250 ns per hop, set as

@@ -436,11 +436,23 @@ TEST_F(FlowTransportTest, ContentionAgreesWithin5Percent)
     {
         const FabricTopology topo =
             name == "rail-only" ? BuildRailOnly(Dgx(32, 64)) : BuildRailOptimized(Dgx(32, 64));
+        // within 1 % since each rank issues its sends in its own (rotated)
+        // order: -3.6 % on rail-only when every rank sent to rank 0 first
         Agree(fmt::format("all-to-all direct 32 MiB, 4 x 8 DGX-H100 {}", name),
               CollectiveTime(topo, false, "alltoall", "direct", 32ULL << 20),
               CollectiveTime(topo, true, "alltoall", "direct", 32ULL << 20),
-              0.05);
+              0.01);
     }
+    // one GB200 NVL72 domain, 18 planes, 16 KiB per peer: the packet level
+    // took 6.3x the flow level's time when all ranks sent to rank 0 first
+    ClusterParams nvl72;
+    nvl72.gpus = 72;
+    nvl72.platform = HbDomainPreset::Get("gb200-nvl72");
+    const FabricTopology domain = BuildRailOnly(nvl72);
+    Agree("all-to-all direct 1.18 MB, one GB200 NVL72 domain",
+          CollectiveTime(domain, false, "alltoall", "direct", 72 * 16384),
+          CollectiveTime(domain, true, "alltoall", "direct", 72 * 16384),
+          0.05);
 }
 
 /// Completion time of every message (time steps, by message index).

@@ -10,6 +10,8 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -92,6 +94,8 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
     m_depOffset.assign(n, {});
     m_dependents.assign(n, {});
     m_started.assign(n, 0);
+    m_ready.assign(n, {});
+    m_flushPending.assign(n, 0);
     m_left.assign(n, 0);
     m_rankFinish.assign(n, Time());
     m_opsLeft = 0;
@@ -199,7 +203,7 @@ CollectiveRun::DepsMet(uint32_t rank, uint32_t op)
     {
         if (!m_rendezvous || other.depsMet)
         {
-            Issue(rank, op);
+            Ready(rank, op);
         }
     }
     else if (st.arrived)
@@ -208,7 +212,40 @@ CollectiveRun::DepsMet(uint32_t rank, uint32_t op)
     }
     else if (m_rendezvous && other.depsMet && !other.issued)
     {
-        Issue(o.peer, partner); // the sender was waiting for this receive to be posted
+        Ready(o.peer, partner); // the sender was waiting for this receive to be posted
+    }
+}
+
+void
+CollectiveRun::Ready(uint32_t rank, uint32_t op)
+{
+    // Sends that become ready at one instant leave in the rank's op order
+    // (the algorithm's order: an all-to-all's rotated peers), not in the
+    // order the receivers happened to post: ranks start one after the other
+    // within the instant, and issuing at once made every rank send to rank
+    // 0 first, then to rank 1, ... (an incast on each in turn)
+    m_ready[rank].push_back(op);
+    if (!m_flushPending[rank])
+    {
+        m_flushPending[rank] = 1;
+        // the event holds the run, so it lives until its sends are issued
+        Simulator::ScheduleNow(&CollectiveRun::Flush, Ptr<CollectiveRun>(this), rank);
+    }
+}
+
+void
+CollectiveRun::Flush(uint32_t rank)
+{
+    m_flushPending[rank] = 0;
+    std::vector<uint32_t> ready;
+    ready.swap(m_ready[rank]);
+    std::sort(ready.begin(), ready.end());
+    for (uint32_t op : ready)
+    {
+        if (!m_ops[rank][op].issued)
+        {
+            Issue(rank, op);
+        }
     }
 }
 

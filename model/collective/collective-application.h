@@ -125,6 +125,10 @@ class CollectiveRun : public Object, public MessageSink
     void MessageFailed(const PacketTransport::MessageReport& report);
 
     void DepsMet(uint32_t rank, uint32_t op);
+    /// A send may go: issued with the rank's others ready at this instant, in op order.
+    void Ready(uint32_t rank, uint32_t op);
+    /// Issue a rank's ready sends in op order.
+    void Flush(uint32_t rank);
     void Issue(uint32_t rank, uint32_t op);
     void CompleteOp(uint32_t rank, uint32_t op);
     void Delivered(uint32_t rank, uint32_t op);
@@ -137,6 +141,8 @@ class CollectiveRun : public Object, public MessageSink
     std::vector<std::vector<uint32_t>> m_dependents; //!< dependents CSR lists per rank
     std::vector<std::vector<OpState>> m_ops;         //!< state of every op
     std::vector<uint8_t> m_started;                  //!< rank started
+    std::vector<std::vector<uint32_t>> m_ready;      //!< sends ready to issue, per rank
+    std::vector<uint8_t> m_flushPending;             //!< a Flush is scheduled, per rank
     std::vector<uint32_t> m_left;                    //!< ops left per rank
     std::vector<Time> m_rankFinish;                  //!< per rank
     uint64_t m_opsLeft{0};

@@ -379,6 +379,7 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
 {
     Message& m = m_messages[id];
     Endpoint& ep = m_endpoints[m.src];
+    bool wasIdle = false; // the single port had nothing to send
     for (FabricNetDevice* port : ports)
     {
         const uint32_t p = port->GetPortIndex();
@@ -394,10 +395,29 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         if (c.messages.size() == 1)
         {
             ep.busy[p].push_back(it->second);
-            if (ep.busy[p].size() == 1)
-            {
-                Pump(port);
-            }
+            wasIdle = ep.busy[p].size() == 1;
+        }
+    }
+    if (ports.size() == 1)
+    {
+        if (wasIdle)
+        {
+            Pump(ports.front());
+        }
+        return;
+    }
+    // A striped message starts on every plane with room, one packet each in
+    // turn. Filling the first plane's FIFO before the next put up to
+    // TxFifoPackets + 1 packets on one plane; and a plane whose round robin
+    // still held connections of messages other planes had finished was
+    // never pumped while idle (nothing ends a serialization there), so it
+    // stayed idle while the others carried everything.
+    for (bool took = true; took;)
+    {
+        took = false;
+        for (FabricNetDevice* port : ports)
+        {
+            took = Pump(port, 1) > 0 || took;
         }
     }
 }
@@ -408,9 +428,10 @@ PacketTransport::TxReady(Ptr<FabricNetDevice> port)
     Pump(PeekPointer(port));
 }
 
-void
-PacketTransport::Pump(FabricNetDevice* port)
+uint32_t
+PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
 {
+    uint32_t took = 0;
     const auto* gpu = static_cast<const FabricGpu*>(port->GetFabricNode());
     Endpoint& ep = m_endpoints[gpu->GetRank()];
     auto& busy = ep.busy[port->GetPortIndex()];
@@ -421,7 +442,7 @@ PacketTransport::Pump(FabricNetDevice* port)
         return m_txFifo == 0 ? port->GetQueuePackets() == 0 && !port->IsTxBusy()
                              : port->GetQueuePackets() < m_txFifo;
     };
-    while (!busy.empty() && !port->IsTxPaused() && fifoHasRoom() && port->IsUp())
+    while (took < limit && !busy.empty() && !port->IsTxPaused() && fifoHasRoom() && port->IsUp())
     {
         const uint32_t cid = busy.front();
         busy.pop_front();
@@ -460,12 +481,14 @@ PacketTransport::Pump(FabricNetDevice* port)
             Ptr<Packet> p = Create<Packet>(payload);
             p->AddHeader(h);
             port->Enqueue(p, h, nullptr);
+            ++took;
         }
         if (!c.messages.empty())
         {
             busy.push_back(cid); // round robin among connections
         }
     }
+    return took;
 }
 
 FabricHeader

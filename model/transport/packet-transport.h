@@ -202,7 +202,9 @@ class PacketTransport : public Transport
     [[noreturn]] void Reject(uint32_t id, const std::string& why);
     void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
     void TxReady(Ptr<FabricNetDevice> port);
-    void Pump(FabricNetDevice* port);
+    /// Feed \p port from its connections (round robin) while its FIFO has
+    /// room, at most \p limit packets; \return packets it took
+    uint32_t Pump(FabricNetDevice* port, uint32_t limit = UINT32_MAX);
     void Deliver(Ptr<Packet> p, const FabricHeaderData& h);
     void Credit(uint32_t src, uint32_t dst, uint32_t bytes);
     void ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes);
