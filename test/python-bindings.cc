@@ -53,17 +53,6 @@ GpuFabric()
     return gf;
 }
 
-/// Run \p code with gpu_fabric imported as gf; \return its variables.
-py::dict
-RunPython(const char* code)
-{
-    py::module_ gf = GpuFabric(); // starts the interpreter before any Python object
-    py::dict scope;
-    scope["gf"] = gf;
-    py::exec(code, scope);
-    return scope;
-}
-
 ClusterParams
 Dgx16()
 {
@@ -72,6 +61,19 @@ Dgx16()
     p.platform = HbDomainPreset::Get("dgx-h100");
     p.radix = 64;
     return p;
+}
+
+/// Run \p code with gpu_fabric imported as gf; \return its variables.
+py::dict
+RunPython(const char* code)
+{
+    py::module_ gf = GpuFabric(); // starts the interpreter before any Python object
+    py::dict scope;
+    scope["gf"] = gf;
+    // the C++ tests' 16-GPU DGX-H100 cluster, for the Python side
+    scope["dgx16"] = py::cpp_function([] { return Dgx16(); });
+    py::exec(code, scope);
+    return scope;
 }
 
 TEST(PythonBindings, TopologyCountsAndCostEqualTheCppApi)
@@ -109,10 +111,7 @@ TEST(PythonBindings, MessagesAndCollectivesTakeTheCppTimesAndCallBackIntoPython)
     // Python: one message and one ring allreduce at once, each reporting
     // from a callback run by a simulation event
     const py::dict py = RunPython(R"py(
-p = gf.ClusterParams()
-p.gpus = 16
-p.platform = gf.HbDomainPreset.Get("dgx-h100")
-p.radix = 64
+p = dgx16()
 fabric = gf.FabricHelper().Install(gf.BuildRailOnly(p))
 arrived = []
 fabric.GetTransport().Send(0, 9, 1 << 20, lambda: arrived.append(gf.Simulator.Now()))
@@ -164,10 +163,7 @@ gf.Simulator.Destroy()
 TEST(PythonBindings, FlowLevelBackendRunsTheSameCollective)
 {
     const py::dict py = RunPython(R"py(
-p = gf.ClusterParams()
-p.gpus = 16
-p.platform = gf.HbDomainPreset.Get("dgx-h100")
-p.radix = 64
+p = dgx16()
 flow = gf.FlowHelper().Install(gf.BuildRailOnly(p))
 helper = gf.CollectiveHelper(flow)
 helper.SetDomainSize(8)
@@ -285,9 +281,7 @@ model = gf.LlmModel.Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024)
 par = gf.Parallelism(16, 8, 8, 1, 2, 1, 2, 4)
 it = gf.TrainingIteration(model, par)
 program = gf.BuildIterationProgram(it)
-p = gf.ClusterParams()
-p.gpus = 16
-p.platform = gf.HbDomainPreset.Get("dgx-h100")
+p = dgx16()
 topo = gf.BuildRailOnly(p)
 times = []
 for fail in (False, True):
@@ -332,9 +326,7 @@ for fail in (False, True):
 TEST(PythonBindings, FabricsLiveUntilDestroyAndStaleOnesAreRefused)
 {
     const py::dict py = RunPython(R"py(
-p = gf.ClusterParams()
-p.gpus = 16
-p.platform = gf.HbDomainPreset.Get("dgx-h100")
+p = dgx16()
 said = []
 def expect(f):
     try:
