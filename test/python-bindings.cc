@@ -70,8 +70,16 @@ RunPython(const char* code)
     py::module_ gf = GpuFabric(); // starts the interpreter before any Python object
     py::dict scope;
     scope["gf"] = gf;
-    // the C++ tests' 16-GPU DGX-H100 cluster, for the Python side
-    scope["dgx16"] = py::cpp_function([] { return Dgx16(); });
+    // the C++ tests' 16-GPU DGX-H100 cluster (Dgx16), for the Python side
+    py::exec(R"py(
+def dgx16():
+    p = gf.ClusterParams()
+    p.gpus = 16
+    p.platform = gf.HbDomainPreset.Get("dgx-h100")
+    p.radix = 64
+    return p
+)py",
+             scope);
     py::exec(code, scope);
     return scope;
 }
