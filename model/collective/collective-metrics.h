@@ -162,7 +162,8 @@ double HalvingDoublingAllReduceTime(uint32_t n, uint64_t bytes, const AlphaBetaP
  *        a piece's D sub-pieces as one message per pipelining chunk, so
  *        unchunked T = 2(K-1)(alpha + 8S/(K B_nv)) + 2(D-1)(alpha +
  *        8S/(K D B_nic)); with chunks the steps pipeline as in a chunked
- *        ring (messages of D chunks in the domain).
+ *        ring (messages of D chunks in the domain). A chunked run also
+ *        overlaps the three phases, which this sum does not: an upper bound.
  * \param n ranks \param bytes S \param p model parameters (domainSize, nvlinkRateBps,
  *        nicRateBps) \return seconds
  */
