@@ -166,6 +166,36 @@ RequireLive(const Transport* t)
                   "one FabricHelper or FlowHelper installed since");
 }
 
+/// The transport of \p fabric: ConfigError for None or a disposed fabric.
+Ptr<PacketTransport>
+TransportOf(const Ptr<Fabric>& fabric)
+{
+    FabricRequire(fabric != nullptr, "fabric", "None", "a Fabric");
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    FabricRequire(t != nullptr,
+                  "fabric",
+                  "disposed (Fabric.Dispose or Simulator.Destroy)",
+                  "one installed since");
+    return t;
+}
+
+/**
+ * A FaultHelper method taking its time last, as Python calls it: the same
+ * arguments with the time in seconds.
+ * \tparam A the arguments before the time
+ */
+template <typename... A>
+struct AtSeconds
+{
+    void (FaultHelper::*method)(A..., Time) const; //!< the method
+
+    /// Call it with \p at seconds as its time.
+    void operator()(const FaultHelper& h, A... args, double at) const
+    {
+        (h.*method)(args..., SecondsArg("at", at));
+    }
+};
+
 /// Dispose of everything installed, then destroy the simulator.
 void
 DestroyAll()
@@ -187,52 +217,71 @@ DestroyAll()
     Simulator::Destroy();
 }
 
+/// While a Simulator.Run() is in progress: counted, and the outermost one
+/// has Ctrl-C stop the simulator (restored on the way out, exceptions too).
+class RunScope
+{
+  public:
+    RunScope()
+        : m_outer(g_running == 0)
+    {
+        if (m_outer)
+        {
+            struct sigaction stop
+            {
+            };
+
+            stop.sa_handler = [](int) {
+                g_interrupted = 1;
+                Simulator::Stop(); // sets a flag the event loop reads
+            };
+            sigemptyset(&stop.sa_mask);
+            g_interrupted = 0;
+            sigaction(SIGINT, &stop, &m_previous);
+        }
+        ++g_running;
+    }
+
+    ~RunScope()
+    {
+        --g_running;
+        if (m_outer)
+        {
+            sigaction(SIGINT, &m_previous, nullptr);
+        }
+    }
+
+    RunScope(const RunScope&) = delete;
+    RunScope& operator=(const RunScope&) = delete;
+
+    /// \return whether Ctrl-C stopped the outermost run
+    bool Interrupted() const
+    {
+        return m_outer && g_interrupted;
+    }
+
+  private:
+    bool m_outer; //!< not nested in another Run
+
+    struct sigaction m_previous
+    {
+    }; //!< SIGINT's handler before
+};
+
 /// Simulator::Run with Ctrl-C stopping it (raised as KeyboardInterrupt).
 void
 RunSimulator()
 {
-    struct sigaction previous
+    bool interrupted = false;
     {
-    };
-
-    struct sigaction stop
-    {
-    };
-
-    stop.sa_handler = [](int) {
-        g_interrupted = 1;
-        Simulator::Stop(); // sets a flag the event loop reads
-    };
-    sigemptyset(&stop.sa_mask);
-    const bool outer = g_running == 0;
-    if (outer)
-    {
-        g_interrupted = 0;
-        sigaction(SIGINT, &stop, &previous);
-    }
-    ++g_running;
-    try
-    {
+        RunScope scope;
         Simulator::Run();
+        interrupted = scope.Interrupted();
     }
-    catch (...)
+    if (interrupted)
     {
-        --g_running;
-        if (outer)
-        {
-            sigaction(SIGINT, &previous, nullptr);
-        }
-        throw;
-    }
-    --g_running;
-    if (outer)
-    {
-        sigaction(SIGINT, &previous, nullptr);
-        if (g_interrupted)
-        {
-            PyErr_SetNone(PyExc_KeyboardInterrupt);
-            throw py::error_already_set();
-        }
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        throw py::error_already_set();
     }
 }
 
@@ -529,15 +578,7 @@ PYBIND11_MODULE(gpu_fabric, m)
 
     py::class_<Fabric, Ptr<Fabric>>(m, "Fabric", "The packet-level fabric of one topology")
         .def("GetNGpus", &Fabric::GetNGpus)
-        .def("GetTransport",
-             [](const Fabric& f) {
-                 Ptr<PacketTransport> t = f.GetTransport();
-                 FabricRequire(t != nullptr,
-                               "fabric",
-                               "disposed (Fabric.Dispose or Simulator.Destroy)",
-                               "one installed since");
-                 return t;
-             })
+        .def("GetTransport", &TransportOf)
         .def("GetTotalDrops", &Fabric::GetTotalDrops)
         .def("GetTotalLost", &Fabric::GetTotalLost)
         .def(
@@ -608,9 +649,9 @@ PYBIND11_MODULE(gpu_fabric, m)
             "done(run) is called when the last rank finishes");
     py::class_<PyCollectiveHelper>(m, "CollectiveHelper", "Installs collectives on ranks")
         .def(py::init([](const Ptr<Fabric>& fabric) {
-                 FabricRequire(fabric != nullptr, "fabric", "None", "a Fabric");
-                 RequireLive(PeekPointer(fabric->GetTransport()));
-                 return PyCollectiveHelper{CollectiveHelper(fabric), fabric->GetTransport()};
+                 Ptr<Transport> transport = TransportOf(fabric);
+                 RequireLive(PeekPointer(transport));
+                 return PyCollectiveHelper{CollectiveHelper(fabric), transport};
              }),
              py::arg("fabric"))
         .def(py::init([](const Ptr<Transport>& transport) {
@@ -726,10 +767,7 @@ PYBIND11_MODULE(gpu_fabric, m)
         "StartProgram",
         [](const IterationProgram& ip, const Ptr<Transport>& transport) {
             RequireLive(PeekPointer(transport));
-            Ptr<ProgramRunner> runner = CreateObject<ProgramRunner>();
-            runner->Setup(ip.program, transport);
-            Simulator::ScheduleNow(&ProgramRunner::Start, runner);
-            return runner;
+            return StartProgram(ip.program, transport);
         },
         py::arg("program"),
         py::arg("transport"),
@@ -738,10 +776,7 @@ PYBIND11_MODULE(gpu_fabric, m)
     // ---- faults ---------------------------------------------------------------------
     py::class_<FaultHelper>(m, "FaultHelper", "Link, switch, GPU and NVLink faults at given times")
         .def(py::init([](const Ptr<Fabric>& fabric) {
-                 FabricRequire(fabric != nullptr && fabric->GetTransport() != nullptr,
-                               "fabric",
-                               fabric == nullptr ? "None" : "disposed",
-                               "an installed Fabric");
+                 TransportOf(fabric);
                  return FaultHelper(fabric);
              }),
              py::arg("fabric"))
@@ -750,53 +785,33 @@ PYBIND11_MODULE(gpu_fabric, m)
             [](FaultHelper& h, double s) { h.SetDetectionDelay(SecondsArg("detection delay", s)); },
             py::arg("delay_s"))
         .def("SetHbDomainRelay", &FaultHelper::SetHbDomainRelay, py::arg("relay"))
-        .def(
-            "LinkDown",
-            [](const FaultHelper& h, uint32_t c, double at) {
-                h.LinkDown(c, SecondsArg("at", at));
-            },
-            py::arg("cable"),
-            py::arg("at_s"))
-        .def(
-            "LinkUp",
-            [](const FaultHelper& h, uint32_t c, double at) { h.LinkUp(c, SecondsArg("at", at)); },
-            py::arg("cable"),
-            py::arg("at_s"))
-        .def(
-            "SwitchDown",
-            [](const FaultHelper& h, uint32_t v, double at) {
-                h.SwitchDown(v, SecondsArg("at", at));
-            },
-            py::arg("vertex"),
-            py::arg("at_s"))
-        .def(
-            "SwitchUp",
-            [](const FaultHelper& h, uint32_t v, double at) {
-                h.SwitchUp(v, SecondsArg("at", at));
-            },
-            py::arg("vertex"),
-            py::arg("at_s"))
-        .def(
-            "GpuDown",
-            [](const FaultHelper& h, uint32_t r, double at) { h.GpuDown(r, SecondsArg("at", at)); },
-            py::arg("rank"),
-            py::arg("at_s"))
-        .def(
-            "DegradeLink",
-            [](const FaultHelper& h, uint32_t c, double fraction, double at) {
-                h.DegradeLink(c, fraction, SecondsArg("at", at));
-            },
-            py::arg("cable"),
-            py::arg("fraction"),
-            py::arg("at_s"))
-        .def(
-            "SetBitErrorRate",
-            [](const FaultHelper& h, uint32_t c, double ber, double at) {
-                h.SetBitErrorRate(c, ber, SecondsArg("at", at));
-            },
-            py::arg("cable"),
-            py::arg("ber"),
-            py::arg("at_s") = 0.0)
+        .def("LinkDown",
+             AtSeconds<uint32_t>{&FaultHelper::LinkDown},
+             py::arg("cable"),
+             py::arg("at_s"))
+        .def("LinkUp", AtSeconds<uint32_t>{&FaultHelper::LinkUp}, py::arg("cable"), py::arg("at_s"))
+        .def("SwitchDown",
+             AtSeconds<uint32_t>{&FaultHelper::SwitchDown},
+             py::arg("vertex"),
+             py::arg("at_s"))
+        .def("SwitchUp",
+             AtSeconds<uint32_t>{&FaultHelper::SwitchUp},
+             py::arg("vertex"),
+             py::arg("at_s"))
+        .def("GpuDown",
+             AtSeconds<uint32_t>{&FaultHelper::GpuDown},
+             py::arg("rank"),
+             py::arg("at_s"))
+        .def("DegradeLink",
+             AtSeconds<uint32_t, double>{&FaultHelper::DegradeLink},
+             py::arg("cable"),
+             py::arg("fraction"),
+             py::arg("at_s"))
+        .def("SetBitErrorRate",
+             AtSeconds<uint32_t, double>{&FaultHelper::SetBitErrorRate},
+             py::arg("cable"),
+             py::arg("ber"),
+             py::arg("at_s") = 0.0)
         .def_static("FindCable",
                     &FaultHelper::FindCable,
                     py::arg("topology"),

@@ -553,11 +553,18 @@ BuildIterationProgram(const TrainingIteration& iteration, const IterationProgram
 }
 
 Ptr<ProgramRunner>
-RunProgram(const ParallelProgram& program, Ptr<Transport> transport)
+StartProgram(const ParallelProgram& program, Ptr<Transport> transport)
 {
     Ptr<ProgramRunner> runner = CreateObject<ProgramRunner>();
     runner->Setup(program, transport);
     Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+    return runner;
+}
+
+Ptr<ProgramRunner>
+RunProgram(const ParallelProgram& program, Ptr<Transport> transport)
+{
+    Ptr<ProgramRunner> runner = StartProgram(program, transport);
     Simulator::Run();
     return runner;
 }

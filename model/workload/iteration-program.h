@@ -125,8 +125,17 @@ IterationProgram BuildIterationProgram(const TrainingIteration& iteration,
 
 /**
  * \ingroup gpu-fabric
- * \brief Run a program to completion: sets up a ProgramRunner over \p transport,
- *        starts it at the current simulation time and calls Simulator::Run().
+ * \brief Start a program: sets up a ProgramRunner over \p transport and
+ *        schedules its start at the current simulation time (the caller runs
+ *        the simulator).
+ * \param program the program \param transport the message layer
+ * \return the runner
+ */
+Ptr<ProgramRunner> StartProgram(const ParallelProgram& program, Ptr<Transport> transport);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Run a program to completion: StartProgram, then Simulator::Run().
  * \param program the program \param transport the message layer
  * \return the runner (check IsComplete(); GetFinishTime() is absolute time)
  */
