@@ -187,14 +187,13 @@ struct Workload
 };
 
 /**
- * Check the names a configuration gives (preset, workload, model,
+ * Check the names a configuration gives besides its preset (workload, model,
  * granularity, backend): main calls it before any output, so that a typo
  * fails at once rather than after a header (or in every child of --table).
  */
 void
 CheckNames(const ScaleConfig& c)
 {
-    ProgramPlatform(c.preset);
     FabricRequire(c.workload == "iteration" || c.workload == "phases",
                   "--workload",
                   c.workload,
@@ -217,10 +216,10 @@ nlohmann::json
 RunOne(const ScaleConfig& c)
 {
     using Clock = std::chrono::steady_clock;
-    CheckNames(c);
     ClusterParams p;
     p.gpus = c.gpus;
     p.platform = ProgramPlatform(c.preset);
+    CheckNames(c);
     p.radix = c.radix;
     FabricRequire(c.topology == "rail-only" || c.topology == "rail-optimized",
                   "--topology",
@@ -534,9 +533,9 @@ main(int argc, char* argv[])
                       "--topology",
                       topology,
                       "rail-only, rail-optimized or both");
-        CheckNames(c);
         // the platform as simulated: the preset with any --ns3::HbDomain::* flag
         const HbDomainPreset platform = ProgramPlatform(c.preset);
+        CheckNames(c);
         const std::vector<std::string> topologies =
             topology == "both" ? std::vector<std::string>{"rail-only", "rail-optimized"}
                                : std::vector<std::string>{topology};

@@ -219,12 +219,7 @@ main(int argc, char* argv[])
                           fmt::format("a divisor of the GPU count {}", n));
             ks.push_back(k);
         }
-        // every model named before any output
-        std::vector<LlmModel> modelList;
-        for (const auto& name : SplitList("--models", models))
-        {
-            modelList.push_back(LlmModel::Get(name));
-        }
+        const std::vector<LlmModel> modelList = ProgramModels("--models", models);
         std::map<std::string, std::vector<SweepRow>> rows;
         nlohmann::json jrows = nlohmann::json::array();
         std::string csvText = "model,gpus,hb_size,tp,dp_inner,dp_outer,compute_s,dp_rail_s,"

@@ -145,10 +145,11 @@ main(int argc, char* argv[])
                       backend,
                       "packet or flow");
         // every preset and its K checked before any output
-        const std::vector<std::string> names = SplitList("--presets", presets);
-        for (const auto& name : names)
+        std::vector<HbDomainPreset> platforms;
+        for (const auto& name : SplitList("--presets", presets))
         {
-            const uint32_t k = ProgramPlatform(name).gpusPerDomain;
+            platforms.push_back(ProgramPlatform(name));
+            const uint32_t k = platforms.back().gpusPerDomain;
             FabricRequire(
                 n % k == 0 && n / k >= 2,
                 "--gpus",
@@ -171,9 +172,8 @@ main(int argc, char* argv[])
                    "pipelined s",
                    "pipelined",
                    "paper");
-        for (const auto& name : names)
+        for (const HbDomainPreset& hw : platforms)
         {
-            const HbDomainPreset hw = ProgramPlatform(name);
             const uint32_t k = hw.gpusPerDomain;
             ClusterParams cp;
             cp.gpus = n;

@@ -280,11 +280,7 @@ main(int argc, char* argv[])
         const uint32_t pradix =
             static_cast<uint32_t>(ParseInteger("--paper-radix", paperRadixText));
         const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
-        std::vector<LlmModel> paperModelList;
-        for (const auto& name : SplitList("--paper-models", paperModels))
-        {
-            paperModelList.push_back(LlmModel::Get(name));
-        }
+        const std::vector<LlmModel> paperModelList = ProgramModels("--paper-models", paperModels);
         ClusterParams pcp;
         pcp.gpus = pn;
         pcp.platform = phw;

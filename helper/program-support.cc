@@ -8,6 +8,7 @@
 #include "ns3/flow-helper.h"
 #include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
+#include "ns3/llm-model.h"
 #include "ns3/string.h"
 #include "ns3/topology-finder.h"
 
@@ -91,6 +92,20 @@ ParsesWithoutAbort(const std::string& type, const std::string& value)
     return type == "std::string" || value.find_first_of(" \t") == std::string::npos;
 }
 
+/// \return the global value called \p name, or null
+const GlobalValue*
+FindGlobalValue(const std::string& name)
+{
+    for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
+    {
+        if ((*g)->GetName() == name)
+        {
+            return *g;
+        }
+    }
+    return nullptr;
+}
+
 /**
  * Exit with status 2 naming a bad --ns3:: attribute or global value; set a
  * valid one, as CommandLine would.
@@ -115,11 +130,7 @@ RejectBadAttributeValue(const std::string& program,
 void
 SetDefaultFromText(const std::string& flag, const std::string& name, const std::string& value)
 {
-    const GlobalValue* global = nullptr; // e.g. SchedulerType, RngRun
-    for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
-    {
-        global = (*g)->GetName() == name ? *g : global;
-    }
+    const GlobalValue* global = FindGlobalValue(name); // e.g. SchedulerType, RngRun
     // what the attribute or global takes: its checker's type, and its help
     Ptr<const AttributeChecker> checker;
     std::string help;
@@ -168,11 +179,7 @@ RejectUnknownFlags(const std::string& program,
         {
             name.erase(0, 1);
         }
-        const GlobalValue* global = nullptr; // e.g. --SchedulerType, --RngRun
-        for (auto g = GlobalValue::Begin(); g != GlobalValue::End(); ++g)
-        {
-            global = (*g)->GetName() == name ? *g : global;
-        }
+        const GlobalValue* global = FindGlobalValue(name); // e.g. --SchedulerType, --RngRun
         if ((global != nullptr || name.rfind("ns3::", 0) == 0) && a.find('=') != std::string::npos)
         {
             // CommandLine would reject a bad value with status 1; bad input
@@ -416,6 +423,17 @@ ProgramPlatform(const std::string& preset)
     Ptr<HbDomain> domain = CreateObject<HbDomain>();
     domain->SetAttribute("Preset", StringValue(preset));
     return domain->GetPlatform();
+}
+
+std::vector<LlmModel>
+ProgramModels(const std::string& flag, const std::string& names)
+{
+    std::vector<LlmModel> models;
+    for (const auto& name : SplitList(flag, names))
+    {
+        models.push_back(LlmModel::Get(name));
+    }
+    return models;
 }
 
 uint64_t

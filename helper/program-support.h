@@ -9,6 +9,7 @@
 #include "ns3/fabric-helper.h"
 #include "ns3/flow-transport.h"
 #include "ns3/hb-domain-preset.h"
+#include "ns3/llm-model.h"
 #include "ns3/topology-builders.h"
 
 #include <cstdint>
@@ -203,6 +204,14 @@ std::vector<uint32_t> ParseIntegerList(const std::string& flag,
  * \throws FabricConfigError for an unknown preset or a bad figure
  */
 HbDomainPreset ProgramPlatform(const std::string& preset);
+
+/**
+ * The model presets a list flag names, all looked up before any output.
+ * \param flag the flag (for a list error) \param names comma-separated preset names
+ * \return the models, in order
+ * \throws FabricConfigError for an empty item or an unknown model
+ */
+std::vector<LlmModel> ProgramModels(const std::string& flag, const std::string& names);
 
 /**
  * Build the topology a --topology flag names, as the programs that offer all
