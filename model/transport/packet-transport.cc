@@ -407,11 +407,8 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         return;
     }
     // A striped message starts on every plane with room, one packet each in
-    // turn. Filling the first plane's FIFO before the next put up to
-    // TxFifoPackets + 1 packets on one plane; and a plane whose round robin
-    // still held connections of messages other planes had finished was
-    // never pumped while idle (nothing ends a serialization there), so it
-    // stayed idle while the others carried everything.
+    // turn: filling the first plane's FIFO before the next put up to
+    // TxFifoPackets + 1 packets of a short message on one plane.
     for (bool took = true; took;)
     {
         took = false;

@@ -17,12 +17,18 @@ namespace ns3
 namespace
 {
 
+/// The per-head dimension: headDim, or d_model / heads when 0
+double
+HeadDim(const LlmModel& m)
+{
+    return m.headDim != 0 ? m.headDim : static_cast<double>(m.hiddenSize) / m.heads;
+}
+
 /// Forward FLOPs per token of the attention scores and context (Kaplan et al.: 2 s a)
 double
 AttentionScoreFlopsPerToken(const LlmModel& m)
 {
-    const double hd = m.headDim != 0 ? m.headDim : static_cast<double>(m.hiddenSize) / m.heads;
-    return 2.0 * m.seqLength * m.heads * hd;
+    return 2.0 * m.seqLength * m.heads * HeadDim(m);
 }
 
 LlmModel
@@ -277,7 +283,7 @@ double
 LlmModel::AttentionParams() const
 {
     const double d = hiddenSize;
-    const double hd = headDim != 0 ? headDim : static_cast<double>(hiddenSize) / heads;
+    const double hd = HeadDim(*this);
     const double a = heads * hd;
     const double akv = (kvHeads != 0 ? kvHeads : heads) * hd;
     return 2.0 * d * a + 2.0 * d * akv;
@@ -359,8 +365,7 @@ LlmModel::FlopsPerIteration(bool attention) const
     double perToken = 6.0 * ActiveParams();
     if (attention)
     {
-        const double hd = headDim != 0 ? headDim : static_cast<double>(hiddenSize) / heads;
-        perToken += 6.0 * layers * static_cast<double>(seqLength) * heads * hd;
+        perToken += 6.0 * layers * static_cast<double>(seqLength) * heads * HeadDim(*this);
     }
     return perToken * static_cast<double>(globalBatchTokens);
 }
