@@ -69,6 +69,12 @@ FaultInjector::SetFabric(Fabric* fabric)
     }
 }
 
+bool
+FaultInjector::HasFabric() const
+{
+    return m_fabric != nullptr;
+}
+
 void
 FaultInjector::RequireCable(uint32_t cable) const
 {
@@ -309,39 +315,51 @@ FaultHelper::When(Time at) const
     return at - Simulator::Now();
 }
 
+template <typename... Args>
+void
+FaultHelper::At(Time at, void (FaultInjector::*fault)(Args...), Args... args) const
+{
+    Simulator::Schedule(When(at), [injector = m_injector, fault, args...] {
+        if (injector->HasFabric())
+        {
+            (PeekPointer(injector)->*fault)(args...);
+        }
+    });
+}
+
 void
 FaultHelper::LinkDown(uint32_t cable, Time at) const
 {
     m_injector->RequireCable(cable);
-    Simulator::Schedule(When(at), &FaultInjector::LinkDown, m_injector, cable);
+    At(at, &FaultInjector::LinkDown, cable);
 }
 
 void
 FaultHelper::LinkUp(uint32_t cable, Time at) const
 {
     m_injector->RequireCable(cable);
-    Simulator::Schedule(When(at), &FaultInjector::LinkUp, m_injector, cable);
+    At(at, &FaultInjector::LinkUp, cable);
 }
 
 void
 FaultHelper::SwitchDown(uint32_t vertex, Time at) const
 {
     m_injector->RequireSwitch(vertex);
-    Simulator::Schedule(When(at), &FaultInjector::SwitchDown, m_injector, vertex);
+    At(at, &FaultInjector::SwitchDown, vertex);
 }
 
 void
 FaultHelper::SwitchUp(uint32_t vertex, Time at) const
 {
     m_injector->RequireSwitch(vertex);
-    Simulator::Schedule(When(at), &FaultInjector::SwitchUp, m_injector, vertex);
+    At(at, &FaultInjector::SwitchUp, vertex);
 }
 
 void
 FaultHelper::GpuDown(uint32_t rank, Time at) const
 {
     m_injector->RequireGpu(rank);
-    Simulator::Schedule(When(at), &FaultInjector::GpuDown, m_injector, rank);
+    At(at, &FaultInjector::GpuDown, rank);
 }
 
 void
@@ -349,7 +367,7 @@ FaultHelper::DegradeLink(uint32_t cable, double fraction, Time at) const
 {
     m_injector->RequireCable(cable);
     FaultInjector::RequireRateFraction(fraction);
-    Simulator::Schedule(When(at), &FaultInjector::DegradeLink, m_injector, cable, fraction);
+    At(at, &FaultInjector::DegradeLink, cable, fraction);
 }
 
 void
@@ -357,7 +375,7 @@ FaultHelper::SetBitErrorRate(uint32_t cable, double ber, Time at) const
 {
     m_injector->RequireCable(cable);
     FabricRequire(ber >= 0 && ber < 1, "bit-error rate", ber, "a probability in [0, 1)");
-    Simulator::Schedule(When(at), &FaultInjector::SetBitErrorRate, m_injector, cable, ber);
+    At(at, &FaultInjector::SetBitErrorRate, cable, ber);
 }
 
 Ptr<FaultInjector>

@@ -43,6 +43,9 @@ class FaultInjector : public Object
     /// \param fabric the fabric (not owned: the injector is aggregated to it)
     void SetFabric(Fabric* fabric);
 
+    /// \return false once its fabric is disposed (faults then do nothing)
+    bool HasFabric() const;
+
     /// \param cable a cable of the topology: take it down now
     void LinkDown(uint32_t cable);
     /// \param cable a cable: bring it back now
@@ -175,6 +178,13 @@ class FaultHelper
 
   private:
     Time When(Time at) const;
+
+    /**
+     * Apply \p fault to the injector at \p at; one due after the fabric was
+     * disposed does nothing (its devices are gone).
+     */
+    template <typename... Args>
+    void At(Time at, void (FaultInjector::*fault)(Args...), Args... args) const;
 
     Ptr<Fabric> m_fabric;
     Ptr<FaultInjector> m_injector;

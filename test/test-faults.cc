@@ -650,6 +650,31 @@ TEST_F(FaultTest, RelaysLostToADownPortAreNotCountedAsRelayed)
     fabric->Dispose();
 }
 
+TEST_F(FaultTest, AFaultDueAfterTheFabricIsDisposedDoesNothing)
+{
+    // faults scheduled, then the fabric disposed before they are due (a
+    // scenario that ends early, or Python's Fabric.Dispose): they used to
+    // reach for the gone devices and crash the run
+    ClusterParams p;
+    p.gpus = 8;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    const FabricTopology topo = BuildRailOnly(p);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    FaultHelper faults(fabric);
+    const uint32_t cable = FaultHelper::CablesOf(topo, topo.GpuVertex(0)).at(0);
+    faults.LinkDown(cable, MicroSeconds(1));
+    faults.DegradeLink(cable, 0.5, MicroSeconds(2));
+    faults.GpuDown(3, MicroSeconds(3));
+    faults.SwitchDown(FaultHelper::FindSwitches(topo, "rail").at(0), MicroSeconds(4));
+    Ptr<FaultInjector> injector = faults.GetInjector();
+    EXPECT_TRUE(injector->HasFabric());
+    fabric->Dispose();
+    EXPECT_FALSE(injector->HasFabric());
+    Simulator::Run();
+    EXPECT_EQ(Simulator::Now(), MicroSeconds(4)); // every fault came due, and did nothing
+    EXPECT_TRUE(injector->GetLog().empty());
+}
+
 TEST_F(FaultTest, WatchdogNamesADownLinkThatMessagesWaitFor)
 {
     // GPU 0's only cable is down and the routes have not caught up (long
