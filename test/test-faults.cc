@@ -36,17 +36,25 @@ class FaultTest : public ::testing::Test
 
 constexpr uint64_t kRate = 100'000'000'000ULL; // 100 Gb/s
 
+/// \p gpus GPUs, each its own HB domain, every link at kRate.
+ClusterParams
+OneGpuPerDomain(uint32_t gpus)
+{
+    ClusterParams p;
+    p.gpus = gpus;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    return p;
+}
+
 /// 12 GPUs (no HB domain) under two leaves of 6 hosts and 2 uplinks each
 /// (3:1 oversubscribed), so that the leaves' uplinks are the bottleneck of
 /// cross-leaf traffic.
 FabricTopology
 OversubscribedFatTree()
 {
-    ClusterParams p;
-    p.gpus = 12;
+    ClusterParams p = OneGpuPerDomain(12);
     p.radix = 8;
     p.oversubscription = 3;
-    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
     return BuildFatTree(p);
 }
 
@@ -398,10 +406,8 @@ TEST_F(FaultTest, RailSwitchFailureWithoutForwardingFailsWithAReportNotAHang)
 TEST_F(FaultTest, BitErrorsOnABusyLinkAreRetransmittedAndEveryMessageCompletes)
 {
     const auto run = [](uint64_t* retx, uint64_t* corrupted, double* timeS) {
-        ClusterParams p;
-        p.gpus = 4;
+        ClusterParams p = OneGpuPerDomain(4);
         p.radix = 64;
-        p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
         Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
         const uint32_t cable =
             FaultHelper::CablesOf(fabric->GetTopology(), fabric->GetTopology().GpuVertex(0)).at(0);
@@ -476,9 +482,7 @@ TEST_F(FaultTest, GpuFailureFailsTheCollectiveWithTheRankNamed)
 
 TEST_F(FaultTest, BadFaultParametersAreRejectedWithTheParameterNamed)
 {
-    ClusterParams p;
-    p.gpus = 8;
-    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    const ClusterParams p = OneGpuPerDomain(8);
     Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
     FaultHelper faults(fabric);
     const auto expectError = [](const std::function<void()>& f, const std::string& name) {
@@ -554,9 +558,7 @@ TEST_F(FaultTest, CyclicBufferDependencyDeadlockIsStoppedAndReportedByTheWatchdo
 
 TEST_F(FaultTest, WatchdogStaysQuietOnAHealthyRunAndLetsItEnd)
 {
-    ClusterParams p;
-    p.gpus = 8;
-    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    const ClusterParams p = OneGpuPerDomain(8);
     Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
     auto watchdog = CreateObject<ProgressWatchdog>();
     watchdog->SetAttribute("Interval", TimeValue(MicroSeconds(50)));
@@ -655,9 +657,7 @@ TEST_F(FaultTest, AFaultDueAfterTheFabricIsDisposedDoesNothing)
     // faults scheduled, then the fabric disposed before they are due (a
     // scenario that ends early, or Python's Fabric.Dispose): they used to
     // reach for the gone devices and crash the run
-    ClusterParams p;
-    p.gpus = 8;
-    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    const ClusterParams p = OneGpuPerDomain(8);
     const FabricTopology topo = BuildRailOnly(p);
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     FaultHelper faults(fabric);
@@ -681,9 +681,7 @@ TEST_F(FaultTest, WatchdogNamesADownLinkThatMessagesWaitFor)
     // detection delay): its message retries into the down port, no byte
     // moves, and the report names the port as down (its queue is empty: it
     // was lost with the link)
-    ClusterParams p;
-    p.gpus = 8;
-    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    const ClusterParams p = OneGpuPerDomain(8);
     const FabricTopology topo = BuildRailOnly(p);
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     FaultHelper faults(fabric);
