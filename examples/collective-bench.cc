@@ -3,7 +3,8 @@
  */
 // examples/collective-bench: an nccl-tests-like sweep. For each message size
 // (doubling from --min-bytes to --max-bytes) one collective runs on the
-// chosen topology, alone, and the familiar table is printed: size, count,
+// chosen topology, alone, on a fresh fabric in a fresh simulation (so a
+// row does not depend on the sizes before it), and the familiar table is printed: size, count,
 // time, algbw and busbw (GB/s), as nccl-tests defines them: size is the
 // largest buffer (allgather's output, reducescatter's input, alltoall's whole
 // send buffer), count the 4-byte elements of the operation's count argument
@@ -24,38 +25,43 @@ using namespace ns3;
 namespace
 {
 
-/// Runs the sizes one after the other in one simulation.
-struct Sweep
+/**
+ * One size on a fresh fabric in a fresh simulation: a size's figure depends
+ * on nothing run before it (transport state, message ids and so ECMP paths
+ * would otherwise carry over from the previous size), so a row of a sweep
+ * equals the same size run alone.
+ */
+CollectiveResult
+RunOneSize(const FabricTopology& topo,
+           const std::string& backend,
+           uint64_t chunkBytes,
+           uint32_t channels,
+           const std::string& collective,
+           const std::string& algorithm,
+           uint64_t bytes)
 {
-    CollectiveHelper* helper;
-    std::vector<uint32_t> ranks;
-    std::string collective;
-    std::string algorithm;
-    std::vector<uint64_t> sizes;
-    std::vector<CollectiveResult> results;
-    /// Keeps the runs alive: without ns-3 nodes (flow backend) no application holds them.
-    std::vector<Ptr<CollectiveRun>> runs;
-
-    void Next()
+    ProgramBackend installed = InstallBackend("--backend", backend, topo);
+    CollectiveHelper helper = installed.fabric ? CollectiveHelper(installed.fabric)
+                                               : CollectiveHelper(installed.transport);
+    if (installed.flow)
     {
-        const size_t i = results.size();
-        if (i == sizes.size())
-        {
-            return;
-        }
-        Ptr<CollectiveRun> run =
-            helper->Install(ranks, collective, algorithm, sizes[i], Simulator::Now());
-        run->SetCompletionCallback(MakeCallback(&Sweep::Done, this));
-        runs.push_back(run);
+        helper.SetDomainSize(topo.gpusPerDomain);
     }
-
-    void Done(Ptr<CollectiveRun> run)
-    {
-        results.push_back(run->GetResult());
-        // start the next size from a fresh event, not inside this callback
-        Simulator::ScheduleNow(&Sweep::Next, this);
-    }
-};
+    helper.SetChunkBytes(chunkBytes);
+    helper.SetChannels(channels);
+    // held here: without ns-3 nodes (flow backend) no application holds it
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topo.GetNGpus()),
+                                            collective,
+                                            algorithm,
+                                            bytes,
+                                            Seconds(0));
+    Simulator::Run();
+    const CollectiveResult result = run->GetResult();
+    run = nullptr;
+    installed.Dispose();
+    Simulator::Destroy();
+    return result;
+}
 
 } // namespace
 
@@ -133,31 +139,13 @@ main(int argc, char* argv[])
                                  p,
                                  graph,
                                  static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
-        const ProgramBackend installed = InstallBackend("--backend", backend, topo);
-        Ptr<Fabric> fabric = installed.fabric;
-        Ptr<FlowTransport> flow = installed.flow;
-        CollectiveHelper helper =
-            fabric ? CollectiveHelper(fabric) : CollectiveHelper(Ptr<Transport>(flow));
-        if (flow)
-        {
-            helper.SetDomainSize(topo.gpusPerDomain);
-        }
-        helper.SetChunkBytes(chunkBytes);
-        helper.SetChannels(channels);
-
-        Sweep sweep{&helper,
-                    CollectiveHelper::AllRanks(topo.GetNGpus()),
-                    collective,
-                    algorithm,
-                    {},
-                    {},
-                    {}};
+        const uint32_t nRanks = topo.GetNGpus();
         // nccl-tests' count argument: 4-byte elements, per rank for the
         // collectives whose count is per rank; sizes are whole counts so
         // that the count column and the simulated bytes agree
         const uint64_t perRank =
             collective == "allgather" || collective == "reducescatter" || collective == "alltoall"
-                ? sweep.ranks.size()
+                ? nRanks
                 : 1;
         const uint64_t unit = 4 * perRank;
         if (!cmd.WasGiven("min-bytes"))
@@ -188,16 +176,16 @@ main(int argc, char* argv[])
                       "--max-bytes",
                       maxBytes,
                       fmt::format("at least --min-bytes ({})", minBytes));
+        std::vector<CollectiveResult> results;
         for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
         {
-            sweep.sizes.push_back(b);
+            results.push_back(
+                RunOneSize(topo, backend, chunkBytes, channels, collective, algorithm, b));
             if (b > maxBytes / 2)
             {
                 break;
             }
         }
-        Simulator::ScheduleNow(&Sweep::Next, &sweep);
-        Simulator::Run();
 
         fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}, radix {}){}\n",
                    collective,
@@ -206,7 +194,7 @@ main(int argc, char* argv[])
                    topo.GetNGpus(),
                    p.platform.name,
                    radix,
-                   flow ? ", flow-level backend" : "");
+                   backend == "flow" ? ", flow-level backend" : "");
         fmt::print("{:>12} {:>12} {:>12} {:>10} {:>10}\n",
                    "size(B)",
                    "count",
@@ -217,7 +205,7 @@ main(int argc, char* argv[])
         auto count = [perRank](uint64_t bytes) { return bytes / 4 / perRank; };
         nlohmann::json rows = nlohmann::json::array();
         std::string csvText = "bytes,count,time_s,algbw_gbps,busbw_gbps\n";
-        for (const auto& r : sweep.results)
+        for (const auto& r : results)
         {
             fmt::print("{:>12} {:>12} {:>12.2f} {:>10.2f} {:>10.2f}\n",
                        r.bytes,
@@ -257,7 +245,6 @@ main(int argc, char* argv[])
             FabricRequire(f.good(), "--csv", csv, "a writable file path");
             f << csvText;
         }
-        Simulator::Destroy();
     }
     catch (const FabricConfigError& e)
     {

@@ -4,10 +4,9 @@
 
 The allreduces of `collective-bench --topology=<each> --collective=allreduce`,
 written with the gpu_fabric module: build each topology, count its equipment
-and cost, run one allreduce per size at packet level, each on a fresh fabric
-(collective-bench runs its sizes one after the other in one simulation, so
-its later rows can differ by a few ns), and print nccl-tests' figures beside
-the network's cost.
+and cost, run one allreduce per size at packet level, each on a fresh fabric in a
+fresh simulation (as collective-bench runs its sizes), and print nccl-tests'
+figures beside the network's cost.
 
     PYTHONPATH=build/python python3 bindings/examples/rail-only-allreduce.py
 """
