@@ -579,6 +579,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
     const uint32_t dv = m_gpuVertex[dst];
     uint32_t v = m_gpuVertex[src];
     f.links.clear();
+    f.cap = 0;
     // hops of the representative path: (edge) for latency
     m_hops2.clear();
     bool first = true;
@@ -621,6 +622,16 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             const uint32_t g = m_edgeTarget[e1];
             if (m_kind[g] == static_cast<uint8_t>(TopoNodeKind::Gpu) && m_aggIn[g] != kNone)
             {
+                // packets are not split: k packets over P planes take
+                // ceil(k / P) packet times on the busiest plane, i.e. a rate
+                // of k / ceil(k / P) planes (k planes when k < P)
+                const double planes = std::round(m_capacity[m_aggOut[v]] / m_capacity[e0]);
+                const double packets = std::ceil(static_cast<double>(f.bytes) / m_payload);
+                const double usable = packets / std::ceil(packets / planes);
+                if (usable < planes)
+                {
+                    f.cap = usable * m_capacity[e0];
+                }
                 f.links.push_back(m_aggOut[v]);
                 f.links.push_back(m_aggIn[g]);
                 m_hops2.push_back(e0);
@@ -885,7 +896,7 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
     {
         // one flow: its slowest link
         const uint32_t id = m_compFlows[flowBegin];
-        double r = std::numeric_limits<double>::max();
+        double r = m_flows[id].cap > 0 ? m_flows[id].cap : std::numeric_limits<double>::max();
         for (uint32_t l : m_flows[id].links)
         {
             r = std::min(r, m_capacity[l]);
@@ -913,38 +924,77 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
             }
         }
         std::make_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-        double level = 0;
-        while (!m_fillHeap.empty())
+        // capped flows, smallest cap first (ties by id: deterministic)
+        m_capped.clear();
+        for (size_t i = flowBegin; i < m_compFlows.size(); ++i)
         {
+            const uint32_t id = m_compFlows[i];
+            if (m_flows[id].cap > 0)
+            {
+                m_capped.emplace_back(m_flows[id].cap, id);
+            }
+        }
+        std::sort(m_capped.begin(), m_capped.end());
+        size_t nextCap = 0;
+        double level = 0;
+        // freeze flow id at rate r; its links' shares change (except \p skip's)
+        const auto freeze = [&](uint32_t id, double r, uint32_t skip) {
+            m_frozenMark[id] = epoch;
+            m_newRate[id] = r;
+            for (uint32_t l2 : m_flows[id].links)
+            {
+                m_capLeft[l2] -= r;
+                --m_unfrozen[l2];
+                if (l2 != skip && m_unfrozen[l2] > 0)
+                {
+                    ++m_linkVersion[l2];
+                    m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
+                                            (static_cast<uint64_t>(l2) << 32) | m_linkVersion[l2]);
+                    std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+                }
+            }
+        };
+        while (true)
+        {
+            // stale entries off the top of the heap, frozen flows off the caps
+            while (!m_fillHeap.empty())
+            {
+                const auto key = m_fillHeap.front().second;
+                const auto l = static_cast<uint32_t>(key >> 32);
+                if (static_cast<uint32_t>(key) == m_linkVersion[l] && m_unfrozen[l] > 0)
+                {
+                    break;
+                }
+                std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+                m_fillHeap.pop_back();
+            }
+            while (nextCap < m_capped.size() && m_frozenMark[m_capped[nextCap].second] == epoch)
+            {
+                ++nextCap;
+            }
+            if (nextCap < m_capped.size() &&
+                (m_fillHeap.empty() || m_capped[nextCap].first <= m_fillHeap.front().first))
+            {
+                // this flow's cap is below every share it could still get
+                const auto [cap, id] = m_capped[nextCap++];
+                level = std::max(level, cap);
+                freeze(id, cap, kNone);
+                continue;
+            }
+            if (m_fillHeap.empty())
+            {
+                break;
+            }
             std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
             const auto [share, key] = m_fillHeap.back();
             m_fillHeap.pop_back();
             const auto l = static_cast<uint32_t>(key >> 32);
-            if (static_cast<uint32_t>(key) != m_linkVersion[l] || m_unfrozen[l] == 0)
-            {
-                continue;
-            }
             level = std::max(level, share);
             for (uint32_t id : m_linkFlows[l])
             {
-                if (m_frozenMark[id] == epoch)
+                if (m_frozenMark[id] != epoch)
                 {
-                    continue;
-                }
-                m_frozenMark[id] = epoch;
-                m_newRate[id] = level;
-                for (uint32_t l2 : m_flows[id].links)
-                {
-                    m_capLeft[l2] -= level;
-                    --m_unfrozen[l2];
-                    if (l2 != l && m_unfrozen[l2] > 0)
-                    {
-                        ++m_linkVersion[l2];
-                        m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
-                                                (static_cast<uint64_t>(l2) << 32) |
-                                                    m_linkVersion[l2]);
-                        std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-                    }
+                    freeze(id, level, l);
                 }
             }
         }

@@ -40,7 +40,13 @@ namespace ns3
  * the packet level; here it is one flow on the sender's aggregated NVLink-out
  * link and the aggregated NVLink-in link of the GPU the planes lead to (the
  * destination, or the relay GPU of rail-only forwarding), then on the single
- * path from that GPU. This assumes the planes are single-tier NVSwitches, as
+ * path from that GPU. Packets are not split: at the packet level k packets
+ * striped over P planes take ceil(k / P) packet times on the busiest plane,
+ * so the flow's rate is capped at k / ceil(k / P) plane rates when that is
+ * below P (k when k < P; Flow::cap; progressive filling freezes a flow at
+ * its cap when the cap is below every share it could still get). With the
+ * latency below this gives the packet level's time for k full packets
+ * alone, up to rounding. This assumes the planes are single-tier NVSwitches, as
  * every builder makes them, and that striping balances the planes. A
  * non-striped flow over one plane uses that plane's link and the GPU's
  * aggregated link, so both kinds of traffic share NVLink correctly.
@@ -190,6 +196,7 @@ class FlowTransport : public Transport
         double rate{0};         //!< wire bytes per second
         int64_t lastUpdate{0};  //!< time step of the last remaining/rate update
         int64_t latency{0};     //!< time steps from fluid end to delivery
+        double cap{0};          //!< rate limit, wire bytes per second (0: none)
         uint32_t version{0};    //!< completion heap entries with another version are stale
         uint32_t mark{0};       //!< recomputation epoch it was last visited in
         bool onLinks{false};    //!< in the link lists
@@ -290,6 +297,7 @@ class FlowTransport : public Transport
     std::vector<uint32_t> m_frozenMark;                  //!< flow -> epoch frozen
     std::vector<double> m_newRate;                       //!< flow -> rate of this run
     std::vector<std::pair<double, uint64_t>> m_fillHeap; //!< (share, link << 32 | version)
+    std::vector<std::pair<double, uint32_t>> m_capped;   //!< (cap, flow), ascending
     uint32_t m_epoch{0};
     std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> m_heap;
     EventId m_recomputeEvent;
