@@ -49,7 +49,7 @@ struct FinderOptions
     uint32_t maxBaseNodes{1024}; //!< bases larger than this are not evaluated with BFB
     /// Products up to this size are evaluated with BFB on the product graph itself
     /// (exact); larger ones use the dimension-ordered construction of ProductCost.
-    uint32_t maxProductBfbNodes{256};
+    uint32_t maxProductBfbNodes{1024};
 };
 
 /// The alpha-beta workload a topology is chosen for.
