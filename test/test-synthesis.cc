@@ -735,7 +735,7 @@ TEST(SynthesisFinder, ProductsUpTo1024HostsAreJudgedByBfbOnTheProduct)
 {
     // 400 hosts of degree 3, 1 GiB: with products above 256 hosts costed by
     // the dimension-ordered schedule (an upper bound) the finder chose
-    // Prod(Ring(10),C(40,{5,6})) at T_B 37/32 although BFB on that graph
+    // Prod(Ring(10),C(40,{5,6})) at T_B 923/800 although BFB on that graph
     // gets 399/400, and a better product was missed (0.0993 s claimed,
     // 0.0858 s found now). The chosen point's figures are its graph's BFB.
     const FinderWorkload w{1e-5, 1e11, 1073741824.0};
