@@ -871,6 +871,7 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def_readonly("nodes", &SynthCandidate::nodes)
         .def_readonly("degree", &SynthCandidate::degree)
         .def_readonly("steps", &SynthCandidate::steps)
+        .def_readonly("fromBfb", &SynthCandidate::fromBfb)
         .def_property_readonly("tb", [](const SynthCandidate& c) { return ToDouble(c.tb); });
     py::class_<FinderResult>(m, "FinderResult", "Pareto frontier and the best point")
         .def_readonly("frontier", &FinderResult::frontier)
@@ -879,16 +880,22 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def_readonly("considered", &FinderResult::considered);
     m.def(
         "FindTopology",
-        [](uint32_t nodes, uint32_t degree, const FinderWorkload& w, uint32_t depth) {
+        [](uint32_t nodes,
+           uint32_t degree,
+           const FinderWorkload& w,
+           uint32_t depth,
+           uint32_t productBfbNodes) {
             FabricRequire(depth <= 4, "depth", depth, "an integer 0..4");
             FinderOptions o;
             o.maxDepth = depth;
+            o.maxProductBfbNodes = productBfbNodes;
             return FindTopology(nodes, degree, w, o);
         },
         py::arg("nodes"),
         py::arg("degree"),
         py::arg("workload") = FinderWorkload(),
-        py::arg("depth") = 2);
+        py::arg("depth") = 2,
+        py::arg("productBfbNodes") = FinderOptions().maxProductBfbNodes);
 
     // Python's exit comes before the C++ statics that would dispose of the
     // nodes (and of the Python callbacks they hold): clean up while Python is

@@ -201,6 +201,8 @@ w = gf.FinderWorkload()
 w.alphaSeconds, w.bandwidthBps, w.messageBytes = 1e-5, 1e11, 1 << 20
 found = gf.FindTopology(64, 4, w)
 best = (found.best.name, found.best.steps, found.best.tb, found.bestTimeSeconds)
+bound = gf.FindTopology(64, 4, w, productBfbNodes=0)
+productsByBound = [c.name for c in bound.frontier if c.name.startswith("Prod(") and not c.fromBfb]
 am = gf.AnalyticalModel(gf.AnalyticalParams.From(gf.LlmModel.Get("gpt3-175b"),
                                                  gf.HbDomainPreset.Get("gh200-256-hotnets"), 32768))
 tp = am.ClampedOptimalTp()
@@ -218,6 +220,18 @@ eq1 = am.IterationTime(tp)
     EXPECT_EQ(std::get<0>(best), found.best.name);
     EXPECT_EQ(std::get<1>(best), found.best.steps);
     EXPECT_DOUBLE_EQ(std::get<2>(best), ToDouble(found.best.tb));
+    // productBfbNodes reaches FinderOptions: the same products by their bound
+    FinderOptions bound;
+    bound.maxProductBfbNodes = 0;
+    std::vector<std::string> productsByBound;
+    for (const auto& c : FindTopology(64, 4, w, bound).frontier)
+    {
+        if (c.name.rfind("Prod(", 0) == 0 && !c.fromBfb)
+        {
+            productsByBound.push_back(c.name);
+        }
+    }
+    EXPECT_EQ(py["productsByBound"].cast<std::vector<std::string>>(), productsByBound);
     // the time is the alpha-beta formula of the best point
     EXPECT_DOUBLE_EQ(std::get<3>(best),
                      1e-5 * found.best.steps + ToDouble(found.best.tb) * (1 << 20) * 8 / 1e11);
