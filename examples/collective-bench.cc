@@ -176,6 +176,11 @@ main(int argc, char* argv[])
                       "--max-bytes",
                       maxBytes,
                       fmt::format("at least --min-bytes ({})", minBytes));
+        // refused before the sweep runs its smaller sizes, by the flag's name
+        FabricRequire(maxBytes <= kMaxCollectiveBytes,
+                      "--max-bytes",
+                      maxBytes,
+                      fmt::format("at most {} (16 TiB)", kMaxCollectiveBytes));
         std::vector<CollectiveResult> results;
         for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
         {

@@ -197,6 +197,9 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"fabric-routes --topology=direct-connect --graph='Hypercube(3)' --gpus=16",
          "invalid --gpus: got '16', allowed: the node count of --graph=Hypercube(3) (8)"},
         // sizes are whole 4-byte elements (per rank where the count is)
+        // the sweep's largest size is checked before any size runs
+        {"collective-bench --max-bytes=35184372088832",
+         "invalid --max-bytes: got '35184372088832', allowed: at most 17592186044416 (16 TiB)"},
         {"collective-bench --min-bytes=1",
          "invalid --min-bytes: got '1', allowed: a multiple of 4 (whole 4-byte elements for "
          "allreduce)"},
