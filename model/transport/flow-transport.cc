@@ -25,6 +25,39 @@ namespace
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 constexpr uint8_t kFieldInf = 255;
+
+/**
+ * How much later than the fluid a message striped over \p planes equal
+ * planes arrives when it is alone: packets are not split, so the busiest
+ * plane (round-robin dealing) serializes more than 1/planes of the wire
+ * bytes, and its last packet may be shorter than the first, whose
+ * store-and-forward the flow's latency already counts.
+ * \return seconds, at least 0
+ */
+double
+StripeImbalanceSeconds(uint64_t bytes,
+                       uint64_t payload,
+                       uint64_t overhead,
+                       uint64_t planes,
+                       double planeBytesPerSecond)
+{
+    const uint64_t k = (bytes + payload - 1) / payload;
+    const auto full = static_cast<double>(payload + overhead);
+    const auto last = static_cast<double>(bytes - (k - 1) * payload + overhead);
+    double busiest = 0; // bytes serialized on a plane plus its last packet's second hop
+    for (uint64_t p = 0; p < std::min(k, planes); ++p)
+    {
+        const uint64_t n = (k - p + planes - 1) / planes; // packets p, p + planes, ...
+        const bool hasLast = (k - 1) % planes == p;
+        const double onPlane =
+            hasLast ? static_cast<double>(n - 1) * full + last : static_cast<double>(n) * full;
+        busiest = std::max(busiest, onPlane + (hasLast ? last : full));
+    }
+    const auto wire = static_cast<double>(bytes + k * overhead);
+    const auto first = static_cast<double>(std::min(bytes, payload) + overhead);
+    return std::max(0.0,
+                    (busiest - wire / static_cast<double>(planes) - first) / planeBytesPerSecond);
+}
 } // namespace
 
 TypeId
@@ -579,7 +612,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
     const uint32_t dv = m_gpuVertex[dst];
     uint32_t v = m_gpuVertex[src];
     f.links.clear();
-    f.cap = 0;
+    m_routeImbalance = 0;
     // hops of the representative path: (edge) for latency
     m_hops2.clear();
     bool first = true;
@@ -622,15 +655,15 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             const uint32_t g = m_edgeTarget[e1];
             if (m_kind[g] == static_cast<uint8_t>(TopoNodeKind::Gpu) && m_aggIn[g] != kNone)
             {
-                // packets are not split: k packets over P planes take
-                // ceil(k / P) packet times on the busiest plane, i.e. a rate
-                // of k / ceil(k / P) planes (k planes when k < P)
-                const double planes = std::round(m_capacity[m_aggOut[v]] / m_capacity[e0]);
-                const double packets = std::ceil(static_cast<double>(f.bytes) / m_payload);
-                const double usable = packets / std::ceil(packets / planes);
-                if (usable < planes)
+                if (g == dv && m_storeAndForward)
                 {
-                    f.cap = usable * m_capacity[e0];
+                    const double rate = m_capacity[e0];
+                    m_routeImbalance = StripeImbalanceSeconds(
+                        f.bytes,
+                        m_payload,
+                        m_overhead,
+                        static_cast<uint64_t>(std::llround(m_capacity[m_aggOut[v]] / rate)),
+                        rate);
                 }
                 f.links.push_back(m_aggOut[v]);
                 f.links.push_back(m_aggIn[g]);
@@ -738,12 +771,14 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     }
     const uint64_t packets = (bytes + m_payload - 1) / m_payload;
     f.remaining = static_cast<double>(bytes + packets * m_overhead);
+    const double imbalance = m_routeImbalance;
     if (m_fifo)
     {
         Connection& c = m_connections[ConnectionKey(srcRank, dstRank)];
         if (c.head != kNoFlow)
         {
-            // behind the connection's earlier messages
+            // behind the connection's earlier messages; its packets follow
+            // theirs over the planes, so no imbalance of its own
             m_flows[c.tail].next = id;
             c.tail = id;
             ++m_stats.queuedMessages;
@@ -752,6 +787,7 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
         c.head = id;
         c.tail = id;
     }
+    f.latency += std::llround(imbalance / m_secondsPerStep);
     StartFlow(id);
     return id;
 }
@@ -896,7 +932,7 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
     {
         // one flow: its slowest link
         const uint32_t id = m_compFlows[flowBegin];
-        double r = m_flows[id].cap > 0 ? m_flows[id].cap : std::numeric_limits<double>::max();
+        double r = std::numeric_limits<double>::max();
         for (uint32_t l : m_flows[id].links)
         {
             r = std::min(r, m_capacity[l]);
@@ -924,77 +960,38 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
             }
         }
         std::make_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-        // capped flows, smallest cap first (ties by id: deterministic)
-        m_capped.clear();
-        for (size_t i = flowBegin; i < m_compFlows.size(); ++i)
-        {
-            const uint32_t id = m_compFlows[i];
-            if (m_flows[id].cap > 0)
-            {
-                m_capped.emplace_back(m_flows[id].cap, id);
-            }
-        }
-        std::sort(m_capped.begin(), m_capped.end());
-        size_t nextCap = 0;
         double level = 0;
-        // freeze flow id at rate r; its links' shares change (except \p skip's)
-        const auto freeze = [&](uint32_t id, double r, uint32_t skip) {
-            m_frozenMark[id] = epoch;
-            m_newRate[id] = r;
-            for (uint32_t l2 : m_flows[id].links)
-            {
-                m_capLeft[l2] -= r;
-                --m_unfrozen[l2];
-                if (l2 != skip && m_unfrozen[l2] > 0)
-                {
-                    ++m_linkVersion[l2];
-                    m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
-                                            (static_cast<uint64_t>(l2) << 32) | m_linkVersion[l2]);
-                    std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-                }
-            }
-        };
-        while (true)
+        while (!m_fillHeap.empty())
         {
-            // stale entries off the top of the heap, frozen flows off the caps
-            while (!m_fillHeap.empty())
-            {
-                const auto key = m_fillHeap.front().second;
-                const auto l = static_cast<uint32_t>(key >> 32);
-                if (static_cast<uint32_t>(key) == m_linkVersion[l] && m_unfrozen[l] > 0)
-                {
-                    break;
-                }
-                std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-                m_fillHeap.pop_back();
-            }
-            while (nextCap < m_capped.size() && m_frozenMark[m_capped[nextCap].second] == epoch)
-            {
-                ++nextCap;
-            }
-            if (nextCap < m_capped.size() &&
-                (m_fillHeap.empty() || m_capped[nextCap].first <= m_fillHeap.front().first))
-            {
-                // this flow's cap is below every share it could still get
-                const auto [cap, id] = m_capped[nextCap++];
-                level = std::max(level, cap);
-                freeze(id, cap, kNone);
-                continue;
-            }
-            if (m_fillHeap.empty())
-            {
-                break;
-            }
             std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
             const auto [share, key] = m_fillHeap.back();
             m_fillHeap.pop_back();
             const auto l = static_cast<uint32_t>(key >> 32);
+            if (static_cast<uint32_t>(key) != m_linkVersion[l] || m_unfrozen[l] == 0)
+            {
+                continue;
+            }
             level = std::max(level, share);
             for (uint32_t id : m_linkFlows[l])
             {
-                if (m_frozenMark[id] != epoch)
+                if (m_frozenMark[id] == epoch)
                 {
-                    freeze(id, level, l);
+                    continue;
+                }
+                m_frozenMark[id] = epoch;
+                m_newRate[id] = level;
+                for (uint32_t l2 : m_flows[id].links)
+                {
+                    m_capLeft[l2] -= level;
+                    --m_unfrozen[l2];
+                    if (l2 != l && m_unfrozen[l2] > 0)
+                    {
+                        ++m_linkVersion[l2];
+                        m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
+                                                (static_cast<uint64_t>(l2) << 32) |
+                                                    m_linkVersion[l2]);
+                        std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
+                    }
                 }
             }
         }

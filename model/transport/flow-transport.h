@@ -40,16 +40,17 @@ namespace ns3
  * the packet level; here it is one flow on the sender's aggregated NVLink-out
  * link and the aggregated NVLink-in link of the GPU the planes lead to (the
  * destination, or the relay GPU of rail-only forwarding), then on the single
- * path from that GPU. Packets are not split: at the packet level k packets
- * striped over P planes take ceil(k / P) packet times on the busiest plane,
- * so the flow's rate is capped at k / ceil(k / P) plane rates when that is
- * below P (k when k < P; Flow::cap; progressive filling freezes a flow at
- * its cap when the cap is below every share it could still get). With the
- * latency below this gives the packet level's time for k full packets
- * alone, up to rounding. This assumes the planes are single-tier NVSwitches, as
- * every builder makes them, and that striping balances the planes. A
- * non-striped flow over one plane uses that plane's link and the GPU's
- * aggregated link, so both kinds of traffic share NVLink correctly.
+ * path from that GPU. Packets are not split: dealt round-robin, k packets
+ * keep the busiest plane busy for ceil(k / P) packet times, more than the
+ * fluid's k / P, and a message striped within a domain that starts on an idle
+ * connection is delivered that much later (its latency gets the difference,
+ * partial last packet included; its rate, and so what it leaves to others,
+ * stays the fluid's). A message queued behind others of its connection
+ * follows their packets over the planes and gets nothing. Alone, a message
+ * of any size takes the packet level's time up to rounding. This assumes the planes are single-tier
+ * NVSwitches, as every builder makes them, and that striping balances the planes. A non-striped
+ * flow over one plane uses that plane's link and the GPU's aggregated link, so both kinds of
+ * traffic share NVLink correctly.
  *
  * <b>Routes.</b> With routing tables (Setup with tables) the next hops are
  * read from them. Without (the scale path), the equal-cost next hops are
@@ -196,7 +197,6 @@ class FlowTransport : public Transport
         double rate{0};         //!< wire bytes per second
         int64_t lastUpdate{0};  //!< time step of the last remaining/rate update
         int64_t latency{0};     //!< time steps from fluid end to delivery
-        double cap{0};          //!< rate limit, wire bytes per second (0: none)
         uint32_t version{0};    //!< completion heap entries with another version are stale
         uint32_t mark{0};       //!< recomputation epoch it was last visited in
         bool onLinks{false};    //!< in the link lists
@@ -280,7 +280,8 @@ class FlowTransport : public Transport
     std::map<std::vector<uint32_t>, int32_t> m_fieldKeys; //!< attachment set -> field
     std::vector<uint32_t> m_hops;                         //!< scratch
     std::vector<uint32_t> m_hops2;                        //!< scratch
-    std::vector<uint32_t> m_queue;                        //!< scratch
+    double m_routeImbalance{0};    //!< Route's striping imbalance, seconds (see DoSend)
+    std::vector<uint32_t> m_queue; //!< scratch
 
     // ---- links and flows ----
     std::vector<double> m_capacity;                      //!< link -> bytes per second
@@ -297,7 +298,6 @@ class FlowTransport : public Transport
     std::vector<uint32_t> m_frozenMark;                  //!< flow -> epoch frozen
     std::vector<double> m_newRate;                       //!< flow -> rate of this run
     std::vector<std::pair<double, uint64_t>> m_fillHeap; //!< (share, link << 32 | version)
-    std::vector<std::pair<double, uint32_t>> m_capped;   //!< (cap, flow), ascending
     uint32_t m_epoch{0};
     std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> m_heap;
     EventId m_recomputeEvent;
