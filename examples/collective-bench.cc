@@ -176,20 +176,39 @@ main(int argc, char* argv[])
                       "--max-bytes",
                       maxBytes,
                       fmt::format("at least --min-bytes ({})", minBytes));
-        // refused before the sweep runs its smaller sizes, by the flag's name
-        FabricRequire(maxBytes <= kMaxCollectiveBytes,
-                      "--max-bytes",
-                      maxBytes,
-                      fmt::format("at most {} (16 TiB)", kMaxCollectiveBytes));
-        std::vector<CollectiveResult> results;
+        std::vector<uint64_t> sizes;
         for (uint64_t b = minBytes; b <= maxBytes; b *= 2)
         {
-            results.push_back(
-                RunOneSize(topo, backend, chunkBytes, channels, collective, algorithm, b));
+            sizes.push_back(b);
             if (b > maxBytes / 2)
             {
                 break;
             }
+        }
+        // the largest size is refused before the sweep runs the smaller ones
+        FabricRequire(sizes.back() <= kMaxCollectiveBytes,
+                      "--max-bytes",
+                      maxBytes,
+                      fmt::format("a sweep whose largest size ({}) is at most {} (16 TiB)",
+                                  sizes.back(),
+                                  kMaxCollectiveBytes));
+        std::vector<CollectiveResult> results;
+        std::string failure; // a size that did not complete ends the sweep
+        for (const uint64_t b : sizes)
+        {
+            CollectiveResult r =
+                RunOneSize(topo, backend, chunkBytes, channels, collective, algorithm, b);
+            if (!r.complete)
+            {
+                failure = fmt::format("the {}-byte {} did not complete: {}",
+                                      b,
+                                      collective,
+                                      r.failed ? r.failure
+                                               : "messages were still pending when nothing was "
+                                                 "left to simulate (packets lost and not resent)");
+                break;
+            }
+            results.push_back(std::move(r));
         }
 
         fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}, radix {}){}\n",
@@ -234,21 +253,29 @@ main(int argc, char* argv[])
         {
             std::ofstream f(json);
             FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << nlohmann::json({{"topology", topology},
-                                 {"gpus", topo.GetNGpus()},
-                                 {"preset", p.platform.name},
-                                 {"collective", collective},
-                                 {"algorithm", algorithm},
-                                 {"backend", backend},
-                                 {"results", rows}})
-                     .dump(2)
-              << "\n";
+            nlohmann::json j = {{"topology", topology},
+                                {"gpus", topo.GetNGpus()},
+                                {"preset", p.platform.name},
+                                {"collective", collective},
+                                {"algorithm", algorithm},
+                                {"backend", backend},
+                                {"results", rows}};
+            if (!failure.empty())
+            {
+                j["error"] = failure; // results hold the sizes before it
+            }
+            f << j.dump(2) << "\n";
         }
         if (!csv.empty())
         {
             std::ofstream f(csv);
             FabricRequire(f.good(), "--csv", csv, "a writable file path");
             f << csvText;
+        }
+        if (!failure.empty())
+        {
+            fmt::print(stderr, "collective-bench: {}\n", failure);
+            return 1;
         }
     }
     catch (const FabricConfigError& e)

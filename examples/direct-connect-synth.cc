@@ -562,8 +562,9 @@ main(int argc, char* argv[])
         FabricRequire(k <= 4, "--depth", depth, "an integer 0..4");
         FinderOptions o;
         o.maxDepth = k;
-        o.maxProductBfbNodes =
-            ParseCount("--product-bfb-nodes", productBfbNodes, "an integer number of hosts >= 0");
+        o.maxProductBfbNodes = ParseCount("--product-bfb-nodes",
+                                          productBfbNodes,
+                                          "an integer number of hosts, 0 to 999999999");
         FabricRequire(w.alphaSeconds >= 0, "--alpha", alpha, "a finite number of seconds >= 0");
         FabricRequire(w.bandwidthBps > 0, "--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
         FabricRequire(w.messageBytes >= 0, "--size", size, "a finite number of bytes >= 0");

@@ -197,9 +197,11 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"fabric-routes --topology=direct-connect --graph='Hypercube(3)' --gpus=16",
          "invalid --gpus: got '16', allowed: the node count of --graph=Hypercube(3) (8)"},
         // sizes are whole 4-byte elements (per rank where the count is)
-        // the sweep's largest size is checked before any size runs
-        {"collective-bench --max-bytes=35184372088832",
-         "invalid --max-bytes: got '35184372088832', allowed: at most 17592186044416 (16 TiB)"},
+        // the sweep's largest size is checked before any size runs (flow
+        // level: were it not, 1 KiB to 16 TiB would run and "bytes" fail)
+        {"collective-bench --backend=flow --max-bytes=35184372088832",
+         "invalid --max-bytes: got '35184372088832', allowed: a sweep whose largest size "
+         "(35184372088832) is at most 17592186044416 (16 TiB)"},
         {"collective-bench --min-bytes=1",
          "invalid --min-bytes: got '1', allowed: a multiple of 4 (whole 4-byte elements for "
          "allreduce)"},
@@ -378,6 +380,32 @@ TEST(Programs, CollectiveBenchRowsDoNotDependOnTheSizesBeforeThem)
         EXPECT_GT(time[0], 0) << backend;
         EXPECT_EQ(time[0], time[1]) << backend; // bit for bit, not approximately
     }
+}
+
+TEST(Programs, CollectiveBenchReportsASizeThatDidNotComplete)
+{
+    // no PFC, 20 kB switch buffers and congestion drops not resent: the
+    // all-to-all loses packets for good. The sweep stops there with status 1
+    // and says so (it printed a row of zeros and exited 0).
+    const std::string json = ::testing::TempDir() + "bench-failed.json";
+    const std::string err = ::testing::TempDir() + "bench-failed.err";
+    std::remove(json.c_str());
+    const std::string cmd =
+        std::string(GPU_FABRIC_BIN_DIR) +
+        "/collective-bench --topology=fat-tree --gpus=32 --radix=8 --collective=alltoall "
+        "--algorithm=direct --min-bytes=131072 --max-bytes=262144 "
+        "--ns3::FabricSwitch::PfcEnabled=false --ns3::FabricSwitch::GrowBufferForPfc=false "
+        "--ns3::FabricSwitch::PortBuffer=20000B "
+        "--ns3::PacketTransport::RecoverCongestionDrops=false --json=" +
+        json + " > /dev/null 2> " + err;
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << cmd;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << cmd;
+    EXPECT_NE(Slurp(err).find("the 131072-byte alltoall did not complete"), std::string::npos)
+        << Slurp(err);
+    const auto j = nlohmann::json::parse(Slurp(json));
+    EXPECT_TRUE(j["results"].empty()) << j.dump();
+    EXPECT_NE(j["error"].get<std::string>().find("did not complete"), std::string::npos);
 }
 
 TEST(Programs, RailOnlyVsFatTreeRunsJobsWithStagesSmallerThanADomain)

@@ -753,6 +753,28 @@ TEST(SynthesisFinder, ProductsUpTo1024HostsAreJudgedByBfbOnTheProduct)
     EXPECT_LT(r.bestTimeSeconds, old.bestTimeSeconds);
 }
 
+TEST(SynthesisFinder, ProductsHaveTheirOwnBfbLimit)
+{
+    // maxProductBfbNodes, not maxBaseNodes, decides whether a product is run
+    // through BFB: with bases up to 64 hosts and products up to 256, the
+    // 100-host products (10 x 10) are candidates, evaluated by BFB (they
+    // were dropped: the base limit refused them)
+    FinderOptions o;
+    o.maxBaseNodes = 64;
+    o.maxProductBfbNodes = 256;
+    uint32_t products = 0;
+    for (const auto& c : EnumerateCandidates(100, 4, o))
+    {
+        if (c.name.rfind("Prod(", 0) == 0)
+        {
+            ++products;
+            EXPECT_TRUE(c.fromBfb) << c.name;
+            EXPECT_EQ(c.tb, BfbAllGather(BuildFromName(c.name)).Tb()) << c.name;
+        }
+    }
+    EXPECT_GT(products, 0u);
+}
+
 TEST(SynthesisFinder, SelfLoopsAreTrackedThroughExpansions)
 {
     // GenKautz(2,26) has self-loops (3x + a = 0 mod 26 has solutions), and

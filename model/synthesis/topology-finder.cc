@@ -278,7 +278,14 @@ class Finder
     template <typename Build>
     void AddBase(uint32_t n, std::vector<SynthCandidate>& out, Build build)
     {
-        if (n > m_opt.maxBaseNodes)
+        AddWithBfb(n, m_opt.maxBaseNodes, out, build);
+    }
+
+    /// Evaluate a graph of \p n hosts with BFB if n <= \p limit.
+    template <typename Build>
+    void AddWithBfb(uint32_t n, uint32_t limit, std::vector<SynthCandidate>& out, Build build)
+    {
+        if (n > limit)
         {
             return;
         }
@@ -489,8 +496,11 @@ class Finder
                         const auto& h = fb[j];
                         if (n <= m_opt.maxProductBfbNodes)
                         {
+                            // its own limit: maxBaseNodes is for bases
                             auto name = fmt::format("Prod({},{})", g.name, h.name);
-                            AddBase(n, out, [&] { return BuildFromName(name); });
+                            AddWithBfb(n, m_opt.maxProductBfbNodes, out, [&] {
+                                return BuildFromName(name);
+                            });
                             continue;
                         }
                         Fraction alpha;
