@@ -27,36 +27,27 @@ constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 constexpr uint8_t kFieldInf = 255;
 
 /**
- * How much later than the fluid a message striped over \p planes equal
- * planes arrives when it is alone: packets are not split, so the busiest
- * plane (round-robin dealing) serializes more than 1/planes of the wire
- * bytes, and its last packet may be shorter than the first, whose
- * store-and-forward the flow's latency already counts.
- * \return seconds, at least 0
+ * When the busiest of \p planes equal planes has carried \p k packets dealt
+ * round-robin (all full but the last, \p last wire bytes) across both of
+ * its hops (GPU to NVSwitch to GPU, store-and-forward), in bytes at the
+ * plane rate: a plane's bytes plus the one packet its second hop ends with.
  */
 double
-StripeImbalanceSeconds(uint64_t bytes,
-                       uint64_t payload,
-                       uint64_t overhead,
-                       uint64_t planes,
-                       double planeBytesPerSecond)
+BusiestPlaneBytes(uint64_t k, double full, double last, uint64_t planes)
 {
-    const uint64_t k = (bytes + payload - 1) / payload;
-    const auto full = static_cast<double>(payload + overhead);
-    const auto last = static_cast<double>(bytes - (k - 1) * payload + overhead);
-    double busiest = 0; // bytes serialized on a plane plus its last packet's second hop
+    double busiest = 0;
     for (uint64_t p = 0; p < std::min(k, planes); ++p)
     {
         const uint64_t n = (k - p + planes - 1) / planes; // packets p, p + planes, ...
         const bool hasLast = (k - 1) % planes == p;
         const double onPlane =
             hasLast ? static_cast<double>(n - 1) * full + last : static_cast<double>(n) * full;
-        busiest = std::max(busiest, onPlane + (hasLast ? last : full));
+        // the second hop ends one packet after the first: the short last
+        // packet's own length if it is the plane's only one, else a full
+        // packet's (the short one waits behind the full one ahead of it)
+        busiest = std::max(busiest, onPlane + (hasLast && n == 1 ? last : full));
     }
-    const auto wire = static_cast<double>(bytes + k * overhead);
-    const auto first = static_cast<double>(std::min(bytes, payload) + overhead);
-    return std::max(0.0,
-                    (busiest - wire / static_cast<double>(planes) - first) / planeBytesPerSecond);
+    return busiest;
 }
 } // namespace
 
@@ -237,6 +228,11 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     }
     const size_t nl = m_capacity.size();
     m_linkFlows.assign(nl, {});
+    m_stripedFlows.assign(nl, 0);
+    m_stripedSince.assign(nl, 0);
+    m_stripedPackets.assign(nl, 0);
+    m_stripedWireBytes.assign(nl, 0);
+    m_stripedMessages.assign(nl, 0);
     m_linkMark.assign(nl, 0);
     m_capLeft.assign(nl, 0);
     m_unfrozen.assign(nl, 0);
@@ -612,7 +608,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
     const uint32_t dv = m_gpuVertex[dst];
     uint32_t v = m_gpuVertex[src];
     f.links.clear();
-    m_routeImbalance = 0;
+    f.planes = 0;
     // hops of the representative path: (edge) for latency
     m_hops2.clear();
     bool first = true;
@@ -657,13 +653,9 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             {
                 if (g == dv && m_storeAndForward)
                 {
-                    const double rate = m_capacity[e0];
-                    m_routeImbalance = StripeImbalanceSeconds(
-                        f.bytes,
-                        m_payload,
-                        m_overhead,
-                        static_cast<uint64_t>(std::llround(m_capacity[m_aggOut[v]] / rate)),
-                        rate);
+                    f.planeRate = m_capacity[e0];
+                    f.planes =
+                        static_cast<uint32_t>(std::llround(m_capacity[m_aggOut[v]] / f.planeRate));
                 }
                 f.links.push_back(m_aggOut[v]);
                 f.links.push_back(m_aggIn[g]);
@@ -771,14 +763,12 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     }
     const uint64_t packets = (bytes + m_payload - 1) / m_payload;
     f.remaining = static_cast<double>(bytes + packets * m_overhead);
-    const double imbalance = m_routeImbalance;
     if (m_fifo)
     {
         Connection& c = m_connections[ConnectionKey(srcRank, dstRank)];
         if (c.head != kNoFlow)
         {
-            // behind the connection's earlier messages; its packets follow
-            // theirs over the planes, so no imbalance of its own
+            // behind the connection's earlier messages
             m_flows[c.tail].next = id;
             c.tail = id;
             ++m_stats.queuedMessages;
@@ -787,7 +777,6 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
         c.head = id;
         c.tail = id;
     }
-    f.latency += std::llround(imbalance / m_secondsPerStep);
     StartFlow(id);
     return id;
 }
@@ -798,6 +787,22 @@ FlowTransport::StartFlow(uint32_t id)
     Flow& f = m_flows[id];
     f.lastUpdate = NowSteps();
     f.onLinks = true;
+    if (f.planes > 0)
+    {
+        // a period of striped traffic on the sender's planes starts or goes on
+        const uint32_t out = f.links[0];
+        if (m_stripedFlows[out]++ == 0)
+        {
+            m_stripedSince[out] = f.lastUpdate;
+            m_stripedPackets[out] = 0;
+            m_stripedWireBytes[out] = 0;
+            m_stripedMessages[out] = 0;
+        }
+        const uint64_t k = (f.bytes + m_payload - 1) / m_payload;
+        m_stripedPackets[out] += k;
+        m_stripedWireBytes[out] += f.bytes + k * m_overhead;
+        ++m_stripedMessages[out];
+    }
     f.pos.resize(f.links.size());
     for (size_t i = 0; i < f.links.size(); ++i)
     {
@@ -1083,7 +1088,10 @@ FlowTransport::FluidEvent()
         f.remaining = 0;
         f.lastUpdate = now;
         RemoveFromLinks(c.id);
-        Simulator::Schedule(TimeStep(f.latency), &FlowTransport::Complete, this, c.id);
+        Simulator::Schedule(TimeStep(f.latency + StripeImbalance(f, now)),
+                            &FlowTransport::Complete,
+                            this,
+                            c.id);
         if (m_fifo)
         {
             // the connection's next message follows its last byte
@@ -1101,6 +1109,38 @@ FlowTransport::FluidEvent()
         }
     }
     Recompute();
+}
+
+int64_t
+FlowTransport::StripeImbalance(const Flow& f, int64_t now)
+{
+    if (f.planes == 0)
+    {
+        return 0;
+    }
+    const uint32_t out = f.links[0];
+    if (--m_stripedFlows[out] > 0)
+    {
+        return 0; // not the last of its period: others follow on the planes
+    }
+    // packets are not split: the busiest plane ends after ceil(K / P)
+    // packet times, later than the fluid's K / P when K is not a multiple
+    const uint64_t k = (f.bytes + m_payload - 1) / m_payload;
+    const auto full = static_cast<double>(m_payload + m_overhead);
+    const auto last = static_cast<double>(f.bytes - (k - 1) * m_payload + m_overhead);
+    const auto first = static_cast<double>(std::min<uint64_t>(f.bytes, m_payload) + m_overhead);
+    // one message: its packets exactly; several: K packets of their mean size
+    const uint64_t kAll = m_stripedPackets[out];
+    const double mean = static_cast<double>(m_stripedWireBytes[out]) / static_cast<double>(kAll);
+    const double busiest = m_stripedMessages[out] == 1
+                               ? BusiestPlaneBytes(k, full, last, f.planes)
+                               : static_cast<double>((kAll + f.planes - 1) / f.planes + 1) * mean;
+    // the planes' end, against the fluid end plus the first packet's second
+    // hop that the latency already counts
+    const double late = static_cast<double>(m_stripedSince[out]) * m_secondsPerStep +
+                        (busiest - first) / f.planeRate -
+                        static_cast<double>(now) * m_secondsPerStep;
+    return late > 0 ? std::llround(late / m_secondsPerStep) : 0;
 }
 
 void

@@ -42,11 +42,17 @@ namespace ns3
  * destination, or the relay GPU of rail-only forwarding), then on the single
  * path from that GPU. Packets are not split: dealt round-robin, k packets
  * keep the busiest plane busy for ceil(k / P) packet times, more than the
- * fluid's k / P, and a message striped within a domain that starts on an idle
- * connection is delivered that much later (its latency gets the difference,
- * partial last packet included; its rate, and so what it leaves to others,
- * stays the fluid's). A message queued behind others of its connection
- * follows their packets over the planes and gets nothing. Alone, a message
+ * fluid's k / P. The sender's planes are dealt all its striped packets
+ * (every message and connection): from the instant its NVLink-out link gets
+ * a striped flow until it has none, K packets keep the busiest plane busy
+ * for about ceil(K / P) packet times. The message whose fluid part ends
+ * last in such a period is delivered no earlier than that: its latency gets
+ * the difference between the busiest plane's end (partial last packet
+ * included) and its fluid end, if positive; its rate, and so what it leaves
+ * to others, stays the fluid's. One message alone thus takes the packet
+ * level's time up to rounding, while many concurrent ones (an all-to-all)
+ * get the small imbalance of all their packets together. Only for messages
+ * striped within a domain, with StoreAndForward. Alone, a message
  * of any size takes the packet level's time up to rounding. This assumes the planes are single-tier
  * NVSwitches, as every builder makes them, and that striping balances the planes. A non-striped
  * flow over one plane uses that plane's link and the GPU's aggregated link, so both kinds of
@@ -197,6 +203,8 @@ class FlowTransport : public Transport
         double rate{0};         //!< wire bytes per second
         int64_t lastUpdate{0};  //!< time step of the last remaining/rate update
         int64_t latency{0};     //!< time steps from fluid end to delivery
+        uint32_t planes{0};     //!< striped within a domain over this many planes (0: not)
+        double planeRate{0};    //!< rate of one plane, wire bytes per second
         uint32_t version{0};    //!< completion heap entries with another version are stale
         uint32_t mark{0};       //!< recomputation epoch it was last visited in
         bool onLinks{false};    //!< in the link lists
@@ -236,6 +244,9 @@ class FlowTransport : public Transport
     void FluidEvent();
     void ScheduleNextFluidEnd();
     void Complete(uint32_t id);
+    /// At \p f's fluid end (\p now, steps): how much later its packets'
+    /// striping ends (time steps, 0 unless it ends its sender's period)
+    int64_t StripeImbalance(const Flow& f, int64_t now);
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
     void StartFlow(uint32_t id);
 
@@ -280,7 +291,13 @@ class FlowTransport : public Transport
     std::map<std::vector<uint32_t>, int32_t> m_fieldKeys; //!< attachment set -> field
     std::vector<uint32_t> m_hops;                         //!< scratch
     std::vector<uint32_t> m_hops2;                        //!< scratch
-    double m_routeImbalance{0};    //!< Route's striping imbalance, seconds (see DoSend)
+    /// per link (a GPU's NVLink-out): striped flows on it, and since when
+    /// and with how many packets it has had some (StripeImbalanceSeconds)
+    std::vector<uint32_t> m_stripedFlows;
+    std::vector<int64_t> m_stripedSince;
+    std::vector<uint64_t> m_stripedPackets;
+    std::vector<uint64_t> m_stripedWireBytes;
+    std::vector<uint32_t> m_stripedMessages;
     std::vector<uint32_t> m_queue; //!< scratch
 
     // ---- links and flows ----
