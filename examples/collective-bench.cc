@@ -16,6 +16,7 @@
 #include "ns3/gpu-fabric-module.h"
 #include "ns3/program-support.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -153,6 +154,10 @@ main(int argc, char* argv[])
             minBytes = (minBytes + unit - 1) / unit * unit;
         }
         // validate names and sizes before simulating anything
+        FabricRequire(minBytes <= kMaxCollectiveBytes,
+                      "--min-bytes",
+                      minBytes,
+                      fmt::format("at most {} (16 TiB)", kMaxCollectiveBytes));
         MakeSchedule({collective,
                       algorithm,
                       topo.GetNGpus(),
@@ -200,12 +205,18 @@ main(int argc, char* argv[])
                 RunOneSize(topo, backend, chunkBytes, channels, collective, algorithm, b);
             if (!r.complete)
             {
-                failure = fmt::format("the {}-byte {} did not complete: {}",
-                                      b,
-                                      collective,
-                                      r.failed ? r.failure
-                                               : "messages were still pending when nothing was "
-                                                 "left to simulate (packets lost and not resent)");
+                // the report has a line per failed op: the first, and how many more
+                std::string reason = r.failed ? r.failure
+                                              : "messages were still pending when nothing was "
+                                                "left to simulate (packets lost and not resent)";
+                const size_t more = std::count(reason.begin(), reason.end(), '\n');
+                reason = reason.substr(0, reason.find('\n'));
+                if (more > 0 && reason.size() + 1 < r.failure.size())
+                {
+                    reason += fmt::format(" (and {} more line(s) of report)", more);
+                }
+                failure = fmt::format("the {}-byte {} did not complete: {}", b, collective, reason);
+                fmt::print(stderr, "collective-bench: {}\n", failure);
                 break;
             }
             results.push_back(std::move(r));
@@ -274,8 +285,7 @@ main(int argc, char* argv[])
         }
         if (!failure.empty())
         {
-            fmt::print(stderr, "collective-bench: {}\n", failure);
-            return 1;
+            return 1; // reported when it happened
         }
     }
     catch (const FabricConfigError& e)
