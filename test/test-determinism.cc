@@ -384,6 +384,23 @@ TEST(Programs, CollectiveBenchRowsDoNotDependOnTheSizesBeforeThem)
     }
 }
 
+TEST(Programs, CollectiveBenchChecksTheSweepsLargestSizeNotMaxBytes)
+{
+    // 4 TiB doubling up to 24 TiB tops out at 16 TiB, the largest size a
+    // collective may have: accepted (flow level, so it takes milliseconds);
+    // the check used to compare --max-bytes itself and refused it
+    const std::string json = ::testing::TempDir() + "bench-largest.json";
+    std::remove(json.c_str());
+    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
+                            "/collective-bench --backend=flow --min-bytes=4398046511104 "
+                            "--max-bytes=26388279066624 --json=" +
+                            json + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(Slurp(json));
+    ASSERT_EQ(j["results"].size(), 3u) << j.dump();
+    EXPECT_EQ(j["results"][2]["bytes"].get<uint64_t>(), uint64_t{1} << 44);
+}
+
 TEST(Programs, CollectiveBenchReportsASizeThatDidNotComplete)
 {
     // no PFC, 20 kB switch buffers and congestion drops not resent: the
