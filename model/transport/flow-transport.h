@@ -52,9 +52,9 @@ namespace ns3
  * to others, stays the fluid's. One message alone thus takes the packet
  * level's time up to rounding, while many concurrent ones (an all-to-all)
  * get the small imbalance of all their packets together. Only for messages
- * striped within a domain, with StoreAndForward. Alone, a message
- * of any size takes the packet level's time up to rounding. This assumes the planes are single-tier
- * NVSwitches, as every builder makes them, and that striping balances the planes. A non-striped
+ * striped within a domain, with StoreAndForward. This assumes the planes
+ * are single-tier NVSwitches, as every builder makes them, and that
+ * striping balances the planes. A non-striped
  * flow over one plane uses that plane's link and the GPU's aggregated link, so both kinds of
  * traffic share NVLink correctly.
  *
