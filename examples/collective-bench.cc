@@ -209,9 +209,10 @@ main(int argc, char* argv[])
                 std::string reason = r.failed ? r.failure
                                               : "messages were still pending when nothing was "
                                                 "left to simulate (packets lost and not resent)";
-                const size_t more = std::count(reason.begin(), reason.end(), '\n');
-                reason = reason.substr(0, reason.find('\n'));
-                if (more > 0 && reason.size() + 1 < r.failure.size())
+                reason.erase(reason.find_last_not_of('\n') + 1);
+                const auto more = std::count(reason.begin(), reason.end(), '\n');
+                reason.erase(std::min(reason.find('\n'), reason.size()));
+                if (more > 0)
                 {
                     reason += fmt::format(" (and {} more line(s) of report)", more);
                 }

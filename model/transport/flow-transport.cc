@@ -232,7 +232,6 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     m_stripedSince.assign(nl, 0);
     m_stripedPackets.assign(nl, 0);
     m_stripedWireBytes.assign(nl, 0);
-    m_stripedMessages.assign(nl, 0);
     m_linkMark.assign(nl, 0);
     m_capLeft.assign(nl, 0);
     m_unfrozen.assign(nl, 0);
@@ -796,12 +795,10 @@ FlowTransport::StartFlow(uint32_t id)
             m_stripedSince[out] = f.lastUpdate;
             m_stripedPackets[out] = 0;
             m_stripedWireBytes[out] = 0;
-            m_stripedMessages[out] = 0;
         }
         const uint64_t k = (f.bytes + m_payload - 1) / m_payload;
         m_stripedPackets[out] += k;
         m_stripedWireBytes[out] += f.bytes + k * m_overhead;
-        ++m_stripedMessages[out];
     }
     f.pos.resize(f.links.size());
     for (size_t i = 0; i < f.links.size(); ++i)
@@ -1129,10 +1126,11 @@ FlowTransport::StripeImbalance(const Flow& f, int64_t now)
     const auto full = static_cast<double>(m_payload + m_overhead);
     const auto last = static_cast<double>(f.bytes - (k - 1) * m_payload + m_overhead);
     const auto first = static_cast<double>(std::min<uint64_t>(f.bytes, m_payload) + m_overhead);
-    // one message: its packets exactly; several: K packets of their mean size
+    // its packets alone (every message has some): exactly; several
+    // messages': K packets of their mean size
     const uint64_t kAll = m_stripedPackets[out];
     const double mean = static_cast<double>(m_stripedWireBytes[out]) / static_cast<double>(kAll);
-    const double busiest = m_stripedMessages[out] == 1
+    const double busiest = kAll == k
                                ? BusiestPlaneBytes(k, full, last, f.planes)
                                : static_cast<double>((kAll + f.planes - 1) / f.planes + 1) * mean;
     // the planes' end, against the fluid end plus the first packet's second

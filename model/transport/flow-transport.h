@@ -40,12 +40,11 @@ namespace ns3
  * the packet level; here it is one flow on the sender's aggregated NVLink-out
  * link and the aggregated NVLink-in link of the GPU the planes lead to (the
  * destination, or the relay GPU of rail-only forwarding), then on the single
- * path from that GPU. Packets are not split: dealt round-robin, k packets
- * keep the busiest plane busy for ceil(k / P) packet times, more than the
- * fluid's k / P. The sender's planes are dealt all its striped packets
- * (every message and connection): from the instant its NVLink-out link gets
- * a striped flow until it has none, K packets keep the busiest plane busy
- * for about ceil(K / P) packet times. The message whose fluid part ends
+ * path from that GPU. Packets are not split: the sender's planes are dealt
+ * all its striped packets round-robin (every message and connection), and
+ * from the instant its NVLink-out link gets a striped flow until it has
+ * none, K packets keep the busiest plane busy for about ceil(K / P) packet
+ * times, more than the fluid's K / P. The message whose fluid part ends
  * last in such a period is delivered no earlier than that: its latency gets
  * the difference between the busiest plane's end (partial last packet
  * included) and its fluid end, if positive; its rate, and so what it leaves
@@ -54,9 +53,9 @@ namespace ns3
  * get the small imbalance of all their packets together. Only for messages
  * striped within a domain, with StoreAndForward. This assumes the planes
  * are single-tier NVSwitches, as every builder makes them, and that
- * striping balances the planes. A non-striped
- * flow over one plane uses that plane's link and the GPU's aggregated link, so both kinds of
- * traffic share NVLink correctly.
+ * striping balances the planes. A non-striped flow over one plane uses that
+ * plane's link and the GPU's aggregated link, so both kinds of traffic share
+ * NVLink correctly.
  *
  * <b>Routes.</b> With routing tables (Setup with tables) the next hops are
  * read from them. Without (the scale path), the equal-cost next hops are
@@ -244,8 +243,9 @@ class FlowTransport : public Transport
     void FluidEvent();
     void ScheduleNextFluidEnd();
     void Complete(uint32_t id);
-    /// At \p f's fluid end (\p now, steps): how much later its packets'
-    /// striping ends (time steps, 0 unless it ends its sender's period)
+    /// At \p f's fluid end (\p now, steps): takes it out of its sender's
+    /// period of striped traffic; \return how much later than the fluid the
+    /// period's packets leave the planes (time steps; 0 unless it ends it)
     int64_t StripeImbalance(const Flow& f, int64_t now);
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
     void StartFlow(uint32_t id);
@@ -292,12 +292,11 @@ class FlowTransport : public Transport
     std::vector<uint32_t> m_hops;                         //!< scratch
     std::vector<uint32_t> m_hops2;                        //!< scratch
     /// per link (a GPU's NVLink-out): striped flows on it, and since when
-    /// and with how many packets it has had some (StripeImbalanceSeconds)
+    /// and with how many packets and wire bytes it has had some (StripeImbalance)
     std::vector<uint32_t> m_stripedFlows;
     std::vector<int64_t> m_stripedSince;
     std::vector<uint64_t> m_stripedPackets;
     std::vector<uint64_t> m_stripedWireBytes;
-    std::vector<uint32_t> m_stripedMessages;
     std::vector<uint32_t> m_queue; //!< scratch
 
     // ---- links and flows ----
