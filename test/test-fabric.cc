@@ -233,6 +233,55 @@ TEST_F(FabricTest, AShortStripedMessageSendsOnePacketPerPlane)
     }
 }
 
+TEST_F(FabricTest, ConcurrentShortStripedMessagesSpreadOverThePlanes)
+{
+    // Messages of one packet from GPU 0 at t = 0, to one destination and to
+    // four: each takes a plane of its own (4 planes of 900 Gb/s), so every
+    // one arrives after two packet times and two hops, as a lone packet does.
+    // Each message starting on plane 0 queued the k-th behind k - 1 others
+    // there (the fourth one arrived three packet times late).
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    const double packetTime = 4122 * 8 / (h100.nvlinkRate.GetBitRate() / 4.0);
+    const double lone = 2 * packetTime + 2 * h100.nvlinkLatency.GetSeconds();
+    for (const bool oneDestination : {true, false})
+    {
+        FabricTopology topo("domain");
+        AddHbDomains(topo, 8, h100);
+        Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        std::array<Time, 4> done;
+        for (uint32_t i = 0; i < done.size(); ++i)
+        {
+            fabric->GetTransport()->Send(0,
+                                         oneDestination ? 5 : 1 + i,
+                                         4096,
+                                         MakeBoundCallback(&Record, &done[i]));
+        }
+        Simulator::Run();
+        for (uint32_t i = 0; i < done.size(); ++i)
+        {
+            EXPECT_NEAR(done[i].GetSeconds(), lone, 2e-9)
+                << "message " << i << (oneDestination ? " to GPU 5" : " to its own GPU");
+        }
+        // a fifth waits for a plane: one packet time behind the first
+        Time fifth;
+        Time start;
+        Simulator::Schedule(MicroSeconds(1), [&fabric, &fifth, &done, &start]() {
+            start = Simulator::Now();
+            for (uint32_t i = 0; i < 5; ++i)
+            {
+                fabric->GetTransport()->Send(0,
+                                             5,
+                                             4096,
+                                             MakeBoundCallback(&Record, i < 4 ? &done[i] : &fifth));
+            }
+        });
+        Simulator::Run();
+        EXPECT_NEAR((fifth - start).GetSeconds(), lone + packetTime, 2e-9);
+        fabric->Dispose();
+        Simulator::Destroy();
+    }
+}
+
 TEST_F(FabricTest, HbDomainAttributesOverrideThePreset)
 {
     // DGX-H100 with 2 planes of a 2.4 Tb/s NVLink and 250 ns per hop, set as

@@ -407,14 +407,23 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         return;
     }
     // A striped message starts on every plane with room, one packet each in
-    // turn: filling the first plane's FIFO before the next put up to
-    // TxFifoPackets + 1 packets of a short message on one plane.
-    for (bool took = true; took;)
+    // turn (filling the first plane's FIFO before the next put up to
+    // TxFifoPackets + 1 packets of a short message on one plane), from the
+    // plane after the one the GPU's last dealt packet took: starting each
+    // message on plane 0 stacked concurrent short messages there while the
+    // other planes idled.
+    const size_t n = ports.size();
+    size_t next = ep.nextPlane % n;
+    for (size_t idle = 0; idle < n; next = (next + 1) % n)
     {
-        took = false;
-        for (FabricNetDevice* port : ports)
+        if (Pump(ports[next], 1) > 0)
         {
-            took = Pump(port, 1) > 0 || took;
+            idle = 0;
+            ep.nextPlane = static_cast<uint32_t>((next + 1) % n);
+        }
+        else
+        {
+            ++idle;
         }
     }
 }

@@ -234,7 +234,8 @@ class PacketTransport : public Transport
         std::vector<std::deque<uint32_t>> busy;          //!< per port: connections with data
         std::unordered_map<uint32_t, uint64_t> inFlight; //!< dst -> bytes sent, not yet credited
         std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint16_t>>>
-            blocked; //!< dst -> (connection, port) waiting for credit
+            blocked;           //!< dst -> (connection, port) waiting for credit
+        uint32_t nextPlane{0}; //!< where the next striped message starts dealing
     };
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
