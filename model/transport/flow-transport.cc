@@ -1082,6 +1082,12 @@ FlowTransport::FluidEvent()
         {
             continue;
         }
+        // the end was rounded up to a time step: the bytes the rate would
+        // have moved in between go to the connection's next message, so that
+        // back-to-back messages do not lose up to a step each
+        const double overshoot = std::max(
+            0.0,
+            f.rate * static_cast<double>(now - f.lastUpdate) * m_secondsPerStep - f.remaining);
         f.remaining = 0;
         f.lastUpdate = now;
         RemoveFromLinks(c.id);
@@ -1101,6 +1107,8 @@ FlowTransport::FluidEvent()
             else
             {
                 it->second.head = next;
+                Flow& n = m_flows[next];
+                n.remaining = std::max(0.0, n.remaining - overshoot);
                 StartFlow(next);
             }
         }
