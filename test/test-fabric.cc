@@ -238,8 +238,8 @@ TEST_F(FabricTest, ConcurrentShortStripedMessagesSpreadOverThePlanes)
     // Messages of one packet from GPU 0 at t = 0, to one destination and to
     // four: each takes a plane of its own (4 planes of 900 Gb/s), so every
     // one arrives after two packet times and two hops, as a lone packet does.
-    // Each message starting on plane 0 queued the k-th behind k - 1 others
-    // there (the fourth one arrived three packet times late).
+    // Each message starting on plane 0 stacked three there (TxFifoPackets
+    // + 1), the second and third one and two packet times late.
     const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
     const double packetTime = 4122 * 8 / (h100.nvlinkRate.GetBitRate() / 4.0);
     const double lone = 2 * packetTime + 2 * h100.nvlinkLatency.GetSeconds();

@@ -409,17 +409,30 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
     // A striped message starts on every plane with room, one packet each in
     // turn (filling the first plane's FIFO before the next put up to
     // TxFifoPackets + 1 packets of a short message on one plane), from the
-    // plane after the one the GPU's last dealt packet took: starting each
-    // message on plane 0 stacked concurrent short messages there while the
-    // other planes idled.
+    // port after the one that took the GPU's last packet dealt here:
+    // starting each message on the first port stacked concurrent short
+    // messages there while the other planes idled. "After" is by port index,
+    // cyclically, so that lists without a failed plane keep the turn.
+    NS_ASSERT(!ports.empty());
     const size_t n = ports.size();
-    size_t next = ep.nextPlane % n;
+    size_t next = 0;
+    for (size_t i = 0; i < n; ++i)
+    {
+        const uint32_t p = ports[i]->GetPortIndex();
+        const uint32_t best = ports[next]->GetPortIndex();
+        const bool after = p > ep.lastPlane;
+        const bool bestAfter = best > ep.lastPlane;
+        if (after != bestAfter ? after : p < best)
+        {
+            next = i; // the smallest index after the last plane, else the smallest
+        }
+    }
     for (size_t idle = 0; idle < n; next = (next + 1) % n)
     {
         if (Pump(ports[next], 1) > 0)
         {
             idle = 0;
-            ep.nextPlane = static_cast<uint32_t>((next + 1) % n);
+            ep.lastPlane = ports[next]->GetPortIndex();
         }
         else
         {

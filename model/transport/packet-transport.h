@@ -10,6 +10,7 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -234,8 +235,10 @@ class PacketTransport : public Transport
         std::vector<std::deque<uint32_t>> busy;          //!< per port: connections with data
         std::unordered_map<uint32_t, uint64_t> inFlight; //!< dst -> bytes sent, not yet credited
         std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint16_t>>>
-            blocked;           //!< dst -> (connection, port) waiting for credit
-        uint32_t nextPlane{0}; //!< where the next striped message starts dealing
+            blocked; //!< dst -> (connection, port) waiting for credit
+        /// port index of the plane that took the last packet dealt when a
+        /// striped message was queued (the next one starts after it)
+        uint32_t lastPlane{std::numeric_limits<uint32_t>::max()};
     };
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
