@@ -232,7 +232,6 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     m_stripedSince.assign(nl, 0);
     m_stripedPackets.assign(nl, 0);
     m_stripedWireBytes.assign(nl, 0);
-    m_planeCursor.assign(nl, 0);
     m_linkMark.assign(nl, 0);
     m_capLeft.assign(nl, 0);
     m_unfrozen.assign(nl, 0);
@@ -743,7 +742,6 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     f.next = kNoFlow;
     f.carry = 0;
     f.notBefore = 0;
-    f.planesDone = 0;
     ++m_totals.messagesSent;
     m_totals.bytesSent += bytes;
     if (bytes == 0 || srcRank == dstRank)
@@ -769,10 +767,6 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     if (m_fifo)
     {
         Connection& c = m_connections[ConnectionKey(srcRank, dstRank)];
-        if (f.planes > 0)
-        {
-            f.planesDone = DealOnPlanes(f, c.planeFree);
-        }
         if (c.head != kNoFlow)
         {
             // behind the connection's earlier messages
@@ -781,74 +775,31 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
             ++m_stats.queuedMessages;
             return id;
         }
+        if (c.lastId != kNoFlow)
+        {
+            // its predecessor has left the links but is not delivered yet
+            InOrder(m_flows[c.lastId], c.lastDelivery, f);
+            c.lastId = kNoFlow;
+        }
         c.head = id;
         c.tail = id;
-    }
-    else if (f.planes > 0)
-    {
-        std::vector<double> idle;
-        f.planesDone = DealOnPlanes(f, idle);
     }
     StartFlow(id);
     return id;
 }
 
-int64_t
-FlowTransport::DealOnPlanes(const Flow& f, std::vector<double>& planeFree)
+void
+FlowTransport::InOrder(const Flow& before, int64_t deliveredAt, Flow& after)
 {
-    const uint32_t planes = f.planes;
-    if (planeFree.size() != planes)
+    // On one path (not striped) packets cannot overtake each other: a
+    // message is delivered no earlier than the one before it, although a
+    // smaller first packet has a shorter store-and-forward latency. Striped
+    // messages can (a small one's packets on planes the other left free), as
+    // at the packet level.
+    if (before.planes == 0 && after.planes == 0 && before.links == after.links)
     {
-        planeFree.assign(planes, 0.0);
+        after.notBefore = deliveredAt;
     }
-    uint32_t& cursor = m_planeCursor[f.links[0]];
-    const double now = static_cast<double>(NowSteps()) * m_secondsPerStep;
-    const uint64_t k = (f.bytes + m_payload - 1) / m_payload;
-    const double full = static_cast<double>(m_payload + m_overhead) / f.planeRate;
-    const double last =
-        static_cast<double>(f.bytes - (k - 1) * m_payload + m_overhead) / f.planeRate;
-    const double first =
-        static_cast<double>(std::min<uint64_t>(f.bytes, m_payload) + m_overhead) / f.planeRate;
-    // Each packet goes to the plane that is free first (the packet level's
-    // planes pull the next packet when they have room), ties from the
-    // cursor on. The planes are never more than a full packet apart, so the
-    // full packets go round by round in this order, and the last, maybe
-    // short, one to the next plane in it.
-    std::vector<uint32_t>& order = m_planeOrder;
-    order.resize(planes);
-    for (uint32_t i = 0; i < planes; ++i)
-    {
-        order[i] = (cursor + i) % planes; // cyclic from the cursor: stable ties
-    }
-    std::stable_sort(order.begin(), order.end(), [&planeFree, now](uint32_t x, uint32_t y) {
-        return std::max(planeFree[x], now) < std::max(planeFree[y], now);
-    });
-    const uint64_t rounds = (k - 1) / planes;
-    const uint64_t rem = (k - 1) % planes;
-    double arrive = 0;
-    for (uint32_t i = 0; i < planes; ++i)
-    {
-        const uint32_t p = order[i];
-        const bool busy = planeFree[p] > now;
-        double end = std::max(planeFree[p], now);
-        const uint64_t n = rounds + (i < rem ? 1 : 0); // full packets on it
-        end += static_cast<double>(n) * full;
-        if (n > 0)
-        {
-            arrive = std::max(arrive, end + full);
-        }
-        if (i == rem)
-        {
-            // the last packet: its second hop ends a full packet later if it
-            // follows another on this plane (it waits behind it), else its own
-            end += last;
-            arrive = std::max(arrive, end + (n > 0 || busy ? full : last));
-            cursor = (p + 1) % planes;
-        }
-        planeFree[p] = end;
-    }
-    // the latency counts the propagation and the first packet's second hop
-    return std::llround((arrive - first) / m_secondsPerStep) + f.latency;
 }
 
 void
@@ -1166,15 +1117,21 @@ FlowTransport::FluidEvent()
         f.carry = 0;
         f.lastUpdate = now;
         RemoveFromLinks(c.id);
-        uint32_t next = kNoFlow;
+        const int64_t deliverAt = std::max(now + f.latency + StripeImbalance(f, now), f.notBefore);
+        Simulator::Schedule(TimeStep(deliverAt - now), &FlowTransport::Complete, this, c.id);
         if (m_fifo)
         {
             // the connection's next message follows its last byte
             const auto it = m_connections.find(ConnectionKey(f.src, f.dst));
-            next = f.next;
+            const uint32_t next = f.next;
             if (next == kNoFlow)
             {
-                m_connections.erase(it);
+                // kept until this message is delivered, for the order of a
+                // message sent meanwhile
+                it->second.head = kNoFlow;
+                it->second.tail = kNoFlow;
+                it->second.lastId = c.id;
+                it->second.lastDelivery = deliverAt;
             }
             else
             {
@@ -1187,21 +1144,10 @@ FlowTransport::FluidEvent()
                     n.remaining -= take;
                     n.carry = overshoot - take;
                 }
-                // started before f leaves its sender's period of striped
-                // traffic: a connection's messages follow each other on the
-                // planes without a pause
+                InOrder(f, deliverAt, n);
                 StartFlow(next);
             }
         }
-        // a connection delivers in order (a small message's shorter
-        // store-and-forward latency does not overtake the one before it)
-        const int64_t deliverAt =
-            std::max({now + f.latency + StripeImbalance(f, now), f.notBefore, f.planesDone});
-        if (next != kNoFlow)
-        {
-            m_flows[next].notBefore = deliverAt;
-        }
-        Simulator::Schedule(TimeStep(deliverAt - now), &FlowTransport::Complete, this, c.id);
     }
     Recompute();
 }
@@ -1243,6 +1189,14 @@ void
 FlowTransport::Complete(uint32_t id)
 {
     Flow& f = m_flows[id];
+    if (m_fifo)
+    {
+        const auto it = m_connections.find(ConnectionKey(f.src, f.dst));
+        if (it != m_connections.end() && it->second.lastId == id)
+        {
+            m_connections.erase(it); // idle, and nothing left to keep in order
+        }
+    }
     ++m_totals.messagesDelivered;
     m_totals.bytesDelivered += f.bytes;
     m_completeTrace(f.src, f.dst, f.bytes, f.start);

@@ -40,22 +40,16 @@ namespace ns3
  * the packet level; here it is one flow on the sender's aggregated NVLink-out
  * link and the aggregated NVLink-in link of the GPU the planes lead to (the
  * destination, or the relay GPU of rail-only forwarding), then on the single
- * path from that GPU. Packets are not split, so the fluid's K / P packet
- * times for K packets over P planes is a lower bound, and two rules keep a
- * striped message from being delivered before its packets could be:
- * (1) when it is sent, its packets are dealt onto its connection's planes
- * (DealOnPlanes: each to the plane free first, ties from the plane after
- * the sender's last, as the packet level's planes pull the next packet when
- * they have room), and it is delivered no earlier than its last packet
- * crosses both hops; (2) from the instant the sender's NVLink-out link gets
- * a striped flow until it has none (a connection's next message starts
- * before the previous leaves, so a connection's messages are one period),
- * the message whose fluid part ends last is delivered no earlier than the
- * busiest plane's end, counting all the period's packets (the many
- * connections of an all-to-all share the planes, which (1) does not see).
- * Rates, and so what a message leaves to others, stay the fluid's. One
- * message alone, a burst on one connection and a pipeline of chunks take
- * the packet level's time up to rounding; concurrent messages to many peers
+ * path from that GPU. Packets are not split: the sender's planes are dealt
+ * all its striped packets round-robin (every message and connection), and
+ * from the instant its NVLink-out link gets a striped flow until it has
+ * none, K packets keep the busiest plane busy for about ceil(K / P) packet
+ * times, more than the fluid's K / P. The message whose fluid part ends
+ * last in such a period is delivered no earlier than that: its latency gets
+ * the difference between the busiest plane's end (partial last packet
+ * included) and its fluid end, if positive; its rate, and so what it leaves
+ * to others, stays the fluid's. One message alone thus takes the packet
+ * level's time up to rounding, while many concurrent ones (an all-to-all)
  * get the small imbalance of all their packets together. Only for messages
  * striped within a domain, with StoreAndForward. This assumes the planes
  * are single-tier NVSwitches, as every builder makes them, and that
@@ -103,8 +97,7 @@ namespace ns3
  * store-and-forward pipeline exactly: the first packet's trip across every
  * hop, then the other packets at the slowest hop. Completions are ns-3 events:
  * the earliest fluid end over all flows (a binary heap with lazy
- * invalidation) has one event, cancelled and rescheduled when rates change;
- * a fluid end is rounded up to a time step.
+ * invalidation) has one event, cancelled and rescheduled when rates change.
  *
  * <b>Connections.</b> As at the packet level, where the messages from one GPU
  * to one destination form a connection (a queue pair) served first in, first
@@ -113,12 +106,13 @@ namespace ns3
  * of its pair is still flowing waits, and starts the instant the earlier
  * one's last byte leaves (its packets follow back to back). So a pipelined
  * collective's chunks arrive one after another, as on the wire, instead of
- * all together at the end; connections share links max-min fairly. The
- * next message starts with the bytes its predecessor's rate would have moved
- * in the rest of the rounded step already sent (passed on through messages
- * smaller than that; none if it was sent in that very step), so that
- * back-to-back messages do not lose up to a step each, and it is delivered
- * no earlier than its predecessor (a connection delivers in order).
+ * all together at the end; connections share links max-min fairly. A fluid
+ * end is rounded up to a time step; the next message starts with the bytes
+ * its predecessor's rate would have moved in the rest of that step already
+ * sent (passed on through messages smaller than that; none to a message sent
+ * in that very step), so that back-to-back messages do not lose up to a step
+ * each. On one path (not striped) a connection delivers in order, as packets
+ * on one path cannot overtake each other.
  * Same inputs give bit-identical outputs: every container is walked in an
  * order fixed by the inputs (no pointer-keyed or unordered iteration).
  */
@@ -200,9 +194,10 @@ class FlowTransport : public Transport
     /// A connection's queue: the flowing message and the last one queued.
     struct Connection
     {
-        uint32_t head{kNoFlow};
-        uint32_t tail{kNoFlow};
-        std::vector<double> planeFree; //!< striped: when each plane has sent its packets (s)
+        uint32_t head{kNoFlow};   //!< flowing message, or none
+        uint32_t tail{kNoFlow};   //!< last queued message
+        uint32_t lastId{kNoFlow}; //!< idle: the last message, off the links, not yet delivered
+        int64_t lastDelivery{0};  //!< its delivery (time step)
     };
 
     /// One message.
@@ -222,8 +217,7 @@ class FlowTransport : public Transport
         bool onLinks{false};    //!< in the link lists
         uint32_t next{kNoFlow}; //!< the next message queued on its connection
         double carry{0};        //!< wire bytes of credit left from its predecessor's last step
-        int64_t notBefore{0};   //!< its predecessor's delivery (time step): in order
-        int64_t planesDone{0};  //!< striped: earliest delivery its packets' planes allow (step)
+        int64_t notBefore{0};   //!< one path: its predecessor's delivery (time step)
         Time start;
         Delivery delivery;
         std::vector<uint32_t> links; //!< links crossed
@@ -263,13 +257,9 @@ class FlowTransport : public Transport
     /// period of striped traffic; \return how much later than the fluid the
     /// period's packets leave the planes (time steps; 0 unless it ends it)
     int64_t StripeImbalance(const Flow& f, int64_t now);
-    /**
-     * Deal a striped message's packets, now, onto its connection's planes
-     * (each to the plane free first, ties from the plane after the sender's
-     * last; each plane first in first out). \return the earliest time step its last packet can be
-     * delivered \param f the message \param planeFree its connection's planes
-     */
-    int64_t DealOnPlanes(const Flow& f, std::vector<double>& planeFree);
+    /// \p after follows \p before (delivered at step \p deliveredAt) on a
+    /// connection: on one path it is delivered no earlier
+    static void InOrder(const Flow& before, int64_t deliveredAt, Flow& after);
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
     void StartFlow(uint32_t id);
 
@@ -320,9 +310,7 @@ class FlowTransport : public Transport
     std::vector<int64_t> m_stripedSince;
     std::vector<uint64_t> m_stripedPackets;
     std::vector<uint64_t> m_stripedWireBytes;
-    std::vector<uint32_t> m_planeCursor; //!< per NVLink-out link: the plane dealt next
-    std::vector<uint32_t> m_planeOrder;  //!< scratch (DealOnPlanes)
-    std::vector<uint32_t> m_queue;       //!< scratch
+    std::vector<uint32_t> m_queue; //!< scratch
 
     // ---- links and flows ----
     std::vector<double> m_capacity;                      //!< link -> bytes per second
