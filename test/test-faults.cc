@@ -712,6 +712,41 @@ TEST_F(FaultTest, WatchdogNamesADownLinkThatMessagesWaitFor)
     fabric->Dispose();
 }
 
+TEST_F(FaultTest, AGpuKeepsItsTurnOverThePlanesWhenOneIsDown)
+{
+    // DGX-H100 domain, GPU 5's cable to NVSwitch plane 1 down and routed
+    // around: GPU 0 reaches 5 over planes 0, 2, 3 and GPU 1 over all four.
+    // One-packet messages to 1, 5, 1 at once take planes 0, 2, 3 and each
+    // arrives as a lone packet does. The turn was a position in the
+    // destination's port list: the third message went to plane 2 again,
+    // behind the second, while planes 1 and 3 idled.
+    ClusterParams p;
+    p.gpus = 8;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    const FabricTopology topo = BuildRailOnly(p);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    FaultHelper faults(fabric);
+    faults.SetDetectionDelay(MicroSeconds(1));
+    const auto planes = FaultHelper::FindSwitches(topo, "nvswitch");
+    faults.LinkDown(FaultHelper::FindCable(topo, topo.GpuVertex(5), planes.at(1)), MicroSeconds(1));
+    std::array<Time, 3> done;
+    const Time start = MicroSeconds(5);
+    Simulator::Schedule(start, [&fabric, &done]() {
+        const std::array<uint32_t, 3> to{1, 5, 1};
+        for (size_t i = 0; i < to.size(); ++i)
+        {
+            fabric->GetTransport()->Send(0, to[i], 4096, MakeBoundCallback(&RecordTime, &done[i]));
+        }
+    });
+    Simulator::Run();
+    const double packetTime = 4122 * 8 / (p.platform.nvlinkRate.GetBitRate() / 4.0);
+    const double lone = 2 * packetTime + 2 * p.platform.nvlinkLatency.GetSeconds();
+    for (size_t i = 0; i < done.size(); ++i)
+    {
+        EXPECT_NEAR((done[i] - start).GetSeconds(), lone, 2e-9) << "message " << i;
+    }
+}
+
 } // namespace
 
 namespace
@@ -803,38 +838,3 @@ TEST_F(FaultTest, AFrameSentTheInstantALinkComesUpArrives)
 }
 
 } // namespace
-
-TEST_F(FaultTest, AGpuKeepsItsTurnOverThePlanesWhenOneIsDown)
-{
-    // DGX-H100 domain, GPU 5's cable to NVSwitch plane 1 down and routed
-    // around: GPU 0 reaches 5 over planes 0, 2, 3 and GPU 1 over all four.
-    // One-packet messages to 1, 5, 1 at once take planes 0, 2, 3 and each
-    // arrives as a lone packet does. The turn was a position in the
-    // destination's port list: the third message went to plane 2 again,
-    // behind the second, while planes 1 and 3 idled.
-    ClusterParams p;
-    p.gpus = 8;
-    p.platform = HbDomainPreset::Get("dgx-h100");
-    const FabricTopology topo = BuildRailOnly(p);
-    Ptr<Fabric> fabric = FabricHelper().Install(topo);
-    FaultHelper faults(fabric);
-    faults.SetDetectionDelay(MicroSeconds(1));
-    const auto planes = FaultHelper::FindSwitches(topo, "nvswitch");
-    faults.LinkDown(FaultHelper::FindCable(topo, topo.GpuVertex(5), planes.at(1)), MicroSeconds(1));
-    std::array<Time, 3> done;
-    const Time start = MicroSeconds(5);
-    Simulator::Schedule(start, [&fabric, &done]() {
-        const std::array<uint32_t, 3> to{1, 5, 1};
-        for (size_t i = 0; i < to.size(); ++i)
-        {
-            fabric->GetTransport()->Send(0, to[i], 4096, MakeBoundCallback(&RecordTime, &done[i]));
-        }
-    });
-    Simulator::Run();
-    const double packetTime = 4122 * 8 / (p.platform.nvlinkRate.GetBitRate() / 4.0);
-    const double lone = 2 * packetTime + 2 * p.platform.nvlinkLatency.GetSeconds();
-    for (size_t i = 0; i < done.size(); ++i)
-    {
-        EXPECT_NEAR((done[i] - start).GetSeconds(), lone, 2e-9) << "message " << i;
-    }
-}

@@ -506,7 +506,7 @@ TEST_F(FlowTransportTest, AConnectionDeliversInOrderOnOnePathOnly)
 {
     // One path (a 400 Gb/s NIC): a 1-byte message behind 4 KiB is not
     // delivered first, although its smaller first packet has a shorter
-    // store-and-forward latency (it was, by 81 ns); as on the packet level.
+    // store-and-forward latency (it was, by 80 ns); as on the packet level.
     const FabricTopology two = BuildRailOnly(Dgx(16, 64));
     const std::vector<Message> nic{{0, 8, 4096}, {0, 8, 1}};
     const std::vector<double> t = MessageTimes(two, true, nic);

@@ -340,7 +340,8 @@ class FlowTransport : public Transport
     bool m_storeAndForward{true};
     bool m_stripe{true};
     bool m_fifo{true};
-    std::unordered_map<uint64_t, Connection> m_connections; //!< busy connections only
+    std::unordered_map<uint64_t, Connection>
+        m_connections; //!< busy, or idle until their last message is delivered
 
     Totals m_totals;
     Stats m_stats;
