@@ -53,6 +53,16 @@ OneGpuPerDomain(uint32_t gpus)
     return p;
 }
 
+/// \p gpus GPUs in DGX-H100 domains (8 GPUs, 4 NVSwitch planes each).
+ClusterParams
+DgxH100(uint32_t gpus)
+{
+    ClusterParams p;
+    p.gpus = gpus;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    return p;
+}
+
 /// 12 GPUs (no HB domain) under two leaves of 6 hosts and 2 uplinks each
 /// (3:1 oversubscribed), so that the leaves' uplinks are the bottleneck of
 /// cross-leaf traffic.
@@ -586,9 +596,7 @@ TEST_F(FaultTest, PacketsAGpuRefusesToRelayAreCountedAsDrops)
     // each refused packet is a no-route drop (GetTotalDrops, NoRouteDrop
     // trace), so that the transport's losses add up to the fabric's drops
     // and losses; nothing counts as relayed
-    ClusterParams p;
-    p.gpus = 16;
-    p.platform = HbDomainPreset::Get("dgx-h100");
+    const ClusterParams p = DgxH100(16);
     FabricHelper helper;
     helper.SetGpuAttribute("Forwarding", BooleanValue(false));
     Ptr<Fabric> fabric = helper.Install(BuildRailOnly(p));
@@ -626,9 +634,7 @@ TEST_F(FaultTest, RelaysLostToADownPortAreNotCountedAsRelayed)
     // rank 0 -> 9 goes over NVLink to GPU 1, which relays onto rail 1. With
     // every NIC down and the routes not yet updated, GPU 1 hands the packets
     // to its down NIC, which loses them: lost, not relayed
-    ClusterParams p;
-    p.gpus = 16;
-    p.platform = HbDomainPreset::Get("dgx-h100");
+    const ClusterParams p = DgxH100(16);
     const FabricTopology topo = BuildRailOnly(p);
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     FaultHelper faults(fabric);
@@ -720,9 +726,7 @@ TEST_F(FaultTest, AGpuKeepsItsTurnOverThePlanesWhenOneIsDown)
     // arrives as a lone packet does. The turn was a position in the
     // destination's port list: the third message went to plane 2 again,
     // behind the second, while planes 1 and 3 idled.
-    ClusterParams p;
-    p.gpus = 8;
-    p.platform = HbDomainPreset::Get("dgx-h100");
+    const ClusterParams p = DgxH100(8);
     const FabricTopology topo = BuildRailOnly(p);
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     FaultHelper faults(fabric);
