@@ -282,6 +282,37 @@ TEST_F(FabricTest, ConcurrentShortStripedMessagesSpreadOverThePlanes)
     }
 }
 
+TEST_F(FabricTest, StripedMessagesSpreadTheirBytesNotTheirPacketCount)
+{
+    // 12,340-byte messages (three full packets and a 78-byte one) from GPU 0
+    // to GPU 5 every 30 ns on a DGX-H100 domain: 82 % of the four planes'
+    // rate. Each packet goes to the plane that will be free first, so the
+    // planes share the bytes and every message takes about what the first
+    // does. Dealt in turn by packet count, the short packet took a plane's
+    // turn: three planes carried every full packet, more than they could,
+    // and each message waited longer than the one before.
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    FabricTopology topo("domain");
+    AddHbDomains(topo, 8, h100);
+    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    const double packetTime = 4122 * 8 / (h100.nvlinkRate.GetBitRate() / 4.0);
+    std::array<Time, 50> sent;
+    std::array<Time, 50> done;
+    for (size_t i = 0; i < sent.size(); ++i)
+    {
+        Simulator::Schedule(NanoSeconds(30 * i), [&fabric, &sent, &done, i]() {
+            sent[i] = Simulator::Now();
+            fabric->GetTransport()->Send(0, 5, 12340, MakeBoundCallback(&Record, &done[i]));
+        });
+    }
+    Simulator::Run();
+    const double first = (done[0] - sent[0]).GetSeconds();
+    for (size_t i = 1; i < sent.size(); ++i)
+    {
+        EXPECT_LE((done[i] - sent[i]).GetSeconds(), first + packetTime) << "message " << i;
+    }
+}
+
 TEST_F(FabricTest, HbDomainAttributesOverrideThePreset)
 {
     // DGX-H100 with 2 planes of a 2.4 Tb/s NVLink and 250 ns per hop, set as

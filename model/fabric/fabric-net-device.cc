@@ -381,6 +381,13 @@ FabricNetDevice::IsTxBusy() const
     return Simulator::Now() < m_txEnd;
 }
 
+Time
+FabricNetDevice::GetTxBacklog() const
+{
+    const Time now = Simulator::Now();
+    return (m_txEnd > now ? m_txEnd - now : Time(0)) + m_rate.CalculateBytesTxTime(m_queueBytes);
+}
+
 bool
 FabricNetDevice::Enqueue(const Ptr<Packet>& p, FabricNetDevice* ingress)
 {

@@ -128,6 +128,9 @@ class FabricNetDevice : public NetDevice
     bool IsTxPaused() const;
     /// \return true while a packet is being serialized
     bool IsTxBusy() const;
+    /// \return how long the transmitter needs to send what it holds (the
+    /// rest of the packet on the wire and the queue), pauses aside
+    Time GetTxBacklog() const;
 
     /**
      * Called by the transmitter whenever its queue drains to at most one

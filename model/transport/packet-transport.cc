@@ -406,13 +406,16 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         }
         return;
     }
-    // A striped message starts on every plane with room, one packet each in
-    // turn (filling the first plane's FIFO before the next put up to
-    // TxFifoPackets + 1 packets of a short message on one plane), from the
-    // port after the one that took the GPU's last packet dealt here:
-    // starting each message on the first port stacked concurrent short
-    // messages there while the other planes idled. "After" is by port index,
-    // cyclically, so that lists without a failed plane keep the turn.
+    // A striped message's packets go, one at a time, to the plane with room
+    // that will have sent what it holds first (ties in turn from the port
+    // after the one that took the GPU's last packet dealt here), as NVLink
+    // spreads bytes over its links. Filling the first plane's FIFO before the
+    // next put up to TxFifoPackets + 1 packets of a short message on one
+    // plane; starting each message on the first port stacked concurrent short
+    // messages there; a turn counted in packets gave a chunk's short last
+    // packet a turn like a full one, so full packets kept landing on the
+    // same planes. "After" is by port index, cyclically, so that lists
+    // without a failed plane keep the turn.
     NS_ASSERT(!ports.empty());
     const size_t n = ports.size();
     size_t next = 0;
@@ -427,16 +430,36 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
             next = i; // the smallest index after the last plane, else the smallest
         }
     }
-    for (size_t idle = 0; idle < n; next = (next + 1) % n)
+    m_refused.assign(n, 0);
+    for (;;)
     {
-        if (Pump(ports[next], 1) > 0)
+        size_t pick = n;
+        Time least;
+        for (size_t i = 0; i < n; ++i)
         {
-            idle = 0;
-            ep.lastPlane = ports[next]->GetPortIndex();
+            const size_t q = (next + i) % n;
+            if (m_refused[q] == 0)
+            {
+                const Time backlog = ports[q]->GetTxBacklog();
+                if (pick == n || backlog < least)
+                {
+                    pick = q;
+                    least = backlog;
+                }
+            }
+        }
+        if (pick == n)
+        {
+            break; // no plane takes more now: they pull the rest when free
+        }
+        if (Pump(ports[pick], 1) > 0)
+        {
+            ep.lastPlane = ports[pick]->GetPortIndex();
+            next = (pick + 1) % n;
         }
         else
         {
-            ++idle;
+            m_refused[pick] = 1; // no room, paused or down: it stays so meanwhile
         }
     }
 }

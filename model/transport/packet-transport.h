@@ -252,6 +252,7 @@ class PacketTransport : public Transport
     Time m_rto;                              //!< RetransmitTimeout
     uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
     uint32_t m_txFifo{2};                    //!< TxFifoPackets
+    std::vector<uint8_t> m_refused;          //!< scratch of Queue: planes that took no packet
     Time m_creditDelay;                      //!< CreditDelay
     uint32_t m_maxRetransmissions{0};        //!< per packet
     bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
