@@ -385,7 +385,21 @@ Time
 FabricNetDevice::GetTxBacklog() const
 {
     const Time now = Simulator::Now();
-    return (m_txEnd > now ? m_txEnd - now : Time(0)) + m_rate.CalculateBytesTxTime(m_queueBytes);
+    const Time wire = m_txEnd > now ? m_txEnd - now : Time(0);
+    if (m_queueBytes == 0)
+    {
+        return wire;
+    }
+    // time steps per byte, kept for the rate it was worked out for (a
+    // DataRate's transmission time is a 128-bit division each call)
+    if (m_backlogRate != m_rate.GetBitRate())
+    {
+        m_backlogRate = m_rate.GetBitRate();
+        m_stepsPerByte = 8.0 * static_cast<double>(Seconds(1).GetTimeStep()) /
+                         static_cast<double>(m_backlogRate);
+    }
+    return wire + TimeStep(static_cast<uint64_t>(
+                      std::llround(static_cast<double>(m_queueBytes) * m_stepsPerByte)));
 }
 
 bool

@@ -11,6 +11,8 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
 
 namespace ns3
 {
@@ -430,37 +432,41 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
             next = i; // the smallest index after the last plane, else the smallest
         }
     }
-    m_refused.assign(n, 0);
-    for (;;)
+    // A min-heap of (backlog, turn from `next`) over the planes that take a
+    // packet now: the least backlog first, equals in turn. A plane's backlog
+    // is read once, and again after it took a packet.
+    using Entry = std::pair<int64_t, uint32_t>;
+    std::array<Entry, 32> onStack;
+    std::vector<Entry> onHeap;
+    Entry* heap = onStack.data();
+    if (n > onStack.size())
     {
-        size_t pick = n;
-        Time least;
-        for (size_t i = 0; i < n; ++i)
+        onHeap.resize(n);
+        heap = onHeap.data();
+    }
+    size_t size = 0;
+    const auto push = [&heap, &size, &ports, this](size_t q, uint32_t turn) {
+        if (CanTake(ports[q]))
         {
-            const size_t q = (next + i) % n;
-            if (m_refused[q] == 0)
-            {
-                const Time backlog = ports[q]->GetTxBacklog();
-                if (pick == n || backlog < least)
-                {
-                    pick = q;
-                    least = backlog;
-                }
-            }
+            heap[size++] = {ports[q]->GetTxBacklog().GetTimeStep(), turn};
+            std::push_heap(heap, heap + size, std::greater<>());
         }
-        if (pick == n)
+    };
+    for (uint32_t turn = 0; turn < n; ++turn)
+    {
+        push((next + turn) % n, turn);
+    }
+    while (size > 0)
+    {
+        std::pop_heap(heap, heap + size, std::greater<>());
+        const uint32_t turn = heap[--size].second;
+        const size_t q = (next + turn) % n;
+        if (Pump(ports[q], 1) > 0)
         {
-            break; // no plane takes more now: they pull the rest when free
+            ep.lastPlane = ports[q]->GetPortIndex();
+            push(q, turn);
         }
-        if (Pump(ports[pick], 1) > 0)
-        {
-            ep.lastPlane = ports[pick]->GetPortIndex();
-            next = (pick + 1) % n;
-        }
-        else
-        {
-            m_refused[pick] = 1; // no room, paused or down: it stays so meanwhile
-        }
+        // else nothing to send there now (credit): it pulls when it can
     }
 }
 
@@ -470,6 +476,17 @@ PacketTransport::TxReady(Ptr<FabricNetDevice> port)
     Pump(PeekPointer(port));
 }
 
+bool
+PacketTransport::CanTake(const FabricNetDevice* port) const
+{
+    // Keep at most TxFifoPackets packets queued (a NIC's transmit FIFO);
+    // with 0, one packet whenever the wire is free: it skips the queue, and
+    // the end of its serialization pulls the next at the same instant.
+    const bool room = m_txFifo == 0 ? port->GetQueuePackets() == 0 && !port->IsTxBusy()
+                                    : port->GetQueuePackets() < m_txFifo;
+    return room && !port->IsTxPaused() && port->IsUp();
+}
+
 uint32_t
 PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
 {
@@ -477,14 +494,7 @@ PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
     const auto* gpu = static_cast<const FabricGpu*>(port->GetFabricNode());
     Endpoint& ep = m_endpoints[gpu->GetRank()];
     auto& busy = ep.busy[port->GetPortIndex()];
-    // Keep at most TxFifoPackets packets queued (a NIC's transmit FIFO);
-    // with 0, one packet whenever the wire is free: it skips the queue, and
-    // the end of its serialization pulls the next at the same instant.
-    const auto fifoHasRoom = [this, port]() {
-        return m_txFifo == 0 ? port->GetQueuePackets() == 0 && !port->IsTxBusy()
-                             : port->GetQueuePackets() < m_txFifo;
-    };
-    while (took < limit && !busy.empty() && !port->IsTxPaused() && fifoHasRoom() && port->IsUp())
+    while (took < limit && !busy.empty() && CanTake(port))
     {
         const uint32_t cid = busy.front();
         busy.pop_front();

@@ -206,6 +206,8 @@ class PacketTransport : public Transport
     /// Feed \p port from its connections (round robin) while its FIFO has
     /// room, at most \p limit packets; \return packets it took
     uint32_t Pump(FabricNetDevice* port, uint32_t limit = UINT32_MAX);
+    /// \return whether \p port takes a packet now (FIFO room, not paused, up)
+    bool CanTake(const FabricNetDevice* port) const;
     void Deliver(Ptr<Packet> p, const FabricHeaderData& h);
     void Credit(uint32_t src, uint32_t dst, uint32_t bytes);
     void ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes);
@@ -252,7 +254,6 @@ class PacketTransport : public Transport
     Time m_rto;                              //!< RetransmitTimeout
     uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
     uint32_t m_txFifo{2};                    //!< TxFifoPackets
-    std::vector<uint8_t> m_refused;          //!< scratch of Queue: planes that took no packet
     Time m_creditDelay;                      //!< CreditDelay
     uint32_t m_maxRetransmissions{0};        //!< per packet
     bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
