@@ -229,6 +229,10 @@ FabricNetDevice::SetDataRate(DataRate rate)
                   "a positive rate, e.g. 400Gbps");
     m_rate = rate;
     m_txTimeBytes = UINT32_MAX; // the cached serialization time is stale
+    // GetTxBacklog's time steps per byte (a DataRate's transmission time is
+    // a 128-bit division each call)
+    m_stepsPerByte = 8.0 * static_cast<double>(Seconds(1).GetTimeStep()) /
+                     static_cast<double>(rate.GetBitRate());
 }
 
 DataRate
@@ -389,14 +393,6 @@ FabricNetDevice::GetTxBacklog() const
     if (m_queueBytes == 0)
     {
         return wire;
-    }
-    // time steps per byte, kept for the rate it was worked out for (a
-    // DataRate's transmission time is a 128-bit division each call)
-    if (m_backlogRate != m_rate.GetBitRate())
-    {
-        m_backlogRate = m_rate.GetBitRate();
-        m_stepsPerByte = 8.0 * static_cast<double>(Seconds(1).GetTimeStep()) /
-                         static_cast<double>(m_backlogRate);
     }
     return wire + TimeStep(static_cast<uint64_t>(
                       std::llround(static_cast<double>(m_queueBytes) * m_stepsPerByte)));

@@ -324,8 +324,7 @@ class FabricNetDevice : public NetDevice
     uint32_t m_portIndex{0};                            //!< port index in the FabricNode
     Time m_txEnd;                                       //!< end of the current serialization
     DataRate m_rate;                                    //!< line rate
-    mutable uint64_t m_backlogRate{0};                  //!< GetTxBacklog: rate of m_stepsPerByte
-    mutable double m_stepsPerByte{0};                   //!< GetTxBacklog: time steps per byte
+    double m_stepsPerByte{0};                           //!< time steps per byte at m_rate
     uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
     uint64_t m_txTimeBase{0};           //!< its time steps, rounded down
     uint64_t m_txTimeBaseRem{0};        //!< and the remainder (bit-steps modulo the rate)

@@ -762,8 +762,7 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
         m_totals.bytesSent -= bytes;
         throw;
     }
-    const uint64_t packets = (bytes + m_payload - 1) / m_payload;
-    f.remaining = static_cast<double>(bytes + packets * m_overhead);
+    f.remaining = static_cast<double>(WireBytes(bytes));
     if (m_fifo)
     {
         Connection& c = m_connections[ConnectionKey(srcRank, dstRank)];
@@ -818,9 +817,8 @@ FlowTransport::StartFlow(uint32_t id)
             m_stripedPackets[out] = 0;
             m_stripedWireBytes[out] = 0;
         }
-        const uint64_t k = (f.bytes + m_payload - 1) / m_payload;
-        m_stripedPackets[out] += k;
-        m_stripedWireBytes[out] += f.bytes + k * m_overhead;
+        m_stripedPackets[out] += Packets(f.bytes);
+        m_stripedWireBytes[out] += WireBytes(f.bytes);
     }
     f.pos.resize(f.links.size());
     for (size_t i = 0; i < f.links.size(); ++i)
@@ -1166,7 +1164,7 @@ FlowTransport::StripeImbalance(const Flow& f, int64_t now)
     }
     // packets are not split: the busiest plane ends after ceil(K / P)
     // packet times, later than the fluid's K / P when K is not a multiple
-    const uint64_t k = (f.bytes + m_payload - 1) / m_payload;
+    const uint64_t k = Packets(f.bytes);
     const auto full = static_cast<double>(m_payload + m_overhead);
     const auto last = static_cast<double>(f.bytes - (k - 1) * m_payload + m_overhead);
     const auto first = static_cast<double>(std::min<uint64_t>(f.bytes, m_payload) + m_overhead);

@@ -263,6 +263,18 @@ class FlowTransport : public Transport
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
     void StartFlow(uint32_t id);
 
+    /// \return packets of at most PacketPayload bytes that \p bytes make
+    uint64_t Packets(uint64_t bytes) const
+    {
+        return (bytes + m_payload - 1) / m_payload;
+    }
+
+    /// \return \p bytes with PacketOverhead for each of their packets
+    uint64_t WireBytes(uint64_t bytes) const
+    {
+        return bytes + Packets(bytes) * m_overhead;
+    }
+
     static uint64_t ConnectionKey(uint32_t src, uint32_t dst)
     {
         return (static_cast<uint64_t>(src) << 32) | dst;
