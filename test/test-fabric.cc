@@ -211,23 +211,34 @@ TEST_F(FabricTest, OneMessageStripesOverNvSwitchPlanesAtFullNvlinkRate)
 
 TEST_F(FabricTest, AShortStripedMessageSendsOnePacketPerPlane)
 {
-    // 4 packets on 4 planes of 900 Gb/s: one packet each, all at once; the
-    // last byte arrives after one packet time at the GPU, one at the
-    // NVSwitch and two hops' latency (it filled the first plane's FIFO
-    // before the next: three packet times on plane 0)
-    for (const uint32_t packets : {1u, 2u, 4u})
+    // 4 planes of 900 Gb/s: a message of fewer bytes than a full packet per
+    // plane is cut into a packet per plane (of at least StripeMinPayload, 256
+    // bytes), all sent at once: the last byte arrives after one such packet's
+    // time at the GPU, one at the NVSwitch and two hops' latency. Whole
+    // 4 KiB packets, it took 2 x 36.6 ns on one plane for 4 KiB (273 ns, now
+    // 219 ns) while the other three idled.
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    const double planeRate = h100.nvlinkRate.GetBitRate() / 4.0;
+    // bytes, then the payload of its largest packet
+    for (const auto& [bytes, payload] : std::vector<std::pair<uint64_t, uint32_t>>{
+             {100, 100},     // one packet: too small to cut
+             {1000, 256},    // 256, 256, 256, 232
+             {4096, 1024},   // a quarter each
+             {8192, 2048},   //
+             {12340, 3085},  // not 3 full packets and a 52-byte one
+             {16384, 4096}}) // a full packet per plane already
     {
         FabricTopology topo("domain");
-        const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
         AddHbDomains(topo, 8, h100);
         Ptr<Fabric> fabric = FabricHelper().Install(topo);
         Time done;
-        fabric->GetTransport()->Send(0, 5, packets * 4096, MakeBoundCallback(&Record, &done));
+        fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
         Simulator::Run();
-        const double packetTime = 4122 * 8 / (h100.nvlinkRate.GetBitRate() / 4.0);
+        const double packetTime = (payload + FabricHeader::kSerializedSize) * 8 / planeRate;
         const double expected = 2 * packetTime + 2 * h100.nvlinkLatency.GetSeconds();
-        // each hop counts 36.64 ns as 36 (the remainder carried to its next packet)
-        EXPECT_NEAR(done.GetSeconds(), expected, 2e-9) << packets << " packets";
+        // each hop rounds its serialization down to a ns (the remainder
+        // carried to its next packet)
+        EXPECT_NEAR(done.GetSeconds(), expected, 2e-9) << bytes << " bytes";
         fabric->Dispose();
         Simulator::Destroy();
     }
@@ -248,6 +259,9 @@ TEST_F(FabricTest, ConcurrentShortStripedMessagesSpreadOverThePlanes)
         FabricTopology topo("domain");
         AddHbDomains(topo, 8, h100);
         Ptr<Fabric> fabric = FabricHelper().Install(topo);
+        // whole packets (not cut into a quarter per plane): the dealing of
+        // messages that are, such as a short chunk of one to three packets
+        fabric->GetTransport()->SetAttribute("StripeMinPayload", UintegerValue(4096));
         std::array<Time, 4> done;
         for (uint32_t i = 0; i < done.size(); ++i)
         {
@@ -295,6 +309,9 @@ TEST_F(FabricTest, StripedMessagesSpreadTheirBytesNotTheirPacketCount)
     FabricTopology topo("domain");
     AddHbDomains(topo, 8, h100);
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    // whole packets, as a message of more than a full packet per plane has
+    // (cut, each would be four of 3,085 bytes)
+    fabric->GetTransport()->SetAttribute("StripeMinPayload", UintegerValue(4096));
     const double packetTime = 4122 * 8 / (h100.nvlinkRate.GetBitRate() / 4.0);
     std::array<Time, 50> sent;
     std::array<Time, 50> done;

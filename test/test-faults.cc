@@ -733,6 +733,8 @@ TEST_F(FaultTest, AGpuKeepsItsTurnOverThePlanesWhenOneIsDown)
     faults.SetDetectionDelay(MicroSeconds(1));
     const auto planes = FaultHelper::FindSwitches(topo, "nvswitch");
     faults.LinkDown(FaultHelper::FindCable(topo, topo.GpuVertex(5), planes.at(1)), MicroSeconds(1));
+    // whole packets (a 4 KiB message is otherwise cut into one per plane)
+    fabric->GetTransport()->SetAttribute("StripeMinPayload", UintegerValue(4096));
     std::array<Time, 3> done;
     const Time start = MicroSeconds(5);
     Simulator::Schedule(start, [&fabric, &done]() {

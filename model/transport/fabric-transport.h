@@ -8,6 +8,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -64,6 +65,37 @@ class MessageIdPool
   private:
     std::vector<uint32_t> m_free; //!< released ids, most recent last
 };
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Payload bytes per packet of a message, the same rule in both backends.
+ *
+ * Messages are cut into packets of \p maxPayload bytes (the last shorter).
+ * A message striped over \p planes NVLink planes to a GPU of the domain
+ * that has fewer bytes than one full packet per plane is cut into one packet
+ * per plane instead, of at least \p minStripe bytes, so that it uses every
+ * plane it can, as NVLink sprays a transfer over all its links in small
+ * requests: 4 KiB on 4 planes is 4 packets of 1,024 bytes, 12,340 bytes 4 of
+ * 3,085, 1,000 bytes 4 of 256 (the last 232), 100 bytes one packet. The time
+ * of such a message grows with its size; larger messages already have a
+ * packet for every plane (the transport deals them by bytes queued).
+ *
+ * \param bytes message size \param maxPayload payload of a full packet
+ * \param planes planes it is striped over to its destination (0 or 1: not)
+ * \param minStripe least payload of a cut packet
+ * \return payload bytes per packet (the last one: the rest of \p bytes)
+ */
+inline uint32_t
+PacketPayload(uint64_t bytes, uint32_t maxPayload, uint32_t planes, uint32_t minStripe)
+{
+    if (planes <= 1 || bytes >= static_cast<uint64_t>(planes) * maxPayload)
+    {
+        return maxPayload;
+    }
+    const uint64_t share = (bytes + planes - 1) / planes; // <= maxPayload here
+    return static_cast<uint32_t>(
+        std::min<uint64_t>(maxPayload, std::max<uint64_t>(share, minStripe)));
+}
 
 /**
  * \ingroup gpu-fabric

@@ -70,6 +70,14 @@ FlowTransport::GetTypeId()
                           UintegerValue(26),
                           MakeUintegerAccessor(&FlowTransport::m_overhead),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("StripeMinPayload",
+                          "As PacketTransport's: a message striped over NVLink planes to a GPU "
+                          "of its domain, of less than a full packet per plane, is cut into a "
+                          "packet per plane of at least this payload, which sets its packets' "
+                          "count (hence its wire bytes and latency).",
+                          UintegerValue(256),
+                          MakeUintegerAccessor(&FlowTransport::m_minStripe),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("StoreAndForward",
                           "Add the packet level's store-and-forward latency: one packet's "
                           "serialization at every hop, minus one at the slowest hop.",
@@ -608,6 +616,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
     uint32_t v = m_gpuVertex[src];
     f.links.clear();
     f.planes = 0;
+    f.payload = m_payload;
     // hops of the representative path: (edge) for latency
     m_hops2.clear();
     bool first = true;
@@ -650,11 +659,18 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             const uint32_t g = m_edgeTarget[e1];
             if (m_kind[g] == static_cast<uint8_t>(TopoNodeKind::Gpu) && m_aggIn[g] != kNone)
             {
+                const auto planes =
+                    static_cast<uint32_t>(std::llround(m_capacity[m_aggOut[v]] / m_capacity[e0]));
+                if (g == dv)
+                {
+                    // cut as the packet level cuts a message striped to its
+                    // destination (one relayed out of the domain is not)
+                    f.payload = PacketPayload(f.bytes, m_payload, planes, m_minStripe);
+                }
                 if (g == dv && m_storeAndForward)
                 {
                     f.planeRate = m_capacity[e0];
-                    f.planes =
-                        static_cast<uint32_t>(std::llround(m_capacity[m_aggOut[v]] / f.planeRate));
+                    f.planes = planes;
                 }
                 f.links.push_back(m_aggOut[v]);
                 f.links.push_back(m_aggIn[g]);
@@ -689,7 +705,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
     // latency: propagation, plus the store-and-forward of one packet
     double seconds = 0;
     double slowest = std::numeric_limits<double>::max();
-    const double pkt = static_cast<double>(std::min<uint64_t>(f.bytes, m_payload) + m_overhead);
+    const double pkt = static_cast<double>(std::min<uint64_t>(f.bytes, f.payload) + m_overhead);
     for (uint32_t e : m_hops2)
     {
         seconds += m_edgeDelayNs[e] * 1e-9;
@@ -762,7 +778,7 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
         m_totals.bytesSent -= bytes;
         throw;
     }
-    f.remaining = static_cast<double>(WireBytes(bytes));
+    f.remaining = static_cast<double>(WireBytes(f));
     if (m_fifo)
     {
         Connection& c = m_connections[ConnectionKey(srcRank, dstRank)];
@@ -817,8 +833,8 @@ FlowTransport::StartFlow(uint32_t id)
             m_stripedPackets[out] = 0;
             m_stripedWireBytes[out] = 0;
         }
-        m_stripedPackets[out] += Packets(f.bytes);
-        m_stripedWireBytes[out] += WireBytes(f.bytes);
+        m_stripedPackets[out] += Packets(f);
+        m_stripedWireBytes[out] += WireBytes(f);
     }
     f.pos.resize(f.links.size());
     for (size_t i = 0; i < f.links.size(); ++i)
@@ -1162,12 +1178,12 @@ FlowTransport::StripeImbalance(const Flow& f, int64_t now)
     {
         return 0; // not the last of its period: others follow on the planes
     }
-    // packets are not split: the busiest plane ends after ceil(K / P)
+    // packets are not split further: the busiest plane ends after ceil(K / P)
     // packet times, later than the fluid's K / P when K is not a multiple
-    const uint64_t k = Packets(f.bytes);
-    const auto full = static_cast<double>(m_payload + m_overhead);
-    const auto last = static_cast<double>(f.bytes - (k - 1) * m_payload + m_overhead);
-    const auto first = static_cast<double>(std::min<uint64_t>(f.bytes, m_payload) + m_overhead);
+    const uint64_t k = Packets(f);
+    const auto full = static_cast<double>(f.payload + m_overhead);
+    const auto last = static_cast<double>(f.bytes - (k - 1) * f.payload + m_overhead);
+    const auto first = static_cast<double>(std::min<uint64_t>(f.bytes, f.payload) + m_overhead);
     // its packets alone (every message has some): exactly; several
     // messages': K packets of their mean size
     const uint64_t kAll = m_stripedPackets[out];

@@ -92,7 +92,10 @@ namespace ns3
  *   L = sum_i d_i + [StoreAndForward] (sum_i S / r_i - S / min_i r_i),
  * where d_i and r_i are the propagation delay and rate of hop i (for a
  * striped message, the hops of the first plane), and S the wire size of the
- * message's first packet (min(bytes, PacketPayload) + PacketOverhead). For one
+ * message's first packet (min(bytes, payload) + PacketOverhead, where the
+ * payload is PacketPayload, or less for a message striped to a GPU of its
+ * domain with less than a full packet per plane: PacketPayload() in
+ * fabric-transport.h, as at the packet level). For one
  * uncontended message of full packets this is the packet level's
  * store-and-forward pipeline exactly: the first packet's trip across every
  * hop, then the other packets at the slowest hop. Completions are ns-3 events:
@@ -211,6 +214,7 @@ class FlowTransport : public Transport
         int64_t lastUpdate{0};  //!< time step of the last remaining/rate update
         int64_t latency{0};     //!< time steps from fluid end to delivery
         uint32_t planes{0};     //!< striped within a domain over this many planes (0: not)
+        uint32_t payload{0};    //!< payload bytes per packet (PacketPayload())
         double planeRate{0};    //!< rate of one plane, wire bytes per second
         uint32_t version{0};    //!< completion heap entries with another version are stale
         uint32_t mark{0};       //!< recomputation epoch it was last visited in
@@ -263,16 +267,16 @@ class FlowTransport : public Transport
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
     void StartFlow(uint32_t id);
 
-    /// \return packets of at most PacketPayload bytes that \p bytes make
-    uint64_t Packets(uint64_t bytes) const
+    /// \return packets of \p f (of f.payload bytes, the last shorter)
+    static uint64_t Packets(const Flow& f)
     {
-        return (bytes + m_payload - 1) / m_payload;
+        return (f.bytes + f.payload - 1) / f.payload;
     }
 
-    /// \return \p bytes with PacketOverhead for each of their packets
-    uint64_t WireBytes(uint64_t bytes) const
+    /// \return \p f's bytes with PacketOverhead for each of its packets
+    uint64_t WireBytes(const Flow& f) const
     {
-        return bytes + Packets(bytes) * m_overhead;
+        return f.bytes + Packets(f) * m_overhead;
     }
 
     static uint64_t ConnectionKey(uint32_t src, uint32_t dst)
@@ -349,6 +353,7 @@ class FlowTransport : public Transport
     // ---- attributes ----
     uint32_t m_payload{4096};
     uint32_t m_overhead{26};
+    uint32_t m_minStripe{256}; //!< least payload of a striped message's packets
     bool m_storeAndForward{true};
     bool m_stripe{true};
     bool m_fifo{true};

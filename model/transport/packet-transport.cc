@@ -4,6 +4,7 @@
 #include "packet-transport.h"
 
 #include "ns3/boolean.h"
+#include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/nstime.h"
@@ -71,6 +72,15 @@ PacketTransport::GetTypeId()
             .SetParent<Transport>()
             .SetGroupName("GpuFabric")
             .AddConstructor<PacketTransport>()
+            .AddAttribute("StripeMinPayload",
+                          "A message striped over NVLink planes to a GPU of its domain, of "
+                          "less than a full packet per plane, is cut into a packet per plane "
+                          "of at least this payload (fewer packets if it is short), as NVLink "
+                          "sprays a transfer over its links; FlowTransport has the same "
+                          "attribute.",
+                          UintegerValue(256),
+                          MakeUintegerAccessor(&PacketTransport::m_minStripe),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("TxFifoPackets",
                           "Packets a GPU port keeps ready in its queue behind the one on the "
                           "wire, as a NIC's transmit FIFO: the round robin among its "
@@ -167,6 +177,10 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
             Ptr<FabricNetDevice> port = gpus[r]->GetPort(i);
             port->SetTxReadyCallback(MakeCallback(&PacketTransport::TxReady, this));
             mtu = std::min<uint32_t>(mtu, port->GetFrameMtu());
+            const auto channel = DynamicCast<FabricChannel>(port->GetChannel());
+            const Ptr<FabricNetDevice> peer =
+                port->IsNvLink() && channel ? channel->GetPeer(PeekPointer(port)) : nullptr;
+            m_endpoints[r].nvSwitch.push_back(peer ? peer->GetFabricNode() : nullptr);
         }
     }
     m_payload = mtu - FabricHeader::kSerializedSize;
@@ -224,6 +238,7 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     m.src = srcRank;
     m.dst = dstRank;
     m.bytes = bytes;
+    m.payload = m_payload;
     m.start = Simulator::Now();
     m.delivery = std::move(delivery);
     // Flow label per message (like one queue pair per message): spreads
@@ -381,6 +396,21 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
 {
     Message& m = m_messages[id];
     Endpoint& ep = m_endpoints[m.src];
+    if (m.queued == 0)
+    {
+        // Fixed at the first packet (a retransmission finds a packet's bytes
+        // by its sequence number). Cut into a share per plane only when the
+        // planes lead to the destination itself: a message relayed out of
+        // the domain keeps full packets for its NIC hop.
+        const FabricNode* sw =
+            ports.size() > 1 ? ep.nvSwitch[ports.front()->GetPortIndex()] : nullptr;
+        const auto& theirs = m_endpoints[m.dst].nvSwitch;
+        const bool inDomain = sw && std::find(theirs.begin(), theirs.end(), sw) != theirs.end();
+        m.payload = PacketPayload(m.bytes,
+                                  m_payload,
+                                  inDomain ? static_cast<uint32_t>(ports.size()) : 1,
+                                  m_minStripe);
+    }
     bool wasIdle = false; // the single port had nothing to send
     for (FabricNetDevice* port : ports)
     {
@@ -511,7 +541,7 @@ PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
         else
         {
             const auto payload =
-                static_cast<uint32_t>(std::min<uint64_t>(m.bytes - m.queued, m_payload));
+                static_cast<uint32_t>(std::min<uint64_t>(m.bytes - m.queued, m.payload));
             if (m_window > 0)
             {
                 uint64_t& flying = ep.inFlight[m.dst];
@@ -715,8 +745,8 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
         // a striped message: resend on one of its planes, spread by sequence
         port = ports[seq % ports.size()];
     }
-    const uint64_t offset = static_cast<uint64_t>(seq) * m_payload;
-    const auto payload = static_cast<uint32_t>(std::min<uint64_t>(m.bytes - offset, m_payload));
+    const uint64_t offset = static_cast<uint64_t>(seq) * m.payload;
+    const auto payload = static_cast<uint32_t>(std::min<uint64_t>(m.bytes - offset, m.payload));
     const FabricHeader h = PacketHeader(id, seq, offset + payload == m.bytes);
     Ptr<Packet> p = Create<Packet>(payload);
     p->AddHeader(h);

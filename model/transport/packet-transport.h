@@ -184,6 +184,7 @@ class PacketTransport : public Transport
         uint32_t dst{0};
         uint64_t bytes{0};
         uint64_t queued{0};    //!< bytes already packetized
+        uint32_t payload{0};   //!< payload bytes per packet (PacketPayload())
         uint64_t delivered{0}; //!< bytes delivered
         uint32_t nextSeq{0};
         uint16_t flowLabel{0};
@@ -241,6 +242,8 @@ class PacketTransport : public Transport
         /// port index of the plane that took the last packet dealt when a
         /// striped message was queued (the next one starts after it)
         uint32_t lastPlane{std::numeric_limits<uint32_t>::max()};
+        /// per port: the NVSwitch an NVLink port leads to (nullptr for others)
+        std::vector<const FabricNode*> nvSwitch;
     };
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
@@ -248,6 +251,7 @@ class PacketTransport : public Transport
     std::vector<Message> m_messages;                          //!< by id
     MessageIdPool m_ids;                                      //!< message ids
     uint32_t m_payload{0};                                    //!< payload bytes per packet
+    uint32_t m_minStripe{256}; //!< least payload of a striped message's packets
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};
