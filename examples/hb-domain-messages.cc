@@ -90,6 +90,31 @@ Estimate(const FabricTopology& topo,
     return t + (wire - largest) * 8 / slowest;
 }
 
+/// Payload per packet the transport gives a message along \p path: a short
+/// message striped to a GPU of the sender's domain is cut into a packet per
+/// plane (PacketPayload).
+uint32_t
+PayloadOnPath(const FabricTopology& topo,
+              const std::vector<uint32_t>& path,
+              uint64_t bytes,
+              const PacketTransport& transport)
+{
+    const auto& g = topo.GetGraph();
+    const bool inDomain = path.size() == 3 && topo.Node(path[0]).kind == TopoNodeKind::Gpu &&
+                          topo.Node(path[1]).kind == TopoNodeKind::NvSwitch;
+    uint32_t planes = 0;
+    for (auto [o, oend] = boost::out_edges(path.front(), g); inDomain && o != oend; ++o)
+    {
+        planes += g[*o].kind == TopoLinkKind::NvLink;
+    }
+    UintegerValue minStripe;
+    transport.GetAttribute("StripeMinPayload", minStripe);
+    return PacketPayload(bytes,
+                         transport.GetPayloadPerPacket(),
+                         planes,
+                         static_cast<uint32_t>(minStripe.Get()));
+}
+
 } // namespace
 
 int
@@ -153,7 +178,8 @@ main(int argc, char* argv[])
             const auto& probe = probes[i];
             const auto path = TracePath(topo, fabric->GetRoutingTables(), probe.src, probe.dst, 0);
             const double took = (probe.done - MilliSeconds(10 * i)).GetSeconds();
-            const double est = Estimate(topo, path, bytes, transport->GetPayloadPerPacket());
+            const double est =
+                Estimate(topo, path, bytes, PayloadOnPath(topo, path, bytes, *transport));
             fmt::print("{:<40} {:>5} {:>5} {:>12.3f} {:>12.3f}  {}\n",
                        probe.what,
                        probe.src,

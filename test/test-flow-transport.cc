@@ -15,6 +15,7 @@
 #include "ns3/program-support.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
+#include "ns3/config.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
@@ -31,6 +32,7 @@ class FlowTransportTest : public ::testing::Test
     void TearDown() override
     {
         Simulator::Destroy();
+        Config::Reset(); // attribute defaults a test set
     }
 };
 
@@ -430,7 +432,8 @@ TEST_F(FlowTransportTest, StripedMessagesTakeThePacketsTimeWhateverTheirSize)
         EXPECT_LE(std::llabs(std::llround((flow - packet) * 1e9)), 2) << bytes; // time steps
     }
     // a connection's back-to-back messages follow each other over the
-    // planes: pipelined chunks of 1, 2 and 3 packets (the last short) take
+    // planes: pipelined chunks of 4 and 8 KiB (a packet per plane of 1 and
+    // 2 KiB; whole, 1 and 2 packets) take
     // the packets' time (a per-message rate cap, tried, made these +100 %
     // and +20 %; a fluid end rounded up to a time step per chunk +9.2 %,
     // +3.8 % and +0.6 %)
@@ -442,10 +445,11 @@ TEST_F(FlowTransportTest, StripedMessagesTakeThePacketsTimeWhateverTheirSize)
             CollectiveTime(topo, true, "allreduce", "ring", 4 << 20, chunk),
             0.005);
     }
-    // concurrent messages fill each other's gaps: an all-to-all of
-    // one-packet messages on a GB200 NVL72 domain (71 per GPU over 18
-    // planes) has the small imbalance of all 71 together, not one each
-    // (+12.1 % when every message got its own)
+    // concurrent messages fill each other's gaps: an all-to-all of 4 KiB
+    // messages on a GB200 NVL72 domain (71 per GPU over 18 planes, each cut
+    // into 16 packets of 256 bytes) has the small imbalance of all 71
+    // together, not one each (+12.1 % when every message got its own, as
+    // one whole packet)
     ClusterParams nvl = Dgx(72, 64);
     nvl.platform = HbDomainPreset::Get("gb200-nvl72");
     const FabricTopology nvl72 = BuildRailOnly(nvl);
@@ -463,11 +467,14 @@ TEST_F(FlowTransportTest, StripedMessagesTakeThePacketsTimeWhateverTheirSize)
 TEST_F(FlowTransportTest, ConcurrentStripedMessagesUseEveryPlaneOnBothLevels)
 {
     // A DGX-A100 domain (6 planes): a pipelined ring's 4 KiB chunks and an
-    // all-to-all's one-packet messages are concurrent short messages. The
-    // packet level deals each from the plane after its GPU's last packet, so
-    // the planes share them as the fluid does; starting each on plane 0
-    // queued them there (packet level 6.86 and 0.53 us against the flow
-    // level's 5.19 and 0.45 us, which were right).
+    // all-to-all's 4 KiB messages are concurrent short messages, kept whole
+    // packets here (StripeMinPayload 4096, not a packet per plane) to test
+    // how they are dealt. The packet level deals each from the plane after
+    // its GPU's last packet, so the planes share them as the fluid does;
+    // starting each on plane 0 queued them there (packet level 6.86 and
+    // 0.53 us against the flow level's 5.19 and 0.45 us, which were right).
+    Config::SetDefault("ns3::PacketTransport::StripeMinPayload", UintegerValue(4096));
+    Config::SetDefault("ns3::FlowTransport::StripeMinPayload", UintegerValue(4096));
     ClusterParams a100 = Dgx(8, 64);
     a100.platform = HbDomainPreset::Get("dgx-a100");
     const FabricTopology topo = BuildRailOnly(a100);

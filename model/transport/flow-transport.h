@@ -40,7 +40,9 @@ namespace ns3
  * the packet level; here it is one flow on the sender's aggregated NVLink-out
  * link and the aggregated NVLink-in link of the GPU the planes lead to (the
  * destination, or the relay GPU of rail-only forwarding), then on the single
- * path from that GPU. Packets are not split: the sender's planes are dealt
+ * path from that GPU. A message to a GPU of the domain is cut into packets
+ * as the packet level cuts it (PacketPayload: a packet per plane when it has
+ * less than a full one per plane); these are not split further: the sender's planes are dealt
  * all its striped packets round-robin (every message and connection), and
  * from the instant its NVLink-out link gets a striped flow until it has
  * none, K packets keep the busiest plane busy for about ceil(K / P) packet

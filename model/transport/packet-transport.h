@@ -24,9 +24,10 @@ namespace ns3
  * \ingroup gpu-fabric
  * \brief Reliable RDMA-like messages over the packet-level fabric.
  *
- * A message is cut into packets of the fabric's MTU (one FabricHeader each)
- * and leaves on the port the GPU's routing table gives its flow (ECMP on
- * source, destination and the message's flow label), or striped over all
+ * A message is cut into packets of the fabric's MTU (one FabricHeader each;
+ * a short message striped to a GPU of the domain into a packet per plane,
+ * PacketPayload() and attribute StripeMinPayload) and leaves on the port the GPU's routing table
+ * gives its flow (ECMP on source, destination and the message's flow label), or striped over all
  * NVLink ports.  Messages to one destination through one port form a
  * connection (a queue pair) and are sent in order, so that chunked
  * collectives pipeline; each port serves its busy connections packet by
