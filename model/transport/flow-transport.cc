@@ -7,6 +7,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
+#include "ns3/packet-transport.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -74,8 +75,10 @@ FlowTransport::GetTypeId()
                           "As PacketTransport's: a message striped over NVLink planes to a GPU "
                           "of its domain, of less than a full packet per plane, is cut into a "
                           "packet per plane of at least this payload, which sets its packets' "
-                          "count (hence its wire bytes and latency).",
-                          UintegerValue(256),
+                          "count (hence its wire bytes and latency). 0: the value of "
+                          "ns3::PacketTransport::StripeMinPayload's default, so that setting "
+                          "that one sets both levels.",
+                          UintegerValue(0),
                           MakeUintegerAccessor(&FlowTransport::m_minStripe),
                           MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("StoreAndForward",
@@ -132,6 +135,17 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     const uint32_t nv = topo.GetNVertices();
     m_nRanks = topo.GetNGpus();
     m_k = topo.gpusPerDomain;
+    m_cutMinPayload = m_minStripe;
+    if (m_cutMinPayload == 0)
+    {
+        // the packet level's default (Config::SetDefault and --ns3:: flags included)
+        TypeId::AttributeInformation info;
+        const bool found =
+            PacketTransport::GetTypeId().LookupAttributeByName("StripeMinPayload", &info);
+        NS_ASSERT(found);
+        m_cutMinPayload =
+            static_cast<uint32_t>(DynamicCast<const UintegerValue>(info.initialValue)->Get());
+    }
     m_railRelay = topo.railRelay;
     m_gpuVertex.resize(m_nRanks);
     for (uint32_t r = 0; r < m_nRanks; ++r)
@@ -665,7 +679,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
                 {
                     // cut as the packet level cuts a message striped to its
                     // destination (one relayed out of the domain is not)
-                    f.payload = PacketPayload(f.bytes, m_payload, planes, m_minStripe);
+                    f.payload = PacketPayload(f.bytes, m_payload, planes, m_cutMinPayload);
                 }
                 if (g == dv && m_storeAndForward)
                 {

@@ -355,7 +355,8 @@ class FlowTransport : public Transport
     // ---- attributes ----
     uint32_t m_payload{4096};
     uint32_t m_overhead{26};
-    uint32_t m_minStripe{256}; //!< least payload of a striped message's packets
+    uint32_t m_minStripe{0};     //!< StripeMinPayload (0: the packet level's default)
+    uint32_t m_cutMinPayload{0}; //!< the StripeMinPayload in use (resolved in BuildLinks)
     bool m_storeAndForward{true};
     bool m_stripe{true};
     bool m_fifo{true};

@@ -76,8 +76,8 @@ PacketTransport::GetTypeId()
                           "A message striped over NVLink planes to a GPU of its domain, of "
                           "less than a full packet per plane, is cut into a packet per plane "
                           "of at least this payload (fewer packets if it is short), as NVLink "
-                          "sprays a transfer over its links; FlowTransport has the same "
-                          "attribute.",
+                          "sprays a transfer over its links. FlowTransport follows this "
+                          "attribute's default unless its own StripeMinPayload is set.",
                           UintegerValue(256),
                           MakeUintegerAccessor(&PacketTransport::m_minStripe),
                           MakeUintegerChecker<uint32_t>(1))
