@@ -23,49 +23,6 @@
 
 using namespace ns3;
 
-namespace
-{
-
-/**
- * One size on a fresh fabric in a fresh simulation: a size's figure depends
- * on nothing run before it (transport state, message ids and so ECMP paths
- * would otherwise carry over from the previous size), so a row of a sweep
- * equals the same size run alone.
- */
-CollectiveResult
-RunOneSize(const FabricTopology& topo,
-           const std::string& backend,
-           uint64_t chunkBytes,
-           uint32_t channels,
-           const std::string& collective,
-           const std::string& algorithm,
-           uint64_t bytes)
-{
-    ProgramBackend installed = InstallBackend("--backend", backend, topo);
-    CollectiveHelper helper = installed.fabric ? CollectiveHelper(installed.fabric)
-                                               : CollectiveHelper(installed.transport);
-    if (installed.flow)
-    {
-        helper.SetDomainSize(topo.gpusPerDomain);
-    }
-    helper.SetChunkBytes(chunkBytes);
-    helper.SetChannels(channels);
-    // held here: without ns-3 nodes (flow backend) no application holds it
-    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topo.GetNGpus()),
-                                            collective,
-                                            algorithm,
-                                            bytes,
-                                            Seconds(0));
-    Simulator::Run();
-    const CollectiveResult result = run->GetResult();
-    run = nullptr;
-    installed.Dispose();
-    Simulator::Destroy();
-    return result;
-}
-
-} // namespace
-
 int
 main(int argc, char* argv[])
 {
@@ -202,7 +159,7 @@ main(int argc, char* argv[])
         for (const uint64_t b : sizes)
         {
             CollectiveResult r =
-                RunOneSize(topo, backend, chunkBytes, channels, collective, algorithm, b);
+                RunCollectiveAlone(topo, backend, chunkBytes, channels, collective, algorithm, b);
             if (!r.complete)
             {
                 // the report has a line per failed op: the first, and how many more

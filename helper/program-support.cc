@@ -3,6 +3,7 @@
  */
 #include "program-support.h"
 
+#include "ns3/collective-helper.h"
 #include "ns3/config.h"
 #include "ns3/fabric-error.h"
 #include "ns3/flow-helper.h"
@@ -508,6 +509,38 @@ ParseIntegerList(const std::string& flag, const std::string& text, uint64_t mini
         out.push_back(static_cast<uint32_t>(ParseInteger(flag, item, minimum)));
     }
     return out;
+}
+
+CollectiveResult
+RunCollectiveAlone(const FabricTopology& topology,
+                   const std::string& backend,
+                   uint64_t chunkBytes,
+                   uint32_t channels,
+                   const std::string& collective,
+                   const std::string& algorithm,
+                   uint64_t bytes)
+{
+    ProgramBackend installed = InstallBackend("--backend", backend, topology);
+    CollectiveHelper helper = installed.fabric ? CollectiveHelper(installed.fabric)
+                                               : CollectiveHelper(installed.transport);
+    if (installed.flow)
+    {
+        helper.SetDomainSize(topology.gpusPerDomain);
+    }
+    helper.SetChunkBytes(chunkBytes);
+    helper.SetChannels(channels);
+    // held here: without ns-3 nodes (flow backend) no application holds it
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topology.GetNGpus()),
+                                            collective,
+                                            algorithm,
+                                            bytes,
+                                            Seconds(0));
+    Simulator::Run();
+    const CollectiveResult result = run->GetResult();
+    run = nullptr;
+    installed.Dispose();
+    Simulator::Destroy();
+    return result;
 }
 
 uint64_t

@@ -4,6 +4,7 @@
 #ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
 #define GPU_FABRIC_PROGRAM_SUPPORT_H
 
+#include "ns3/collective-application.h"
 #include "ns3/command-line.h"
 #include "ns3/data-rate.h"
 #include "ns3/fabric-helper.h"
@@ -254,6 +255,25 @@ struct ProgramBackend
 ProgramBackend InstallBackend(const std::string& flag,
                               const std::string& backend,
                               const FabricTopology& topology);
+
+/**
+ * Run one collective alone, on a fresh fabric in a fresh simulation: its
+ * figure depends on nothing run before it (transport state, message ids and
+ * so ECMP paths would otherwise carry over), so a row of a sweep equals the
+ * same size run alone. Calls Simulator::Run and Simulator::Destroy.
+ * \param topology the topology \param backend "packet" or "flow"
+ * \param chunkBytes pipelining chunk (0: none) \param channels rings / trees
+ * \param collective name \param algorithm name \param bytes the size
+ * \return the result
+ * \throws FabricConfigError for bad names or sizes
+ */
+CollectiveResult RunCollectiveAlone(const FabricTopology& topology,
+                                    const std::string& backend,
+                                    uint64_t chunkBytes,
+                                    uint32_t channels,
+                                    const std::string& collective,
+                                    const std::string& algorithm,
+                                    uint64_t bytes);
 
 /// \return the process's peak resident set, bytes
 uint64_t PeakRssBytes();

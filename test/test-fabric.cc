@@ -215,8 +215,8 @@ TEST_F(FabricTest, AShortStripedMessageSendsOnePacketPerPlane)
     // plane is cut into a packet per plane (of at least StripeMinPayload, 256
     // bytes), all sent at once: the last byte arrives after one such packet's
     // time at the GPU, one at the NVSwitch and two hops' latency. Whole
-    // 4 KiB packets, it took 2 x 36.6 ns on one plane for 4 KiB (273 ns, now
-    // 219 ns) while the other three idled.
+    // 4 KiB packets, it took 2 x 36.6 ns on one plane for 4 KiB (272 ns, now
+    // 218 ns) while the other three idled.
     const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
     const double planeRate = h100.nvlinkRate.GetBitRate() / 4.0;
     // bytes, then the payload of its largest packet

@@ -413,11 +413,11 @@ TEST_F(FlowTransportTest, StripedMessagesTakeThePacketsTimeWhateverTheirSize)
     // later than the fluid k / 4 (18432 and 18684
     // bytes: a short last packet waits behind a full one on its plane) (it was up to
     // 9.4 % early: an 8-GPU ring allgather of 32 KiB, one packet per step;
-    // 5 packets 8.7 %). Whole packets and a short last one, below, at and
-    // above 4 packets; both backends round to whole time steps (1 ns): the
-    // packet level each 36.64 ns serialization (the remainder carried to the
-    // next packet), the flow level its fluid part (up) and its latency, so
-    // at most 2 ns apart.
+    // 5 packets 8.7 %). Sizes below, at and above 4 packets, whole or with a
+    // short last one; both backends round to whole time steps (1 ns): the
+    // packet level each serialization (36.64 ns for a full packet; the
+    // remainder carried to the next packet), the flow level its fluid part
+    // (up) and its latency, so at most 2 ns apart.
     const FabricTopology topo = BuildRailOnly(Dgx(8, 64));
     for (const uint64_t bytes :
          {4096, 8192, 12288, 16384, 20480, 24576, 65536, 69632, 4100, 16388, 65540, 18432, 18684})
@@ -504,9 +504,18 @@ TEST_F(FlowTransportTest, TheFlowLevelCutsShortStripedMessagesAsThePacketLevel)
     Config::SetDefault("ns3::PacketTransport::StripeMinPayload", UintegerValue(4096));
     EXPECT_NEAR(MessagesTime(topo, false, one), closedForm(4096), 2e-9);
     EXPECT_NEAR(MessagesTime(topo, true, one), closedForm(4096), 2e-9);
-    // its own value wins
+    // its own value wins, as a default or set after installing (it is read
+    // per message); 0 is "follow" again
     Config::SetDefault("ns3::FlowTransport::StripeMinPayload", UintegerValue(2048));
     EXPECT_NEAR(MessagesTime(topo, true, one), closedForm(2048), 2e-9);
+    Config::SetDefault("ns3::FlowTransport::StripeMinPayload", UintegerValue(0));
+    Ptr<FlowTransport> flow = FlowHelper().Install(topo);
+    flow->SetAttribute("StripeMinPayload", UintegerValue(2048));
+    Time done;
+    flow->Send(0, 5, 4096, MakeBoundCallback(&RecordNow, &done));
+    Simulator::Run();
+    EXPECT_NEAR(done.GetSeconds(), closedForm(2048), 2e-9);
+    flow->Dispose();
 }
 
 TEST_F(FlowTransportTest, ChunkedTreesInADomainUseEveryPlaneOnBothLevels)

@@ -75,12 +75,13 @@ FlowTransport::GetTypeId()
                           "As PacketTransport's: a message striped over NVLink planes to a GPU "
                           "of its domain, of less than a full packet per plane, is cut into a "
                           "packet per plane of at least this payload, which sets its packets' "
-                          "count (hence its wire bytes and latency). 0: the value of "
-                          "ns3::PacketTransport::StripeMinPayload's default, so that setting "
-                          "that one sets both levels.",
+                          "count (hence its wire bytes and latency). 0: the default of "
+                          "ns3::PacketTransport::StripeMinPayload (Config::SetDefault, "
+                          "--ns3:: flags) when the transport is set up, so that setting that "
+                          "default sets both levels.",
                           UintegerValue(0),
                           MakeUintegerAccessor(&FlowTransport::m_minStripe),
-                          MakeUintegerChecker<uint32_t>(1))
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("StoreAndForward",
                           "Add the packet level's store-and-forward latency: one packet's "
                           "serialization at every hop, minus one at the slowest hop.",
@@ -135,15 +136,14 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     const uint32_t nv = topo.GetNVertices();
     m_nRanks = topo.GetNGpus();
     m_k = topo.gpusPerDomain;
-    m_cutMinPayload = m_minStripe;
-    if (m_cutMinPayload == 0)
     {
-        // the packet level's default (Config::SetDefault and --ns3:: flags included)
+        // the packet level's default (Config::SetDefault and --ns3:: flags
+        // included), for StripeMinPayload 0
         TypeId::AttributeInformation info;
         const bool found =
             PacketTransport::GetTypeId().LookupAttributeByName("StripeMinPayload", &info);
-        NS_ASSERT(found);
-        m_cutMinPayload =
+        NS_ABORT_MSG_UNLESS(found, "ns3::PacketTransport has no attribute StripeMinPayload");
+        m_packetMinStripe =
             static_cast<uint32_t>(DynamicCast<const UintegerValue>(info.initialValue)->Get());
     }
     m_railRelay = topo.railRelay;
@@ -679,7 +679,10 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
                 {
                     // cut as the packet level cuts a message striped to its
                     // destination (one relayed out of the domain is not)
-                    f.payload = PacketPayload(f.bytes, m_payload, planes, m_cutMinPayload);
+                    f.payload = PacketPayload(f.bytes,
+                                              m_payload,
+                                              planes,
+                                              m_minStripe != 0 ? m_minStripe : m_packetMinStripe);
                 }
                 if (g == dv && m_storeAndForward)
                 {

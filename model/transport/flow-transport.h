@@ -40,7 +40,7 @@ namespace ns3
  * the packet level; here it is one flow on the sender's aggregated NVLink-out
  * link and the aggregated NVLink-in link of the GPU the planes lead to (the
  * destination, or the relay GPU of rail-only forwarding), then on the single
- * path from that GPU. A message to a GPU of the domain is cut into packets
+ * path from that GPU. A message striped to a GPU of the domain is cut into packets
  * as the packet level cuts it (PacketPayload: a packet per plane when it has
  * less than a full one per plane); these are not split further: the sender's planes are dealt
  * all its striped packets round-robin (every message and connection), and
@@ -355,8 +355,8 @@ class FlowTransport : public Transport
     // ---- attributes ----
     uint32_t m_payload{4096};
     uint32_t m_overhead{26};
-    uint32_t m_minStripe{0};     //!< StripeMinPayload (0: the packet level's default)
-    uint32_t m_cutMinPayload{0}; //!< the StripeMinPayload in use (resolved in BuildLinks)
+    uint32_t m_minStripe{0};         //!< StripeMinPayload (0: the packet level's default)
+    uint32_t m_packetMinStripe{256}; //!< PacketTransport's StripeMinPayload default (BuildLinks)
     bool m_storeAndForward{true};
     bool m_stripe{true};
     bool m_fifo{true};

@@ -77,7 +77,8 @@ PacketTransport::GetTypeId()
                           "less than a full packet per plane, is cut into a packet per plane "
                           "of at least this payload (fewer packets if it is short), as NVLink "
                           "sprays a transfer over its links. FlowTransport follows this "
-                          "attribute's default unless its own StripeMinPayload is set.",
+                          "attribute's default (not an instance's value) unless its own "
+                          "StripeMinPayload is set.",
                           UintegerValue(256),
                           MakeUintegerAccessor(&PacketTransport::m_minStripe),
                           MakeUintegerChecker<uint32_t>(1))
