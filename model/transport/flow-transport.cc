@@ -673,21 +673,21 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             const uint32_t g = m_edgeTarget[e1];
             if (m_kind[g] == static_cast<uint8_t>(TopoNodeKind::Gpu) && m_aggIn[g] != kNone)
             {
-                const auto planes =
-                    static_cast<uint32_t>(std::llround(m_capacity[m_aggOut[v]] / m_capacity[e0]));
                 if (g == dv)
                 {
                     // cut as the packet level cuts a message striped to its
                     // destination (one relayed out of the domain is not)
+                    const auto planes = static_cast<uint32_t>(
+                        std::llround(m_capacity[m_aggOut[v]] / m_capacity[e0]));
                     f.payload = PacketPayload(f.bytes,
                                               m_payload,
                                               planes,
                                               m_minStripe != 0 ? m_minStripe : m_packetMinStripe);
-                }
-                if (g == dv && m_storeAndForward)
-                {
-                    f.planeRate = m_capacity[e0];
-                    f.planes = planes;
+                    if (m_storeAndForward)
+                    {
+                        f.planeRate = m_capacity[e0];
+                        f.planes = planes;
+                    }
                 }
                 f.links.push_back(m_aggOut[v]);
                 f.links.push_back(m_aggIn[g]);
