@@ -33,6 +33,23 @@ Finished(Probe* probe)
     probe->done = Simulator::Now();
 }
 
+/// \return a GPU's NVLink ports (NVSwitch planes): how many, and their rates' sum (b/s)
+std::pair<uint32_t, double>
+NvLinkPorts(const FabricTopology& topo, uint32_t gpu)
+{
+    const auto& g = topo.GetGraph();
+    std::pair<uint32_t, double> ports{0, 0};
+    for (auto [o, oend] = boost::out_edges(gpu, g); o != oend; ++o)
+    {
+        if (g[*o].kind == TopoLinkKind::NvLink)
+        {
+            ++ports.first;
+            ports.second += g[*o].rateBps;
+        }
+    }
+    return ports;
+}
+
 /// Uncontended store-and-forward estimate along a path of links. A GPU
 /// stripes its messages over its NVSwitch planes, so an NVLink hop from a
 /// GPU drains at the sum of its planes' rates.
@@ -61,12 +78,7 @@ Estimate(const FabricTopology& topo,
                 if (g[*it].kind == TopoLinkKind::NvLink)
                 {
                     const bool fromGpu = topo.Node(path[i]).kind == TopoNodeKind::Gpu;
-                    const uint32_t gpu = fromGpu ? path[i] : path[i + 1];
-                    drain = 0;
-                    for (auto [o, oend] = boost::out_edges(gpu, g); o != oend; ++o)
-                    {
-                        drain += g[*o].kind == TopoLinkKind::NvLink ? g[*o].rateBps : 0;
-                    }
+                    drain = NvLinkPorts(topo, fromGpu ? path[i] : path[i + 1]).second;
                     if (fromGpu && drain > rate)
                     {
                         stripedDrain = drain;
@@ -99,14 +111,9 @@ PayloadOnPath(const FabricTopology& topo,
               uint64_t bytes,
               const PacketTransport& transport)
 {
-    const auto& g = topo.GetGraph();
     const bool inDomain = path.size() == 3 && topo.Node(path[0]).kind == TopoNodeKind::Gpu &&
                           topo.Node(path[1]).kind == TopoNodeKind::NvSwitch;
-    uint32_t planes = 0;
-    for (auto [o, oend] = boost::out_edges(path.front(), g); inDomain && o != oend; ++o)
-    {
-        planes += g[*o].kind == TopoLinkKind::NvLink;
-    }
+    const uint32_t planes = inDomain ? NvLinkPorts(topo, path.front()).first : 0;
     UintegerValue minStripe;
     transport.GetAttribute("StripeMinPayload", minStripe);
     return PacketPayload(bytes,
