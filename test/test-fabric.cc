@@ -3,6 +3,7 @@
  */
 // Data-plane tests: closed-form message times, incast fairness and
 // losslessness, conservation, determinism, and rejection of bad input.
+#include "record-now.h"
 #include "tshark.h"
 
 #include "ns3/boolean.h"
@@ -30,6 +31,7 @@
 #include <map>
 #include <random>
 
+using gpu_fabric_test::RecordNow;
 using namespace ns3;
 
 namespace
@@ -44,13 +46,6 @@ class FabricTest : public ::testing::Test
         Simulator::Destroy();
     }
 };
-
-/// Records the completion time of a message.
-void
-Record(Time* out)
-{
-    *out = Simulator::Now();
-}
 
 /// Closed form of one uncontended message over `hops` links of equal rate:
 /// all wire bytes serialize at the first hop; each further hop adds the
@@ -132,7 +127,7 @@ TEST_F(FabricTest, OneLinkMessageTimeIsClosedForm)
     Ptr<Fabric> fabric = FabricHelper().Install(OneLink(rate, 700));
     Time done;
     const uint64_t bytes = 10'000'000; // not a multiple of the payload
-    fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
+    fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     const uint32_t payload = fabric->GetTransport()->GetPayloadPerPacket();
     EXPECT_EQ(payload, 4096u);
@@ -160,7 +155,7 @@ TEST_F(FabricTest, ConnectionWindowPacesBySendsPerCreditRoundTrip)
         t->SetAttribute("ConnectionWindow", UintegerValue(window));
         t->SetAttribute("CreditDelay", TimeValue(MicroSeconds(1)));
         Time done;
-        t->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
+        t->Send(0, 1, bytes, MakeBoundCallback(&RecordNow, &done));
         Simulator::Run();
         const double expected = window == 0 ? StoreAndForwardTime(bytes, 4096, rate, 1, 700e-9)
                                             : 4 * tp + 9 * (tp + 1.7e-6) + 700e-9;
@@ -177,7 +172,7 @@ TEST_F(FabricTest, SwitchHopAddsOnePacketAndOneDelay)
     Ptr<Fabric> fabric = FabricHelper().Install(Star(2, rate, 1000));
     Time done;
     const uint64_t bytes = 3'000'000;
-    fabric->GetTransport()->Send(1, 0, bytes, MakeBoundCallback(&Record, &done));
+    fabric->GetTransport()->Send(1, 0, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     const double expected = StoreAndForwardTime(bytes, 4096, rate, 2, 1e-6);
     EXPECT_NEAR(done.GetSeconds(), expected, 1e-9);
@@ -196,7 +191,7 @@ TEST_F(FabricTest, OneMessageStripesOverNvSwitchPlanesAtFullNvlinkRate)
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     Time done;
     const uint64_t bytes = 8'000'000;
-    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
+    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     // Packets go round robin over the planes: the wire bytes drain at the
     // full NVLink rate, then the last packet crosses the NVSwitch.
@@ -232,7 +227,7 @@ TEST_F(FabricTest, AShortStripedMessageSendsOnePacketPerPlane)
         AddHbDomains(topo, 8, h100);
         Ptr<Fabric> fabric = FabricHelper().Install(topo);
         Time done;
-        fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
+        fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&RecordNow, &done));
         Simulator::Run();
         const double packetTime = (payload + FabricHeader::kSerializedSize) * 8 / planeRate;
         const double expected = 2 * packetTime + 2 * h100.nvlinkLatency.GetSeconds();
@@ -268,7 +263,7 @@ TEST_F(FabricTest, ConcurrentShortStripedMessagesSpreadOverThePlanes)
             fabric->GetTransport()->Send(0,
                                          oneDestination ? 5 : 1 + i,
                                          4096,
-                                         MakeBoundCallback(&Record, &done[i]));
+                                         MakeBoundCallback(&RecordNow, &done[i]));
         }
         Simulator::Run();
         for (uint32_t i = 0; i < done.size(); ++i)
@@ -283,10 +278,8 @@ TEST_F(FabricTest, ConcurrentShortStripedMessagesSpreadOverThePlanes)
             start = Simulator::Now();
             for (uint32_t i = 0; i < 5; ++i)
             {
-                fabric->GetTransport()->Send(0,
-                                             5,
-                                             4096,
-                                             MakeBoundCallback(&Record, i < 4 ? &done[i] : &fifth));
+                fabric->GetTransport()
+                    ->Send(0, 5, 4096, MakeBoundCallback(&RecordNow, i < 4 ? &done[i] : &fifth));
             }
         });
         Simulator::Run();
@@ -319,7 +312,7 @@ TEST_F(FabricTest, StripedMessagesSpreadTheirBytesNotTheirPacketCount)
     {
         Simulator::Schedule(NanoSeconds(30 * i), [&fabric, &sent, &done, i]() {
             sent[i] = Simulator::Now();
-            fabric->GetTransport()->Send(0, 5, 12340, MakeBoundCallback(&Record, &done[i]));
+            fabric->GetTransport()->Send(0, 5, 12340, MakeBoundCallback(&RecordNow, &done[i]));
         });
     }
     Simulator::Run();
@@ -356,7 +349,7 @@ TEST_F(FabricTest, HbDomainAttributesOverrideThePreset)
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     Time done;
     const uint64_t bytes = 8'000'000;
-    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
+    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     const double rate = 2.4e12;
     const uint64_t packets = (bytes + 4095) / 4096;
@@ -390,7 +383,7 @@ TEST_F(FabricTest, WithoutStripingOneMessageUsesOnePlane)
     Ptr<Fabric> fabric = helper.Install(topo);
     Time done;
     const uint64_t bytes = 8'000'000;
-    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&Record, &done));
+    fabric->GetTransport()->Send(0, 5, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     const double planeRate = h100.nvlinkRate.GetBitRate() / 4.0;
     EXPECT_NEAR(done.GetSeconds(), StoreAndForwardTime(bytes, 4096, planeRate, 2, 100e-9), 1e-9);
@@ -407,7 +400,7 @@ TEST_F(FabricTest, ManyMessagesOverNvlinkReachFullRateAndNoMore)
     std::vector<Time> done(messages);
     for (uint32_t i = 0; i < messages; ++i)
     {
-        fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done[i]));
+        fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&RecordNow, &done[i]));
     }
     Simulator::Run();
     Time last;
@@ -647,7 +640,7 @@ RunRandomTraffic(uint32_t seed, uint64_t* sent, uint64_t* delivered, bool* every
         d = d == s ? (d + 1) % p.gpus : d;
         sizes[i] = size(rng);
         Simulator::Schedule(NanoSeconds(rng() % 20000), [t, s, d, i, &sizes, &done]() {
-            t->Send(s, d, sizes[i], MakeBoundCallback(&Record, &done[i]));
+            t->Send(s, d, sizes[i], MakeBoundCallback(&RecordNow, &done[i]));
         });
     }
     uint64_t deliveredBytes = 0;
@@ -843,7 +836,7 @@ TEST_F(FabricTest, LoweringTheDelayMidRunCannotReorderAWire)
     });
     Time done;
     const uint64_t bytes = 400'000; // 98 packets, about 33 us of serialization
-    fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&Record, &done));
+    fabric->GetTransport()->Send(0, 1, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     ASSERT_EQ(order.size(), 98u);
     for (uint32_t i = 0; i < order.size(); ++i)
@@ -933,7 +926,7 @@ TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)
     Ptr<Fabric> second = FabricHelper().Install(OneLink(rate, 700));
     const Time start = Simulator::Now();
     Time done;
-    second->GetTransport()->Send(0, 1, 1'000'000, MakeBoundCallback(&Record, &done));
+    second->GetTransport()->Send(0, 1, 1'000'000, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     EXPECT_NEAR((done - start).GetSeconds(),
                 StoreAndForwardTime(1'000'000, 4096, rate, 1, 700e-9),
@@ -1027,9 +1020,9 @@ TEST_F(FabricTest, TxFifoPacketsIsHowFarAheadTheSourcePicks)
         t->SetAttribute("TxFifoPackets", UintegerValue(fifo));
         Time a;
         Time b;
-        t->Send(0, 1, 10 * 4096, MakeBoundCallback(&Record, &a));
+        t->Send(0, 1, 10 * 4096, MakeBoundCallback(&RecordNow, &a));
         Simulator::Schedule(Seconds(1.5 * tp),
-                            [t, &b]() { t->Send(0, 2, 4096, MakeBoundCallback(&Record, &b)); });
+                            [t, &b]() { t->Send(0, 2, 4096, MakeBoundCallback(&RecordNow, &b)); });
         Simulator::Run();
         EXPECT_NEAR(a.GetSeconds(), StoreAndForwardTime(11 * 4096, 4096, rate, 2, 500e-9), 2e-9)
             << "fifo " << fifo; // A is one packet later whatever F: B took one slot

@@ -4,6 +4,8 @@
 // Faults: link and switch failures mid-collective, HB-domain relay around a
 // failed rail switch, failure reports instead of hangs, bit errors with
 // retransmission, and the progress watchdog on a flow-control deadlock.
+#include "record-now.h"
+
 #include "ns3/boolean.h"
 #include "ns3/collective-helper.h"
 #include "ns3/config.h"
@@ -20,6 +22,7 @@
 #include <array>
 #include <gtest/gtest.h>
 
+using gpu_fabric_test::RecordNow;
 using namespace ns3;
 
 namespace
@@ -35,13 +38,6 @@ class FaultTest : public ::testing::Test
 };
 
 constexpr uint64_t kRate = 100'000'000'000ULL; // 100 Gb/s
-
-/// Records when it is called.
-void
-RecordTime(Time* at)
-{
-    *at = Simulator::Now();
-}
 
 /// \p gpus GPUs, each its own HB domain, every link at kRate.
 ClusterParams
@@ -741,7 +737,7 @@ TEST_F(FaultTest, AGpuKeepsItsTurnOverThePlanesWhenOneIsDown)
         const std::array<uint32_t, 3> to{1, 5, 1};
         for (size_t i = 0; i < to.size(); ++i)
         {
-            fabric->GetTransport()->Send(0, to[i], 4096, MakeBoundCallback(&RecordTime, &done[i]));
+            fabric->GetTransport()->Send(0, to[i], 4096, MakeBoundCallback(&RecordNow, &done[i]));
         }
     });
     Simulator::Run();

@@ -4,6 +4,8 @@
 // The flow-level backend: max-min fairness on hand-computed examples, routes
 // identical to the packet level's, collective and contention times against
 // the packet backend (both printed), determinism.
+#include "record-now.h"
+
 #include "ns3/boolean.h"
 #include "ns3/collective-helper.h"
 #include "ns3/config.h"
@@ -21,6 +23,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+using gpu_fabric_test::RecordNow;
 using namespace ns3;
 
 namespace
@@ -293,13 +296,6 @@ enum class PacketMode
     NoPfc,      //!< PFC off, the switch buffers hold everything
     PfcCredits, //!< PFC at 1 MiB as a backstop, 128 KiB credits per pair (NCCL-like)
 };
-
-/// Stores the time it is called at.
-void
-RecordNow(Time* at)
-{
-    *at = Simulator::Now();
-}
 
 /// When each of a set of messages, all sent at 0 in order, is delivered (s).
 std::vector<double>
