@@ -4,6 +4,8 @@
 // Topology tests: the published count table, cost reductions, reachability
 // in every builder, rail-only forwarding through NVLink, bisection
 // bandwidth, a cross-rail message's time, and bad parameters.
+#include "record-now.h"
+
 #include "ns3/direct-connect-graph.h"
 #include "ns3/fabric-cost.h"
 #include "ns3/fabric-error.h"
@@ -16,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <numeric>
 
+using gpu_fabric_test::RecordNow;
 using namespace ns3;
 
 namespace
@@ -250,12 +253,7 @@ TEST(TopologyFabric, CrossRailMessageTakesTheTwoHopStoreAndForwardTime)
     Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(p));
     Time done;
     const uint64_t bytes = 4'000'000;
-    fabric->GetTransport()->Send(1,
-                                 13,
-                                 bytes,
-                                 MakeBoundCallback(
-                                     +[](Time* t) { *t = Simulator::Now(); },
-                                     &done));
+    fabric->GetTransport()->Send(1, 13, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     // NVLink (striped over 4 planes of 900 Gb/s) into the NVSwitch and out to
     // the relay GPU 5, then NIC -> rail switch -> GPU 13 at 400 Gb/s. The NIC
@@ -370,12 +368,7 @@ TEST(TopologyDirectConnect, HypercubeRoutesFollowGraphDistancesAndTimesAreClosed
     Ptr<Fabric> fabric = FabricHelper().Install(topo);
     Time done;
     const uint64_t bytes = 1'000'000;
-    fabric->GetTransport()->Send(0,
-                                 7,
-                                 bytes,
-                                 MakeBoundCallback(
-                                     +[](Time* t) { *t = Simulator::Now(); },
-                                     &done));
+    fabric->GetTransport()->Send(0, 7, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     // 3 hops of 100 Gb/s: wire bytes once, two more packet times, 3 delays
     const uint64_t packets = (bytes + 4095) / 4096;
@@ -416,11 +409,7 @@ TEST(TopologyDirectConnect, SourceRoutesOverrideShortestPaths)
     const auto v = [&](uint32_t rank) { return topo.GpuVertex(rank); };
     Time done;
     const uint64_t bytes = 1'000'000;
-    fabric->SendAlongPath({v(0), v(1), v(3), v(7)},
-                          bytes,
-                          MakeBoundCallback(
-                              +[](Time* t) { *t = Simulator::Now(); },
-                              &done));
+    fabric->SendAlongPath({v(0), v(1), v(3), v(7)}, bytes, MakeBoundCallback(&RecordNow, &done));
     Simulator::Run();
     const uint64_t packets = (bytes + 4095) / 4096;
     const double expected = ((bytes + packets * 26.0) + 2 * 4122.0) * 8 / 100e9 + 3 * 200e-9;
