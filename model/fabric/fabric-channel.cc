@@ -74,20 +74,19 @@ FabricChannel::RefreshNodeIds()
 }
 
 void
-FabricChannel::Transmit(Ptr<Packet> p,
+FabricChannel::Transmit(const Ptr<Packet>& p,
                         const FabricFrameMeta& meta,
                         const FabricNetDevice* sender,
+                        Time now,
                         Time txTime)
 {
     const uint32_t d = PeekPointer(m_device[0]) == sender ? 0 : 1;
     Direction& dir = m_dir[d];
     const bool corrupted = m_ber > 0 && Corrupt(p->GetSize());
-    const Time now = Simulator::Now();
     // in order on the wire: never before the packet ahead (see class doc)
     const Time arrival = std::max(now + txTime + m_delay, dir.lastArrival);
     dir.lastArrival = arrival;
-    FabricRingPush(dir.wire,
-                   InFlight{std::move(p), meta, corrupted, m_device[1 - d]->GetLinkEpoch()});
+    FabricRingPush(dir.wire, InFlight{p, meta, corrupted, m_device[1 - d]->GetLinkEpoch()});
     dir.arrive->Schedule(m_nodeId[1 - d], arrival - now);
 }
 

@@ -56,11 +56,13 @@ class FabricChannel : public Channel
      * \param p the packet (header included)
      * \param meta what travels beside the packet to the peer
      * \param sender the transmitting device
+     * \param now the simulation time (the sender has read it already)
      * \param txTime serialization time of \p p at the sender's rate
      */
-    void Transmit(Ptr<Packet> p,
+    void Transmit(const Ptr<Packet>& p,
                   const FabricFrameMeta& meta,
                   const FabricNetDevice* sender,
+                  Time now,
                   Time txTime);
 
     /// Re-read the ends' node ids (a device calls it when it joins a node).

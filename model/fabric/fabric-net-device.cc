@@ -141,6 +141,7 @@ FabricNetDevice::FabricNetDevice()
     : m_txDone(
           Create<FabricRecurringEvent<FabricNetDevice, &FabricNetDevice::TransmitComplete>>(this)),
       m_rate("100Gbps"),
+      m_bitRate(m_rate.GetBitRate()),
       m_address(Mac48Address::Allocate())
 {
     NS_LOG_FUNCTION(this);
@@ -228,6 +229,7 @@ FabricNetDevice::SetDataRate(DataRate rate)
                   rate,
                   "a positive rate, e.g. 400Gbps");
     m_rate = rate;
+    m_bitRate = rate.GetBitRate();
     m_txTimeBytes = UINT32_MAX; // the cached serialization time is stale
     // GetTxBacklog's time steps per byte (a DataRate's transmission time is
     // a 128-bit division each call)
@@ -441,17 +443,21 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
                         "port, e.g. FabricHelper::SetDeviceAttribute)",
                         size));
     }
-    if (!m_txPaused && !m_txEventPending && m_queuedFrames.empty() && Simulator::Now() >= m_txEnd)
+    if (!m_txPaused && !m_txEventPending && m_queuedFrames.empty())
     {
-        // The transmitter is idle and nothing waits: the packet goes straight
-        // to the wire without entering the queue (it would leave it at once).
-        // Its input port is charged and released at once, as if it had.
-        if (queued.ingress != nullptr)
+        const Time now = Simulator::Now();
+        if (now >= m_txEnd)
         {
-            queued.ingress->ChargeIngress(size);
+            // The transmitter is idle and nothing waits: the packet goes straight
+            // to the wire without entering the queue (it would leave it at once).
+            // Its input port is charged and released at once, as if it had.
+            if (queued.ingress != nullptr)
+            {
+                queued.ingress->ChargeIngress(size);
+            }
+            SendFrame(p, queued, now);
+            return true;
         }
-        SendFrame(p, queued);
-        return true;
     }
     QueuedFrame frame = queued;
     // only a FabricHeader has a CE flag (an IP frame from Send() has none);
@@ -511,7 +517,7 @@ FabricNetDevice::KickTransmitter()
     const Time now = Simulator::Now();
     if (now >= m_txEnd)
     {
-        StartTransmission();
+        StartTransmission(now);
     }
     else
     {
@@ -543,15 +549,15 @@ FabricNetDevice::PopQueued(QueuedFrame& frame)
 }
 
 void
-FabricNetDevice::StartTransmission()
+FabricNetDevice::StartTransmission(Time now)
 {
     QueuedFrame frame;
-    Ptr<Packet> p = PopQueued(frame);
-    SendFrame(std::move(p), frame);
+    const Ptr<Packet> p = PopQueued(frame);
+    SendFrame(p, frame, now);
 }
 
 void
-FabricNetDevice::SendFrame(Ptr<Packet> p, const QueuedFrame& frame)
+FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time now)
 {
     const uint32_t size = p->GetSize();
     if (frame.ingress != nullptr)
@@ -568,8 +574,8 @@ FabricNetDevice::SendFrame(Ptr<Packet> p, const QueuedFrame& frame)
     ++m_stats.txPackets;
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
-    m_channel->Transmit(std::move(p), frame.meta, this, txTime);
-    m_txEnd = Simulator::Now() + txTime;
+    m_channel->Transmit(p, frame.meta, this, now, txTime);
+    m_txEnd = now + txTime;
     // The end of serialization is an event only when something depends on
     // it; otherwise the next Enqueue compares the clock with m_txEnd. This
     // removes about half of the events on uncongested hops.
@@ -586,7 +592,8 @@ FabricNetDevice::SerializationTime(uint32_t bytes)
     // Integer time steps with the remainder carried to the next packet, so
     // that back-to-back packets run at exactly DataRate whatever the time
     // resolution (rounding each packet would bias NVLink rates by ~1%).
-    const uint64_t rate = m_rate.GetBitRate();
+    // the rate is cached: DataRate::GetBitRate() is an out-of-line call
+    const uint64_t rate = m_bitRate;
     if (bytes != m_txTimeBytes)
     {
         // bytes x 8 x steps per second = base x rate + baseRem; frames are
@@ -621,7 +628,7 @@ FabricNetDevice::TransmitComplete()
     m_txPacket = nullptr;
     if (!m_txPaused && !m_queuedFrames.empty())
     {
-        StartTransmission();
+        StartTransmission(Simulator::Now());
     }
     if (!m_txReady.IsNull() && m_queuedFrames.size() <= 1 && !m_txPaused)
     {

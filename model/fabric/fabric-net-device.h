@@ -301,9 +301,12 @@ class FabricNetDevice : public NetDevice
     void ConnectQueueInterface();
     /// Take the oldest waiting packet out of the queue, and \p frame beside it.
     Ptr<Packet> PopQueued(QueuedFrame& frame);
-    void StartTransmission();
-    /// Serialize \p p now (the transmitter is idle); \p frame is what travels beside it.
-    void SendFrame(Ptr<Packet> p, const QueuedFrame& frame);
+    /// Send the oldest waiting packet; \p now is the simulation time.
+    void StartTransmission(Time now);
+    /// Serialize \p p at \p now (the transmitter is idle); \p frame is what
+    /// travels beside it. The callers pass the time they read: Simulator::Now()
+    /// is an out-of-line call through the simulator's implementation.
+    void SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time now);
     void TransmitComplete();
     void KickTransmitter();
     void ChargeIngress(uint32_t bytes);
@@ -324,6 +327,7 @@ class FabricNetDevice : public NetDevice
     uint32_t m_portIndex{0};                            //!< port index in the FabricNode
     Time m_txEnd;                                       //!< end of the current serialization
     DataRate m_rate;                                    //!< line rate
+    uint64_t m_bitRate{0};                              //!< m_rate in bit/s
     double m_stepsPerByte{0};                           //!< time steps per byte at m_rate
     uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
     uint64_t m_txTimeBase{0};           //!< its time steps, rounded down
