@@ -30,6 +30,8 @@
 #include <gtest/gtest.h>
 #include <map>
 #include <random>
+#include <string>
+#include <vector>
 
 using gpu_fabric_test::RecordNow;
 using namespace ns3;
@@ -943,6 +945,59 @@ TEST_F(FabricTest, OnlyPacketsThatWaitPassThroughTheTxQueue)
     // queue never drains, so all packets but the first wait
     EXPECT_EQ(toGpu0.enqueued, 199u);
     EXPECT_EQ(toGpu0.dequeued, toGpu0.enqueued);
+}
+
+TEST_F(FabricTest, EveryPacketTraceFiresOncePerPacketUntilDisconnected)
+{
+    // The hot path tests one byte for the six per-packet traces: each must
+    // fire once per packet whether connected before the run or during it,
+    // with or without context (Config paths), and stop when disconnected.
+    Ptr<Fabric> fabric = FabricHelper().Install(Star(2, 100'000'000'000ULL, 500));
+    Ptr<FabricNetDevice> gpu0 = fabric->GetCableDevices(0).first;
+    Ptr<FabricNetDevice> gpu1 = fabric->GetCableDevices(1).first;
+    ASSERT_EQ(gpu0->GetNode()->GetId(), fabric->GetGpu(0)->GetId());
+    const std::vector<std::string> names = {"MacTx",
+                                            "PhyTxBegin",
+                                            "PhyTxEnd",
+                                            "Sniffer",
+                                            "PromiscSniffer"};
+    std::map<std::string, uint64_t> sent;
+    uint64_t withContext = 0;
+    std::vector<Callback<void, Ptr<const Packet>>> sinks;
+    for (const auto& name : names)
+    {
+        uint64_t* n = &sent[name];
+        sinks.emplace_back([n](Ptr<const Packet>) { ++*n; });
+        ASSERT_TRUE(gpu0->TraceConnectWithoutContext(name, sinks.back()));
+    }
+    const std::string path = "/NodeList/" + std::to_string(gpu1->GetNode()->GetId()) +
+                             "/DeviceList/" + std::to_string(gpu1->GetIfIndex()) +
+                             "/$ns3::FabricNetDevice/MacRx";
+    const Callback<void, std::string, Ptr<const Packet>> rxContext(
+        [&withContext](std::string, Ptr<const Packet>) { ++withContext; });
+    Config::Connect(path, rxContext);
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    t->Send(0, 1, 10 * 4096, Transport::DoneCallback());
+    Simulator::Run();
+    for (const auto& name : names)
+    {
+        EXPECT_EQ(sent[name], 10u) << name;
+    }
+    EXPECT_EQ(withContext, 10u); // MacRx has only this sink, with context
+    // disconnected sinks stay silent; one still connected keeps firing
+    for (size_t i = 1; i < names.size(); ++i)
+    {
+        ASSERT_TRUE(gpu0->TraceDisconnectWithoutContext(names[i], sinks[i]));
+    }
+    Config::Disconnect(path, rxContext);
+    t->Send(0, 1, 5 * 4096, Transport::DoneCallback());
+    Simulator::Run();
+    EXPECT_EQ(sent["MacTx"], 15u);
+    for (size_t i = 1; i < names.size(); ++i)
+    {
+        EXPECT_EQ(sent[names[i]], 10u) << names[i];
+    }
+    EXPECT_EQ(withContext, 10u);
 }
 
 TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)

@@ -26,12 +26,16 @@ NS_OBJECT_ENSURE_REGISTERED(FabricNetDevice);
 namespace
 {
 
-/// Fire a packet trace only if something listens: calling an empty one still
+/// Fire a packet trace only if something listens (its bit in the device's
+/// mask, one byte beside the hop's other fields): calling an empty one still
 /// builds a Ptr<const Packet> (a reference count up and down) per hop.
 inline void
-FireIfConnected(const TracedCallback<Ptr<const Packet>>& trace, const Ptr<Packet>& p)
+FireIfConnected(uint8_t traces,
+                uint8_t bit,
+                const TracedCallback<Ptr<const Packet>>& trace,
+                const Ptr<Packet>& p)
 {
-    if (!trace.IsEmpty())
+    if ((traces & bit) != 0)
     {
         trace(p);
     }
@@ -140,11 +144,17 @@ FabricNetDevice::GetTypeId()
 FabricNetDevice::FabricNetDevice()
     : m_txDone(
           Create<FabricRecurringEvent<FabricNetDevice, &FabricNetDevice::TransmitComplete>>(this)),
+      m_bitRate(DataRate("100Gbps").GetBitRate()),
       m_rate("100Gbps"),
-      m_bitRate(m_rate.GetBitRate()),
       m_address(Mac48Address::Allocate())
 {
     NS_LOG_FUNCTION(this);
+    m_macTxTrace.BindMask(&m_traces, kTraceMacTx);
+    m_macRxTrace.BindMask(&m_traces, kTraceMacRx);
+    m_phyTxBeginTrace.BindMask(&m_traces, kTracePhyTxBegin);
+    m_phyTxEndTrace.BindMask(&m_traces, kTracePhyTxEnd);
+    m_snifferTrace.BindMask(&m_traces, kTraceSniffer);
+    m_promiscSnifferTrace.BindMask(&m_traces, kTracePromiscSniffer);
 }
 
 FabricNetDevice::~FabricNetDevice() = default;
@@ -428,7 +438,7 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
         Lose(p);
         return false;
     }
-    FireIfConnected(m_macTxTrace, p);
+    FireIfConnected(m_traces, kTraceMacTx, m_macTxTrace, p);
     const uint32_t size = p->GetSize();
     if (size > m_mtu)
     {
@@ -564,13 +574,13 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
     {
         frame.ingress->ReleaseIngress(size);
     }
-    if (!m_phyTxEndTrace.IsEmpty())
+    if ((m_traces & kTracePhyTxEnd) != 0)
     {
         m_txPacket = p; // kept only for the PhyTxEnd trace
     }
-    FireIfConnected(m_phyTxBeginTrace, p);
-    FireIfConnected(m_snifferTrace, p);
-    FireIfConnected(m_promiscSnifferTrace, p);
+    FireIfConnected(m_traces, kTracePhyTxBegin, m_phyTxBeginTrace, p);
+    FireIfConnected(m_traces, kTraceSniffer, m_snifferTrace, p);
+    FireIfConnected(m_traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
     ++m_stats.txPackets;
     m_stats.txBytes += size;
     const Time txTime = SerializationTime(size);
@@ -579,7 +589,7 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
     // The end of serialization is an event only when something depends on
     // it; otherwise the next Enqueue compares the clock with m_txEnd. This
     // removes about half of the events on uncongested hops.
-    if (!m_queuedFrames.empty() || !m_txReady.IsNull() || !m_phyTxEndTrace.IsEmpty())
+    if (!m_queuedFrames.empty() || !m_txReady.IsNull() || (m_traces & kTracePhyTxEnd) != 0)
     {
         m_txEventPending = true;
         m_txDone->Schedule(m_nodeId, txTime);
@@ -663,9 +673,9 @@ FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint
     }
     ++m_stats.rxPackets;
     m_stats.rxBytes += p->GetSize();
-    FireIfConnected(m_snifferTrace, p);
-    FireIfConnected(m_promiscSnifferTrace, p);
-    FireIfConnected(m_macRxTrace, p);
+    FireIfConnected(m_traces, kTraceSniffer, m_snifferTrace, p);
+    FireIfConnected(m_traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
+    FireIfConnected(m_traces, kTraceMacRx, m_macRxTrace, p);
     if (m_fabricNode != nullptr)
     {
         m_fabricNode->ReceiveFromPort(this, p, meta.hasHeader ? &meta.header : nullptr);

@@ -178,22 +178,22 @@ class FabricNetDevice : public NetDevice
     /// Counters, cheap to read at the end of a run.
     struct Stats
     {
-        uint64_t txPackets{0};  //!< packets serialized
-        uint64_t txBytes{0};    //!< bytes serialized (headers included)
-        uint64_t rxPackets{0};  //!< packets received
-        uint64_t rxBytes{0};    //!< bytes received
-        uint64_t drops{0};      //!< packets dropped (queue full, or over the MTU in Send)
+        // the counters of every packet hop first (one cache line)
+        uint64_t arrivals{0};          //!< packets whose last bit arrived (one event each)
+        uint64_t rxPackets{0};         //!< packets received
+        uint64_t rxBytes{0};           //!< bytes received
+        uint64_t txPackets{0};         //!< packets serialized
+        uint64_t txBytes{0};           //!< bytes serialized (headers included)
+        uint64_t serializationEnds{0}; //!< ends of serialization scheduled as events
+        uint32_t maxQueueBytes{0};     //!< high-water mark of the transmit queue
+        uint64_t drops{0};             //!< packets dropped (queue full, or over the MTU in Send)
         uint64_t lost{0};       //!< packets lost to a down link (queued, on the wire, offered)
         uint64_t corrupted{0};  //!< packets received with bit errors and discarded
         uint64_t ecnMarks{0};   //!< packets marked CE at enqueue
         uint64_t pausesSent{0}; //!< pause frames sent to the peer
         uint64_t pausesRecv{0}; //!< pause frames received from the peer
         Time pausedTime;        //!< total time this transmitter was paused
-        // the events this port executed, one counter per kind
-        uint64_t arrivals{0};          //!< packets whose last bit arrived (one event each)
-        uint64_t serializationEnds{0}; //!< ends of serialization scheduled as events
         uint64_t flowControlFrames{0}; //!< pause/resume frames that arrived (one event each)
-        uint32_t maxQueueBytes{0};     //!< high-water mark of the transmit queue
     };
 
     /// \return the counters
@@ -316,56 +316,70 @@ class FabricNetDevice : public NetDevice
     void Lose(Ptr<Packet> p);
     bool LostOnWire(uint32_t epoch) const;
 
-    // What every packet hop reads comes first, in as few cache lines as
-    // possible (a large run keeps thousands of ports); the rest follows.
+    /// Bits of m_traces: which packet traces have a sink.
+    enum TraceBit : uint8_t
+    {
+        kTraceMacTx = 1,
+        kTraceMacRx = 2,
+        kTracePhyTxBegin = 4,
+        kTracePhyTxEnd = 8,
+        kTraceSniffer = 16,
+        kTracePromiscSniffer = 32,
+    };
+
+    // What a packet hop reads comes first, grouped by the role the port plays
+    // (a large run keeps thousands of ports, and a hop finds them cold): the
+    // input port's fields and the flags (one cache line with the object's
+    // header), the output port's (three lines), the counters (one line).
+    FabricNode* m_fabricNode{nullptr}; //!< owner as a FabricNode, if it is one
+    uint32_t m_ingressBytes{0};        //!< bytes from this port buffered in the node
+    uint32_t m_pfcXoff{0};             //!< pause threshold, bytes
+    uint32_t m_pfcXon{0};              //!< resume threshold, bytes
+    uint32_t m_linkEpoch{0};           //!< link state changes so far (GetLinkEpoch)
+    bool m_faulted{false};             //!< the link has been down at least once
+    bool m_pfcEnabled{true};           //!< send pause frames
+    bool m_peerPaused{false};          //!< we have paused the peer
+    uint8_t m_traces{0};               //!< TraceBit of each packet trace with a sink
+    bool m_up{true};                   //!< link state
+    bool m_txPaused{false};            //!< peer sent pause
+    bool m_txEventPending{false};      //!< a TransmitComplete is scheduled
+    // the output port
     boost::circular_buffer<QueuedFrame> m_queuedFrames; //!< beside each queued packet
-    Ptr<FabricRecurringEventBase> m_txDone;             //!< end of serialization (reused)
     Ptr<FabricChannel> m_channel;                       //!< the cable
     Ptr<Queue<Packet>> m_queue;                         //!< transmit queue
-    FabricNode* m_fabricNode{nullptr};                  //!< owner as a FabricNode, if it is one
-    uint32_t m_nodeId{0};                               //!< owner's id
-    uint32_t m_portIndex{0};                            //!< port index in the FabricNode
+    Ptr<FabricRecurringEventBase> m_txDone;             //!< end of serialization (reused)
     Time m_txEnd;                                       //!< end of the current serialization
-    DataRate m_rate;                                    //!< line rate
-    uint64_t m_bitRate{0};                              //!< m_rate in bit/s
-    double m_stepsPerByte{0};                           //!< time steps per byte at m_rate
-    uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
+    TracedValue<uint32_t> m_queueBytes;                 //!< bytes in the transmit queue
+    TxReadyCallback m_txReady;                          //!< the traffic source's pull
+    uint32_t m_nodeId{0};                               //!< owner's id
+    uint16_t m_mtu{0};                                  //!< largest frame, header included
+    uint32_t m_ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
+    uint32_t m_txTimeBytes{UINT32_MAX}; //!< frame size of the cached serialization time
+    uint64_t m_bitRate{0};              //!< the line rate in bit/s
     uint64_t m_txTimeBase{0};           //!< its time steps, rounded down
     uint64_t m_txTimeBaseRem{0};        //!< and the remainder (bit-steps modulo the rate)
-    uint32_t m_txTimeBytes{UINT32_MAX}; //!< frame size of the cached serialization time
-    bool m_txEventPending{false};       //!< a TransmitComplete is scheduled
-    bool m_txPaused{false};             //!< peer sent pause
-    bool m_up{true};                    //!< link state
-    bool m_faulted{false};              //!< the link has been down at least once
-    // flow control, this port as an input
-    uint32_t m_pfcXoff{0};              //!< pause threshold, bytes
-    uint32_t m_pfcXon{0};               //!< resume threshold, bytes
-    uint32_t m_ingressBytes{0};         //!< bytes from this port buffered in the node
-    uint32_t m_ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
-    bool m_pfcEnabled{true};            //!< send pause frames
-    bool m_peerPaused{false};           //!< we have paused the peer
-    Stats m_stats;                      //!< counters
-    TracedValue<uint32_t> m_queueBytes; //!< bytes in the transmit queue
-    TxReadyCallback m_txReady;          //!< the traffic source's pull
-    // traces tested on every hop (empty ones are skipped)
-    TracedCallback<Ptr<const Packet>> m_macTxTrace;
-    TracedCallback<Ptr<const Packet>> m_macRxTrace;
-    TracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;
-    TracedCallback<Ptr<const Packet>> m_phyTxEndTrace;
-    TracedCallback<Ptr<const Packet>> m_snifferTrace;
-    TracedCallback<Ptr<const Packet>> m_promiscSnifferTrace;
+    uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
+    Ptr<Packet> m_txPacket;             //!< packet being serialized (only for PhyTxEnd)
+    Stats m_stats;                      //!< counters (those of every hop first)
 
-    Ptr<Node> m_node;        //!< owner
-    Ptr<Packet> m_txPacket;  //!< packet being serialized (only for PhyTxEnd)
-    uint16_t m_mtu{0};       //!< largest frame, header included
-    uint32_t m_ifIndex{0};   //!< interface index in the node
-    bool m_nvlink{false};    //!< NVLink port
-    Mac48Address m_address;  //!< MAC address (for ns-3 APIs only)
-    uint32_t m_linkEpoch{0}; //!< link state changes so far (GetLinkEpoch)
-    Time m_pausedSince;      //!< when the current pause began
-    LossCallback m_loss;     //!< lost packets, for a transport
+    DataRate m_rate;          //!< line rate
+    double m_stepsPerByte{0}; //!< time steps per byte at m_rate
+    uint32_t m_portIndex{0};  //!< port index in the FabricNode
+    Ptr<Node> m_node;         //!< owner
+    uint32_t m_ifIndex{0};    //!< interface index in the node
+    bool m_nvlink{false};     //!< NVLink port
+    Mac48Address m_address;   //!< MAC address (for ns-3 APIs only)
+    Time m_pausedSince;       //!< when the current pause began
+    LossCallback m_loss;      //!< lost packets, for a transport
     NetDevice::ReceiveCallback m_rxCallback;
     NetDevice::PromiscReceiveCallback m_promiscCallback;
+    // the packet traces of every hop: tested through m_traces
+    FabricTracedCallback<Ptr<const Packet>> m_macTxTrace;
+    FabricTracedCallback<Ptr<const Packet>> m_macRxTrace;
+    FabricTracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;
+    FabricTracedCallback<Ptr<const Packet>> m_phyTxEndTrace;
+    FabricTracedCallback<Ptr<const Packet>> m_snifferTrace;
+    FabricTracedCallback<Ptr<const Packet>> m_promiscSnifferTrace;
     TracedCallback<Ptr<const Packet>> m_dropTrace;
     TracedCallback<Ptr<const Packet>> m_lossTrace;
     TracedCallback<bool> m_linkTrace;
