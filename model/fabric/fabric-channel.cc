@@ -60,16 +60,31 @@ void
 FabricChannel::Attach(Ptr<FabricNetDevice> device)
 {
     NS_ABORT_MSG_IF(m_nDevices >= 2, "FabricChannel: a point-to-point cable takes two devices");
+    device->m_channelEnd = static_cast<uint8_t>(m_nDevices);
     m_device[m_nDevices++] = device;
-    RefreshNodeIds();
+    RefreshEnds();
 }
 
 void
 FabricChannel::RefreshNodeIds()
 {
+    RefreshEnds();
+}
+
+void
+FabricChannel::RefreshLinkEpochs()
+{
+    RefreshEnds();
+}
+
+void
+FabricChannel::RefreshEnds()
+{
     for (uint32_t i = 0; i < m_nDevices; ++i)
     {
         m_nodeId[i] = m_device[i]->GetNodeId();
+        m_epoch[i] = m_device[i]->GetLinkEpoch();
+        m_dir[1 - i].peer = PeekPointer(m_device[i]); // direction 1 - i ends at device i
     }
 }
 
@@ -80,13 +95,13 @@ FabricChannel::Transmit(const Ptr<Packet>& p,
                         Time now,
                         Time txTime)
 {
-    const uint32_t d = PeekPointer(m_device[0]) == sender ? 0 : 1;
+    const uint32_t d = sender->m_channelEnd; // the sender's line is warm, the channel's cold
     Direction& dir = m_dir[d];
     const bool corrupted = m_ber > 0 && Corrupt(p->GetSize());
     // in order on the wire: never before the packet ahead (see class doc)
     const Time arrival = std::max(now + txTime + m_delay, dir.lastArrival);
     dir.lastArrival = arrival;
-    FabricRingPush(dir.wire, InFlight{p, meta, corrupted, m_device[1 - d]->GetLinkEpoch()});
+    FabricRingPush(dir.wire, InFlight{p, meta, corrupted, m_epoch[1 - d]});
     dir.arrive->Schedule(m_nodeId[1 - d], arrival - now);
 }
 
@@ -97,7 +112,7 @@ FabricChannel::Arrive()
     Direction& dir = m_dir[d];
     const InFlight f = std::move(dir.wire.front());
     dir.wire.pop_front();
-    FabricNetDevice* peer = PeekPointer(m_device[1 - d]);
+    FabricNetDevice* peer = dir.peer;
     if (f.corrupted)
     {
         peer->ReceiveCorrupted(f.packet, f.epoch);

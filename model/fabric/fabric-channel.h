@@ -68,6 +68,9 @@ class FabricChannel : public Channel
     /// Re-read the ends' node ids (a device calls it when it joins a node).
     void RefreshNodeIds();
 
+    /// Re-read the ends' link epochs (a device calls it when its link changes).
+    void RefreshLinkEpochs();
+
     /**
      * Carry a flow-control frame from \p sender to the peer.
      * \param sender the device asking its peer to pause or resume
@@ -112,8 +115,8 @@ class FabricChannel : public Channel
     void DoDispose() override;
 
   private:
-    /// A packet on the wire.
-    struct InFlight
+    /// A packet on the wire: one cache line each (a ring slot never spans two).
+    struct alignas(64) InFlight
     {
         Ptr<Packet> packet;   //!< the packet
         FabricFrameMeta meta; //!< travels with it
@@ -121,27 +124,34 @@ class FabricChannel : public Channel
         uint32_t epoch;       //!< the receiver's link epoch when it was sent
     };
 
-    /// One direction of the cable.
-    struct Direction
+    /// One direction of the cable: what a packet's send and arrival read, in
+    /// one cache line.
+    struct alignas(64) Direction
     {
         boost::circular_buffer<InFlight> wire; //!< packets in flight, oldest first
-        Time lastArrival;                      //!< arrival time of the newest
         /// delivers the oldest packet in flight
         Ptr<FabricRecurringEventBase> arrive;
+        Time lastArrival;               //!< arrival time of the newest
+        FabricNetDevice* peer{nullptr}; //!< the receiving end (m_device holds it)
     };
 
     bool Corrupt(uint32_t bytes) const;
     /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
     template <uint32_t d>
     void Arrive();
+    /// Re-read what the ends' devices say of themselves (node, link epoch).
+    void RefreshEnds();
 
-    Time m_delay;                             //!< propagation delay
-    double m_ber{0};                          //!< bit-error rate (0: none)
+    // What a packet's send reads, in the object's first cache line; each
+    // direction in a line of its own; the rest after.
+    Time m_delay;               //!< propagation delay
+    double m_ber{0};            //!< bit-error rate (0: none)
+    uint32_t m_nodeId[2]{0, 0}; //!< node of each end (spares a device read)
+    uint32_t m_epoch[2]{0, 0};  //!< link epoch of each end (see FabricNetDevice::GetLinkEpoch)
+    Direction m_dir[2];         //!< by sending end
     mutable Ptr<UniformRandomVariable> m_rng; //!< corruption draws (only with m_ber > 0)
     Ptr<FabricNetDevice> m_device[2];         //!< the two ends
     uint32_t m_nDevices{0};                   //!< ends attached so far
-    Direction m_dir[2];                       //!< by sending end
-    uint32_t m_nodeId[2]{0, 0}; //!< node of each end (read per packet; spares a device read)
 };
 
 } // namespace ns3

@@ -295,6 +295,10 @@ FabricNetDevice::ChangeLinkState(bool up)
     m_up = up;
     m_faulted = true;
     ++m_linkEpoch; // frames in flight (data and pause/resume) are lost
+    if (m_channel)
+    {
+        m_channel->RefreshLinkEpochs(); // it stamps packets with the receiver's epoch
+    }
     m_linkTrace(up);
     if (m_txPaused)
     {

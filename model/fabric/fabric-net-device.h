@@ -343,6 +343,7 @@ class FabricNetDevice : public NetDevice
     bool m_up{true};                   //!< link state
     bool m_txPaused{false};            //!< peer sent pause
     bool m_txEventPending{false};      //!< a TransmitComplete is scheduled
+    uint8_t m_channelEnd{0};           //!< which end of m_channel this is (set by it)
     // the output port
     boost::circular_buffer<QueuedFrame> m_queuedFrames; //!< beside each queued packet
     Ptr<FabricChannel> m_channel;                       //!< the cable
