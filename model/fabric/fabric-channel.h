@@ -115,8 +115,8 @@ class FabricChannel : public Channel
     void DoDispose() override;
 
   private:
-    /// A packet on the wire: one cache line each (a ring slot never spans two).
-    struct alignas(64) InFlight
+    /// A packet on the wire.
+    struct InFlight
     {
         Ptr<Packet> packet;   //!< the packet
         FabricFrameMeta meta; //!< travels with it
@@ -124,9 +124,9 @@ class FabricChannel : public Channel
         uint32_t epoch;       //!< the receiver's link epoch when it was sent
     };
 
-    /// One direction of the cable: what a packet's send and arrival read, in
-    /// one cache line.
-    struct alignas(64) Direction
+    /// One direction of the cable: what a packet's send and arrival read,
+    /// together (64 bytes; aligning it to a cache line measured slower).
+    struct Direction
     {
         boost::circular_buffer<InFlight> wire; //!< packets in flight, oldest first
         /// delivers the oldest packet in flight
@@ -142,8 +142,8 @@ class FabricChannel : public Channel
     /// Re-read what the ends' devices say of themselves (node, link epoch).
     void RefreshEnds();
 
-    // What a packet's send reads, in the object's first cache line; each
-    // direction in a line of its own; the rest after.
+    // What a packet's send reads comes first, beside the object's header;
+    // then each direction's fields; the rest after.
     Time m_delay;               //!< propagation delay
     double m_ber{0};            //!< bit-error rate (0: none)
     uint32_t m_nodeId[2]{0, 0}; //!< node of each end (spares a device read)
