@@ -118,6 +118,15 @@ BareSchedulerRate(uint32_t pending, uint64_t events)
     return executed / wall;
 }
 
+/// Write \p j to \p path (a bad path is a FabricConfigError naming --json).
+void
+WriteJson(const std::string& path, const nlohmann::json& j)
+{
+    std::ofstream out(path);
+    FabricRequire(out.good(), "--json", path, "a writable file path");
+    out << j.dump(2) << "\n";
+}
+
 } // namespace
 
 int
@@ -130,6 +139,9 @@ main(int argc, char* argv[])
     uint32_t delayNs = 1000;
     uint32_t seed = 1;
     std::string json;
+    std::string loop = "both";
+    uint32_t barePending = 0;
+    uint64_t bareEvents = 0;
 
     ProgramFlags cmd("fabric-throughput", __FILE__);
     cmd.Usage("Permutation traffic on a three-tier fat-tree at packet level; prints speed and "
@@ -141,10 +153,41 @@ main(int argc, char* argv[])
     cmd.AddValue("delay-ns", "propagation delay per link, ns", delayNs);
     cmd.AddValue("seed", "seed of the permutation", seed);
     cmd.AddValue("json", "write the figures as JSON to this path", json);
+    cmd.AddValue("loop",
+                 "event loops to run: both (and their ratio), fabric, or bare (one loop per "
+                 "process, e.g. to profile each under valgrind: bench/event-cost-valgrind.py)",
+                 loop);
+    cmd.AddValue("bare-pending",
+                 "with --loop=bare: events pending in the bare loop (a fabric run prints its mean)",
+                 barePending);
+    cmd.AddValue("bare-events", "with --loop=bare: events the bare loop runs", bareEvents);
     cmd.Parse(argc, argv);
 
     try
     {
+        FabricRequire(loop == "both" || loop == "fabric" || loop == "bare",
+                      "--loop",
+                      loop,
+                      "both, fabric or bare");
+        if (loop == "bare")
+        {
+            FabricRequire(barePending > 0, "--bare-pending", barePending, "a positive count");
+            FabricRequire(bareEvents > 0, "--bare-events", bareEvents, "a positive count");
+            const double bareRate = BareSchedulerRate(barePending, bareEvents);
+            fmt::print("fabric-throughput: bare loop only, {} events, {} pending\n",
+                       bareEvents,
+                       barePending);
+            fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
+            if (!json.empty())
+            {
+                WriteJson(json,
+                          {{"loop", loop},
+                           {"bare_scheduler_events_per_s", bareRate},
+                           {"bare_pending", barePending},
+                           {"bare_events", bareEvents}});
+            }
+            return 0;
+        }
         FabricRequire(flowBytes > 0, "--flow-bytes", flowBytes, "a positive byte count");
         FabricRequire(hosts >= 2, "--hosts", hosts, "at least 2");
         const DataRate lineRate = ParseRate("--rate", rate);
@@ -204,10 +247,12 @@ main(int argc, char* argv[])
         Simulator::Destroy();
 
         const double eventsPerS = events / wall;
+        const bool both = loop == "both";
         const double bareRate =
-            BareSchedulerRate(static_cast<uint32_t>(std::max(1.0, std::round(meanPending))),
-                              std::max<uint64_t>(events, 1'000'000));
-        const double ratio = bareRate / eventsPerS;
+            both ? BareSchedulerRate(static_cast<uint32_t>(std::max(1.0, std::round(meanPending))),
+                                     std::max<uint64_t>(events, 1'000'000))
+                 : 0.0;
+        const double ratio = both ? bareRate / eventsPerS : 0.0;
         const uint64_t rss = PeakRssBytes();
 
         fmt::print("fabric-throughput: {} hosts, radix {}, {} links, {} flows of {} bytes\n",
@@ -232,8 +277,11 @@ main(int argc, char* argv[])
         fmt::print("  drops                             {:>10}\n", drops);
         fmt::print("  events per wall second            {:>10.0f}\n", eventsPerS);
         fmt::print("  mean pending events (fabric run)  {:>10.0f}\n", meanPending);
-        fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
-        fmt::print("  event cost ratio (bare / fabric)  {:>10.2f}\n", ratio);
+        if (both)
+        {
+            fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
+            fmt::print("  event cost ratio (bare / fabric)  {:>10.2f}\n", ratio);
+        }
         fmt::print("  simulated bytes per wall second   {:>10.3e}\n", totals.bytesDelivered / wall);
         fmt::print("  peak RSS                          {:>10.1f} MiB\n", rss / 1048576.0);
 
@@ -250,18 +298,20 @@ main(int argc, char* argv[])
                                   {"other", otherEvents}}},
                                 {"packets", packets},
                                 {"events_per_s", eventsPerS},
-                                {"bare_scheduler_events_per_s", bareRate},
                                 {"mean_pending_events", meanPending},
-                                {"event_cost_ratio", ratio},
                                 {"peak_rss_bytes", rss},
                                 {"simulated_time_s", simTime.GetSeconds()},
                                 {"bytes_delivered", totals.bytesDelivered},
                                 {"drops", drops},
                                 {"hosts", hosts},
-                                {"flow_bytes", flowBytes}};
-            std::ofstream out(json);
-            FabricRequire(out.good(), "--json", json, "a writable file path");
-            out << j.dump(2) << "\n";
+                                {"flow_bytes", flowBytes},
+                                {"loop", loop}};
+            if (both)
+            {
+                j["bare_scheduler_events_per_s"] = bareRate;
+                j["event_cost_ratio"] = ratio;
+            }
+            WriteJson(json, j);
         }
     }
     catch (const FabricConfigError& e)

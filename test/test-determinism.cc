@@ -4,6 +4,7 @@
 // Same inputs and seed give the same outputs, bit for bit: each example is
 // run twice and its JSON files compared byte by byte.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -171,6 +172,9 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"hb-domain-messages --bytes=12abc", "got '12abc'"},
         {"fabric-throughput --hosts=1.5", "a whole number from 0 to 4294967295"},
         {"fabric-throughput --hosts=99999999999", "got '99999999999'"},
+        {"fabric-throughput --loop=sideways", "invalid --loop: got 'sideways', allowed: both"},
+        {"fabric-throughput --loop=bare --bare-events=10", "invalid --bare-pending: got '0'"},
+        {"fabric-throughput --loop=bare --bare-pending=10", "invalid --bare-events: got '0'"},
         {"bfb-scale --keep=2", "true, false, 1 or 0"},
         {"bfb-scale --nope", "invalid flag: got '--nope'"},
         {"flow-vs-packet --max-bytes=100", "invalid --max-bytes: got '100', allowed: 4096 to 2^30"},
@@ -507,6 +511,100 @@ TEST(Benches, FabricThroughputSimulatesTheSamePermutationTwice)
     const uint64_t packets = a["packets"].get<uint64_t>();
     EXPECT_GE(arrivals, 2 * packets);
     EXPECT_LE(arrivals, 6 * packets);
+}
+
+TEST(Benches, EventCostValgrindRejectsBadFlagsByName)
+{
+    const std::string script = std::string(GPU_FABRIC_SOURCE_DIR) + "/bench/event-cost-valgrind.py";
+
+    struct Bad
+    {
+        std::string args;
+        std::string said;
+    };
+
+    for (const Bad& bad :
+         std::vector<Bad>{{"--hosts=1", "invalid --hosts: got '1', allowed: at least 2"},
+                          {"--l2=big", "invalid --l2: got 'big', allowed: size,ways,line"},
+                          {"--d1=49152,0,64", "invalid --d1: got '49152,0,64'"},
+                          {"--bare-events=-3", "invalid --bare-events: got '-3'"},
+                          {"--bin-dir=/nonexistent", "invalid --bin-dir: got '/nonexistent'"}})
+    {
+        const std::string out = ::testing::TempDir() + "ecv-bad.txt";
+        const std::string cmd =
+            "python3 " + script + " " + bad.args + " > " + out + " 2>&1; echo $? >> " + out;
+        ASSERT_EQ(std::system(cmd.c_str()), 0);
+        const std::string said = Slurp(out);
+        EXPECT_NE(said.find(bad.said), std::string::npos) << bad.args << ": " << said;
+        EXPECT_NE(said.find("\n2\n"), std::string::npos) << bad.args << ": " << said;
+    }
+}
+
+TEST(Benches, EventCostValgrindCountsEachLoopInsideRunOnly)
+{
+#ifdef GPU_FABRIC_SANITIZE
+    GTEST_SKIP() << "valgrind does not run sanitizer builds";
+#endif
+    if (std::system("command -v valgrind > /dev/null 2>&1") != 0)
+    {
+        GTEST_SKIP() << "valgrind is not installed";
+    }
+    const std::string script = std::string(GPU_FABRIC_SOURCE_DIR) + "/bench/event-cost-valgrind.py";
+    const std::string json = ::testing::TempDir() + "ecv.json";
+    std::remove(json.c_str());
+    const std::string cmd = "python3 " + script + " --bin-dir=" + GPU_FABRIC_BIN_DIR +
+                            " --hosts=16 --bare-events=20000 --json=" + json + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(Slurp(json));
+    // the fabric loop is the one fabric-throughput --hosts=16 runs
+    const std::string plain = ::testing::TempDir() + "ecv-plain.json";
+    const std::string run = std::string(GPU_FABRIC_BIN_DIR) +
+                            "/fabric-throughput --hosts=16 --loop=fabric --json=" + plain +
+                            " > /dev/null";
+    ASSERT_EQ(std::system(run.c_str()), 0);
+    const auto p = nlohmann::json::parse(Slurp(plain));
+    EXPECT_EQ(j["fabric_events"], p["events"]);
+    EXPECT_EQ(j["bare_pending"].get<uint64_t>(),
+              static_cast<uint64_t>(std::llround(p["mean_pending_events"].get<double>())));
+    EXPECT_EQ(j["bare_events"].get<uint64_t>(), 20'000u + j["bare_pending"].get<uint64_t>());
+    // counted inside Simulator::Run only: a bare event is a few hundred
+    // instructions (the whole program, with ns-3's start-up, would be far
+    // more), and a fabric event costs more than a bare one
+    const double bare = j["per_event"]["bare"]["Ir"].get<double>();
+    const double fabric = j["per_event"]["fabric"]["Ir"].get<double>();
+    EXPECT_GT(bare, 200.0);
+    EXPECT_LT(bare, 5000.0);
+    EXPECT_GT(fabric, bare);
+    EXPECT_NEAR(j["ratio"]["Ir"].get<double>(), fabric / bare, 1e-9);
+}
+
+TEST(Benches, FabricThroughputRunsEachLoopAlone)
+{
+    // --loop=fabric simulates what the default run does and measures no bare
+    // loop; --loop=bare runs only the bare loop (for a profile of each alone)
+    const std::string dir = ::testing::TempDir();
+    const std::string bin = std::string(GPU_FABRIC_BIN_DIR) + "/fabric-throughput";
+    const auto run = [&](const std::string& args, const std::string& name) {
+        const std::string json = dir + name + ".json";
+        std::remove(json.c_str());
+        const std::string cmd = bin + " " + args + " --json=" + json + " > /dev/null";
+        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+        return nlohmann::json::parse(Slurp(json));
+    };
+    const auto both = run("--hosts=16", "loop-both");
+    const auto fabric = run("--hosts=16 --loop=fabric", "loop-fabric");
+    for (const char* key : {"events", "packets", "simulated_time_s", "mean_pending_events"})
+    {
+        EXPECT_EQ(both[key], fabric[key]) << key;
+    }
+    EXPECT_TRUE(both.contains("event_cost_ratio"));
+    EXPECT_FALSE(fabric.contains("event_cost_ratio"));
+    EXPECT_FALSE(fabric.contains("bare_scheduler_events_per_s"));
+    const auto bare = run("--loop=bare --bare-pending=100 --bare-events=20000", "loop-bare");
+    EXPECT_EQ(bare["bare_pending"].get<uint64_t>(), 100u);
+    EXPECT_EQ(bare["bare_events"].get<uint64_t>(), 20'000u);
+    EXPECT_GT(bare["bare_scheduler_events_per_s"].get<double>(), 0.0);
+    EXPECT_FALSE(bare.contains("events"));
 }
 
 } // namespace
