@@ -9,12 +9,13 @@ fabric run's mean pending events) under valgrind's callgrind, collecting only
 inside Simulator::Run, and prints per event of each loop: instructions, data
 reads and writes, and the misses of a simulated first-level data cache and of a
 second level (by default this machine's: 48 KiB 12-way and 1 MiB 8-way per
-core). Counts are the same on every run of the same build. Needs valgrind
+core). Counts are the same on every run of the same build and command line. Needs valgrind
 (Debian package valgrind); a 1,024-host run takes some 4 minutes, --hosts=256
 under one.
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -29,10 +30,23 @@ def fail(message):
     sys.exit(2)
 
 
+def power_of_two(n):
+    return n > 0 and n & (n - 1) == 0
+
+
 def cache_spec(text, flag):
+    # valgrind's own rules: a line of 16 bytes or more, a power of two, and a
+    # power-of-two number of sets (size / (ways x line))
     parts = text.split(",")
-    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-        fail(f"invalid {flag}: got '{text}', allowed: size,ways,line in bytes, e.g. 1048576,8,64")
+    ok = len(parts) == 3 and all(p.isdigit() and int(p) > 0 for p in parts)
+    if ok:
+        size, ways, line = (int(p) for p in parts)
+        ok = (line >= 16 and power_of_two(line) and size % (ways * line) == 0
+              and power_of_two(size // (ways * line)))
+    if not ok:
+        fail(f"invalid {flag}: got '{text}', allowed: size,ways,line in bytes with the line a "
+             "power of two of 16 or more and size / (ways x line) a power of two, e.g. "
+             "1048576,8,64")
     return text
 
 
@@ -95,7 +109,8 @@ def main():
         fab, fab_json = profile(binary, ["--loop=fabric", f"--hosts={args.hosts}"], args, work,
                                 "fabric")
         events = fab_json["events"]
-        pending = max(1, round(fab_json["mean_pending_events"]))
+        # as fabric-throughput's std::round (Python's round() takes halves to even)
+        pending = max(1, math.floor(fab_json["mean_pending_events"] + 0.5))
         bare_events = args.bare_events or max(events, 1_000_000)  # as the combined run
         bare, _ = profile(binary, ["--loop=bare", f"--bare-pending={pending}",
                                    f"--bare-events={bare_events}"], args, work, "bare")

@@ -169,6 +169,13 @@ main(int argc, char* argv[])
                       "--loop",
                       loop,
                       "both, fabric or bare");
+        // a flag the chosen loop would ignore is refused, not dropped
+        cmd.OnlyWith("bare-pending", loop == "bare", "with --loop=bare");
+        cmd.OnlyWith("bare-events", loop == "bare", "with --loop=bare");
+        for (const char* fabricFlag : {"hosts", "radix", "flow-bytes", "rate", "delay-ns", "seed"})
+        {
+            cmd.OnlyWith(fabricFlag, loop != "bare", "with --loop=both or fabric");
+        }
         if (loop == "bare")
         {
             FabricRequire(barePending > 0, "--bare-pending", barePending, "a positive count");

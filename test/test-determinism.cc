@@ -175,6 +175,10 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"fabric-throughput --loop=sideways", "invalid --loop: got 'sideways', allowed: both"},
         {"fabric-throughput --loop=bare --bare-events=10", "invalid --bare-pending: got '0'"},
         {"fabric-throughput --loop=bare --bare-pending=10", "invalid --bare-events: got '0'"},
+        {"fabric-throughput --hosts=16 --loop=fabric --bare-pending=7",
+         "invalid --bare-pending: got '7', allowed: only with --loop=bare"},
+        {"fabric-throughput --loop=bare --bare-pending=3 --bare-events=1000 --hosts=1",
+         "invalid --hosts: got '1', allowed: only with --loop=both or fabric"},
         {"bfb-scale --keep=2", "true, false, 1 or 0"},
         {"bfb-scale --nope", "invalid flag: got '--nope'"},
         {"flow-vs-packet --max-bytes=100", "invalid --max-bytes: got '100', allowed: 4096 to 2^30"},
@@ -527,6 +531,9 @@ TEST(Benches, EventCostValgrindRejectsBadFlagsByName)
          std::vector<Bad>{{"--hosts=1", "invalid --hosts: got '1', allowed: at least 2"},
                           {"--l2=big", "invalid --l2: got 'big', allowed: size,ways,line"},
                           {"--d1=49152,0,64", "invalid --d1: got '49152,0,64'"},
+                          // valgrind's rules: a power-of-two number of sets
+                          {"--l2=1048576,7,64", "invalid --l2: got '1048576,7,64'"},
+                          {"--d1=48000,12,64", "invalid --d1: got '48000,12,64'"},
                           {"--bare-events=-3", "invalid --bare-events: got '-3'"},
                           {"--bin-dir=/nonexistent", "invalid --bin-dir: got '/nonexistent'"}})
     {

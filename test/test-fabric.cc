@@ -950,8 +950,8 @@ TEST_F(FabricTest, OnlyPacketsThatWaitPassThroughTheTxQueue)
 TEST_F(FabricTest, EveryPacketTraceFiresOncePerPacketUntilDisconnected)
 {
     // The hot path tests one byte for the six per-packet traces: each must
-    // fire once per packet whether connected before the run or during it,
-    // with or without context (Config paths), and stop when disconnected.
+    // fire once per packet whether connected with or without context (Config
+    // paths), and stop when disconnected between runs.
     Ptr<Fabric> fabric = FabricHelper().Install(Star(2, 100'000'000'000ULL, 500));
     Ptr<FabricNetDevice> gpu0 = fabric->GetCableDevices(0).first;
     Ptr<FabricNetDevice> gpu1 = fabric->GetCableDevices(1).first;

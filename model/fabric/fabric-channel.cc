@@ -60,6 +60,12 @@ void
 FabricChannel::Attach(Ptr<FabricNetDevice> device)
 {
     NS_ABORT_MSG_IF(m_nDevices >= 2, "FabricChannel: a point-to-point cable takes two devices");
+    // the device tells this channel of its link changes (the cached epochs):
+    // it must know the channel even if attached here directly
+    if (!device->m_channel)
+    {
+        device->m_channel = this;
+    }
     device->m_channelEnd = static_cast<uint8_t>(m_nDevices);
     m_device[m_nDevices++] = device;
     RefreshEnds();

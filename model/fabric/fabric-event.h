@@ -114,6 +114,11 @@ template <typename... Ts>
 class FabricTracedCallback : public TracedCallback<Ts...>
 {
   public:
+    FabricTracedCallback() = default;
+    // a copy would point into its original's owner
+    FabricTracedCallback(const FabricTracedCallback&) = delete;
+    FabricTracedCallback& operator=(const FabricTracedCallback&) = delete;
+
     /**
      * Mirror the connection state in \p mask.
      * \param mask the owner's byte
