@@ -814,6 +814,44 @@ TEST_F(FaultTest, APauseInFlightWhenTheLinkResetsIsLostWithIt)
     }
 }
 
+TEST_F(FaultTest, ADeviceAttachedByItsCableAloneKeepsItsLinkEpochCurrent)
+{
+    // The cable stamps each frame with its receiver's link epoch (a copy the
+    // device refreshes through its channel). A receiver attached with
+    // FabricChannel::Attach alone must still refresh it, or after a flap of
+    // its own link every frame to it counts as lost on the wire.
+    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
+    std::array<Ptr<Node>, 2> node = {CreateObject<Node>(), CreateObject<Node>()};
+    std::array<Ptr<FabricNetDevice>, 2> dev = {CreateObject<FabricNetDevice>(),
+                                               CreateObject<FabricNetDevice>()};
+    for (int i = 0; i < 2; ++i)
+    {
+        node[i]->AddDevice(dev[i]);
+    }
+    dev[0]->Attach(cable);
+    cable->Attach(dev[1]); // the cable's side only
+    EXPECT_EQ(dev[1]->GetChannel(), cable);
+    uint32_t received = 0;
+    node[1]->RegisterProtocolHandler(
+        Node::ProtocolHandler([&received](Ptr<NetDevice>,
+                                          Ptr<const Packet>,
+                                          uint16_t,
+                                          const Address&,
+                                          const Address&,
+                                          NetDevice::PacketType) { ++received; }),
+        0x0800,
+        dev[1]);
+    Simulator::Schedule(NanoSeconds(0), [&dev] { dev[1]->SetLinkUp(false); });
+    Simulator::Schedule(NanoSeconds(10), [&dev] { dev[1]->SetLinkUp(true); });
+    Simulator::Schedule(NanoSeconds(100), [&dev] {
+        dev[0]->Send(Create<Packet>(1000), dev[1]->GetAddress(), 0x0800);
+    });
+    Simulator::Run();
+    EXPECT_EQ(received, 1u);
+    EXPECT_EQ(dev[1]->GetStats().lost, 0u);
+    Simulator::Destroy();
+}
+
 TEST_F(FaultTest, AFrameSentTheInstantALinkComesUpArrives)
 {
     // 100 Gb/s: a 4122-byte frame serializes in 329.76 ns, which the sender
