@@ -761,7 +761,8 @@ struct PlainCable
     std::array<Ptr<FabricNetDevice>, 2> dev;
     uint32_t received{0};
 
-    PlainCable(const std::string& rate, Time delay)
+    /// \param bAttachedByCable attach b with FabricChannel::Attach alone
+    PlainCable(const std::string& rate, Time delay, bool bAttachedByCable = false)
     {
         cable->SetAttribute("Delay", TimeValue(delay));
         std::array<Ptr<Node>, 2> node = {CreateObject<Node>(), CreateObject<Node>()};
@@ -770,7 +771,14 @@ struct PlainCable
             dev[i] = CreateObject<FabricNetDevice>();
             dev[i]->SetDataRate(DataRate(rate));
             node[i]->AddDevice(dev[i]);
-            dev[i]->Attach(cable);
+            if (i == 1 && bAttachedByCable)
+            {
+                cable->Attach(dev[i]);
+            }
+            else
+            {
+                dev[i]->Attach(cable);
+            }
         }
         node[1]->RegisterProtocolHandler(
             Node::ProtocolHandler([this](Ptr<NetDevice>,
@@ -820,35 +828,14 @@ TEST_F(FaultTest, ADeviceAttachedByItsCableAloneKeepsItsLinkEpochCurrent)
     // device refreshes through its channel). A receiver attached with
     // FabricChannel::Attach alone must still refresh it, or after a flap of
     // its own link every frame to it counts as lost on the wire.
-    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
-    std::array<Ptr<Node>, 2> node = {CreateObject<Node>(), CreateObject<Node>()};
-    std::array<Ptr<FabricNetDevice>, 2> dev = {CreateObject<FabricNetDevice>(),
-                                               CreateObject<FabricNetDevice>()};
-    for (int i = 0; i < 2; ++i)
-    {
-        node[i]->AddDevice(dev[i]);
-    }
-    dev[0]->Attach(cable);
-    cable->Attach(dev[1]); // the cable's side only
-    EXPECT_EQ(dev[1]->GetChannel(), cable);
-    uint32_t received = 0;
-    node[1]->RegisterProtocolHandler(
-        Node::ProtocolHandler([&received](Ptr<NetDevice>,
-                                          Ptr<const Packet>,
-                                          uint16_t,
-                                          const Address&,
-                                          const Address&,
-                                          NetDevice::PacketType) { ++received; }),
-        0x0800,
-        dev[1]);
-    Simulator::Schedule(NanoSeconds(0), [&dev] { dev[1]->SetLinkUp(false); });
-    Simulator::Schedule(NanoSeconds(10), [&dev] { dev[1]->SetLinkUp(true); });
-    Simulator::Schedule(NanoSeconds(100), [&dev] {
-        dev[0]->Send(Create<Packet>(1000), dev[1]->GetAddress(), 0x0800);
-    });
+    PlainCable c("100Gbps", NanoSeconds(500), true);
+    EXPECT_EQ(c.dev[1]->GetChannel(), c.cable);
+    Simulator::Schedule(NanoSeconds(0), [&c] { c.dev[1]->SetLinkUp(false); });
+    Simulator::Schedule(NanoSeconds(10), [&c] { c.dev[1]->SetLinkUp(true); });
+    c.SendAt(NanoSeconds(100), 1000);
     Simulator::Run();
-    EXPECT_EQ(received, 1u);
-    EXPECT_EQ(dev[1]->GetStats().lost, 0u);
+    EXPECT_EQ(c.received, 1u);
+    EXPECT_EQ(c.dev[1]->GetStats().lost, 0u);
     Simulator::Destroy();
 }
 
