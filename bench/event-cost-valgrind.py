@@ -9,9 +9,9 @@ fabric run's mean pending events) under valgrind's callgrind, collecting only
 inside Simulator::Run, and prints per event of each loop: instructions, data
 reads and writes, and the misses of a simulated first-level data cache and of a
 second level (by default this machine's: 48 KiB 12-way and 1 MiB 8-way per
-core). Counts are the same on every run of the same build and command line. Needs valgrind
-(Debian package valgrind); a 1,024-host run takes some 4 minutes, --hosts=256
-under one.
+core). Counts are the same on every run of the same build and command line.
+Needs valgrind (Debian package valgrind, installed by scripts/install-deps.sh).
+A 1,024-host run takes some 4 minutes, --hosts=256 under one.
 """
 import argparse
 import json

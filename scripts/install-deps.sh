@@ -17,6 +17,8 @@ packages=(
   tshark
   # faster allocator linked into the example and benchmark programs
   libmimalloc-dev
+  # bench/event-cost-valgrind.py counts the event cost under it (a test runs it)
+  valgrind
 )
 
 missing=()
