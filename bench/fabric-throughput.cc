@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
@@ -118,15 +117,6 @@ BareSchedulerRate(uint32_t pending, uint64_t events)
     return executed / wall;
 }
 
-/// Write \p j to \p path (a bad path is a FabricConfigError naming --json).
-void
-WriteJson(const std::string& path, const nlohmann::json& j)
-{
-    std::ofstream out(path);
-    FabricRequire(out.good(), "--json", path, "a writable file path");
-    out << j.dump(2) << "\n";
-}
-
 } // namespace
 
 int
@@ -187,11 +177,11 @@ main(int argc, char* argv[])
             fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
             if (!json.empty())
             {
-                WriteJson(json,
-                          {{"loop", loop},
-                           {"bare_scheduler_events_per_s", bareRate},
-                           {"bare_pending", barePending},
-                           {"bare_events", bareEvents}});
+                const nlohmann::json j = {{"loop", loop},
+                                          {"bare_scheduler_events_per_s", bareRate},
+                                          {"bare_pending", barePending},
+                                          {"bare_events", bareEvents}};
+                WriteTextFile("--json", json, j.dump(2) + "\n");
             }
             return 0;
         }
@@ -318,7 +308,7 @@ main(int argc, char* argv[])
                 j["bare_scheduler_events_per_s"] = bareRate;
                 j["event_cost_ratio"] = ratio;
             }
-            WriteJson(json, j);
+            WriteTextFile("--json", json, j.dump(2) + "\n");
         }
     }
     catch (const FabricConfigError& e)

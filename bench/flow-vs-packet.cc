@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 using namespace ns3;
@@ -229,9 +228,7 @@ main(int argc, char* argv[])
                                {"packet_s", r.packetS},
                                {"flow_s", r.flowS}});
             }
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << out.dump(1) << "\n";
+            WriteTextFile("--json", json, out.dump(1) + "\n");
         }
     }
     catch (const FabricConfigError& e)
