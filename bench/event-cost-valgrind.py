@@ -15,7 +15,6 @@ A 1,024-host run takes some 4 minutes, --hosts=256 under one.
 """
 import argparse
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -109,9 +108,9 @@ def main():
         fab, fab_json = profile(binary, ["--loop=fabric", f"--hosts={args.hosts}"], args, work,
                                 "fabric")
         events = fab_json["events"]
-        # as fabric-throughput's std::round (Python's round() takes halves to even)
-        pending = max(1, math.floor(fab_json["mean_pending_events"] + 0.5))
-        bare_events = args.bare_events or max(events, 1_000_000)  # as the combined run
+        # the bare loop fabric-throughput itself would run beside this one
+        pending = fab_json["bare_pending"]
+        bare_events = args.bare_events or fab_json["bare_events"]
         bare, _ = profile(binary, ["--loop=bare", f"--bare-pending={pending}",
                                    f"--bare-events={bare_events}"], args, work, "bare")
     executed = {"fabric": events, "bare": bare_events + pending}

@@ -245,10 +245,12 @@ main(int argc, char* argv[])
 
         const double eventsPerS = events / wall;
         const bool both = loop == "both";
-        const double bareRate =
-            both ? BareSchedulerRate(static_cast<uint32_t>(std::max(1.0, std::round(meanPending))),
-                                     std::max<uint64_t>(events, 1'000'000))
-                 : 0.0;
+        // the bare loop of this run: as many pending events, as many events
+        // (at least a million); written to the JSON, so that --loop=bare can
+        // run the same loop alone (bench/event-cost-valgrind.py)
+        const auto runPending = static_cast<uint32_t>(std::max(1.0, std::round(meanPending)));
+        const uint64_t runBareEvents = std::max<uint64_t>(events, 1'000'000);
+        const double bareRate = both ? BareSchedulerRate(runPending, runBareEvents) : 0.0;
         const double ratio = both ? bareRate / eventsPerS : 0.0;
         const uint64_t rss = PeakRssBytes();
 
@@ -302,7 +304,9 @@ main(int argc, char* argv[])
                                 {"drops", drops},
                                 {"hosts", hosts},
                                 {"flow_bytes", flowBytes},
-                                {"loop", loop}};
+                                {"loop", loop},
+                                {"bare_pending", runPending},
+                                {"bare_events", runBareEvents}};
             if (both)
             {
                 j["bare_scheduler_events_per_s"] = bareRate;

@@ -573,6 +573,7 @@ TEST(Benches, EventCostValgrindCountsEachLoopInsideRunOnly)
     EXPECT_EQ(j["fabric_events"], p["events"]);
     EXPECT_EQ(j["bare_pending"].get<uint64_t>(),
               static_cast<uint64_t>(std::llround(p["mean_pending_events"].get<double>())));
+    EXPECT_EQ(j["bare_pending"], p["bare_pending"]);
     EXPECT_EQ(j["bare_events"].get<uint64_t>(), 20'000u + j["bare_pending"].get<uint64_t>());
     // counted inside Simulator::Run only: a bare event is a few hundred
     // instructions (the whole program, with ns-3's start-up, would be far
@@ -605,6 +606,12 @@ TEST(Benches, FabricThroughputRunsEachLoopAlone)
         EXPECT_EQ(both[key], fabric[key]) << key;
     }
     EXPECT_TRUE(both.contains("event_cost_ratio"));
+    // the bare loop each writes is the one the combined run measured
+    EXPECT_EQ(both["bare_pending"], fabric["bare_pending"]);
+    EXPECT_EQ(fabric["bare_events"].get<uint64_t>(),
+              std::max<uint64_t>(fabric["events"].get<uint64_t>(), 1'000'000));
+    EXPECT_EQ(fabric["bare_pending"].get<uint64_t>(),
+              static_cast<uint64_t>(std::llround(fabric["mean_pending_events"].get<double>())));
     EXPECT_FALSE(fabric.contains("event_cost_ratio"));
     EXPECT_FALSE(fabric.contains("bare_scheduler_events_per_s"));
     const auto bare = run("--loop=bare --bare-pending=100 --bare-events=20000", "loop-bare");
