@@ -78,12 +78,6 @@ FabricChannel::RefreshNodeIds()
 }
 
 void
-FabricChannel::RefreshLinkEpochs()
-{
-    RefreshEnds();
-}
-
-void
 FabricChannel::RefreshEnds()
 {
     for (uint32_t i = 0; i < m_nDevices; ++i)

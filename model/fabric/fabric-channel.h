@@ -65,11 +65,12 @@ class FabricChannel : public Channel
                   Time now,
                   Time txTime);
 
-    /// Re-read the ends' node ids (a device calls it when it joins a node).
-    void RefreshNodeIds();
+    /// Re-read what the ends' devices say of themselves, node id and link
+    /// epoch (a device calls it when it joins a node or its link changes).
+    void RefreshEnds();
 
-    /// Re-read the ends' link epochs (a device calls it when its link changes).
-    void RefreshLinkEpochs();
+    /// The same as RefreshEnds() (its name before link epochs were kept).
+    void RefreshNodeIds();
 
     /**
      * Carry a flow-control frame from \p sender to the peer.
@@ -139,9 +140,6 @@ class FabricChannel : public Channel
     /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
     template <uint32_t d>
     void Arrive();
-    /// Re-read what the ends' devices say of themselves (node, link epoch).
-    void RefreshEnds();
-
     // What a packet's send reads comes first, beside the object's header;
     // then each direction's fields; the rest after.
     Time m_delay;               //!< propagation delay

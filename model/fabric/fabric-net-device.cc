@@ -297,7 +297,7 @@ FabricNetDevice::ChangeLinkState(bool up)
     ++m_linkEpoch; // frames in flight (data and pause/resume) are lost
     if (m_channel)
     {
-        m_channel->RefreshLinkEpochs(); // it stamps packets with the receiver's epoch
+        m_channel->RefreshEnds(); // it stamps packets with the receiver's epoch
     }
     m_linkTrace(up);
     if (m_txPaused)
@@ -962,7 +962,7 @@ FabricNetDevice::SetNode(Ptr<Node> node)
     m_fabricNode = dynamic_cast<FabricNode*>(PeekPointer(node));
     if (m_channel)
     {
-        m_channel->RefreshNodeIds(); // it schedules arrivals in our node's context
+        m_channel->RefreshEnds(); // it schedules arrivals in our node's context
     }
 }
 
