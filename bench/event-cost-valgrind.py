@@ -8,14 +8,17 @@ This script runs each loop alone (--loop=fabric, then --loop=bare with the
 fabric run's mean pending events) under valgrind's callgrind, collecting only
 inside Simulator::Run, and prints per event of each loop: instructions, data
 reads and writes, and the misses of a simulated first-level data cache and of a
-second level (by default this machine's: 48 KiB 12-way and 1 MiB 8-way per
-core). Counts are the same on every run of the same build and command line.
+second level (by default 48 KiB 12-way and 1 MiB 8-way, the caches of the
+machine the documented figures were counted for, so that counts stay
+comparable; --d1=machine --l2=machine read the caches of the machine it runs
+on). Counts are the same on every run of the same build and command line.
 Needs valgrind (Debian package valgrind, installed by scripts/install-deps.sh).
 A 1,024-host run takes some 4 minutes, --hosts=256 under one.
 """
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +50,39 @@ def cache_spec(text, flag):
              "power of two of 16 or more and size / (ways x line) a power of two, e.g. "
              "1048576,8,64")
     return text
+
+
+def parse_size(text):
+    """Bytes of a sysfs cache size such as '48K', '2048K' or '2M'."""
+    m = re.fullmatch(r"(\d+)([KMG]?)", text.strip())
+    if m is None:
+        return None
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
+
+
+def machine_cache(cache_dir, level, kinds, flag):
+    """size,ways,line of the cache at this level whose type is one of kinds, as
+    Linux describes it under cache_dir (index0, index1, ...)."""
+    try:
+        entries = sorted(e for e in os.listdir(cache_dir) if e.startswith("index"))
+    except OSError:
+        entries = []
+    for entry in entries:
+        def read(name):
+            try:
+                with open(os.path.join(cache_dir, entry, name)) as f:
+                    return f.read().strip()
+            except OSError:
+                return ""
+        if read("level") != str(level) or read("type") not in kinds:
+            continue
+        size, ways, line = parse_size(read("size")), read("ways_of_associativity"), read(
+            "coherency_line_size")
+        if size and ways.isdigit() and line.isdigit():
+            return cache_spec(f"{size},{ways},{line}", f"{flag} (machine: {cache_dir}/{entry})")
+    fail(f"invalid {flag}: got 'machine', but {cache_dir} describes no level-{level} "
+         f"{' or '.join(kinds).lower()} cache; allowed: size,ways,line in bytes, e.g. "
+         "1048576,8,64")
 
 
 def totals(out_file):
@@ -84,8 +120,14 @@ def main():
         os.path.abspath(__file__)), "..", "build", "bin"),
         help="folder of fabric-throughput (default: build/bin)")
     parser.add_argument("--hosts", type=int, default=1024, help="hosts of the fat-tree")
-    parser.add_argument("--d1", default="49152,12,64", help="first-level data cache: size,ways,line")
-    parser.add_argument("--l2", default="1048576,8,64", help="second-level cache: size,ways,line")
+    parser.add_argument("--d1", default="49152,12,64",
+                        help="first-level data cache: size,ways,line, or 'machine'")
+    parser.add_argument("--l2", default="1048576,8,64",
+                        help="second-level cache: size,ways,line, or 'machine'")
+    parser.add_argument("--cpu-cache-dir", default="/sys/devices/system/cpu/cpu0/cache",
+                        help="where 'machine' reads the caches (Linux sysfs)")
+    parser.add_argument("--print-caches", action="store_true",
+                        help="print the caches that would be simulated, and stop")
     parser.add_argument("--bare-events", type=int, default=0,
                         help="events of the bare loop (default: as fabric-throughput's own run, "
                              "the fabric's events and at least a million)")
@@ -96,8 +138,15 @@ def main():
     if args.bare_events < 0:
         fail(f"invalid --bare-events: got '{args.bare_events}', allowed: a positive count "
              "(0: as fabric-throughput)")
+    if args.d1 == "machine":
+        args.d1 = machine_cache(args.cpu_cache_dir, 1, ("Data", "Unified"), "--d1")
+    if args.l2 == "machine":
+        args.l2 = machine_cache(args.cpu_cache_dir, 2, ("Unified", "Data"), "--l2")
     cache_spec(args.d1, "--d1")
     cache_spec(args.l2, "--l2")
+    if args.print_caches:
+        print(f"D1 {args.d1}, L2 {args.l2} (size,ways,line)")
+        return
     if shutil.which("valgrind") is None:
         fail("valgrind not found: install it (apt-get install valgrind)")
     binary = os.path.join(args.bin_dir, "fabric-throughput")

@@ -547,6 +547,51 @@ TEST(Benches, EventCostValgrindRejectsBadFlagsByName)
     }
 }
 
+TEST(Benches, EventCostValgrindReadsTheMachinesCachesWhenAsked)
+{
+    // 'machine' reads Linux's description of the caches (level, type, size,
+    // ways, line of each indexN); a fake one makes the answer known
+    const std::string script = std::string(GPU_FABRIC_SOURCE_DIR) + "/bench/event-cost-valgrind.py";
+    const std::string dir = ::testing::TempDir() + "ecv-caches";
+    const auto describe =
+        [&](int index, const char* level, const char* type, const char* size, const char* ways) {
+            const std::string d = dir + "/index" + std::to_string(index);
+            ASSERT_EQ(std::system(("mkdir -p " + d).c_str()), 0);
+            for (const auto& [name, value] :
+                 std::vector<std::pair<std::string, std::string>>{{"level", level},
+                                                                  {"type", type},
+                                                                  {"size", size},
+                                                                  {"ways_of_associativity", ways},
+                                                                  {"coherency_line_size", "64"}})
+            {
+                std::ofstream(d + "/" + name) << value << "\n";
+            }
+        };
+    std::system(("rm -rf " + dir).c_str());
+    describe(0, "1", "Instruction", "64K", "4");
+    describe(1, "1", "Data", "32K", "8");
+    describe(2, "2", "Unified", "2M", "16");
+    const auto run = [&](const std::string& args) {
+        const std::string out = ::testing::TempDir() + "ecv-caches.txt";
+        const std::string cmd = "python3 " + script + " --cpu-cache-dir=" + dir + " " + args +
+                                " --print-caches > " + out + " 2>&1; echo $? >> " + out;
+        EXPECT_EQ(std::system(cmd.c_str()), 0);
+        return Slurp(out);
+    };
+    // the data cache, not the instruction cache; 2M is 2,097,152 bytes
+    EXPECT_EQ(run("--d1=machine --l2=machine"),
+              "D1 32768,8,64, L2 2097152,16,64 (size,ways,line)\n0\n");
+    // the defaults stay fixed, whatever the machine
+    EXPECT_EQ(run(""), "D1 49152,12,64, L2 1048576,8,64 (size,ways,line)\n0\n");
+    // no level-2 description: refused by the flag's name, not guessed
+    std::system(("rm -rf " + dir + "/index2").c_str());
+    const std::string said = run("--l2=machine");
+    EXPECT_NE(said.find("invalid --l2: got 'machine', but " + dir + " describes no level-2"),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find("\n2\n"), std::string::npos) << said;
+}
+
 TEST(Benches, EventCostValgrindCountsEachLoopInsideRunOnly)
 {
 #ifdef GPU_FABRIC_SANITIZE
