@@ -762,7 +762,17 @@ PYBIND11_MODULE(gpu_fabric, m)
             [](const ProgramRunner& r, uint32_t rank) {
                 return r.GetRankFinishTime(rank).GetSeconds();
             },
-            py::arg("rank"));
+            py::arg("rank"))
+        .def("IsFailed",
+             &ProgramRunner::IsFailed,
+             "True once a comm failed (the transport gave up one of its messages)")
+        .def("GetFailureReport",
+             &ProgramRunner::GetFailureReport,
+             "One line per failed comm: index, label, collective, size, first failed op")
+        .def("GetFailedComms", &ProgramRunner::GetFailedComms, "Failed comms, in order")
+        .def("GetUnfinishedRanks",
+             &ProgramRunner::GetUnfinishedRanks,
+             "Ranks with tasks left (after a failure: those it holds)");
     m.def(
         "StartProgram",
         [](const IterationProgram& ip, const Ptr<Transport>& transport) {

@@ -292,6 +292,50 @@ gf.Simulator.Destroy()
     }
 }
 
+TEST(PythonBindings, AFailedIterationReportsTheSameCommsAsTheCppRun)
+{
+    // GPU 3 fails mid-iteration: the runner says which comms failed and which
+    // ranks they hold, the same in Python as in C++
+    const py::dict py = RunPython(R"py(
+model = gf.LlmModel.Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024)
+par = gf.Parallelism(16, 8, 8, 1, 2, 1, 2, 4)
+program = gf.BuildIterationProgram(gf.TrainingIteration(model, par))
+fabric = gf.FabricHelper().Install(gf.BuildRailOnly(dgx16()))
+faults = gf.FaultHelper(fabric)
+faults.GpuDown(3, 20e-6)
+runner = gf.StartProgram(program, fabric.GetTransport())
+gf.Simulator.Run()
+result = (runner.IsComplete(), runner.IsFailed(), runner.GetFailureReport(),
+          runner.GetFailedComms(), runner.GetUnfinishedRanks())
+gf.Simulator.Destroy()
+)py");
+    const LlmModel model = LlmModel::Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024);
+    const Parallelism par(16, 8, 8, 1, 2, 1, 2, 4);
+    const IterationProgram program = BuildIterationProgram(TrainingIteration(model, par));
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(Dgx16()));
+    FaultHelper(fabric).GpuDown(3, MicroSeconds(20));
+    Ptr<ProgramRunner> runner = RunProgram(program.program, fabric->GetTransport());
+    EXPECT_FALSE(runner->IsComplete());
+    ASSERT_TRUE(runner->IsFailed());
+    EXPECT_NE(runner->GetFailureReport().find("GPU 3 down"), std::string::npos)
+        << runner->GetFailureReport();
+    const auto got =
+        py["result"]
+            .cast<
+                std::
+                    tuple<bool, bool, std::string, std::vector<uint32_t>, std::vector<uint32_t>>>();
+    EXPECT_FALSE(std::get<0>(got));
+    EXPECT_TRUE(std::get<1>(got));
+    EXPECT_EQ(std::get<2>(got), runner->GetFailureReport());
+    EXPECT_EQ(std::get<3>(got), runner->GetFailedComms());
+    EXPECT_EQ(std::get<4>(got), runner->GetUnfinishedRanks());
+    // the TP group of GPU 3 (ranks 0-7) cannot finish
+    const auto unfinished = runner->GetUnfinishedRanks();
+    EXPECT_TRUE(std::find(unfinished.begin(), unfinished.end(), 3u) != unfinished.end());
+    fabric->Dispose();
+    Simulator::Destroy();
+}
+
 TEST(PythonBindings, TrainingIterationWithAFailedRailSwitchEqualsTheCppRun)
 {
     // a 4-block GPT on 16 DGX-H100 GPUs (TP 8, DP 2, 2 micro-batches) on

@@ -4,6 +4,7 @@
 // ProgramRunner: compute phases and communication with dependencies.
 #include "ns3/collective-helper.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fault-helper.h"
 #include "ns3/program-runner.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
@@ -107,6 +108,73 @@ TEST_F(ProgramRunnerTest, SendRecvChainsLikeAPipeline)
     EXPECT_NEAR(runner->GetFinishTime().GetSeconds(), 4e-3 + 3 * transfer, 3 * 1e-6);
     // the last stage waits in its receive from t = 0 (comm time includes waiting)
     EXPECT_NEAR(runner->GetCommSeconds()[3], 3e-3 + 3 * transfer, 3 * 1e-6);
+}
+
+TEST_F(ProgramRunnerTest, AFailedCommIsReportedWithItsLabelAndTheRanksItHolds)
+{
+    Ptr<Fabric> fabric = Domain8();
+    // GPU 5 fails while both comms that involve it are in flight
+    FaultHelper(fabric).GpuDown(5, MicroSeconds(20));
+    ParallelProgram prog;
+    prog.ranks = 8;
+    prog.tasks.resize(8);
+    prog.comms.push_back({"allreduce", "ring", {0, 1, 2, 3}, 64 << 20, 0, 0, "tp-a"});
+    prog.comms.push_back({"allreduce", "ring", {4, 5, 6, 7}, 64 << 20, 0, 0, "tp-b"});
+    prog.comms.push_back({"sendrecv", "", {7, 5}, 64 << 20, 0, 0, ""});
+    for (uint32_t r = 0; r < 8; ++r)
+    {
+        prog.tasks[r].push_back({ProgramTask::Kind::Comm, 0, r < 4 ? 0u : 1u, {}});
+        if (r == 5 || r == 7)
+        {
+            prog.tasks[r].push_back({ProgramTask::Kind::Comm, 0, 2, {}});
+        }
+        prog.tasks[r].push_back({ProgramTask::Kind::Compute, 1e-3, 0, {0}});
+    }
+    auto runner = CreateObject<ProgramRunner>();
+    runner->Setup(prog, fabric->GetTransport());
+    uint32_t callbacks = 0;
+    std::string told;
+    runner->SetFailureCallback(MakeBoundCallback(
+        +[](uint32_t* n, std::string* s, Ptr<ProgramRunner>, const std::string& report) {
+            ++*n;
+            *s = report;
+        },
+        &callbacks,
+        &told));
+    std::vector<uint32_t> traced;
+    runner->TraceConnectWithoutContext(
+        "CommFailed",
+        MakeBoundCallback(
+            +[](std::vector<uint32_t>* v, uint32_t comm, const std::string&) {
+                v->push_back(comm);
+            },
+            &traced));
+    Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+    Simulator::Run();
+
+    EXPECT_FALSE(runner->IsComplete());
+    ASSERT_TRUE(runner->IsFailed());
+    // both comms with rank 5 fail, the other completes; told once, at the first
+    std::vector<uint32_t> failed = runner->GetFailedComms();
+    EXPECT_EQ(traced, failed);
+    std::sort(failed.begin(), failed.end());
+    EXPECT_EQ(failed, (std::vector<uint32_t>{1, 2}));
+    EXPECT_EQ(callbacks, 1u);
+    const std::string& report = runner->GetFailureReport();
+    EXPECT_EQ(report.substr(0, report.find('\n')), told);
+    EXPECT_NE(report.find("comm 1 (tp-b: allreduce ring of 4 ranks, 67108864 bytes) failed: "),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("comm 2 (sendrecv rank 7 -> 5, 67108864 bytes) failed: "),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("GPU 5 down"), std::string::npos) << report;
+    // one line per failed comm
+    EXPECT_EQ(std::count(report.begin(), report.end(), '\n'), 1);
+    EXPECT_EQ(runner->GetUnfinishedRanks(), (std::vector<uint32_t>{4, 5, 6, 7}));
+    EXPECT_TRUE(runner->GetRuns()[0]->IsComplete());
+    EXPECT_GT(runner->GetRankFinishTime(0).GetSeconds(), 1e-3);
+    fabric->Dispose();
 }
 
 TEST_F(ProgramRunnerTest, MalformedProgramsAreRejected)

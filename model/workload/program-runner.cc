@@ -84,10 +84,16 @@ ParallelProgram::Validate() const
 TypeId
 ProgramRunner::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::ProgramRunner")
-                            .SetParent<Object>()
-                            .SetGroupName("GpuFabric")
-                            .AddConstructor<ProgramRunner>();
+    static TypeId tid =
+        TypeId("ns3::ProgramRunner")
+            .SetParent<Object>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<ProgramRunner>()
+            .AddTraceSource("CommFailed",
+                            "A comm failed: the transport gave up one of its "
+                            "messages (once per comm).",
+                            MakeTraceSourceAccessor(&ProgramRunner::m_commFailedTrace),
+                            "ns3::ProgramRunner::CommFailedTracedCallback");
     return tid;
 }
 
@@ -99,6 +105,7 @@ ProgramRunner::DoDispose()
     m_transport = nullptr;
     m_runs.clear();
     m_done = CompletionCallback();
+    m_failedCallback = FailureCallback();
     Object::DoDispose();
 }
 
@@ -123,6 +130,8 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
     m_commTask.assign(m_program.comms.size(), {});
     m_commStart.assign(m_program.comms.size(), {});
     m_tasksLeft = 0;
+    m_failedComms.clear();
+    m_failure.clear();
     for (uint32_t c = 0; c < m_program.comms.size(); ++c)
     {
         m_commTask[c].assign(m_program.comms[c].members.size(), 0);
@@ -215,6 +224,8 @@ ProgramRunner::Ready(uint32_t rank, uint32_t task)
         run->Setup(std::move(s), m_transport);
         run->TraceConnectWithoutContext("RankComplete",
                                         MakeCallback(&ProgramRunner::CommRankDone, this, t.comm));
+        run->TraceConnectWithoutContext("Failed",
+                                        MakeCallback(&ProgramRunner::CommFailed, this, t.comm));
     }
     const auto& members = comm.members;
     const auto local =
@@ -254,6 +265,72 @@ ProgramRunner::TaskDone(uint32_t rank, uint32_t task)
             m_done(this);
         }
     }
+}
+
+void
+ProgramRunner::CommFailed(uint32_t comm,
+                          Ptr<const CollectiveRun> /* run */,
+                          const std::string& report)
+{
+    // the run fires once, with its first failed operation
+    const ProgramComm& c = m_program.comms[comm];
+    const std::string what =
+        c.collective == "sendrecv"
+            ? fmt::format("sendrecv rank {} -> {}", c.members[0], c.members[1])
+            : fmt::format("{} {} of {} ranks", c.collective, c.algorithm, c.members.size());
+    const std::string line = fmt::format("comm {} ({}{}{}, {} bytes) failed: {}",
+                                         comm,
+                                         c.label,
+                                         c.label.empty() ? "" : ": ",
+                                         what,
+                                         c.bytes,
+                                         report.substr(0, report.find('\n')));
+    NS_LOG_WARN(line);
+    m_failedComms.push_back(comm);
+    m_failure += (m_failure.empty() ? "" : "\n") + line;
+    m_commFailedTrace(comm, line);
+    if (m_failedComms.size() == 1 && !m_failedCallback.IsNull())
+    {
+        m_failedCallback(this, m_failure);
+    }
+}
+
+void
+ProgramRunner::SetFailureCallback(FailureCallback cb)
+{
+    m_failedCallback = cb;
+}
+
+bool
+ProgramRunner::IsFailed() const
+{
+    return !m_failedComms.empty();
+}
+
+const std::string&
+ProgramRunner::GetFailureReport() const
+{
+    return m_failure;
+}
+
+const std::vector<uint32_t>&
+ProgramRunner::GetFailedComms() const
+{
+    return m_failedComms;
+}
+
+std::vector<uint32_t>
+ProgramRunner::GetUnfinishedRanks() const
+{
+    std::vector<uint32_t> ranks;
+    for (uint32_t r = 0; r < m_left.size(); ++r)
+    {
+        if (m_left[r] > 0)
+        {
+            ranks.push_back(r);
+        }
+    }
+    return ranks;
 }
 
 bool

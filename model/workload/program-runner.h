@@ -8,6 +8,7 @@
 #include "ns3/fabric-transport.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <string>
 #include <vector>
@@ -109,6 +110,35 @@ class ProgramRunner : public Object
     /// \param cb the callback
     void SetCompletionCallback(CompletionCallback cb);
 
+    /**
+     * Invoked once, when the first comm fails: the transport gave up a
+     * message of it (PacketTransport: MaxRetransmissions, a failed GPU, no
+     * route), so the program will never complete. The ranks not held by the
+     * failure go on; call Simulator::Stop() from here to end the run.
+     */
+    typedef Callback<void, Ptr<ProgramRunner>, const std::string&> FailureCallback;
+    /// \param cb the callback, invoked with this runner and GetFailureReport()
+    void SetFailureCallback(FailureCallback cb);
+    /// \return true once a comm has failed (the program will not complete)
+    bool IsFailed() const;
+    /**
+     * \return one line per failed comm, in the order they failed: its index,
+     * label, collective and size, and the first failed operation of its run
+     * (GetRuns()[comm]->GetFailureReport() has them all); empty unless failed
+     */
+    const std::string& GetFailureReport() const;
+    /// \return the indices of the failed comms, in the order they failed
+    const std::vector<uint32_t>& GetFailedComms() const;
+    /// \return the ranks with tasks left (after a failure: the ranks it holds)
+    std::vector<uint32_t> GetUnfinishedRanks() const;
+
+    /**
+     * Signature of the CommFailed trace.
+     * \param comm index of the comm in the program
+     * \param report its line of GetFailureReport()
+     */
+    typedef void (*CommFailedTracedCallback)(uint32_t comm, const std::string& report);
+
   protected:
     void DoDispose() override;
 
@@ -116,6 +146,8 @@ class ProgramRunner : public Object
     void Ready(uint32_t rank, uint32_t task);
     void TaskDone(uint32_t rank, uint32_t task);
     void CommRankDone(uint32_t comm, uint32_t local, Time when);
+    /// The run of \p comm reported its first failed message.
+    void CommFailed(uint32_t comm, Ptr<const CollectiveRun> run, const std::string& report);
 
     ParallelProgram m_program;
     Ptr<Transport> m_transport;
@@ -130,6 +162,10 @@ class ProgramRunner : public Object
     uint64_t m_tasksLeft{0};
     Time m_finish;
     CompletionCallback m_done;
+    FailureCallback m_failedCallback;
+    std::vector<uint32_t> m_failedComms; //!< in the order they failed
+    std::string m_failure;               //!< GetFailureReport()
+    TracedCallback<uint32_t, const std::string&> m_commFailedTrace;
 };
 
 } // namespace ns3
