@@ -17,7 +17,6 @@
 
 #include <chrono>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -115,9 +114,7 @@ main(int argc, char* argv[])
                    "about one minute (wall_s column above)\n");
         if (!json.empty())
         {
-            std::ofstream out(json);
-            FabricRequire(out.good(), "--json", json, "a writable file path");
-            out << nlohmann::json{{"runs", runs}}.dump(2) << "\n";
+            WriteTextFile("--json", json, nlohmann::json{{"runs", runs}}.dump(2) + "\n");
         }
     }
     catch (const FabricConfigError& e)

@@ -43,7 +43,6 @@
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
@@ -633,9 +632,7 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << nlohmann::json({{"runs", runs}}).dump(2) << "\n";
+            WriteTextFile("--json", json, nlohmann::json({{"runs", runs}}).dump(2) + "\n");
         }
         // a configuration rejected in a child process (bad --tp, --model, ...)
         for (const auto& r : runs)

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 using namespace ns3;
@@ -220,8 +219,6 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
             nlohmann::json j = {{"topology", topology},
                                 {"gpus", topo.GetNGpus()},
                                 {"preset", p.platform.name},
@@ -233,13 +230,11 @@ main(int argc, char* argv[])
             {
                 j["error"] = failure; // results hold the sizes before it
             }
-            f << j.dump(2) << "\n";
+            WriteTextFile("--json", json, j.dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            std::ofstream f(csv);
-            FabricRequire(f.good(), "--csv", csv, "a writable file path");
-            f << csvText;
+            WriteTextFile("--csv", csv, csvText);
         }
         if (!failure.empty())
         {

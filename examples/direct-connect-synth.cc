@@ -48,7 +48,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -120,12 +119,11 @@ FractionList(const std::vector<Fraction>& v, bool exact)
     return j;
 }
 
+/// Write \p j to \p path, the value of --json (checked: opened and written in full).
 void
 WriteJson(const std::string& path, const nlohmann::json& j)
 {
-    std::ofstream out(path);
-    FabricRequire(out.good(), "--json", path, "a writable file path");
-    out << j.dump(2) << "\n";
+    WriteTextFile("--json", path, j.dump(2) + "\n");
 }
 
 /// What --simulate runs.

@@ -11,7 +11,6 @@
 #include "ns3/program-support.h"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -180,16 +179,12 @@ main(int argc, char* argv[])
         fmt::print("published: cost falls 37%-75% (hotnets2023 prices), 38%-77% (railonly2024)\n");
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << nlohmann::json({{"hb_size", hbSize}, {"prices", prices}, {"rows", rows}}).dump(2)
-              << "\n";
+            const nlohmann::json j = {{"hb_size", hbSize}, {"prices", prices}, {"rows", rows}};
+            WriteTextFile("--json", json, j.dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            std::ofstream f(csv);
-            FabricRequire(f.good(), "--csv", csv, "a writable file path");
-            f << csvText;
+            WriteTextFile("--csv", csv, csvText);
         }
     }
     catch (const FabricConfigError& e)

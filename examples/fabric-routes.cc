@@ -9,7 +9,6 @@
 #include "ns3/program-support.h"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 using namespace ns3;
@@ -109,9 +108,7 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << out.dump(2) << "\n";
+            WriteTextFile("--json", json, out.dump(2) + "\n");
         }
     }
     catch (const FabricConfigError& e)

@@ -24,7 +24,7 @@
 #include "ns3/program-support.h"
 
 #include <fmt/format.h>
-#include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 using namespace ns3;
@@ -342,9 +342,7 @@ main(int argc, char* argv[])
                 o["failure"] = r.failure;
                 j["rows"].push_back(o);
             }
-            std::ofstream out(json);
-            FabricRequire(static_cast<bool>(out), "--json", json, "a writable file path");
-            out << j.dump(2) << "\n";
+            WriteTextFile("--json", json, j.dump(2) + "\n");
         }
     }
     catch (const FabricConfigError& e)

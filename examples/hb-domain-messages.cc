@@ -11,7 +11,6 @@
 #include "ns3/program-support.h"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 using namespace ns3;
@@ -203,9 +202,7 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << out.dump(2) << "\n";
+            WriteTextFile("--json", json, out.dump(2) + "\n");
         }
         Simulator::Destroy();
     }

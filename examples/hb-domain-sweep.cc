@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -105,42 +104,41 @@ Plot(const std::map<std::string, std::vector<SweepRow>>& rows, const std::string
     const std::string dat = png + ".dat";
     const std::string gp = png + ".gp";
     {
-        std::ofstream f(dat);
-        FabricRequire(f.good(), "--png", png, "a path whose .dat next to it is writable");
+        std::string text;
         for (const auto& [model, list] : rows)
         {
-            f << "# " << model << "\n";
+            text += "# " + model + "\n";
             for (const auto& r : list)
             {
-                f << fmt::format("{} {} {}\n", r.hbSize, r.analytical.total, r.idealTime);
+                text += fmt::format("{} {} {}\n", r.hbSize, r.analytical.total, r.idealTime);
             }
-            f << "\n\n";
+            text += "\n\n";
         }
+        WriteTextFile("--png", png, "a path whose .dat next to it is writable", dat, text);
     }
     {
-        std::ofstream f(gp);
-        FabricRequire(f.good(), "--png", png, "a path whose .gp next to it is writable");
-        f << "set terminal pngcairo size 900,600\n"
-          << fmt::format("set output '{}'\n", png)
-          << "set title 'Iteration time vs HB domain size (rail-only analytical model, Eq. 1)'\n"
-          << "set xlabel 'HB domain size K (GPUs)'\nset ylabel 'iteration time (s)'\n"
-          << "set logscale x 2\nset logscale y\nset key top right\nset grid\n"
-          << "plot ";
+        std::string text =
+            "set terminal pngcairo size 900,600\n" + fmt::format("set output '{}'\n", png) +
+            "set title 'Iteration time vs HB domain size (rail-only analytical model, Eq. 1)'\n"
+            "set xlabel 'HB domain size K (GPUs)'\nset ylabel 'iteration time (s)'\n"
+            "set logscale x 2\nset logscale y\nset key top right\nset grid\n"
+            "plot ";
         size_t i = 0;
         for (const auto& [model, list] : rows)
         {
-            f << fmt::format("{}'{}' index {} using 1:2 with linespoints lw 2 title '{}'",
-                             i == 0 ? "" : ", ",
-                             dat,
-                             i,
-                             model);
-            f << fmt::format(", '{}' index {} using 1:3 with lines dt 2 title '{} ideal'",
-                             dat,
-                             i,
-                             model);
+            text += fmt::format("{}'{}' index {} using 1:2 with linespoints lw 2 title '{}'",
+                                i == 0 ? "" : ", ",
+                                dat,
+                                i,
+                                model);
+            text += fmt::format(", '{}' index {} using 1:3 with lines dt 2 title '{} ideal'",
+                                dat,
+                                i,
+                                model);
             ++i;
         }
-        f << "\n";
+        text += "\n";
+        WriteTextFile("--png", png, "a path whose .gp next to it is writable", gp, text);
     }
     RenderPlot(gp, dat, png);
 }
@@ -362,22 +360,17 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << nlohmann::json({{"gpus", n},
-                                 {"platform", hw.name},
-                                 {"tp_mode", tpMode},
-                                 {"activation_bytes", activationBytes},
-                                 {"results", jrows},
-                                 {"trends", jtrends}})
-                     .dump(2)
-              << "\n";
+            const nlohmann::json j = {{"gpus", n},
+                                      {"platform", hw.name},
+                                      {"tp_mode", tpMode},
+                                      {"activation_bytes", activationBytes},
+                                      {"results", jrows},
+                                      {"trends", jtrends}};
+            WriteTextFile("--json", json, j.dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            std::ofstream f(csv);
-            FabricRequire(f.good(), "--csv", csv, "a writable file path");
-            f << csvText;
+            WriteTextFile("--csv", csv, csvText);
         }
     }
     catch (const FabricConfigError& e)

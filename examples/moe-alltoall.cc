@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -241,9 +240,7 @@ main(int argc, char* argv[])
                    "'pipelined' = the NVLink step overlapped with the rail step (pxn, chunked).\n");
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << nlohmann::json({{"results", rows}}).dump(2) << "\n";
+            WriteTextFile("--json", json, nlohmann::json({{"results", rows}}).dump(2) + "\n");
         }
     }
     catch (const FabricConfigError& e)

@@ -29,7 +29,6 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -84,35 +83,33 @@ Plot(const std::vector<Row>& rows, const std::string& png)
         }
     }
     {
-        std::ofstream f(dat);
-        FabricRequire(f.good(), "--png", png, "a path whose .dat next to it is writable");
-        f << "# topology time_rel cost_rel time_s cost_usd\n";
+        std::string text = "# topology time_rel cost_rel time_s cost_usd\n";
         for (const Row& r : rows)
         {
             if (r.simulated)
             {
-                f << fmt::format("{} {} {} {} {}\n",
-                                 r.topology,
-                                 refTime > 0 ? r.time / refTime : 1.0,
-                                 refCost > 0 ? r.cost / refCost : 1.0,
-                                 r.time,
-                                 r.cost);
+                text += fmt::format("{} {} {} {} {}\n",
+                                    r.topology,
+                                    refTime > 0 ? r.time / refTime : 1.0,
+                                    refCost > 0 ? r.cost / refCost : 1.0,
+                                    r.time,
+                                    r.cost);
             }
         }
+        WriteTextFile("--png", png, "a path whose .dat next to it is writable", dat, text);
     }
     {
-        std::ofstream f(gp);
-        FabricRequire(f.good(), "--png", png, "a path whose .gp next to it is writable");
-        f << "set terminal pngcairo size 800,500\n"
-          << fmt::format("set output '{}'\n", png)
-          << "set title 'Same job: simulated iteration time and network cost (rail-optimized = "
-             "1)'\n"
-          << "set style data histograms\nset style histogram clustered gap 1\n"
-          << "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
-          << "set ylabel 'relative to rail-optimized fat-tree'\nset grid ytics\nset key top left\n"
-          << fmt::format("plot '{}' using 2:xtic(1) title 'iteration time', '' using 3 title "
-                         "'network cost'\n",
-                         dat);
+        const std::string text =
+            "set terminal pngcairo size 800,500\n" + fmt::format("set output '{}'\n", png) +
+            "set title 'Same job: simulated iteration time and network cost (rail-optimized = "
+            "1)'\n"
+            "set style data histograms\nset style histogram clustered gap 1\n"
+            "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
+            "set ylabel 'relative to rail-optimized fat-tree'\nset grid ytics\nset key top left\n" +
+            fmt::format("plot '{}' using 2:xtic(1) title 'iteration time', '' using 3 title "
+                        "'network cost'\n",
+                        dat);
+        WriteTextFile("--png", png, "a path whose .gp next to it is writable", gp, text);
     }
     RenderPlot(gp, dat, png);
 }
@@ -494,15 +491,11 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << nlohmann::json({{"results", jrows}}).dump(2) << "\n";
+            WriteTextFile("--json", json, nlohmann::json({{"results", jrows}}).dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            std::ofstream f(csv);
-            FabricRequire(f.good(), "--csv", csv, "a writable file path");
-            f << csvText;
+            WriteTextFile("--csv", csv, csvText);
         }
     }
     catch (const FabricConfigError& e)

@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -157,8 +157,7 @@ Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::str
     const std::string dat = png + ".dat";
     const std::string gp = png + ".gp";
     {
-        std::ofstream f(dat);
-        FabricRequire(f.good(), "--png", png, "a path whose .dat next to it is writable");
+        std::string text;
         const uint32_t n = tm.Gpus();
         std::vector<double> row(n);
         for (uint32_t s = 0; s < n; ++s)
@@ -168,25 +167,24 @@ Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::str
             {
                 row[d] = s == d ? 0.0 : tm.Bytes(s, d) / 1e9;
             }
-            f << fmt::format("{}\n", fmt::join(row, " "));
+            fmt::format_to(std::back_inserter(text), "{}\n", fmt::join(row, " "));
         }
+        WriteTextFile("--png", png, "a path whose .dat next to it is writable", dat, text);
     }
     {
-        std::ofstream f(gp);
-        FabricRequire(f.good(), "--png", png, "a path whose .gp next to it is writable");
-        f << "set terminal pngcairo size 900,800\n"
-          << fmt::format("set output '{}'\n", png)
-          << fmt::format("set title \"{}\" noenhanced\n", title)
-          << "set xlabel 'destination GPU'\nset ylabel 'source GPU'\n"
-          << fmt::format("set xrange [-0.5:{}]\nset yrange [{}:-0.5]\n",
-                         tm.Gpus() - 0.5,
-                         tm.Gpus() - 0.5)
-          << "set cblabel 'GB per iteration (log scale, white = none)'\n"
-          << "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 "
-             "'#fde725')\n"
-          << "set xtics out 32\nset ytics out 32\nset size ratio -1\n"
-          << fmt::format("plot '{}' matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n",
-                         dat);
+        const std::string text =
+            "set terminal pngcairo size 900,800\n" + fmt::format("set output '{}'\n", png) +
+            fmt::format("set title \"{}\" noenhanced\n", title) +
+            "set xlabel 'destination GPU'\nset ylabel 'source GPU'\n" +
+            fmt::format("set xrange [-0.5:{}]\nset yrange [{}:-0.5]\n",
+                        tm.Gpus() - 0.5,
+                        tm.Gpus() - 0.5) +
+            "set cblabel 'GB per iteration (log scale, white = none)'\n"
+            "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 "
+            "'#fde725')\n"
+            "set xtics out 32\nset ytics out 32\nset size ratio -1\n" +
+            fmt::format("plot '{}' matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n", dat);
+        WriteTextFile("--png", png, "a path whose .gp next to it is writable", gp, text);
     }
     RenderPlot(gp, dat, png);
 }
@@ -315,15 +313,11 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            std::ofstream f(json);
-            FabricRequire(f.good(), "--json", json, "a writable file path");
-            f << out.dump(2) << "\n";
+            WriteTextFile("--json", json, out.dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            std::ofstream f(csv);
-            FabricRequire(f.good(), "--csv", csv, "a writable file path");
-            f << csvText;
+            WriteTextFile("--csv", csv, csvText);
         }
     }
     catch (const FabricConfigError& e)

@@ -561,10 +561,22 @@ WallSeconds()
 void
 WriteTextFile(const std::string& flag, const std::string& path, const std::string& text)
 {
+    WriteTextFile(flag, path, "a writable file path", path, text);
+}
+
+void
+WriteTextFile(const std::string& flag,
+              const std::string& value,
+              const std::string& allowed,
+              const std::string& path,
+              const std::string& text)
+{
     std::ofstream f(path);
-    FabricRequire(f.good(), flag, path, "a writable file path");
+    FabricRequire(f.good(), flag, value, allowed);
     f << text;
-    FabricRequire(f.good(), flag, path, "a path with room to write");
+    // a text smaller than the stream's buffer reaches the file only here
+    f.close();
+    FabricRequire(!f.fail(), flag, path, "a path with room to write");
 }
 
 bool

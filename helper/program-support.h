@@ -282,11 +282,28 @@ uint64_t PeakRssBytes();
 double WallSeconds();
 
 /**
- * Write a text file (JSON, CSV, a gnuplot script).
+ * Write a text file (JSON, CSV, a gnuplot script), closed and checked: a
+ * path that cannot be opened is "a writable file path", a write that fails
+ * (a full disk) "a path with room to write", both FabricConfigError naming
+ * \p flag and \p path.
  * \param flag the flag that named the path (for the error)
  * \param path the path \param text the contents
  */
 void WriteTextFile(const std::string& flag, const std::string& path, const std::string& text);
+
+/**
+ * Write a text file whose path is derived from a flag's value (a plot's
+ * .dat or .gp next to --png). A path that cannot be opened is refused as
+ * "invalid <flag>: got '<value>', allowed: <allowed>"; a failed write as
+ * with the overload above, naming \p flag and \p path.
+ * \param flag the flag \param value its value \param allowed what the value must allow
+ * \param path the file \param text the contents
+ */
+void WriteTextFile(const std::string& flag,
+                   const std::string& value,
+                   const std::string& allowed,
+                   const std::string& path,
+                   const std::string& text);
 
 /**
  * Render a plot: run gnuplot on a script already written next to its data.

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 namespace
@@ -301,6 +302,61 @@ TEST(Programs, NamesAreCheckedBeforeAnyOutput)
         ASSERT_TRUE(WIFEXITED(status)) << c;
         EXPECT_EQ(WEXITSTATUS(status), 2) << c;
         EXPECT_EQ(Slurp(out), "") << c;
+    }
+}
+
+TEST(Programs, AFullDiskIsNamedNotSilent)
+{
+    // /dev/full opens but refuses every write: the programs used to open
+    // their --json / --csv files by hand, check only the open, and exit 0
+    // with the file cut short (WriteTextFile now closes and checks it)
+    if (access("/dev/full", W_OK) != 0)
+    {
+        GTEST_SKIP() << "no writable /dev/full";
+    }
+
+    struct Case
+    {
+        std::string command;            //!< program and its cheapest arguments
+        std::vector<std::string> flags; //!< its output flags
+    };
+
+    const std::vector<Case> cases = {
+        {"collective-bench --gpus=16 --max-bytes=1024", {"--json", "--csv"}},
+        {"direct-connect-synth --nodes=16 --degree=4", {"--json"}},
+        {"fabric-cost --gpus=1024 --radix=64", {"--json", "--csv"}},
+        {"fabric-routes", {"--json"}},
+        {"failure-study --layers=1 --hidden=256 --seq=64 --micro-batches=1", {"--json"}},
+        {"hb-domain-messages --bytes=100000", {"--json"}},
+        {"hb-domain-sweep --models=gpt3-175b --png=none", {"--json", "--csv"}},
+        {"moe-alltoall --presets=dgx-h100 --gpus=16 --bytes=1048576 --backend=flow", {"--json"}},
+        {"rail-only-vs-fat-tree --quick --backend=flow --png=none", {"--json", "--csv"}},
+        {"traffic-sparsity --png=none", {"--json", "--csv"}},
+        {"bfb-scale --graphs='Hypercube(3)'", {"--json"}},
+        {"flow-scale --workload=phases --gpus=512 --preset=dgx-h100 --topology=rail-only",
+         {"--json"}},
+        // WriteTextFile's earlier users: a JSON smaller than the stream's
+        // buffer reached the disk only when the file closed, unchecked
+        {"fabric-throughput --loop=bare --bare-pending=3 --bare-events=1000", {"--json"}},
+        {"flow-vs-packet --quick --max-bytes=8192", {"--json"}},
+    };
+    for (const auto& c : cases)
+    {
+        for (const auto& flag : c.flags)
+        {
+            const std::string log = ::testing::TempDir() + "full-disk.txt";
+            const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + c.command + " " + flag +
+                                    "=/dev/full > " + log + " 2>&1";
+            const int status = std::system(cmd.c_str());
+            ASSERT_TRUE(WIFEXITED(status)) << cmd;
+            EXPECT_EQ(WEXITSTATUS(status), 2) << cmd;
+            const std::string text = Slurp(log);
+            EXPECT_NE(text.find("invalid " + flag +
+                                ": got '/dev/full', allowed: a path with room to write"),
+                      std::string::npos)
+                << cmd << ":\n"
+                << text;
+        }
     }
 }
 
