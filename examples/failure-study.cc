@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace ns3;
 
@@ -45,6 +46,8 @@ struct Row
     uint64_t relayedPackets{0};
     uint64_t retransmissions{0};
     std::string failure;
+    std::vector<std::string> failedComms; //!< the runner's report, a line per failed comm
+    uint32_t unfinishedRanks{0};          //!< ranks a failure held
 };
 
 /// The job's ranks placed on physical GPUs: rank r on GPU map[r].
@@ -95,6 +98,12 @@ RunOne(const FabricTopology& topo,
                                 t->GetFailureReports().size(),
                                 t->GetFailureReports().front().ToString());
     }
+    std::istringstream lines(runner->GetFailureReport());
+    for (std::string line; std::getline(lines, line);)
+    {
+        r.failedComms.push_back(line);
+    }
+    r.unfinishedRanks = runner->GetUnfinishedRanks().size();
     for (uint32_t g = 0; g < fabric->GetNGpus(); ++g)
     {
         r.relayedPackets += fabric->GetGpu(g)->GetForwardedPackets();
@@ -312,6 +321,11 @@ main(int argc, char* argv[])
             if (!r.complete && !r.failure.empty())
             {
                 fmt::print("{:<15}   {}\n", "", r.failure);
+                for (const std::string& comm : r.failedComms)
+                {
+                    fmt::print("{:<15}   {}\n", "", comm);
+                }
+                fmt::print("{:<15}   {} rank(s) held\n", "", r.unfinishedRanks);
             }
         }
         if (!json.empty())
@@ -340,6 +354,8 @@ main(int argc, char* argv[])
                 o["relayed_packets"] = r.relayedPackets;
                 o["retransmissions"] = r.retransmissions;
                 o["failure"] = r.failure;
+                o["failed_comms"] = r.failedComms;
+                o["unfinished_ranks"] = r.unfinishedRanks;
                 j["rows"].push_back(o);
             }
             WriteTextFile("--json", json, j.dump(2) + "\n");

@@ -512,6 +512,40 @@ TEST(Programs, RailOnlyVsFatTreeRunsJobsWithStagesSmallerThanADomain)
     EXPECT_GT(j["results"][0]["iteration_time_s"].get<double>(), 0);
 }
 
+TEST(Programs, FailureStudyNamesTheCommAFailedGpuHolds)
+{
+    // GPU 9 fails with no remedy: the iteration does not complete, and the
+    // row names the comm it broke (rank 9's TP group) and how many ranks wait
+    const std::string json = ::testing::TempDir() + "failure-study-comms.json";
+    std::remove(json.c_str());
+    const std::string cmd =
+        std::string(GPU_FABRIC_BIN_DIR) +
+        "/failure-study --layers=1 --hidden=256 --seq=64 --micro-batches=1 --json=" + json +
+        " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(Slurp(json));
+    uint32_t failedRows = 0;
+    for (const auto& row : j["rows"])
+    {
+        const auto comms = row["failed_comms"].get<std::vector<std::string>>();
+        const std::string scenario = row["scenario"].get<std::string>();
+        if (row["complete"].get<bool>())
+        {
+            EXPECT_TRUE(comms.empty()) << scenario;
+            EXPECT_EQ(row["unfinished_ranks"].get<uint32_t>(), 0u) << scenario;
+            continue;
+        }
+        ++failedRows;
+        EXPECT_NE(scenario.find("no remedy"), std::string::npos) << scenario;
+        ASSERT_FALSE(comms.empty()) << scenario;
+        EXPECT_NE(comms[0].find("allreduce ring of 8 ranks"), std::string::npos) << comms[0];
+        EXPECT_NE(comms[0].find("GPU 9 down"), std::string::npos) << comms[0];
+        // TP 8 x DP 3: every rank ends up waiting on the broken group
+        EXPECT_EQ(row["unfinished_ranks"].get<uint32_t>(), 24u) << scenario;
+    }
+    EXPECT_EQ(failedRows, 2u); // one per design
+}
+
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
 {
     // wall times and memory differ from run to run; what is simulated must not
