@@ -565,6 +565,26 @@ TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
     }
     // rail-only and the rail-optimized fat-tree take the same time (the paper's result)
     EXPECT_EQ(a[0]["iteration_s"], a[1]["iteration_s"]);
+    // ns-3's default scheduler, unless --SchedulerType says otherwise (the
+    // program used to force the heap, over the flag); the simulation is the same
+    EXPECT_EQ(nlohmann::json::parse(first)["scheduler"], "ns3::MapScheduler");
+    const std::string json = ::testing::TempDir() + "flow-scale-heap.json";
+    std::remove(json.c_str());
+    const std::string cmd =
+        std::string(GPU_FABRIC_BIN_DIR) +
+        "/flow-scale --gpus=1024 --SchedulerType=ns3::HeapScheduler --json=" + json +
+        " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto heap = nlohmann::json::parse(Slurp(json));
+    EXPECT_EQ(heap["scheduler"], "ns3::HeapScheduler");
+    ASSERT_EQ(heap["runs"].size(), 2u);
+    for (size_t i = 0; i < 2; ++i)
+    {
+        for (const char* key : {"iteration_s", "flows", "bytes_delivered"})
+        {
+            EXPECT_EQ(heap["runs"][i][key], a[i][key]) << key;
+        }
+    }
 }
 
 TEST(Benches, FabricThroughputSimulatesTheSamePermutationTwice)
