@@ -73,7 +73,12 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
 {
     FabricRequire(transport != nullptr, "transport", "null", "a Transport");
     m_schedule = std::move(schedule);
-    m_schedule.Validate();
+    // checked and matched in one pass (Validate() then MatchingOps() matched twice)
+    std::vector<std::vector<uint32_t>> match;
+    if (auto issue = m_schedule.FindStructureError(&match))
+    {
+        throw FabricConfigError("schedule " + issue->parameter, issue->value, issue->allowed);
+    }
     m_transport = transport;
     if (auto pt = DynamicCast<PacketTransport>(transport); pt && pt != m_packetTransport)
     {
@@ -89,9 +94,7 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
                       g,
                       fmt::format("a rank of the fabric (below {})", transport->GetNRanks()));
     }
-    m_match = m_schedule.MatchingOps();
     m_ops.assign(n, {});
-    m_depOffset.assign(n, {});
     m_dependents.assign(n, {});
     m_started.assign(n, 0);
     m_ready.assign(n, {});
@@ -104,28 +107,42 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
         const uint32_t ops = m_schedule.NumOps(r);
         m_left[r] = ops;
         m_opsLeft += ops;
-        m_ops[r].assign(ops, OpState());
-        // dependents in CSR form: the ops that wait for op i of rank r
-        std::vector<uint32_t>& offset = m_depOffset[r];
-        offset.assign(ops + 1, 0);
+        std::vector<OpState>& st = m_ops[r];
+        st.assign(ops + 1, OpState());
+        // dependents in CSR form: the ops that wait for op i of rank r are
+        // m_dependents[r][st[i].dependents .. st[i + 1].dependents)
         for (uint32_t i = 0; i < ops; ++i)
         {
+            const CollectiveOp& o = m_schedule.Op(r, i);
+            st[i].peer = o.peer;
+            st[i].partner = match[r][i];
+            st[i].send = o.kind == OpKind::Send;
+            if (o.depCount > kMaxDeps) // (the message is formatted only when thrown)
+            {
+                throw FabricConfigError(fmt::format("schedule rank {} op {} dependencies", r, i),
+                                        std::to_string(o.depCount),
+                                        fmt::format("at most {}", kMaxDeps));
+            }
             for (uint32_t d : m_schedule.Deps(r, i))
             {
-                ++offset[d + 1];
+                ++st[d + 1].dependents;
             }
         }
         for (uint32_t i = 0; i < ops; ++i)
         {
-            offset[i + 1] += offset[i];
+            st[i + 1].dependents += st[i].dependents;
         }
-        std::vector<uint32_t> fill(offset.begin(), offset.end() - 1);
-        m_dependents[r].assign(offset[ops], 0);
+        std::vector<uint32_t> fill(ops);
+        for (uint32_t i = 0; i < ops; ++i)
+        {
+            fill[i] = st[i].dependents;
+        }
+        m_dependents[r].assign(st[ops].dependents, 0);
         for (uint32_t i = 0; i < ops; ++i)
         {
             for (uint32_t d : m_schedule.Deps(r, i))
             {
-                ++m_ops[r][i].waiting;
+                ++st[i].waiting;
                 m_dependents[r][fill[d]++] = i;
             }
         }
@@ -196,23 +213,27 @@ CollectiveRun::DepsMet(uint32_t rank, uint32_t op)
 {
     OpState& st = m_ops[rank][op];
     st.depsMet = true;
-    const CollectiveOp& o = m_schedule.Op(rank, op);
-    const uint32_t partner = m_match[rank][op];
-    OpState& other = m_ops[o.peer][partner];
-    if (o.kind == OpKind::Send)
+    if (st.send)
     {
-        if (!m_rendezvous || other.depsMet)
+        if (!m_rendezvous || m_ops[st.peer][st.partner].depsMet)
         {
             Ready(rank, op);
         }
+        return;
     }
-    else if (st.arrived)
+    if (st.arrived)
     {
         CompleteOp(rank, op);
+        return;
     }
-    else if (m_rendezvous && other.depsMet && !other.issued)
+    if (!m_rendezvous)
     {
-        Ready(o.peer, partner); // the sender was waiting for this receive to be posted
+        return;
+    }
+    const OpState& sender = m_ops[st.peer][st.partner];
+    if (sender.depsMet && !sender.issued)
+    {
+        Ready(st.peer, st.partner); // the sender was waiting for this receive to be posted
     }
 }
 
@@ -274,9 +295,10 @@ CollectiveRun::MessageDelivered(uint64_t cookie)
 void
 CollectiveRun::Delivered(uint32_t rank, uint32_t op)
 {
-    const uint32_t peer = m_schedule.Op(rank, op).peer;
-    const uint32_t recv = m_match[rank][op];
-    m_ops[rank][op].message = kNoMessage;
+    OpState& send = m_ops[rank][op];
+    const uint32_t peer = send.peer;
+    const uint32_t recv = send.partner;
+    send.message = kNoMessage;
     CompleteOp(rank, op);
     OpState& st = m_ops[peer][recv];
     st.arrived = true;
@@ -296,11 +318,12 @@ CollectiveRun::CompleteOp(uint32_t rank, uint32_t op)
         m_rankFinish[rank] = Simulator::Now();
         m_rankCompleteTrace(rank, Simulator::Now());
     }
-    const auto& offset = m_depOffset[rank];
-    for (uint32_t k = offset[op]; k < offset[op + 1]; ++k)
+    std::vector<OpState>& ops = m_ops[rank];
+    const uint32_t* dependents = m_dependents[rank].data();
+    for (uint32_t k = ops[op].dependents; k < ops[op + 1].dependents; ++k)
     {
-        const uint32_t next = m_dependents[rank][k];
-        if (--m_ops[rank][next].waiting == 0 && m_started[rank])
+        const uint32_t next = dependents[k];
+        if (--ops[next].waiting == 0 && m_started[rank] != 0)
         {
             DepsMet(rank, next);
         }
@@ -376,7 +399,7 @@ CollectiveRun::MessageFailed(const PacketTransport::MessageReport& report)
         {
             continue;
         }
-        for (uint32_t op = 0; op < m_ops[r].size(); ++op)
+        for (uint32_t op = 0; op < m_schedule.NumOps(r); ++op)
         {
             if (m_ops[r][op].message != report.messageId)
             {
