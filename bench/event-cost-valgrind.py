@@ -46,9 +46,10 @@ def cache_spec(text, flag):
         ok = (line >= 16 and power_of_two(line) and size % (ways * line) == 0
               and power_of_two(size // (ways * line)))
     if not ok:
-        fail(f"invalid {flag}: got '{text}', allowed: size,ways,line in bytes with the line a "
-             "power of two of 16 or more and size / (ways x line) a power of two, e.g. "
-             "1048576,8,64")
+        example = "49152,12,64" if flag.startswith("--d1") else "1048576,8,64"
+        fail(f"invalid {flag}: got '{text}', allowed: 'machine', or size,ways,line in bytes with "
+             "the line a power of two of 16 or more and size / (ways x line) a power of two, e.g. "
+             f"{example}")
     return text
 
 
@@ -65,8 +66,9 @@ def machine_cache(cache_dir, level, kinds, flag):
     Linux describes it under cache_dir (index0, index1, ...)."""
     try:
         entries = sorted(e for e in os.listdir(cache_dir) if e.startswith("index"))
-    except OSError:
-        entries = []
+    except OSError as e:
+        fail(f"invalid {flag}: got 'machine', but --cpu-cache-dir {cache_dir} cannot be read "
+             f"({e.strerror}); allowed: size,ways,line in bytes")
     for entry in entries:
         def read(name):
             try:
@@ -78,8 +80,11 @@ def machine_cache(cache_dir, level, kinds, flag):
             continue
         size, ways, line = parse_size(read("size")), read("ways_of_associativity"), read(
             "coherency_line_size")
-        if size and ways.isdigit() and line.isdigit():
-            return cache_spec(f"{size},{ways},{line}", f"{flag} (machine: {cache_dir}/{entry})")
+        if not (size and ways.isdigit() and line.isdigit()):
+            fail(f"invalid {flag}: got 'machine', but {cache_dir}/{entry} has no readable size, "
+                 f"ways_of_associativity and coherency_line_size (read '{read('size')}', '{ways}', "
+                 f"'{line}'); allowed: size,ways,line in bytes")
+        return cache_spec(f"{size},{ways},{line}", f"{flag} (machine: {cache_dir}/{entry})")
     fail(f"invalid {flag}: got 'machine', but {cache_dir} describes no level-{level} "
          f"{' or '.join(kinds).lower()} cache; allowed: size,ways,line in bytes, e.g. "
          "1048576,8,64")

@@ -46,8 +46,8 @@ struct Row
     uint64_t relayedPackets{0};
     uint64_t retransmissions{0};
     std::string failure;
-    std::vector<std::string> failedComms; //!< the runner's report, a line per failed comm
-    uint32_t unfinishedRanks{0};          //!< ranks a failure held
+    std::vector<std::string> failedComms;  //!< the runner's report, a line per failed comm
+    std::vector<uint32_t> unfinishedRanks; //!< ranks a failure held
 };
 
 /// The job's ranks placed on physical GPUs: rank r on GPU map[r].
@@ -103,7 +103,7 @@ RunOne(const FabricTopology& topo,
     {
         r.failedComms.push_back(line);
     }
-    r.unfinishedRanks = runner->GetUnfinishedRanks().size();
+    r.unfinishedRanks = runner->GetUnfinishedRanks();
     for (uint32_t g = 0; g < fabric->GetNGpus(); ++g)
     {
         r.relayedPackets += fabric->GetGpu(g)->GetForwardedPackets();
@@ -325,7 +325,7 @@ main(int argc, char* argv[])
                 {
                     fmt::print("{:<15}   {}\n", "", comm);
                 }
-                fmt::print("{:<15}   {} rank(s) held\n", "", r.unfinishedRanks);
+                fmt::print("{:<15}   {} rank(s) held\n", "", r.unfinishedRanks.size());
             }
         }
         if (!json.empty())

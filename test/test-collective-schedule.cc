@@ -974,6 +974,21 @@ TEST(ScheduleJson, RoundTrip)
     all[3].Save(path);
     ExpectSameSchedule(all[3], CollectiveSchedule::Load(path));
     std::remove(path.c_str());
+    // a full disk is named, not silent (a small file is written at close)
+    if (std::FILE* f = std::fopen("/dev/full", "w"))
+    {
+        std::fclose(f);
+        try
+        {
+            all[3].Save("/dev/full");
+            ADD_FAILURE() << "Save to /dev/full did not throw";
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find("a path with room to write"), std::string::npos)
+                << e.what();
+        }
+    }
 }
 
 TEST(ScheduleJson, DocumentedFormat)

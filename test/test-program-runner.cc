@@ -177,6 +177,56 @@ TEST_F(ProgramRunnerTest, AFailedCommIsReportedWithItsLabelAndTheRanksItHolds)
     fabric->Dispose();
 }
 
+TEST_F(ProgramRunnerTest, ADisposedOrDroppedRunnerHearsNoMoreFromItsRuns)
+{
+    // the transport holds a run while its messages are in flight, so runs
+    // outlive a runner that is disposed or that nobody holds; they must not
+    // call it then (under the sanitizers a freed runner would be a
+    // use after free)
+    // ranks 0-3: tp-a, then tp-a2; ranks 4-7: tp-b, which GPU 5's failure breaks
+    ParallelProgram prog;
+    prog.ranks = 8;
+    prog.tasks.resize(8);
+    prog.comms.push_back({"allreduce", "ring", {0, 1, 2, 3}, 64 << 20, 0, 0, "tp-a"});
+    prog.comms.push_back({"allreduce", "ring", {4, 5, 6, 7}, 64 << 20, 0, 0, "tp-b"});
+    prog.comms.push_back({"allreduce", "ring", {0, 1, 2, 3}, 1 << 20, 0, 0, "tp-a2"});
+    for (uint32_t r = 0; r < 8; ++r)
+    {
+        prog.tasks[r].push_back({ProgramTask::Kind::Comm, 0, r < 4 ? 0u : 1u, {}});
+        if (r < 4)
+        {
+            prog.tasks[r].push_back({ProgramTask::Kind::Comm, 0, 2, {0}});
+        }
+    }
+
+    // disposed while both comms are in flight, before GPU 5 fails
+    Ptr<Fabric> fabric = Domain8();
+    FaultHelper(fabric).GpuDown(5, MicroSeconds(20));
+    auto runner = CreateObject<ProgramRunner>();
+    runner->Setup(prog, fabric->GetTransport());
+    Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+    Simulator::Schedule(MicroSeconds(10), &ProgramRunner::Dispose, runner);
+    Simulator::Run();
+    EXPECT_FALSE(runner->IsFailed()); // tp-b failed after the dispose
+    EXPECT_FALSE(runner->IsComplete());
+    const uint64_t delivered = fabric->GetTransport()->GetTotals().bytesDelivered;
+    fabric->Dispose();
+    Simulator::Destroy();
+
+    // dropped: the Start event held the last reference
+    fabric = Domain8();
+    FaultHelper(fabric).GpuDown(5, MicroSeconds(20));
+    runner = CreateObject<ProgramRunner>();
+    runner->Setup(prog, fabric->GetTransport());
+    Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+    runner = nullptr;
+    Simulator::Run();
+    // tp-a ran to its end without its runner (tp-a2 is never started); the
+    // same bytes as the disposed runner's run
+    EXPECT_EQ(fabric->GetTransport()->GetTotals().bytesDelivered, delivered);
+    fabric->Dispose();
+}
+
 TEST_F(ProgramRunnerTest, MalformedProgramsAreRejected)
 {
     ParallelProgram prog;

@@ -1041,7 +1041,9 @@ CollectiveSchedule::Save(const std::string& path) const
     std::ofstream out(path);
     FabricRequire(static_cast<bool>(out), "schedule file", path, "a writable path");
     out << ToJsonString(1) << "\n";
-    FabricRequire(static_cast<bool>(out), "schedule file", path, "a writable path");
+    // a text smaller than the stream's buffer reaches the file only at close
+    out.close();
+    FabricRequire(!out.fail(), "schedule file", path, "a path with room to write");
 }
 
 CollectiveSchedule

@@ -99,9 +99,34 @@ ProgramRunner::GetTypeId()
 
 ProgramRunner::ProgramRunner() = default;
 
+ProgramRunner::~ProgramRunner()
+{
+    // a runner nobody holds (StartProgram's result dropped) is freed while
+    // its runs go on
+    DisconnectRuns();
+}
+
+void
+ProgramRunner::DisconnectRuns()
+{
+    for (uint32_t c = 0; c < m_runs.size(); ++c)
+    {
+        if (m_runs[c])
+        {
+            m_runs[c]->TraceDisconnectWithoutContext(
+                "RankComplete",
+                MakeCallback(&ProgramRunner::CommRankDone, this, c));
+            m_runs[c]->TraceDisconnectWithoutContext(
+                "Failed",
+                MakeCallback(&ProgramRunner::CommFailed, this, c));
+        }
+    }
+}
+
 void
 ProgramRunner::DoDispose()
 {
+    DisconnectRuns();
     m_transport = nullptr;
     m_runs.clear();
     m_done = CompletionCallback();
@@ -118,6 +143,7 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
                   "program ranks",
                   program.ranks,
                   fmt::format("at most the transport's {} ranks", transport->GetNRanks()));
+    DisconnectRuns(); // a second Setup: the first program's runs no longer report here
     m_program = std::move(program);
     m_transport = transport;
     const uint32_t n = m_program.ranks;

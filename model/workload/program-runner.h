@@ -84,6 +84,7 @@ class ProgramRunner : public Object
     /// \return the TypeId
     static TypeId GetTypeId();
     ProgramRunner();
+    ~ProgramRunner() override;
 
     /**
      * \param program the programs (validated)
@@ -129,7 +130,11 @@ class ProgramRunner : public Object
     const std::string& GetFailureReport() const;
     /// \return the indices of the failed comms, in the order they failed
     const std::vector<uint32_t>& GetFailedComms() const;
-    /// \return the ranks with tasks left (after a failure: the ranks it holds)
+    /**
+     * \return the ranks with tasks left when called: after a run that ended
+     * because no event was left, the ranks a failure holds; after a
+     * Simulator::Stop(), also those that had not finished yet
+     */
     std::vector<uint32_t> GetUnfinishedRanks() const;
 
     /**
@@ -146,6 +151,9 @@ class ProgramRunner : public Object
     void Ready(uint32_t rank, uint32_t task);
     void TaskDone(uint32_t rank, uint32_t task);
     void CommRankDone(uint32_t comm, uint32_t local, Time when);
+    /// Stop listening to the runs (they can outlive the runner: the
+    /// transport holds a run while its messages are in flight).
+    void DisconnectRuns();
     /// The run of \p comm reported its first failed message.
     void CommFailed(uint32_t comm, Ptr<const CollectiveRun> run, const std::string& report);
 
