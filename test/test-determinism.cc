@@ -29,6 +29,18 @@ Slurp(const std::string& path)
     return s.str();
 }
 
+/// Run `program args --json=<file>` once (it must exit 0); return the JSON.
+nlohmann::json
+RunJson(const std::string& programAndArgs, const std::string& tag)
+{
+    const std::string json = ::testing::TempDir() + tag + ".json";
+    std::remove(json.c_str());
+    const std::string cmd =
+        std::string(GPU_FABRIC_BIN_DIR) + "/" + programAndArgs + " --json=" + json + " > /dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return nlohmann::json::parse(Slurp(json), nullptr, false);
+}
+
 /// Run `program args --json=<file>` twice; return the two JSON texts.
 std::pair<std::string, std::string>
 RunTwice(const std::string& program, const std::string& args, const std::string& tag)
@@ -500,14 +512,9 @@ TEST(Programs, RailOnlyVsFatTreeRunsJobsWithStagesSmallerThanADomain)
     // PP 4 on 16 DGX GPUs: stages of 4 GPUs, two per HB domain. The
     // simulation runs; Eq. 1 (whole domains) is reported as not applying
     // (null) instead of failing the run with an error about K.
-    const std::string json = ::testing::TempDir() + "small-stages.json";
-    std::remove(json.c_str());
-    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
-                            "/rail-only-vs-fat-tree --quick --gpus=16 --tp=1 --pp=4 --png=none "
-                            "--json=" +
-                            json + " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const auto j = nlohmann::json::parse(Slurp(json));
+    const auto j =
+        RunJson("rail-only-vs-fat-tree --quick --gpus=16 --tp=1 --pp=4 --png=none", "small-stages");
+    ASSERT_TRUE(j.is_object());
     ASSERT_FALSE(j["results"].empty());
     EXPECT_TRUE(j["results"][0]["analytical_time_s"].is_null());
     EXPECT_GT(j["results"][0]["iteration_time_s"].get<double>(), 0);
@@ -517,14 +524,9 @@ TEST(Programs, FailureStudyNamesTheCommAFailedGpuHolds)
 {
     // GPU 9 fails with no remedy: the iteration does not complete, and the
     // row names the comm it broke (rank 9's TP group) and how many ranks wait
-    const std::string json = ::testing::TempDir() + "failure-study-comms.json";
-    std::remove(json.c_str());
-    const std::string cmd =
-        std::string(GPU_FABRIC_BIN_DIR) +
-        "/failure-study --layers=1 --hidden=256 --seq=64 --micro-batches=1 --json=" + json +
-        " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const auto j = nlohmann::json::parse(Slurp(json));
+    const auto j =
+        RunJson("failure-study --layers=1 --hidden=256 --seq=64 --micro-batches=1", "fs-comms");
+    ASSERT_TRUE(j.is_object());
     uint32_t failedRows = 0;
     for (const auto& row : j["rows"])
     {
@@ -574,14 +576,9 @@ TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
     // ns-3's default scheduler, unless --SchedulerType says otherwise (the
     // program used to force the heap, over the flag); the simulation is the same
     EXPECT_EQ(nlohmann::json::parse(first)["scheduler"], "ns3::MapScheduler");
-    const std::string json = ::testing::TempDir() + "flow-scale-heap.json";
-    std::remove(json.c_str());
-    const std::string cmd =
-        std::string(GPU_FABRIC_BIN_DIR) +
-        "/flow-scale --gpus=1024 --SchedulerType=ns3::HeapScheduler --json=" + json +
-        " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const auto heap = nlohmann::json::parse(Slurp(json));
+    const auto heap =
+        RunJson("flow-scale --gpus=1024 --SchedulerType=ns3::HeapScheduler", "flow-scale-heap");
+    ASSERT_TRUE(heap.is_object());
     EXPECT_EQ(heap["scheduler"], "ns3::HeapScheduler");
     ASSERT_EQ(heap["runs"].size(), 2u);
     for (size_t i = 0; i < 2; ++i)
