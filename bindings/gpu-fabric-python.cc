@@ -772,7 +772,22 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def("GetFailedComms", &ProgramRunner::GetFailedComms, "Failed comms, in order")
         .def("GetUnfinishedRanks",
              &ProgramRunner::GetUnfinishedRanks,
-             "Ranks with tasks left (after a failure: those it holds)");
+             "Ranks with tasks left when called (after a failure and a run with no event left: "
+             "those it holds)")
+        .def(
+            "SetFailureCallback",
+            [](ProgramRunner& runner, const py::object& failed) {
+                const auto f = Hold(failed);
+                runner.SetFailureCallback(
+                    f ? ProgramRunner::FailureCallback(
+                            [f](Ptr<ProgramRunner> r, const std::string& report) {
+                                (*f)(r, report);
+                            })
+                      : ProgramRunner::FailureCallback());
+            },
+            py::arg("failed"),
+            "failed(runner, report) is called once, at the first failed comm; "
+            "Simulator.Stop(0) there ends the run");
     m.def(
         "StartProgram",
         [](const IterationProgram& ip, const Ptr<Transport>& transport) {

@@ -308,6 +308,18 @@ gf.Simulator.Run()
 result = (runner.IsComplete(), runner.IsFailed(), runner.GetFailureReport(),
           runner.GetFailedComms(), runner.GetUnfinishedRanks())
 gf.Simulator.Destroy()
+# again, told at the first failure, which stops the run there
+fabric = gf.FabricHelper().Install(gf.BuildRailOnly(dgx16()))
+gf.FaultHelper(fabric).GpuDown(3, 20e-6)
+runner = gf.StartProgram(program, fabric.GetTransport())
+told = []
+def failed(r, report):
+    told.append((report, r.GetFailedComms(), gf.Simulator.Now()))
+    gf.Simulator.Stop(0)
+runner.SetFailureCallback(failed)
+gf.Simulator.Run()
+stopped_at = gf.Simulator.Now()
+gf.Simulator.Destroy()
 )py");
     const LlmModel model = LlmModel::Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024);
     const Parallelism par(16, 8, 8, 1, 2, 1, 2, 4);
@@ -329,6 +341,14 @@ gf.Simulator.Destroy()
     EXPECT_EQ(std::get<2>(got), runner->GetFailureReport());
     EXPECT_EQ(std::get<3>(got), runner->GetFailedComms());
     EXPECT_EQ(std::get<4>(got), runner->GetUnfinishedRanks());
+    // the callback: once, with the first failed comm's line, and Stop() ends the run there
+    const auto told =
+        py["told"].cast<std::vector<std::tuple<std::string, std::vector<uint32_t>, double>>>();
+    ASSERT_EQ(told.size(), 1u);
+    const std::string& all = runner->GetFailureReport();
+    EXPECT_EQ(std::get<0>(told[0]), all.substr(0, all.find('\n')));
+    EXPECT_EQ(std::get<1>(told[0]), std::vector<uint32_t>{runner->GetFailedComms().front()});
+    EXPECT_EQ(py["stopped_at"].cast<double>(), std::get<2>(told[0]));
     // the TP group of GPU 3 (ranks 0-7) cannot finish
     const auto unfinished = runner->GetUnfinishedRanks();
     for (uint32_t r = 0; r < 8; ++r)
