@@ -29,34 +29,32 @@ Slurp(const std::string& path)
     return s.str();
 }
 
-/// Run `program args --json=<file>` once (it must exit 0); return the JSON.
-nlohmann::json
-RunJson(const std::string& programAndArgs, const std::string& tag)
+/// Run `program args --json=<TempDir()/tag.json>` once (it must exit 0);
+/// return the file's text (empty if it wrote none).
+std::string
+RunJsonText(const std::string& programAndArgs, const std::string& tag)
 {
     const std::string json = ::testing::TempDir() + tag + ".json";
     std::remove(json.c_str());
     const std::string cmd =
         std::string(GPU_FABRIC_BIN_DIR) + "/" + programAndArgs + " --json=" + json + " > /dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    return nlohmann::json::parse(Slurp(json), nullptr, false);
+    return Slurp(json);
+}
+
+/// RunJsonText() parsed (a discarded value if the program wrote no JSON).
+nlohmann::json
+RunJson(const std::string& programAndArgs, const std::string& tag)
+{
+    return nlohmann::json::parse(RunJsonText(programAndArgs, tag), nullptr, false);
 }
 
 /// Run `program args --json=<file>` twice; return the two JSON texts.
 std::pair<std::string, std::string>
 RunTwice(const std::string& program, const std::string& args, const std::string& tag)
 {
-    std::string out[2];
-    for (int i = 0; i < 2; ++i)
-    {
-        const std::string json =
-            ::testing::TempDir() + tag + "-determinism-" + std::to_string(i) + ".json";
-        std::remove(json.c_str());
-        const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + program + " " + args +
-                                " --json=" + json + " > /dev/null";
-        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-        out[i] = Slurp(json);
-    }
-    return {out[0], out[1]};
+    const std::string run = program + " " + args;
+    return {RunJsonText(run, tag + "-determinism-0"), RunJsonText(run, tag + "-determinism-1")};
 }
 
 struct Case
@@ -380,13 +378,8 @@ TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
     // reverse graph, T_B 1181/800) plus its allgather (1196/800), not twice
     // the allgather (2.99). The double binary tree's busiest port carries M
     // at d = 3 (T_B = 3, not d/2 = 1.5, under the 2(N-1)/N bound).
-    const std::string json = ::testing::TempDir() + "dc-synth-1200.json";
-    std::remove(json.c_str());
-    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
-                            "/direct-connect-synth --nodes=1200 --degree=3 --json=" + json +
-                            " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const auto j = nlohmann::json::parse(Slurp(json));
+    const auto j = RunJson("direct-connect-synth --nodes=1200 --degree=3", "dc-synth-1200");
+    ASSERT_TRUE(j.is_object());
     ASSERT_EQ(j["chosen"]["name"], "L(GenKautz(3,400))");
     ASSERT_EQ(j["baselines"].size(), 3u);
     EXPECT_EQ(j["baselines"][0]["name"], "BFB L(GenKautz(3,400))");
@@ -407,14 +400,9 @@ TEST(Programs, CollectiveBenchSizesAreWholeCountsAndDirectConnectTakesTheGraphsG
     // 24 ranks: allgather sizes are whole 4-byte elements per rank, so the
     // default --min-bytes (1024) rounds up to 1056 = 11 x 96 and the count
     // column times 96 is the simulated size
-    const std::string json = ::testing::TempDir() + "bench-sizes.json";
-    std::remove(json.c_str());
-    std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
-                      "/collective-bench --collective=allgather --gpus=24 --max-bytes=4224 "
-                      "--json=" +
-                      json + " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    nlohmann::json j = nlohmann::json::parse(Slurp(json));
+    nlohmann::json j = RunJson("collective-bench --collective=allgather --gpus=24 --max-bytes=4224",
+                               "bench-sizes");
+    ASSERT_TRUE(j.is_object());
     ASSERT_EQ(j["results"].size(), 3u) << j.dump();
     for (size_t i = 0; i < 3; ++i)
     {
@@ -422,13 +410,10 @@ TEST(Programs, CollectiveBenchSizesAreWholeCountsAndDirectConnectTakesTheGraphsG
         EXPECT_EQ(j["results"][i]["count"].get<uint64_t>(), 11u << i);
     }
     // --gpus equal to the graph's node count is accepted
-    std::remove(json.c_str());
-    cmd = std::string(GPU_FABRIC_BIN_DIR) +
-          "/collective-bench --topology=direct-connect --graph='Hypercube(3)' --gpus=8 "
-          "--max-bytes=1024 --json=" +
-          json + " > /dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    j = nlohmann::json::parse(Slurp(json));
+    j = RunJson("collective-bench --topology=direct-connect --graph='Hypercube(3)' --gpus=8 "
+                "--max-bytes=1024",
+                "bench-sizes");
+    ASSERT_TRUE(j.is_object());
     EXPECT_EQ(j["gpus"].get<uint32_t>(), 8u);
 }
 
@@ -444,17 +429,13 @@ TEST(Programs, CollectiveBenchRowsDoNotDependOnTheSizesBeforeThem)
         double time[2] = {0, 0};
         for (int alone = 0; alone < 2; ++alone)
         {
-            const std::string json =
-                ::testing::TempDir() + "bench-history-" + backend + std::to_string(alone) + ".json";
-            std::remove(json.c_str());
-            const std::string cmd =
-                std::string(GPU_FABRIC_BIN_DIR) +
-                "/collective-bench --topology=fat-tree --gpus=32 --radix=8 "
-                "--collective=alltoall --algorithm=direct --max-bytes=4194304 --backend=" +
-                backend + (alone ? " --min-bytes=4194304" : " --min-bytes=1048576") +
-                " --json=" + json + " > /dev/null";
-            ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-            const auto j = nlohmann::json::parse(Slurp(json));
+            const auto j =
+                RunJson("collective-bench --topology=fat-tree --gpus=32 --radix=8 "
+                        "--collective=alltoall --algorithm=direct "
+                        "--max-bytes=4194304 --backend=" +
+                            backend + (alone ? " --min-bytes=4194304" : " --min-bytes=1048576"),
+                        "bench-history-" + backend + std::to_string(alone));
+            ASSERT_TRUE(j.is_object());
             ASSERT_EQ(j["results"].size(), alone ? 1u : 3u) << j.dump();
             ASSERT_EQ(j["results"].back()["bytes"].get<uint64_t>(), 4194304u);
             time[alone] = j["results"].back()["time_s"].get<double>();
@@ -722,12 +703,8 @@ TEST(Benches, EventCostValgrindCountsEachLoopInsideRunOnly)
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
     const auto j = nlohmann::json::parse(Slurp(json));
     // the fabric loop is the one fabric-throughput --hosts=16 runs
-    const std::string plain = ::testing::TempDir() + "ecv-plain.json";
-    const std::string run = std::string(GPU_FABRIC_BIN_DIR) +
-                            "/fabric-throughput --hosts=16 --loop=fabric --json=" + plain +
-                            " > /dev/null";
-    ASSERT_EQ(std::system(run.c_str()), 0);
-    const auto p = nlohmann::json::parse(Slurp(plain));
+    const auto p = RunJson("fabric-throughput --hosts=16 --loop=fabric", "ecv-plain");
+    ASSERT_TRUE(p.is_object());
     EXPECT_EQ(j["fabric_events"], p["events"]);
     EXPECT_EQ(j["bare_pending"].get<uint64_t>(),
               static_cast<uint64_t>(std::llround(p["mean_pending_events"].get<double>())));
@@ -748,14 +725,8 @@ TEST(Benches, FabricThroughputRunsEachLoopAlone)
 {
     // --loop=fabric simulates what the default run does and measures no bare
     // loop; --loop=bare runs only the bare loop (for a profile of each alone)
-    const std::string dir = ::testing::TempDir();
-    const std::string bin = std::string(GPU_FABRIC_BIN_DIR) + "/fabric-throughput";
-    const auto run = [&](const std::string& args, const std::string& name) {
-        const std::string json = dir + name + ".json";
-        std::remove(json.c_str());
-        const std::string cmd = bin + " " + args + " --json=" + json + " > /dev/null";
-        EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-        return nlohmann::json::parse(Slurp(json));
+    const auto run = [](const std::string& args, const std::string& name) {
+        return nlohmann::json::parse(RunJsonText("fabric-throughput " + args, name));
     };
     const auto both = run("--hosts=16", "loop-both");
     const auto fabric = run("--hosts=16 --loop=fabric", "loop-fabric");
