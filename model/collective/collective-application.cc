@@ -73,12 +73,7 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
 {
     FabricRequire(transport != nullptr, "transport", "null", "a Transport");
     m_schedule = std::move(schedule);
-    // checked and matched in one pass (Validate() then MatchingOps() matched twice)
-    std::vector<std::vector<uint32_t>> match;
-    if (auto issue = m_schedule.FindStructureError(&match))
-    {
-        throw FabricConfigError("schedule " + issue->parameter, issue->value, issue->allowed);
-    }
+    const std::vector<std::vector<uint32_t>> match = m_schedule.ValidatedMatching();
     m_transport = transport;
     if (auto pt = DynamicCast<PacketTransport>(transport); pt && pt != m_packetTransport)
     {

@@ -787,10 +787,18 @@ CollectiveSchedule::FindStructureError(std::vector<std::vector<uint32_t>>* match
 void
 CollectiveSchedule::Validate() const
 {
-    if (auto issue = FindStructureError())
+    ValidatedMatching();
+}
+
+std::vector<std::vector<uint32_t>>
+CollectiveSchedule::ValidatedMatching() const
+{
+    std::vector<std::vector<uint32_t>> partner;
+    if (auto issue = FindStructureError(&partner))
     {
         throw FabricConfigError("schedule " + issue->parameter, issue->value, issue->allowed);
     }
+    return partner;
 }
 
 std::vector<std::vector<uint32_t>>

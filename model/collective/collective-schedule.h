@@ -485,6 +485,12 @@ class CollectiveSchedule
      */
     std::vector<std::vector<uint32_t>> MatchingOps() const;
 
+    /**
+     * \brief Validate() and MatchingOps() in one pass (an executor needs both).
+     * \return per rank, per op, the partner's op index
+     */
+    std::vector<std::vector<uint32_t>> ValidatedMatching() const;
+
     /// \return the schedule as JSON (format in doc/gpu-fabric.rst, "Schedule JSON")
     nlohmann::json ToJson() const;
 
