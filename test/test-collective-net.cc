@@ -4,6 +4,8 @@
 // Collectives on the packet-level fabric: simulated times against the
 // alpha-beta formulas, NVLink busbw, rail-only against rail-optimized,
 // PXN all-to-all overhead, conservation, and concurrent communicators.
+#include "scheduler-env.h"
+
 #include "ns3/collective-helper.h"
 #include "ns3/collective-metrics.h"
 #include "ns3/fabric-error.h"

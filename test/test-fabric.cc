@@ -4,6 +4,7 @@
 // Data-plane tests: closed-form message times, incast fairness and
 // losslessness, conservation, determinism, and rejection of bad input.
 #include "record-now.h"
+#include "scheduler-env.h"
 #include "tshark.h"
 
 #include "ns3/boolean.h"

@@ -5,6 +5,7 @@
 // failed rail switch, failure reports instead of hangs, bit errors with
 // retransmission, and the progress watchdog on a flow-control deadlock.
 #include "record-now.h"
+#include "scheduler-env.h"
 
 #include "ns3/boolean.h"
 #include "ns3/collective-helper.h"

@@ -42,8 +42,12 @@ FabricChannel::GetTypeId()
 
 FabricChannel::FabricChannel()
 {
-    m_dir[0].arrive = Create<FabricRecurringEvent<FabricChannel, &FabricChannel::Arrive<0>>>(this);
-    m_dir[1].arrive = Create<FabricRecurringEvent<FabricChannel, &FabricChannel::Arrive<1>>>(this);
+    m_dir[0].arrive = Create<FabricRecurringEvent<FabricChannel,
+                                                  &FabricChannel::Arrive<0>,
+                                                  &FabricChannel::PrefetchArrive<0>>>(this);
+    m_dir[1].arrive = Create<FabricRecurringEvent<FabricChannel,
+                                                  &FabricChannel::Arrive<1>,
+                                                  &FabricChannel::PrefetchArrive<1>>>(this);
 }
 
 void
@@ -119,6 +123,55 @@ FabricChannel::Arrive()
         return;
     }
     peer->Receive(f.packet, f.meta, f.epoch);
+}
+
+template <uint32_t d>
+void
+FabricChannel::PrefetchArrive(uint32_t stage) const
+{
+    // each stage follows the pointers the stage before brought in
+    const Direction& dir = m_dir[d];
+    if (stage == 1)
+    {
+        FabricPrefetch(&dir, sizeof(Direction));
+        return;
+    }
+    if (dir.wire.empty() || dir.peer == nullptr)
+    {
+        return;
+    }
+    const InFlight& f = dir.wire.front();
+    if (stage == 2)
+    {
+        FabricPrefetch(&f, sizeof(InFlight));
+        dir.peer->PrefetchReceive(1, f.meta);
+        return;
+    }
+    if (stage == 3)
+    {
+        FabricPrefetch(PeekPointer(f.packet), sizeof(Packet));
+    }
+    dir.peer->PrefetchReceive(stage - 1, f.meta);
+}
+
+void
+FabricChannel::PrefetchTransmit(uint32_t end, uint32_t stage) const
+{
+    const Direction& dir = m_dir[end & 1];
+    if (stage == 1)
+    {
+        FabricPrefetch(this, 64);
+        FabricPrefetch(&dir, sizeof(Direction));
+    }
+    else if (stage == 2)
+    {
+        // the slot after the newest packet on the wire, and the event's count
+        if (!dir.wire.empty())
+        {
+            FabricPrefetch(&dir.wire.back(), 2 * sizeof(InFlight));
+        }
+        FabricPrefetch(PeekPointer(dir.arrive), 16);
+    }
 }
 
 bool

@@ -109,6 +109,13 @@ class FabricChannel : public Channel
      */
     Ptr<FabricNetDevice> GetPeer(const FabricNetDevice* sender) const;
 
+    /**
+     * Prefetch what Transmit() from end \p end reads (FabricLookaheadScheduler).
+     * \param end the sending end (FabricNetDevice's channel end)
+     * \param stage 1: this cable's fields, 2: the wire's next slot and event
+     */
+    void PrefetchTransmit(uint32_t end, uint32_t stage) const;
+
     std::size_t GetNDevices() const override;
     Ptr<NetDevice> GetDevice(std::size_t i) const override;
 
@@ -140,6 +147,9 @@ class FabricChannel : public Channel
     /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
     template <uint32_t d>
     void Arrive();
+    /// Stage \p stage of what the next Arrive<d>() reads (FabricRecurringEventBase::Prefetch).
+    template <uint32_t d>
+    void PrefetchArrive(uint32_t stage) const;
     // What a packet's send reads comes first, beside the object's header;
     // then each direction's fields; the rest after.
     Time m_delay;               //!< propagation delay

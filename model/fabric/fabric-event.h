@@ -42,7 +42,34 @@ class FabricRecurringEventBase : public EventImpl
     void Schedule(uint32_t context, const Time& delay)
     {
         Ref(); // the scheduler's reference, released after the occurrence runs
+        // tells a FabricLookaheadScheduler what it is inserting (it checks
+        // the pointer, so an insert of anything else is never mistaken)
+        s_scheduling = this;
         Simulator::ScheduleWithContext(context, delay, this);
+        s_scheduling = nullptr;
+    }
+
+    /**
+     * \return the event whose Schedule() is inserting an occurrence now, if
+     * any (FabricLookaheadScheduler tags it so)
+     */
+    static FabricRecurringEventBase* Scheduling()
+    {
+        return s_scheduling;
+    }
+
+    /**
+     * Prefetch what the next occurrence will read (FabricLookaheadScheduler).
+     * Stage 1 may read only this event; stage k may read what stages below k
+     * prefetched. Nothing here may change state.
+     * \param stage the stage, from 1
+     */
+    void Prefetch(uint32_t stage) const
+    {
+        if (!m_detached)
+        {
+            DoPrefetch(stage);
+        }
     }
 
     /// Pending occurrences no longer call the owner.
@@ -52,16 +79,39 @@ class FabricRecurringEventBase : public EventImpl
     }
 
   protected:
+    /// \copydoc Prefetch
+    virtual void DoPrefetch(uint32_t stage) const = 0;
+
     bool m_detached{false}; //!< the owner is gone
+
+  private:
+    static inline FabricRecurringEventBase* s_scheduling{nullptr}; //!< see Scheduling()
 };
+
+/**
+ * Prefetch the cache lines of [p, p + bytes) for reading.
+ * \param p the first byte
+ * \param bytes how many
+ */
+inline void
+FabricPrefetch(const void* p, std::size_t bytes = 1)
+{
+    const auto* c = static_cast<const char*>(p);
+    for (std::size_t i = 0; i < bytes; i += 64)
+    {
+        __builtin_prefetch(c + i);
+    }
+    __builtin_prefetch(c + bytes - 1);
+}
 
 /**
  * \ingroup gpu-fabric
  * \brief A FabricRecurringEventBase that calls one member function.
  * \tparam T the owner
  * \tparam F the member function each occurrence calls
+ * \tparam P the owner's prefetch of stage k for F (see Prefetch), or none
  */
-template <typename T, void (T::*F)()>
+template <typename T, void (T::*F)(), void (T::*P)(uint32_t) const = nullptr>
 class FabricRecurringEvent : public FabricRecurringEventBase
 {
   public:
@@ -77,6 +127,18 @@ class FabricRecurringEvent : public FabricRecurringEventBase
         if (!m_detached)
         {
             (m_owner->*F)();
+        }
+    }
+
+    void DoPrefetch(uint32_t stage) const override
+    {
+        if constexpr (P != nullptr)
+        {
+            (m_owner->*P)(stage);
+        }
+        else if (stage == 1)
+        {
+            __builtin_prefetch(m_owner);
         }
     }
 

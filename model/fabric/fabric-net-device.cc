@@ -142,8 +142,9 @@ FabricNetDevice::GetTypeId()
 }
 
 FabricNetDevice::FabricNetDevice()
-    : m_txDone(
-          Create<FabricRecurringEvent<FabricNetDevice, &FabricNetDevice::TransmitComplete>>(this)),
+    : m_txDone(Create<FabricRecurringEvent<FabricNetDevice,
+                                           &FabricNetDevice::TransmitComplete,
+                                           &FabricNetDevice::PrefetchTransmitComplete>>(this)),
       m_bitRate(DataRate("100Gbps").GetBitRate()),
       m_rate("100Gbps"),
       m_address(Mac48Address::Allocate())
@@ -647,6 +648,120 @@ FabricNetDevice::TransmitComplete()
     if (!m_txReady.IsNull() && m_queuedFrames.size() <= 1 && !m_txPaused)
     {
         m_txReady(this);
+    }
+}
+
+void
+FabricNetDevice::PrefetchTransmitComplete(uint32_t stage) const
+{
+    switch (stage)
+    {
+    case 1:
+        PrefetchEnqueue(1);
+        break;
+    case 2:
+    case 3:
+        // the frame to send: its ring slot, its input port, the queue's head
+        if (!m_queuedFrames.empty())
+        {
+            const QueuedFrame& front = m_queuedFrames.front();
+            if (stage == 2)
+            {
+                FabricPrefetch(&front, sizeof(QueuedFrame));
+            }
+            else if (front.ingress != nullptr)
+            {
+                FabricPrefetch(reinterpret_cast<const char*>(front.ingress) + 32, 32);
+            }
+        }
+        PrefetchQueue(stage - 1);
+        if (m_channel)
+        {
+            m_channel->PrefetchTransmit(m_channelEnd, stage - 1);
+        }
+        break;
+    default:
+        PrefetchQueue(stage - 1);
+    }
+}
+
+namespace
+{
+/// Reads a Queue<Packet>'s container, which ns-3 keeps protected, to
+/// prefetch its head (the pointer to member is named through a derived class).
+struct QueueContainerPeek : Queue<Packet>
+{
+    static const auto& Of(const Queue<Packet>& q)
+    {
+        return (q.*(&QueueContainerPeek::GetContainer))();
+    }
+};
+} // namespace
+
+void
+FabricNetDevice::PrefetchQueue(uint32_t stage) const
+{
+    if (!m_queue)
+    {
+        return;
+    }
+    if (stage == 1)
+    {
+        FabricPrefetch(PeekPointer(m_queue), sizeof(Queue<Packet>));
+        return;
+    }
+    const auto& packets = QueueContainerPeek::Of(*m_queue);
+    if (packets.empty())
+    {
+        return;
+    }
+    if (stage == 2)
+    {
+        // the list node: its address is the head's, read from the list
+        FabricPrefetch(&packets.front(), sizeof(Ptr<Packet>));
+    }
+    else if (stage == 3)
+    {
+        FabricPrefetch(PeekPointer(packets.front()), sizeof(Packet));
+    }
+}
+
+void
+FabricNetDevice::PrefetchEnqueue(uint32_t stage) const
+{
+    if (stage == 1)
+    {
+        // the output port's fields and the counters (see the layout note)
+        const auto* first = reinterpret_cast<const char*>(this) + 32;
+        FabricPrefetch(first, reinterpret_cast<const char*>(&m_stats) + 64 - first);
+        return;
+    }
+    if (m_channel)
+    {
+        m_channel->PrefetchTransmit(m_channelEnd, stage - 1);
+    }
+    if (stage == 2 && (m_txEventPending || m_txPaused || !m_queuedFrames.empty()))
+    {
+        // a busy port queues the frame
+        PrefetchQueue(1);
+        if (!m_queuedFrames.empty())
+        {
+            FabricPrefetch(&m_queuedFrames.back(), 2 * sizeof(QueuedFrame));
+        }
+    }
+}
+
+void
+FabricNetDevice::PrefetchReceive(uint32_t stage, const FabricFrameMeta& meta) const
+{
+    if (stage == 1)
+    {
+        FabricPrefetch(reinterpret_cast<const char*>(this) + 32, 32);
+        FabricPrefetch(&m_stats, 64);
+    }
+    else if (m_fabricNode != nullptr && meta.hasHeader)
+    {
+        m_fabricNode->PrefetchForward(stage - 1, meta.header);
     }
 }
 

@@ -199,6 +199,21 @@ class FabricNetDevice : public NetDevice
     /// \return the counters
     const Stats& GetStats() const;
 
+    /**
+     * Stage \p stage of what receiving a frame reads, then forwarding it
+     * (FabricLookaheadScheduler; stage 1: this port's fields).
+     * \param stage the stage
+     * \param meta the frame's header data
+     */
+    void PrefetchReceive(uint32_t stage, const FabricFrameMeta& meta) const;
+
+    /**
+     * Stage \p stage of what queueing a frame here reads (stage 1: this
+     * port's fields, 2: its cable and queue, 3: the cable's slot and event).
+     * \param stage the stage
+     */
+    void PrefetchEnqueue(uint32_t stage) const;
+
     /// \return the owner if it is a FabricNode, else nullptr (cheap: no Ptr)
     FabricNode* GetFabricNode() const
     {
@@ -290,6 +305,10 @@ class FabricNetDevice : public NetDevice
         FabricNetDevice* ingress{nullptr}; //!< input port charged for it, or nullptr
     };
 
+    /// Stage \p stage of what the next TransmitComplete() reads.
+    void PrefetchTransmitComplete(uint32_t stage) const;
+    /// Stage \p stage of what dequeuing reads (1: the queue, 2: its head, 3: the packet).
+    void PrefetchQueue(uint32_t stage) const;
     /// Queue \p p (MacTx fired by the caller).
     bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
     /// A frame for a plain ns-3 node: strip its Ethernet II header, hand it up.

@@ -178,6 +178,39 @@ FabricNode::SelectPort(const FabricHeaderData& h) const
     return PeekPointer(m_ports[m_table.GetPort(h.dst, i)]);
 }
 
+void
+FabricNode::PrefetchForward(uint32_t stage, const FabricHeaderData& h) const
+{
+    if ((h.flags & FabricHeader::kFlagSourceRoute) != 0)
+    {
+        return;
+    }
+    switch (stage)
+    {
+    case 1:
+        FabricPrefetch(this, 64); // the vtable pointer (HandlePacket)
+        FabricPrefetch(&m_ports, sizeof(m_ports) + sizeof(m_table) + sizeof(m_salt) + 8);
+        break;
+    case 2:
+        m_table.PrefetchRoute(h.dst);
+        break;
+    default: {
+        // what SelectPort() returns, read with the checks a disposed node needs
+        if (m_table.GetNPorts(h.dst) == 0)
+        {
+            return;
+        }
+        const uint32_t n = m_table.GetNPorts(h.dst);
+        const uint32_t i = n == 1 ? 0 : EcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
+        const uint16_t port = m_table.GetPort(h.dst, i);
+        if (port < m_ports.size())
+        {
+            m_ports[port]->PrefetchEnqueue(stage - 2);
+        }
+    }
+    }
+}
+
 uint64_t
 FabricNode::GetNoRouteDrops() const
 {

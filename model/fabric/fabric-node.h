@@ -71,6 +71,16 @@ class FabricRoutingTable
     }
 
     /// \param dst destination \param i index among its ports \return port index
+    /// Prefetch the route to \p dst (FabricLookaheadScheduler).
+    void PrefetchRoute(uint32_t dst) const
+    {
+        if (dst < m_group.size())
+        {
+            __builtin_prefetch(&m_group[dst]);
+            __builtin_prefetch(m_groupOffset.data());
+        }
+    }
+
     uint16_t GetPort(uint32_t dst, uint32_t i) const
     {
         return m_ports[m_groupOffset[m_group[dst]] + i];
@@ -148,6 +158,14 @@ class FabricNode : public Node
      * \param flowLabel flow label \param salt per-node salt
      * \return a well-mixed 32-bit value
      */
+    /**
+     * Stage \p stage of what forwarding \p h reads (FabricLookaheadScheduler;
+     * stage 1: this node's fields, 2: the route, 3 and 4: the output port's).
+     * \param stage the stage
+     * \param h the packet's header data
+     */
+    void PrefetchForward(uint32_t stage, const FabricHeaderData& h) const;
+
     static uint32_t EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt);
 
     /**

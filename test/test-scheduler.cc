@@ -1,0 +1,249 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// FabricLookaheadScheduler: the map scheduler's order under any mix of
+// insertions, removals and cancellations; each data plane event asked for
+// its prefetch stages in order before it runs; a packet-level run identical
+// to one on ns-3's map scheduler.
+#include "record-now.h"
+
+#include "ns3/config.h"
+#include "ns3/fabric-event.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-lookahead-scheduler.h"
+#include "ns3/global-value.h"
+#include "ns3/map-scheduler.h"
+#include "ns3/packet-transport.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/topology-builders.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <random>
+#include <utility>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+/// An event that does nothing (the order tests never run one).
+class NoopEvent : public EventImpl
+{
+  protected:
+    void Notify() override
+    {
+    }
+};
+
+/// Events removed from a scheduler, as (time, uid).
+using Order = std::vector<std::pair<uint64_t, uint32_t>>;
+
+/**
+ * A random mix of insertions (at the head, inside the look-ahead window, at
+ * the back, anywhere, with equal times), removals of the next event and
+ * cancellations (of the head, of the window, of anything) applied to \p s.
+ */
+Order
+Exercise(Ptr<Scheduler> s, uint32_t seed)
+{
+    std::mt19937 rng(seed);
+    std::vector<Ptr<EventImpl>> impls;
+    std::vector<Scheduler::Event> pending;
+    Order removed;
+    uint64_t now = 0;
+    uint32_t uid = 0;
+    for (uint32_t step = 0; step < 20000; ++step)
+    {
+        const uint32_t op = rng() % 10;
+        if (op < 5 || pending.empty())
+        {
+            uint64_t ts = now;
+            switch (rng() % 4)
+            {
+            case 0:
+                ts = now + rng() % 3; // at or near the head, equal times
+                break;
+            case 1:
+                ts = now + 1000 + rng() % 50; // the back
+                break;
+            default:
+                ts = now + rng() % 1000;
+            }
+            impls.push_back(Create<NoopEvent>());
+            Scheduler::Event ev{PeekPointer(impls.back()), {ts, uid++, 0}};
+            s->Insert(ev);
+            pending.push_back(ev);
+        }
+        else if (op < 8)
+        {
+            EXPECT_EQ(s->PeekNext().key.m_uid, s->PeekNext().key.m_uid);
+            const Scheduler::Event peek = s->PeekNext();
+            const Scheduler::Event ev = s->RemoveNext();
+            EXPECT_EQ(peek.key.m_uid, ev.key.m_uid);
+            now = ev.key.m_ts;
+            removed.emplace_back(ev.key.m_ts, ev.key.m_uid);
+            pending.erase(
+                std::remove_if(pending.begin(),
+                               pending.end(),
+                               [&](const auto& e) { return e.key.m_uid == ev.key.m_uid; }),
+                pending.end());
+        }
+        else
+        {
+            // cancel: mostly among the first events (the window), else any
+            std::sort(pending.begin(), pending.end());
+            const std::size_t n = pending.size();
+            const std::size_t i = rng() % 2 ? rng() % std::min<std::size_t>(n, 8) : rng() % n;
+            s->Remove(pending[i]);
+            removed.emplace_back(pending[i].key.m_ts, ~pending[i].key.m_uid); // a cancel
+            pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        EXPECT_EQ(s->IsEmpty(), pending.empty());
+    }
+    while (!s->IsEmpty())
+    {
+        const Scheduler::Event ev = s->RemoveNext();
+        removed.emplace_back(ev.key.m_ts, ev.key.m_uid);
+    }
+    return removed;
+}
+
+TEST(FabricLookaheadSchedulerTest, RemovesInTheMapSchedulersOrder)
+{
+    for (uint32_t seed : {1u, 2u, 3u})
+    {
+        const Order expected = Exercise(CreateObject<MapScheduler>(), seed);
+        ASSERT_GT(expected.size(), 20000u / 2);
+        for (uint32_t depth : {1u, 2u, 3u, 6u, 16u})
+        {
+            auto s = CreateObject<FabricLookaheadScheduler>();
+            s->SetAttribute("Depth", UintegerValue(depth));
+            EXPECT_EQ(Exercise(s, seed), expected) << "seed " << seed << ", depth " << depth;
+        }
+    }
+}
+
+TEST(FabricLookaheadSchedulerTest, ADepthOutsideOneToSixteenIsRefused)
+{
+    auto s = CreateObject<FabricLookaheadScheduler>();
+    EXPECT_FALSE(s->SetAttributeFailSafe("Depth", UintegerValue(0)));
+    EXPECT_FALSE(s->SetAttributeFailSafe("Depth", UintegerValue(17)));
+    EXPECT_TRUE(s->SetAttributeFailSafe("Depth", UintegerValue(16)));
+}
+
+/// Owner of a recurring event that records the prefetch stages it is asked for.
+struct StageRecorder
+{
+    std::vector<uint32_t> asked; //!< stages asked before it ran
+    std::vector<uint32_t> atRun; //!< what `asked` held when it ran
+    int64_t ranAt{-1};           //!< when it ran
+
+    void Run()
+    {
+        atRun = asked;
+        ranAt = Simulator::Now().GetTimeStep();
+    }
+
+    void Prefetch(uint32_t stage) const
+    {
+        const_cast<StageRecorder*>(this)->asked.push_back(stage);
+    }
+};
+
+TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderBeforeItRuns)
+{
+    ObjectFactory factory("ns3::FabricLookaheadScheduler");
+    factory.Set("Depth", UintegerValue(4));
+    Simulator::SetScheduler(factory);
+    const uint32_t n = 50;
+    std::vector<StageRecorder> recs(n);
+    using Recurring =
+        FabricRecurringEvent<StageRecorder, &StageRecorder::Run, &StageRecorder::Prefetch>;
+    std::vector<Ptr<Recurring>> events;
+    uint32_t plain = 0;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        events.push_back(Create<Recurring>(&recs[i]));
+        events.back()->Schedule(0, NanoSeconds(10 * (i + 1)));
+        // plain events between them are never asked (no data plane event)
+        Simulator::Schedule(NanoSeconds(10 * (i + 1) + 5), [&plain] { ++plain; });
+    }
+    Simulator::Run();
+    Simulator::Destroy();
+    EXPECT_EQ(plain, n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        EXPECT_EQ(recs[i].ranAt, NanoSeconds(10 * (i + 1)).GetTimeStep());
+        EXPECT_EQ(recs[i].asked, recs[i].atRun) << "asked after it ran, occurrence " << i;
+    }
+    // each removal moves every event a place on: depth 4 asks an event for
+    // stage 1 at place 2, 2 at place 1, 3 at place 0 (the next to run); the
+    // first two were already close to the head when the run began
+    EXPECT_TRUE(recs[0].atRun.empty());
+    EXPECT_EQ(recs[1].atRun, (std::vector<uint32_t>{2, 3}));
+    for (uint32_t i = 2; i < n; ++i)
+    {
+        EXPECT_EQ(recs[i].atRun, (std::vector<uint32_t>{1, 2, 3})) << "occurrence " << i;
+    }
+}
+
+/// A packet-level run: completion time of every message, and the event count.
+std::pair<std::vector<int64_t>, uint64_t>
+PacketRun(const std::string& scheduler, uint32_t depth)
+{
+    GlobalValue::Bind("SchedulerType", StringValue(scheduler));
+    if (scheduler == "ns3::FabricLookaheadScheduler")
+    {
+        Config::SetDefault("ns3::FabricLookaheadScheduler::Depth", UintegerValue(depth));
+    }
+    ClusterParams p;
+    p.gpus = 64;
+    p.platform = HbDomainPreset::Custom(1, DataRate("100Gbps"), DataRate("100Gbps"));
+    p.radix = 8;
+    p.linkDelayNs = 1000;
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildFatTree(p));
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    std::mt19937 rng(11);
+    std::vector<Time> done(256);
+    for (uint32_t i = 0; i < done.size(); ++i)
+    {
+        const uint32_t s = rng() % p.gpus;
+        const uint32_t d = (s + 1 + rng() % (p.gpus - 1)) % p.gpus;
+        const uint64_t bytes = 1000 + rng() % 300'000;
+        Simulator::Schedule(NanoSeconds(rng() % 20000), [t, s, d, bytes, i, &done] {
+            t->Send(s, d, bytes, MakeBoundCallback(&gpu_fabric_test::RecordNow, &done[i]));
+        });
+    }
+    Simulator::Run();
+    std::vector<int64_t> out;
+    for (const Time& x : done)
+    {
+        out.push_back(x.GetTimeStep());
+    }
+    const uint64_t events = Simulator::GetEventCount();
+    fabric->Dispose();
+    Simulator::Destroy();
+    GlobalValue::Bind("SchedulerType", StringValue("ns3::MapScheduler"));
+    return {out, events};
+}
+
+TEST(FabricLookaheadSchedulerTest, APacketRunIsTheMapSchedulersRun)
+{
+    const auto map = PacketRun("ns3::MapScheduler", 0);
+    for (int64_t t : map.first)
+    {
+        ASSERT_GT(t, 0); // every message completed
+    }
+    for (uint32_t depth : {1u, 3u, 6u, 12u})
+    {
+        const auto la = PacketRun("ns3::FabricLookaheadScheduler", depth);
+        EXPECT_EQ(la.first, map.first) << "depth " << depth;
+        EXPECT_EQ(la.second, map.second) << "depth " << depth;
+    }
+}
+
+} // namespace
