@@ -238,7 +238,7 @@ TEST(FabricLookaheadSchedulerTest, APacketRunIsTheMapSchedulersRun)
     {
         ASSERT_GT(t, 0); // every message completed
     }
-    for (uint32_t depth : {1u, 3u, 6u, 12u})
+    for (uint32_t depth : {1u, 3u, 5u, 6u, 12u})
     {
         const auto la = PacketRun("ns3::FabricLookaheadScheduler", depth);
         EXPECT_EQ(la.first, map.first) << "depth " << depth;

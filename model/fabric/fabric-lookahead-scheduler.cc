@@ -9,6 +9,8 @@
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -26,28 +28,34 @@ FabricLookaheadScheduler::GetTypeId()
             .AddAttribute("Depth",
                           "Events looked ahead at each removal, the next one included "
                           "(1: none, the map scheduler's work alone).",
-                          UintegerValue(6),
+                          UintegerValue(5),
                           MakeUintegerAccessor(&FabricLookaheadScheduler::m_depth),
                           MakeUintegerChecker<uint32_t>(1, 16));
     return tid;
 }
 
 FabricLookaheadScheduler::FabricLookaheadScheduler()
-    : m_list(PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>(&m_pool)),
-      m_hint(m_list.end())
+    : m_list(PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>(&m_pool))
 {
 }
 
 void
 FabricLookaheadScheduler::NodePool::Grow()
 {
-    // chunks double up to 4096 nodes (256 KiB), so a small run stays small
-    const std::size_t n =
-        m_chunks.empty() ? 64 : std::min<std::size_t>(4096, 2 * 64 * m_chunks.size());
-    m_chunks.emplace_back(new Block[n]);
+    // chunks double from 64 nodes up to 4096 (256 KiB): a small run stays small
+    const std::size_t n = std::size_t{64} << std::min<std::size_t>(6, m_chunks.size());
+    m_chunks.emplace_back(std::unique_ptr<Block[]>(new Block[n]), n);
     for (std::size_t i = n; i-- > 0;)
     {
-        Put(&m_chunks.back()[i]);
+        Put(&m_chunks.back().first[i]);
+    }
+}
+
+FabricLookaheadScheduler::NodePool::~NodePool()
+{
+    for (auto& [chunk, n] : m_chunks)
+    {
+        ASAN_UNPOISON_MEMORY_REGION(chunk.get(), n * kBlock);
     }
 }
 
@@ -61,19 +69,32 @@ FabricLookaheadScheduler::Insert(const Event& ev)
     {
         fabric = nullptr;
     }
-    // Most events land at the back (a cable's arrivals come in time order)
-    // or just after the previous insertion that did not (a port's next end of
-    // serialization): a hint that holds makes the insertion O(1) and spares
-    // the walk down the tree, whose lower levels a large run keeps cold. A
-    // hint that fails costs two key comparisons before the usual walk.
-    const bool atBack = m_list.empty() || m_list.rbegin()->first < ev.key;
-    const auto it =
-        m_list.emplace_hint(atBack ? m_list.end() : m_hint, ev.key, Entry{ev.impl, fabric});
-    NS_ASSERT_MSG(it->second.impl == ev.impl, "duplicate event key");
-    if (!atBack)
+    // Events come in streams whose times grow (a cable's arrivals, a port's
+    // ends of serialization): the next event of a stream lands just after
+    // its previous one. Two hints remember where the last two insertions
+    // went; one that holds makes the insertion O(1) and spares the walk down
+    // the tree, whose lower levels a large run keeps cold.
+    const Scheduler::EventKey& k = ev.key;
+    uint32_t slot = 1 - m_lastHint; // replaced when no hint holds
+    EventMap::iterator it;
+    bool hinted = false;
+    for (uint32_t i = 0; i < m_hints.size() && !hinted; ++i)
     {
-        m_hint = std::next(it);
+        const Hint& h = m_hints[m_lastHint ^ i];
+        if (h.valid && h.after < k && (h.before == m_list.end() || k < h.before->first))
+        {
+            slot = m_lastHint ^ i;
+            it = m_list.emplace_hint(h.before, k, Entry{ev.impl, fabric});
+            hinted = true;
+        }
     }
+    if (!hinted)
+    {
+        it = m_list.emplace(k, Entry{ev.impl, fabric}).first;
+    }
+    NS_ASSERT_MSG(it->second.impl == ev.impl, "duplicate event key");
+    m_hints[slot] = Hint{k, std::next(it), true};
+    m_lastHint = slot;
     // an event that lands inside the window (rare: most land thousands of
     // places back) makes it stale
     if (m_windowValid && (m_windowSize < m_depth || ev.key < Place(m_windowSize - 1)->first))
@@ -113,10 +134,7 @@ FabricLookaheadScheduler::RemoveNext()
     const auto after = m_windowSize == m_depth ? std::next(last) : m_list.end();
     m_windowFirst = (m_windowFirst + 1) % kMaxDepth;
     --m_windowSize;
-    if (head == m_hint)
-    {
-        m_hint = m_list.end();
-    }
+    Forget(head);
     m_list.erase(head);
     if (after != m_list.end())
     {
@@ -135,11 +153,20 @@ FabricLookaheadScheduler::Remove(const Event& ev)
     {
         m_windowValid = false; // it may be in the window
     }
-    if (it == m_hint)
-    {
-        m_hint = m_list.end();
-    }
+    Forget(it);
     m_list.erase(it);
+}
+
+void
+FabricLookaheadScheduler::Forget(EventMap::iterator it)
+{
+    for (Hint& h : m_hints)
+    {
+        if (h.valid && h.before == it)
+        {
+            h.valid = false;
+        }
+    }
 }
 
 void
@@ -157,19 +184,23 @@ FabricLookaheadScheduler::Rebuild()
 void
 FabricLookaheadScheduler::LookAhead()
 {
-    // the event at place k (0: next) takes stage m_depth - 1 - k; the last
-    // place only brings the event itself in
-    // (a window wider than Depth, after Depth was lowered, shrinks by itself)
-    for (uint32_t k = 0; k < m_windowSize && k < m_depth; ++k)
+    // the event at place k (0: next) takes stage depth - 1 - k; the last
+    // place only brings the event itself in (a window wider than Depth,
+    // after Depth was lowered, shrinks by itself); the fields are copied
+    // because a stage's call could, for all the compiler knows, change them
+    const uint32_t depth = m_depth;
+    const uint32_t first = m_windowFirst;
+    const uint32_t n = std::min(m_windowSize, depth);
+    for (uint32_t k = 0; k < n; ++k)
     {
-        const Entry& e = Place(k)->second;
-        if (k + 1 == m_depth)
+        const Entry& e = m_window[(first + k) % kMaxDepth]->second;
+        if (k + 1 == depth)
         {
             __builtin_prefetch(e.impl);
         }
         else if (e.fabric != nullptr)
         {
-            e.fabric->Prefetch(m_depth - 1 - k);
+            e.fabric->Prefetch(depth - 1 - k);
         }
     }
 }

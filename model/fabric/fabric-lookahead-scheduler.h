@@ -6,10 +6,18 @@
 
 #include "ns3/scheduler.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#endif
+
 #include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -64,6 +72,11 @@ class FabricLookaheadScheduler : public Scheduler
       public:
         static constexpr std::size_t kBlock = 64; //!< bytes per node
 
+        NodePool() = default;
+        ~NodePool();
+        NodePool(const NodePool&) = delete;
+        NodePool& operator=(const NodePool&) = delete;
+
         /// \return a free block
         void* Get()
         {
@@ -72,6 +85,7 @@ class FabricLookaheadScheduler : public Scheduler
                 Grow();
             }
             Block* b = m_free;
+            ASAN_UNPOISON_MEMORY_REGION(b, kBlock);
             m_free = b->next;
             return b;
         }
@@ -82,6 +96,9 @@ class FabricLookaheadScheduler : public Scheduler
             auto* b = static_cast<Block*>(p);
             b->next = m_free;
             m_free = b;
+            // under AddressSanitizer a read of a freed node is an error, as
+            // it would be with the heap's allocator
+            ASAN_POISON_MEMORY_REGION(b, kBlock);
         }
 
       private:
@@ -94,8 +111,8 @@ class FabricLookaheadScheduler : public Scheduler
         /// Add a chunk of blocks to the free list.
         void Grow();
 
-        Block* m_free{nullptr};                         //!< free blocks, last freed first
-        std::vector<std::unique_ptr<Block[]>> m_chunks; //!< all blocks
+        Block* m_free{nullptr}; //!< free blocks, last freed first
+        std::vector<std::pair<std::unique_ptr<Block[]>, std::size_t>> m_chunks; //!< all blocks
     };
 
     /// std::map's allocator over a NodePool (nodes only; anything else from the heap).
@@ -174,15 +191,27 @@ class FabricLookaheadScheduler : public Scheduler
         return m_window[(m_windowFirst + k) % kMaxDepth];
     }
 
+    /// Drop the hints that point at \p it (about to be erased).
+    void Forget(EventMap::iterator it);
     /// Refill the window from the head of the queue.
     void Rebuild();
     /// Ask the window's events for their prefetch stages.
     void LookAhead();
 
-    NodePool m_pool;           //!< the map's nodes (outlives it)
-    EventMap m_list;           //!< the events, by time and uid
-    EventMap::iterator m_hint; //!< after the last insertion not at the back
-    uint32_t m_depth{6};       //!< places looked ahead (1: none)
+    NodePool m_pool; //!< the map's nodes (outlives it)
+    EventMap m_list; //!< the events, by time and uid
+
+    /// Where an insertion went: after `after`, before `before`.
+    struct Hint
+    {
+        Scheduler::EventKey after; //!< the key inserted
+        EventMap::iterator before; //!< its successor then (end: none)
+        bool valid{false};         //!< `before` still in the map
+    };
+
+    std::array<Hint, 2> m_hints;                        //!< the last two insertions
+    uint32_t m_lastHint{0};                             //!< the more recent of them
+    uint32_t m_depth{5};                                //!< places looked ahead (1: none)
     std::array<EventMap::iterator, kMaxDepth> m_window; //!< the first events of m_list, a ring
     uint32_t m_windowFirst{0};                          //!< place 0's slot in m_window
     uint32_t m_windowSize{0};                           //!< places held
