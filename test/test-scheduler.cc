@@ -162,7 +162,7 @@ TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderB
     const uint32_t n = 50;
     std::vector<StageRecorder> recs(n);
     using Recurring =
-        FabricRecurringEvent<StageRecorder, &StageRecorder::Run, &StageRecorder::Prefetch>;
+        FabricPrefetchingEvent<StageRecorder, &StageRecorder::Run, &StageRecorder::Prefetch>;
     std::vector<Ptr<Recurring>> events;
     uint32_t plain = 0;
     for (uint32_t i = 0; i < n; ++i)

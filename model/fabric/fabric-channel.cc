@@ -42,12 +42,12 @@ FabricChannel::GetTypeId()
 
 FabricChannel::FabricChannel()
 {
-    m_dir[0].arrive = Create<FabricRecurringEvent<FabricChannel,
-                                                  &FabricChannel::Arrive<0>,
-                                                  &FabricChannel::PrefetchArrive<0>>>(this);
-    m_dir[1].arrive = Create<FabricRecurringEvent<FabricChannel,
-                                                  &FabricChannel::Arrive<1>,
-                                                  &FabricChannel::PrefetchArrive<1>>>(this);
+    m_dir[0].arrive = Create<FabricPrefetchingEvent<FabricChannel,
+                                                    &FabricChannel::Arrive<0>,
+                                                    &FabricChannel::PrefetchArrive<0>>>(this);
+    m_dir[1].arrive = Create<FabricPrefetchingEvent<FabricChannel,
+                                                    &FabricChannel::Arrive<1>,
+                                                    &FabricChannel::PrefetchArrive<1>>>(this);
 }
 
 void

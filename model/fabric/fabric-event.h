@@ -109,9 +109,8 @@ FabricPrefetch(const void* p, std::size_t bytes = 1)
  * \brief A FabricRecurringEventBase that calls one member function.
  * \tparam T the owner
  * \tparam F the member function each occurrence calls
- * \tparam P the owner's prefetch of stage k for F (see Prefetch), or none
  */
-template <typename T, void (T::*F)(), void (T::*P)(uint32_t) const = nullptr>
+template <typename T, void (T::*F)()>
 class FabricRecurringEvent : public FabricRecurringEventBase
 {
   public:
@@ -130,20 +129,41 @@ class FabricRecurringEvent : public FabricRecurringEventBase
         }
     }
 
+    /// Stage 1 brings the owner's first line in; it knows no more.
     void DoPrefetch(uint32_t stage) const override
     {
-        if constexpr (P != nullptr)
-        {
-            (m_owner->*P)(stage);
-        }
-        else if (stage == 1)
+        if (stage == 1)
         {
             __builtin_prefetch(m_owner);
         }
     }
 
-  private:
     T* m_owner; //!< the owner
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A FabricRecurringEvent whose owner says what each occurrence will
+ * read (FabricLookaheadScheduler).
+ * \tparam T the owner
+ * \tparam F the member function each occurrence calls
+ * \tparam P the owner's member that prefetches stage k of what F reads
+ */
+template <typename T, void (T::*F)(), void (T::*P)(uint32_t) const>
+class FabricPrefetchingEvent : public FabricRecurringEvent<T, F>
+{
+  public:
+    /// \param owner the object whose member functions the event calls
+    explicit FabricPrefetchingEvent(T* owner)
+        : FabricRecurringEvent<T, F>(owner)
+    {
+    }
+
+  protected:
+    void DoPrefetch(uint32_t stage) const override
+    {
+        (this->m_owner->*P)(stage);
+    }
 };
 
 /**

@@ -11,6 +11,13 @@
 
 #include <algorithm>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#endif
+
 namespace ns3
 {
 
@@ -37,6 +44,30 @@ FabricLookaheadScheduler::GetTypeId()
 FabricLookaheadScheduler::FabricLookaheadScheduler()
     : m_list(PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>(&m_pool))
 {
+}
+
+void*
+FabricLookaheadScheduler::NodePool::Get()
+{
+    if (m_free == nullptr)
+    {
+        Grow();
+    }
+    Block* b = m_free;
+    ASAN_UNPOISON_MEMORY_REGION(b, kBlock);
+    m_free = b->next;
+    return b;
+}
+
+void
+FabricLookaheadScheduler::NodePool::Put(void* p)
+{
+    auto* b = static_cast<Block*>(p);
+    b->next = m_free;
+    m_free = b;
+    // under AddressSanitizer a read of a freed node is an error, as it would
+    // be with the heap's allocator
+    ASAN_POISON_MEMORY_REGION(b, kBlock);
 }
 
 void

@@ -6,13 +6,6 @@
 
 #include "ns3/scheduler.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#else
-#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
-#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
-#endif
-
 #include <array>
 #include <cstdint>
 #include <map>
@@ -78,28 +71,10 @@ class FabricLookaheadScheduler : public Scheduler
         NodePool& operator=(const NodePool&) = delete;
 
         /// \return a free block
-        void* Get()
-        {
-            if (m_free == nullptr)
-            {
-                Grow();
-            }
-            Block* b = m_free;
-            ASAN_UNPOISON_MEMORY_REGION(b, kBlock);
-            m_free = b->next;
-            return b;
-        }
+        void* Get();
 
         /// \param p a block from Get(), free again
-        void Put(void* p)
-        {
-            auto* b = static_cast<Block*>(p);
-            b->next = m_free;
-            m_free = b;
-            // under AddressSanitizer a read of a freed node is an error, as
-            // it would be with the heap's allocator
-            ASAN_POISON_MEMORY_REGION(b, kBlock);
-        }
+        void Put(void* p);
 
       private:
         /// A node's storage, or a link of the free list.

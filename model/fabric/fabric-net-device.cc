@@ -142,9 +142,9 @@ FabricNetDevice::GetTypeId()
 }
 
 FabricNetDevice::FabricNetDevice()
-    : m_txDone(Create<FabricRecurringEvent<FabricNetDevice,
-                                           &FabricNetDevice::TransmitComplete,
-                                           &FabricNetDevice::PrefetchTransmitComplete>>(this)),
+    : m_txDone(Create<FabricPrefetchingEvent<FabricNetDevice,
+                                             &FabricNetDevice::TransmitComplete,
+                                             &FabricNetDevice::PrefetchTransmitComplete>>(this)),
       m_bitRate(DataRate("100Gbps").GetBitRate()),
       m_rate("100Gbps"),
       m_address(Mac48Address::Allocate())
