@@ -750,4 +750,31 @@ TEST(Benches, FabricThroughputRunsEachLoopAlone)
     EXPECT_FALSE(bare.contains("events"));
 }
 
+TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudgedAgainstTheMap)
+{
+    // the same run on both schedulers; on the look-ahead one the bare loop
+    // runs on it and on ns-3's map, and the ratio is the larger of the two
+    const auto run = [](const std::string& args, const std::string& name) {
+        return nlohmann::json::parse(RunJsonText("fabric-throughput --hosts=32 " + args, name));
+    };
+    const auto map = run("", "sched-map");
+    const auto la = run("--SchedulerType=ns3::FabricLookaheadScheduler", "sched-la");
+    for (const char* key :
+         {"events", "packets", "simulated_time_s", "bytes_delivered", "mean_pending_events"})
+    {
+        EXPECT_EQ(map[key], la[key]) << key;
+    }
+    EXPECT_EQ(map["scheduler"], "ns3::MapScheduler");
+    EXPECT_EQ(la["scheduler"], "ns3::FabricLookaheadScheduler");
+    // on the map the two bare figures are one measurement
+    EXPECT_EQ(map["bare_map_scheduler_events_per_s"], map["bare_scheduler_events_per_s"]);
+    const double own = la["bare_scheduler_events_per_s"].get<double>();
+    const double onMap = la["bare_map_scheduler_events_per_s"].get<double>();
+    EXPECT_GT(own, 0.0);
+    EXPECT_GT(onMap, 0.0);
+    EXPECT_NEAR(la["event_cost_ratio"].get<double>(),
+                std::max(own, onMap) / la["events_per_s"].get<double>(),
+                1e-9 * la["event_cost_ratio"].get<double>());
+}
+
 } // namespace
