@@ -153,19 +153,19 @@ class FabricNode : public Node
     FabricNetDevice* SelectPort(const FabricHeaderData& h) const;
 
     /**
-     * The ECMP hash used by every node.
-     * \param src source rank \param dst destination rank
-     * \param flowLabel flow label \param salt per-node salt
-     * \return a well-mixed 32-bit value
-     */
-    /**
      * Stage \p stage of what forwarding \p h reads (FabricLookaheadScheduler;
-     * stage 1: this node's fields, 2: the route, 3 and 4: the output port's).
+     * stage 1: this node's fields and the route, 2 and 3: the output port's).
      * \param stage the stage
      * \param h the packet's header data
      */
     void PrefetchForward(uint32_t stage, const FabricHeaderData& h) const;
 
+    /**
+     * The ECMP hash used by every node.
+     * \param src source rank \param dst destination rank
+     * \param flowLabel flow label \param salt per-node salt
+     * \return a well-mixed 32-bit value
+     */
     static uint32_t EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt);
 
     /**
