@@ -166,16 +166,23 @@ FabricNode::EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t sa
     return static_cast<uint32_t>(x ^ (x >> 32));
 }
 
-FabricNetDevice*
-FabricNode::SelectPort(const FabricHeaderData& h) const
+inline uint32_t
+FabricNode::SelectPortIndex(const FabricHeaderData& h) const
 {
     const uint32_t n = m_table.GetNPorts(h.dst);
     if (n == 0)
     {
-        return nullptr;
+        return UINT32_MAX;
     }
     const uint32_t i = n == 1 ? 0 : EcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
-    return PeekPointer(m_ports[m_table.GetPort(h.dst, i)]);
+    return m_table.GetPort(h.dst, i);
+}
+
+FabricNetDevice*
+FabricNode::SelectPort(const FabricHeaderData& h) const
+{
+    const uint32_t port = SelectPortIndex(h);
+    return port == UINT32_MAX ? nullptr : PeekPointer(m_ports[port]);
 }
 
 void
@@ -195,14 +202,8 @@ FabricNode::PrefetchForward(uint32_t stage, const FabricHeaderData& h) const
         m_table.PrefetchRoute(h.dst);
         break;
     default: {
-        // what SelectPort() returns, read with the checks a disposed node needs
-        if (m_table.GetNPorts(h.dst) == 0)
-        {
-            return;
-        }
-        const uint32_t n = m_table.GetNPorts(h.dst);
-        const uint32_t i = n == 1 ? 0 : EcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
-        const uint16_t port = m_table.GetPort(h.dst, i);
+        // the port SelectPort() will return (a disposed node has no ports left)
+        const uint32_t port = SelectPortIndex(h);
         if (port < m_ports.size())
         {
             m_ports[port]->PrefetchEnqueue(stage - 1);

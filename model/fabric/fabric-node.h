@@ -217,6 +217,14 @@ class FabricNode : public Node
     void NotifyLoss(Ptr<const Packet> p) const;
 
   private:
+    /**
+     * What SelectPort() picks, as a port index (inline in fabric-node.cc,
+     * its only user: the data plane's hot path).
+     * \param h the packet's header
+     * \return the port index, or UINT32_MAX without route
+     */
+    uint32_t SelectPortIndex(const FabricHeaderData& h) const;
+
     FabricNetDevice::LossCallback m_loss;                     //!< dropped packets
     std::vector<Ptr<FabricNetDevice>> m_ports;                //!< ports by index
     FabricRoutingTable m_table;                               //!< destination -> ports
