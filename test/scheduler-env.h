@@ -33,6 +33,10 @@ class SchedulerFromEnv : public ::testing::Environment
         ASSERT_TRUE(ns3::TypeId::LookupByNameFailSafe(name, &tid))
             << "GPU_FABRIC_TEST_SCHEDULER=" << name << ": no such TypeId";
         ns3::GlobalValue::Bind("SchedulerType", ns3::TypeIdValue(tid));
+        // the simulator reads it whenever it is created (after each Destroy)
+        ns3::TypeIdValue bound;
+        ns3::GlobalValue::GetValueByName("SchedulerType", bound);
+        ASSERT_EQ(bound.Get(), tid) << "SchedulerType did not take " << name;
     }
 };
 

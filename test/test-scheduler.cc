@@ -20,6 +20,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <functional>
 #include <gtest/gtest.h>
 #include <random>
 #include <utility>
@@ -45,12 +46,14 @@ using Order = std::vector<std::pair<uint64_t, uint32_t>>;
 /**
  * A random mix of insertions (at the head, inside the look-ahead window, at
  * the back, anywhere, with equal times), removals of the next event and
- * cancellations (of the head, of the window, of anything) applied to \p s.
+ * cancellations (of the head, of the window, of anything) applied to \p s;
+ * \p between, if given, is called every 997 steps (to change the scheduler).
  */
 Order
-Exercise(Ptr<Scheduler> s, uint32_t seed)
+Exercise(Ptr<Scheduler> s, uint32_t seed, const std::function<void(std::mt19937&)>& between = {})
 {
     std::mt19937 rng(seed);
+    std::mt19937 side(seed + 1000);
     std::vector<Ptr<EventImpl>> impls;
     std::vector<Scheduler::Event> pending;
     Order removed;
@@ -103,6 +106,10 @@ Exercise(Ptr<Scheduler> s, uint32_t seed)
             pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
         }
         EXPECT_EQ(s->IsEmpty(), pending.empty());
+        if (between && step % 997 == 0)
+        {
+            between(side); // its own draws: the operations stay the map's
+        }
     }
     while (!s->IsEmpty())
     {
@@ -118,12 +125,18 @@ TEST(FabricLookaheadSchedulerTest, RemovesInTheMapSchedulersOrder)
     {
         const Order expected = Exercise(CreateObject<MapScheduler>(), seed);
         ASSERT_GT(expected.size(), 20000u / 2);
-        for (uint32_t depth : {1u, 2u, 3u, 6u, 16u})
+        for (uint32_t depth : {1u, 2u, 3u, 5u, 6u, 16u})
         {
             auto s = CreateObject<FabricLookaheadScheduler>();
             s->SetAttribute("Depth", UintegerValue(depth));
             EXPECT_EQ(Exercise(s, seed), expected) << "seed " << seed << ", depth " << depth;
         }
+        // the depth raised and lowered between removals, with events queued
+        auto s = CreateObject<FabricLookaheadScheduler>();
+        const Order changing = Exercise(s, seed, [&s](std::mt19937& rng) {
+            s->SetAttribute("Depth", UintegerValue(1 + rng() % 16));
+        });
+        EXPECT_EQ(changing, expected) << "seed " << seed << ", depth changed during the run";
     }
 }
 
@@ -169,7 +182,8 @@ TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderB
     {
         events.push_back(Create<Recurring>(&recs[i]));
         events.back()->Schedule(0, NanoSeconds(10 * (i + 1)));
-        // plain events between them are never asked (no data plane event)
+        // plain events between them move the places too, and are not data
+        // plane events (nothing to ask)
         Simulator::Schedule(NanoSeconds(10 * (i + 1) + 5), [&plain] { ++plain; });
     }
     Simulator::Run();
@@ -228,6 +242,10 @@ PacketRun(const std::string& scheduler, uint32_t depth)
     fabric->Dispose();
     Simulator::Destroy();
     GlobalValue::Bind("SchedulerType", StringValue("ns3::MapScheduler"));
+    // the attribute's own default again, for the tests after this one
+    TypeId::AttributeInformation depthInfo;
+    FabricLookaheadScheduler::GetTypeId().LookupAttributeByName("Depth", &depthInfo);
+    Config::SetDefault("ns3::FabricLookaheadScheduler::Depth", *depthInfo.initialValue);
     return {out, events};
 }
 

@@ -11,6 +11,7 @@
 #include "ns3/traced-callback.h"
 
 #include <algorithm>
+#include <atomic>
 #include <boost/circular_buffer.hpp>
 #include <cstdint>
 #include <string>
@@ -44,9 +45,9 @@ class FabricRecurringEventBase : public EventImpl
         Ref(); // the scheduler's reference, released after the occurrence runs
         // tells a FabricLookaheadScheduler what it is inserting (it checks
         // the pointer, so an insert of anything else is never mistaken)
-        s_scheduling = this;
+        s_scheduling.store(this, std::memory_order_relaxed);
         Simulator::ScheduleWithContext(context, delay, this);
-        s_scheduling = nullptr;
+        s_scheduling.store(nullptr, std::memory_order_relaxed);
     }
 
     /**
@@ -55,7 +56,7 @@ class FabricRecurringEventBase : public EventImpl
      */
     static FabricRecurringEventBase* Scheduling()
     {
-        return s_scheduling;
+        return s_scheduling.load(std::memory_order_relaxed);
     }
 
     /**
@@ -85,7 +86,11 @@ class FabricRecurringEventBase : public EventImpl
     bool m_detached{false}; //!< the owner is gone
 
   private:
-    static inline FabricRecurringEventBase* s_scheduling{nullptr}; //!< see Scheduling()
+    // atomic only so that a schedule from another thread (the real-time
+    // simulator's) is no data race: the scheduler compares it with the
+    // event it inserts, so another thread's value is never mistaken
+    static inline std::atomic<FabricRecurringEventBase*> s_scheduling{
+        nullptr}; //!< see Scheduling()
 };
 
 /**

@@ -36,14 +36,36 @@ FabricLookaheadScheduler::GetTypeId()
                           "Events looked ahead at each removal, the next one included "
                           "(1: none, the map scheduler's work alone).",
                           UintegerValue(5),
-                          MakeUintegerAccessor(&FabricLookaheadScheduler::m_depth),
-                          MakeUintegerChecker<uint32_t>(1, 16));
+                          MakeUintegerAccessor(&FabricLookaheadScheduler::SetDepth,
+                                               &FabricLookaheadScheduler::GetDepth),
+                          MakeUintegerChecker<uint32_t>(1, kMaxDepth));
     return tid;
 }
 
 FabricLookaheadScheduler::FabricLookaheadScheduler()
     : m_list(PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>(&m_pool))
 {
+    NS_LOG_FUNCTION(this);
+#ifdef __GLIBCXX__
+    // the map's node must fit a block, or every insertion falls back to the heap
+    using Node = std::_Rb_tree_node<EventMap::value_type>;
+    static_assert(sizeof(Node) <= NodePool::kBlock && alignof(Node) <= NodePool::kBlock,
+                  "a map node no longer fits the pool's block");
+#endif
+}
+
+void
+FabricLookaheadScheduler::SetDepth(uint32_t depth)
+{
+    NS_LOG_FUNCTION(this << depth);
+    m_depth = depth;
+    m_windowValid = false; // a deeper window must be filled again
+}
+
+uint32_t
+FabricLookaheadScheduler::GetDepth() const
+{
+    return m_depth;
 }
 
 void*
@@ -102,8 +124,9 @@ FabricLookaheadScheduler::Insert(const Event& ev)
     }
     // Events come in streams whose times grow (a cable's arrivals, a port's
     // ends of serialization): the next event of a stream lands just after
-    // its previous one. Two hints remember where the last two insertions
-    // went; one that holds makes the insertion O(1) and spares the walk down
+    // its previous one. Two hints remember where the two most recent streams
+    // inserted (a hint that holds is renewed in place, else the older one is
+    // replaced); one that holds makes the insertion O(1) and spares the walk down
     // the tree, whose lower levels a large run keeps cold.
     const Scheduler::EventKey& k = ev.key;
     uint32_t slot = 1 - m_lastHint; // replaced when no hint holds
@@ -152,7 +175,7 @@ Scheduler::Event
 FabricLookaheadScheduler::RemoveNext()
 {
     NS_ASSERT(!m_list.empty());
-    if (!m_windowValid)
+    if (!m_windowValid || m_windowSize == 0)
     {
         Rebuild();
     }
@@ -178,6 +201,7 @@ FabricLookaheadScheduler::RemoveNext()
 void
 FabricLookaheadScheduler::Remove(const Event& ev)
 {
+    NS_LOG_FUNCTION(this << ev.key.m_ts << ev.key.m_uid);
     const auto it = m_list.find(ev.key);
     NS_ASSERT(it != m_list.end() && it->second.impl == ev.impl);
     if (m_windowValid && (m_windowSize < m_depth || !(Place(m_windowSize - 1)->first < ev.key)))
@@ -216,8 +240,7 @@ void
 FabricLookaheadScheduler::LookAhead()
 {
     // the event at place k (0: next) takes stage depth - 1 - k; the last
-    // place only brings the event itself in (a window wider than Depth,
-    // after Depth was lowered, shrinks by itself); the fields are copied
+    // place only brings the event itself in; the fields are copied
     // because a stage's call could, for all the compiler knows, change them
     const uint32_t depth = m_depth;
     const uint32_t first = m_windowFirst;

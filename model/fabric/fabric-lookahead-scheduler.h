@@ -27,13 +27,12 @@ class FabricRecurringEventBase;
  * entry cold (last touched thousands of events earlier) and waits on memory
  * for each in turn. The events a few places from the head of the queue are
  * known in advance: each removal moves every one of them a place forward,
- * and an event at place k is asked for its stage Depth - k prefetch (stage 1:
- * its owner's fields; later stages follow the pointers loaded by the earlier
- * ones, now in cache), so that the loads of one event overlap with the work
- * of the events before it. The order of events, and so every result, is the
- * map scheduler's (same key, same comparison); only the time to run them
- * changes. Events other than FabricRecurringEvent occurrences are only
- * prefetched themselves.
+ * and an event at place k (0: the next to run) is asked for its stage
+ * Depth - 1 - k prefetch (stage 1: its owner's fields; later stages follow
+ * the pointers loaded by the earlier ones, now in cache), so that the loads of one event overlap
+ * with the work of the events before it. The order of events, and so every result, is the map
+ * scheduler's (same key, same comparison); only the time to run them changes. Events other than
+ * FabricRecurringEvent occurrences are only prefetched themselves.
  */
 class FabricLookaheadScheduler : public Scheduler
 {
@@ -109,7 +108,7 @@ class FabricLookaheadScheduler : public Scheduler
         {
         }
 
-        /// \copydoc std::allocator::allocate
+        /// \param n objects \return storage for them (a pool block for one node)
         T* allocate(std::size_t n)
         {
             if (n == 1 && sizeof(T) <= NodePool::kBlock)
@@ -119,7 +118,7 @@ class FabricLookaheadScheduler : public Scheduler
             return std::allocator<T>().allocate(n);
         }
 
-        /// \copydoc std::allocator::deallocate
+        /// \param p storage from allocate() \param n its object count
         void deallocate(T* p, std::size_t n)
         {
             if (n == 1 && sizeof(T) <= NodePool::kBlock)
@@ -160,14 +159,19 @@ class FabricLookaheadScheduler : public Scheduler
                               PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>>;
     static constexpr uint32_t kMaxDepth = 16; //!< the Depth attribute's bound
 
-    /// The window's place \p k (0: the head of the queue).
+    /// \param k a place (0: the head of the queue) \return the window's slot for it
     EventMap::iterator& Place(uint32_t k)
     {
         return m_window[(m_windowFirst + k) % kMaxDepth];
     }
 
-    /// Drop the hints that point at \p it (about to be erased).
+    /// Drop the hints that point at an event about to be erased.
+    /// \param it the event
     void Forget(EventMap::iterator it);
+    /// \param depth the Depth attribute's new value (the window is rebuilt)
+    void SetDepth(uint32_t depth);
+    /// \return the Depth attribute
+    uint32_t GetDepth() const;
     /// Refill the window from the head of the queue.
     void Rebuild();
     /// Ask the window's events for their prefetch stages.
@@ -184,7 +188,7 @@ class FabricLookaheadScheduler : public Scheduler
         bool valid{false};         //!< `before` still in the map
     };
 
-    std::array<Hint, 2> m_hints;                        //!< the last two insertions
+    std::array<Hint, 2> m_hints;                        //!< where the two most recent streams went
     uint32_t m_lastHint{0};                             //!< the more recent of them
     uint32_t m_depth{5};                                //!< places looked ahead (1: none)
     std::array<EventMap::iterator, kMaxDepth> m_window; //!< the first events of m_list, a ring

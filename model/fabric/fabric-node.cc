@@ -198,7 +198,10 @@ FabricNode::PrefetchForward(uint32_t stage, const FabricHeaderData& h) const
         // a node's own fields stay in cache (a few hundred nodes, each on
         // many paths): the route is asked for at once, one stage earlier
         FabricPrefetch(this, 64); // the vtable pointer (HandlePacket)
-        FabricPrefetch(&m_ports, sizeof(m_ports) + sizeof(m_table) + sizeof(m_salt) + 8);
+        // the fields a forward reads, m_ports to m_salt (declared in that order)
+        FabricPrefetch(&m_ports,
+                       reinterpret_cast<const char*>(&m_salt + 1) -
+                           reinterpret_cast<const char*>(&m_ports));
         m_table.PrefetchRoute(h.dst);
         break;
     default: {

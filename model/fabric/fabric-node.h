@@ -70,8 +70,8 @@ class FabricRoutingTable
         return m_groupOffset[g + 1] - m_groupOffset[g];
     }
 
-    /// \param dst destination \param i index among its ports \return port index
     /// Prefetch the route to \p dst (FabricLookaheadScheduler).
+    /// \param dst destination
     void PrefetchRoute(uint32_t dst) const
     {
         if (dst < m_group.size())
@@ -81,6 +81,7 @@ class FabricRoutingTable
         }
     }
 
+    /// \param dst destination \param i index among its ports \return port index
     uint16_t GetPort(uint32_t dst, uint32_t i) const
     {
         return m_ports[m_groupOffset[m_group[dst]] + i];
