@@ -144,10 +144,8 @@ FabricChannel::PrefetchArrive(uint32_t stage) const
     if (stage == 2)
     {
         FabricPrefetch(&f, sizeof(InFlight));
-        dir.peer->PrefetchReceive(1, f.meta);
-        return;
     }
-    if (stage == 3)
+    else if (stage == 3)
     {
         FabricPrefetch(PeekPointer(f.packet), sizeof(Packet));
     }

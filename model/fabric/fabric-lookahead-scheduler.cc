@@ -151,7 +151,7 @@ FabricLookaheadScheduler::Insert(const Event& ev)
     m_lastHint = slot;
     // an event that lands inside the window (rare: most land thousands of
     // places back) makes it stale
-    if (m_windowValid && (m_windowSize < m_depth || ev.key < Place(m_windowSize - 1)->first))
+    if (m_windowValid && InWindowReach(ev.key))
     {
         m_windowValid = false;
     }
@@ -204,12 +204,19 @@ FabricLookaheadScheduler::Remove(const Event& ev)
     NS_LOG_FUNCTION(this << ev.key.m_ts << ev.key.m_uid);
     const auto it = m_list.find(ev.key);
     NS_ASSERT(it != m_list.end() && it->second.impl == ev.impl);
-    if (m_windowValid && (m_windowSize < m_depth || !(Place(m_windowSize - 1)->first < ev.key)))
+    if (m_windowValid && InWindowReach(ev.key))
     {
         m_windowValid = false; // it may be in the window
     }
     Forget(it);
     m_list.erase(it);
+}
+
+bool
+FabricLookaheadScheduler::InWindowReach(const Scheduler::EventKey& key)
+{
+    // a window short of Depth holds every event: any key reaches it
+    return m_windowSize < m_depth || !(Place(m_windowSize - 1)->first < key);
 }
 
 void

@@ -165,6 +165,9 @@ class FabricLookaheadScheduler : public Scheduler
         return m_window[(m_windowFirst + k) % kMaxDepth];
     }
 
+    /// \param key an event's key \return true if an event of that key would be
+    /// in the window (inserted or removed there, it makes the window stale)
+    bool InWindowReach(const Scheduler::EventKey& key);
     /// Drop the hints that point at an event about to be erased.
     /// \param it the event
     void Forget(EventMap::iterator it);
