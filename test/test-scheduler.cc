@@ -43,14 +43,51 @@ class NoopEvent : public EventImpl
 /// Events removed from a scheduler, as (time, uid).
 using Order = std::vector<std::pair<uint64_t, uint32_t>>;
 
+/// Draws an insertion's delay from the time of the last removal (negative:
+/// in its past, which ns-3's simulators never schedule but a scheduler takes).
+using DelayDraw = std::function<int64_t(std::mt19937&)>;
+
+/// Delays anywhere: at or near the head (equal times), at the back, anywhere.
+int64_t
+AnyDelay(std::mt19937& rng)
+{
+    switch (rng() % 4)
+    {
+    case 0:
+        return rng() % 3;
+    case 1:
+        return 1000 + rng() % 50;
+    default:
+        return rng() % 1000;
+    }
+}
+
+/// \param n distinct delays \param past one insertion in this many goes
+/// into the past (0: none) \return a draw among them (a fabric's streams:
+/// propagation and serialization times), 0 included
+DelayDraw
+StreamDelays(uint32_t n, uint32_t past = 0)
+{
+    return [n, past](std::mt19937& rng) -> int64_t {
+        if (past > 0 && rng() % past == 0)
+        {
+            return -static_cast<int64_t>(rng() % 500);
+        }
+        return int64_t{rng() % n} * 37;
+    };
+}
+
 /**
- * A random mix of insertions (at the head, inside the look-ahead window, at
- * the back, anywhere, with equal times), removals of the next event and
- * cancellations (of the head, of the window, of anything) applied to \p s;
- * \p between, if given, is called every 997 steps (to change the scheduler).
+ * A random mix of insertions (delays from \p delays), removals of the next
+ * event and cancellations (of the head, of the window, of anything) applied
+ * to \p s; \p between, if given, is called every 997 steps (to change the
+ * scheduler).
  */
 Order
-Exercise(Ptr<Scheduler> s, uint32_t seed, const std::function<void(std::mt19937&)>& between = {})
+Exercise(Ptr<Scheduler> s,
+         uint32_t seed,
+         const std::function<void(std::mt19937&)>& between = {},
+         const DelayDraw& delays = AnyDelay)
 {
     std::mt19937 rng(seed);
     std::mt19937 side(seed + 1000);
@@ -64,18 +101,9 @@ Exercise(Ptr<Scheduler> s, uint32_t seed, const std::function<void(std::mt19937&
         const uint32_t op = rng() % 10;
         if (op < 5 || pending.empty())
         {
-            uint64_t ts = now;
-            switch (rng() % 4)
-            {
-            case 0:
-                ts = now + rng() % 3; // at or near the head, equal times
-                break;
-            case 1:
-                ts = now + 1000 + rng() % 50; // the back
-                break;
-            default:
-                ts = now + rng() % 1000;
-            }
+            const int64_t delay = delays(rng);
+            const uint64_t ts =
+                delay >= 0 ? now + delay : now - std::min<uint64_t>(now, uint64_t(-delay));
             impls.push_back(Create<NoopEvent>());
             Scheduler::Event ev{PeekPointer(impls.back()), {ts, uid++, 0}};
             s->Insert(ev);
@@ -137,6 +165,55 @@ TEST(FabricLookaheadSchedulerTest, RemovesInTheMapSchedulersOrder)
             s->SetAttribute("Depth", UintegerValue(1 + rng() % 16));
         });
         EXPECT_EQ(changing, expected) << "seed " << seed << ", depth changed during the run";
+    }
+}
+
+TEST(FabricLookaheadSchedulerTest, DelayLanesKeepTheMapSchedulersOrder)
+{
+    // a few delays: every queued event in a lane; more delays than lanes:
+    // lanes freed and given to new delays, the rest in the map
+    for (uint32_t delays : {5u, 100u})
+    {
+        for (uint32_t seed : {4u, 5u})
+        {
+            const Order expected =
+                Exercise(CreateObject<MapScheduler>(), seed, {}, StreamDelays(delays));
+            for (uint32_t depth : {1u, 5u})
+            {
+                auto s = CreateObject<FabricLookaheadScheduler>();
+                s->SetAttribute("Depth", UintegerValue(depth));
+                EXPECT_EQ(Exercise(s, seed, {}, StreamDelays(delays)), expected)
+                    << delays << " delays, seed " << seed << ", depth " << depth;
+                const auto counts = s->GetCounts();
+                EXPECT_GT(counts.window, 0u);
+                EXPECT_GT(counts.lanes, counts.window);
+                if (delays <= FabricLookaheadScheduler::kMaxLanes)
+                {
+                    EXPECT_EQ(counts.overflow, 0u);
+                    EXPECT_EQ(s->GetLaneCount(), delays);
+                }
+                else
+                {
+                    EXPECT_GT(counts.overflow, 0u);
+                    EXPECT_EQ(s->GetLaneCount(), FabricLookaheadScheduler::kMaxLanes);
+                }
+            }
+        }
+    }
+}
+
+TEST(FabricLookaheadSchedulerTest, EventsInThePastOfTheLastRemovalKeepTheOrder)
+{
+    // an event before the last one removed (the map takes it) moves the
+    // time back when it runs; the delays measured from there must not put
+    // a lane out of order
+    for (uint32_t seed : {6u, 7u, 8u})
+    {
+        const Order expected =
+            Exercise(CreateObject<MapScheduler>(), seed, {}, StreamDelays(5, 10));
+        auto s = CreateObject<FabricLookaheadScheduler>();
+        EXPECT_EQ(Exercise(s, seed, {}, StreamDelays(5, 10)), expected) << "seed " << seed;
+        EXPECT_GT(s->GetCounts().overflow, 0u);
     }
 }
 

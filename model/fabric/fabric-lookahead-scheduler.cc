@@ -11,18 +11,23 @@
 
 #include <algorithm>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#else
-#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
-#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
-#endif
-
 namespace ns3
 {
 
 NS_LOG_COMPONENT_DEFINE("FabricLookaheadScheduler");
 NS_OBJECT_ENSURE_REGISTERED(FabricLookaheadScheduler);
+
+namespace
+{
+
+/// \return true if \p a and \p b are the same event's key
+bool
+SameKey(const Scheduler::EventKey& a, const Scheduler::EventKey& b)
+{
+    return a.m_uid == b.m_uid && a.m_ts == b.m_ts;
+}
+
+} // namespace
 
 TypeId
 FabricLookaheadScheduler::GetTypeId()
@@ -34,7 +39,7 @@ FabricLookaheadScheduler::GetTypeId()
             .AddConstructor<FabricLookaheadScheduler>()
             .AddAttribute("Depth",
                           "Events looked ahead at each removal, the next one included "
-                          "(1: none, the map scheduler's work alone).",
+                          "(1: none, the lanes' work alone).",
                           UintegerValue(5),
                           MakeUintegerAccessor(&FabricLookaheadScheduler::SetDepth,
                                                &FabricLookaheadScheduler::GetDepth),
@@ -43,23 +48,29 @@ FabricLookaheadScheduler::GetTypeId()
 }
 
 FabricLookaheadScheduler::FabricLookaheadScheduler()
-    : m_list(PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>(&m_pool))
 {
     NS_LOG_FUNCTION(this);
-#ifdef __GLIBCXX__
-    // the map's node must fit a block, or every insertion falls back to the heap
-    using Node = std::_Rb_tree_node<EventMap::value_type>;
-    static_assert(sizeof(Node) <= NodePool::kBlock && alignof(Node) <= NodePool::kBlock,
-                  "a map node no longer fits the pool's block");
-#endif
+    m_heapPlace.fill(kNotInHeap);
+    m_laneCache.fill(kNotInHeap);
+    m_lanes.reserve(kMaxLanes);
+    m_heap.reserve(kMaxLanes + 1);
 }
+
+FabricLookaheadScheduler::~FabricLookaheadScheduler() = default;
 
 void
 FabricLookaheadScheduler::SetDepth(uint32_t depth)
 {
     NS_LOG_FUNCTION(this << depth);
     m_depth = depth;
-    m_windowValid = false; // a deeper window must be filled again
+    // a shallower window gives its last events back (each the least queued
+    // then), a deeper one takes more
+    while (m_windowSize > m_depth)
+    {
+        const Entry last = Window(--m_windowSize);
+        QueueFirst(last);
+    }
+    Fill();
 }
 
 uint32_t
@@ -68,51 +79,323 @@ FabricLookaheadScheduler::GetDepth() const
     return m_depth;
 }
 
-void*
-FabricLookaheadScheduler::NodePool::Get()
+FabricLookaheadScheduler::Counts
+FabricLookaheadScheduler::GetCounts() const
 {
-    if (m_free == nullptr)
+    return m_counts;
+}
+
+uint32_t
+FabricLookaheadScheduler::GetLaneCount() const
+{
+    return static_cast<uint32_t>(m_lanes.size());
+}
+
+void
+FabricLookaheadScheduler::Lane::Grow()
+{
+    const std::size_t capacity = std::max<std::size_t>(16, 2 * m_ring.size());
+    std::vector<Entry> ring(capacity);
+    for (uint32_t i = 0; i < m_size; ++i)
+    {
+        ring[i] = At(i);
+    }
+    m_ring.swap(ring);
+    m_mask = static_cast<uint32_t>(capacity - 1);
+    m_head = 0;
+}
+
+void
+FabricLookaheadScheduler::Lane::PushBack(const Entry& e)
+{
+    if (m_size == m_ring.size())
     {
         Grow();
     }
-    Block* b = m_free;
-    ASAN_UNPOISON_MEMORY_REGION(b, kBlock);
-    m_free = b->next;
-    return b;
+    m_ring[(m_head + m_size) & m_mask] = e;
+    ++m_size;
 }
 
 void
-FabricLookaheadScheduler::NodePool::Put(void* p)
+FabricLookaheadScheduler::Lane::PushFront(const Entry& e)
 {
-    auto* b = static_cast<Block*>(p);
-    b->next = m_free;
-    m_free = b;
-    // under AddressSanitizer a read of a freed node is an error, as it would
-    // be with the heap's allocator
-    ASAN_POISON_MEMORY_REGION(b, kBlock);
+    if (m_size == m_ring.size())
+    {
+        Grow();
+    }
+    m_head = (m_head - 1) & m_mask;
+    m_ring[m_head] = e;
+    ++m_size;
 }
 
 void
-FabricLookaheadScheduler::NodePool::Grow()
+FabricLookaheadScheduler::Lane::PopFront()
 {
-    // chunks double from 64 nodes up to 4096 (256 KiB): a small run stays small
-    const std::size_t n = std::size_t{64} << std::min<std::size_t>(6, m_chunks.size());
-    m_chunks.emplace_back(std::unique_ptr<Block[]>(new Block[n]), n);
-    for (std::size_t i = n; i-- > 0;)
+    m_head = (m_head + 1) & m_mask;
+    --m_size;
+}
+
+bool
+FabricLookaheadScheduler::Lane::Erase(const Scheduler::EventKey& key)
+{
+    // the lane is sorted: find the key by halves, close the gap behind it
+    uint32_t lo = 0;
+    uint32_t hi = m_size;
+    while (lo < hi)
     {
-        Put(&m_chunks.back().first[i]);
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (At(mid).key < key)
+        {
+            lo = mid + 1;
+        }
+        else
+        {
+            hi = mid;
+        }
+    }
+    if (lo == m_size || !SameKey(At(lo).key, key))
+    {
+        return false;
+    }
+    for (uint32_t i = lo; i + 1 < m_size; ++i)
+    {
+        m_ring[(m_head + i) & m_mask] = At(i + 1);
+    }
+    --m_size;
+    return true;
+}
+
+void
+FabricLookaheadScheduler::Place(uint32_t i, const Head& h)
+{
+    m_heap[i] = h;
+    m_heapPlace[h.lane] = i;
+}
+
+void
+FabricLookaheadScheduler::SiftUp(uint32_t i)
+{
+    const Head h = m_heap[i];
+    while (i > 0)
+    {
+        const uint32_t parent = (i - 1) / 2;
+        if (!(h.key < m_heap[parent].key))
+        {
+            break;
+        }
+        Place(i, m_heap[parent]);
+        i = parent;
+    }
+    Place(i, h);
+}
+
+void
+FabricLookaheadScheduler::SiftDown(uint32_t i)
+{
+    const Head h = m_heap[i];
+    const auto n = static_cast<uint32_t>(m_heap.size());
+    while (true)
+    {
+        uint32_t child = 2 * i + 1;
+        if (child >= n)
+        {
+            break;
+        }
+        if (child + 1 < n && m_heap[child + 1].key < m_heap[child].key)
+        {
+            ++child;
+        }
+        if (!(m_heap[child].key < h.key))
+        {
+            break;
+        }
+        Place(i, m_heap[child]);
+        i = child;
+    }
+    Place(i, h);
+}
+
+void
+FabricLookaheadScheduler::Reheap(uint32_t lane)
+{
+    const bool empty = lane == kMap ? m_map.empty() : m_lanes[lane].Empty();
+    const uint32_t i = m_heapPlace[lane];
+    if (empty)
+    {
+        if (i == kNotInHeap)
+        {
+            return;
+        }
+        m_heapPlace[lane] = kNotInHeap;
+        const Head last = m_heap.back();
+        m_heap.pop_back();
+        if (i < m_heap.size())
+        {
+            // the last head fills the hole, and moves whichever way it sorts
+            Place(i, last);
+            SiftUp(i);
+            SiftDown(m_heapPlace[last.lane]);
+        }
+        return;
+    }
+    const Scheduler::EventKey& key =
+        lane == kMap ? m_map.begin()->first : m_lanes[lane].Front().key;
+    if (i == kNotInHeap)
+    {
+        m_heap.push_back(Head{key, lane});
+        SiftUp(static_cast<uint32_t>(m_heap.size() - 1));
+        return;
+    }
+    const bool less = key < m_heap[i].key;
+    m_heap[i].key = key;
+    if (less)
+    {
+        SiftUp(i);
+    }
+    else
+    {
+        SiftDown(i);
     }
 }
 
-FabricLookaheadScheduler::NodePool::~NodePool()
+uint32_t
+FabricLookaheadScheduler::LaneFor(uint64_t delay)
 {
-    for (auto& [chunk, n] : m_chunks)
+    // Fibonacci hashing: the top bits of delay * 2^64 / phi
+    uint32_t& cached = m_laneCache[(delay * 0x9E3779B97F4A7C15ULL) >> 57];
+    if (cached < m_lanes.size() && m_lanes[cached].delay == delay)
     {
-        ASAN_UNPOISON_MEMORY_REGION(chunk.get(), n * kBlock);
+        return cached;
+    }
+    for (uint32_t i = 0; i < m_lanes.size(); ++i)
+    {
+        if (m_lanes[i].delay == delay)
+        {
+            return cached = i;
+        }
+    }
+    if (m_lanes.size() < kMaxLanes)
+    {
+        m_lanes.emplace_back();
+        m_lanes.back().delay = delay;
+        ++m_emptyLanes;
+        return cached = static_cast<uint32_t>(m_lanes.size() - 1);
+    }
+    if (m_emptyLanes > 0)
+    {
+        // a lane whose delay has not come for a while serves the new one
+        for (uint32_t i = 0; i < m_lanes.size(); ++i)
+        {
+            if (m_lanes[i].Empty())
+            {
+                m_lanes[i].delay = delay;
+                return cached = i;
+            }
+        }
+    }
+    return kMap;
+}
+
+void
+FabricLookaheadScheduler::Queue(const Entry& e)
+{
+    // an event in the past of the last removal has no delay (ns-3's default
+    // simulator never schedules one): the map takes it
+    const uint32_t lane = e.key.m_ts >= m_now ? LaneFor(e.key.m_ts - m_now) : kMap;
+    if (lane != kMap)
+    {
+        Lane& l = m_lanes[lane];
+        if (l.Empty())
+        {
+            l.PushBack(e);
+            --m_emptyLanes;
+            ++m_counts.lanes;
+            Reheap(lane);
+            return;
+        }
+        if (l.Back().key < e.key)
+        {
+            l.PushBack(e); // the common case: the lane's head is unchanged
+            ++m_counts.lanes;
+            return;
+        }
+    }
+    const bool first = m_map.empty() || e.key < m_map.begin()->first;
+    const bool inserted = m_map.emplace(e.key, e).second;
+    NS_ASSERT_MSG(inserted, "two events with one key");
+    (void)inserted;
+    ++m_counts.overflow;
+    if (first)
+    {
+        Reheap(kMap);
     }
 }
 
-FabricLookaheadScheduler::~FabricLookaheadScheduler() = default;
+void
+FabricLookaheadScheduler::QueueFirst(const Entry& e)
+{
+    if (m_heap.empty())
+    {
+        Queue(e);
+        return;
+    }
+    // less than every queued event: the front of the least head's lane keeps
+    // that lane sorted and the heap's order
+    const uint32_t lane = m_heap[0].lane;
+    if (lane == kMap)
+    {
+        m_map.emplace_hint(m_map.begin(), e.key, e);
+    }
+    else
+    {
+        m_lanes[lane].PushFront(e);
+    }
+    m_heap[0].key = e.key;
+}
+
+FabricLookaheadScheduler::Entry
+FabricLookaheadScheduler::TakeLeast()
+{
+    const uint32_t lane = m_heap[0].lane;
+    Entry e;
+    if (lane == kMap)
+    {
+        const auto it = m_map.begin();
+        e = it->second;
+        m_map.erase(it);
+    }
+    else
+    {
+        Lane& l = m_lanes[lane];
+        e = l.Front();
+        l.PopFront();
+        m_emptyLanes += l.Empty() ? 1 : 0;
+    }
+    Reheap(lane);
+    return e;
+}
+
+void
+FabricLookaheadScheduler::InsertInWindow(const Entry& e)
+{
+    uint32_t i = m_windowSize++;
+    while (i > 0 && e.key < Window(i - 1).key)
+    {
+        Window(i) = Window(i - 1);
+        --i;
+    }
+    Window(i) = e;
+}
+
+void
+FabricLookaheadScheduler::Fill()
+{
+    while (m_windowSize < m_depth && !m_heap.empty())
+    {
+        const Entry e = TakeLeast();
+        Window(m_windowSize++) = e;
+    }
+}
 
 void
 FabricLookaheadScheduler::Insert(const Event& ev)
@@ -122,125 +405,97 @@ FabricLookaheadScheduler::Insert(const Event& ev)
     {
         fabric = nullptr;
     }
-    // Events come in streams whose times grow (a cable's arrivals, a port's
-    // ends of serialization): the next event of a stream lands just after
-    // its previous one. Two hints remember where the two most recent streams
-    // inserted (a hint that holds is renewed in place, else the older one is
-    // replaced); one that holds makes the insertion O(1) and spares the walk down
-    // the tree, whose lower levels a large run keeps cold.
-    const Scheduler::EventKey& k = ev.key;
-    uint32_t slot = 1 - m_lastHint; // replaced when no hint holds
-    EventMap::iterator it;
-    bool hinted = false;
-    for (uint32_t i = 0; i < m_hints.size() && !hinted; ++i)
+    const Entry e{ev.key, ev.impl, fabric};
+    if (m_windowSize < m_depth)
     {
-        const Hint& h = m_hints[m_lastHint ^ i];
-        if (h.valid && h.after < k && (h.before == m_list.end() || k < h.before->first))
-        {
-            slot = m_lastHint ^ i;
-            it = m_list.emplace_hint(h.before, k, Entry{ev.impl, fabric});
-            hinted = true;
-        }
+        InsertInWindow(e); // nothing is queued behind a window short of Depth
+        ++m_counts.window;
+        return;
     }
-    if (!hinted)
+    if (e.key < Window(m_windowSize - 1).key)
     {
-        it = m_list.emplace(k, Entry{ev.impl, fabric}).first;
+        // lands inside the window (rare: most land thousands of places back);
+        // the window's last is then the least queued event
+        const Entry last = Window(--m_windowSize);
+        InsertInWindow(e);
+        QueueFirst(last);
+        ++m_counts.window;
+        return;
     }
-    NS_ASSERT_MSG(it->second.impl == ev.impl, "duplicate event key");
-    m_hints[slot] = Hint{k, std::next(it), true};
-    m_lastHint = slot;
-    // an event that lands inside the window (rare: most land thousands of
-    // places back) makes it stale
-    if (m_windowValid && InWindowReach(ev.key))
-    {
-        m_windowValid = false;
-    }
+    Queue(e);
 }
 
 bool
 FabricLookaheadScheduler::IsEmpty() const
 {
-    return m_list.empty();
+    return m_windowSize == 0;
 }
 
 Scheduler::Event
 FabricLookaheadScheduler::PeekNext() const
 {
-    NS_ASSERT(!m_list.empty());
-    const auto it = m_list.begin();
-    return Event{it->second.impl, it->first};
+    NS_ASSERT(m_windowSize > 0);
+    const Entry& e = m_window[m_windowFirst];
+    return Event{e.impl, e.key};
 }
 
 Scheduler::Event
 FabricLookaheadScheduler::RemoveNext()
 {
-    NS_ASSERT(!m_list.empty());
-    if (!m_windowValid || m_windowSize == 0)
-    {
-        Rebuild();
-    }
-    // place 0 is the head; the window moves a place on, one step of the map
-    const auto head = Place(0);
-    const Event ev{head->second.impl, head->first};
-    // the event after the window's last, found before the head goes (with
-    // Depth 1 the last is the head)
-    const auto last = Place(m_windowSize - 1);
-    const auto after = m_windowSize == m_depth ? std::next(last) : m_list.end();
+    NS_ASSERT(m_windowSize > 0);
+    const Entry e = Window(0);
     m_windowFirst = (m_windowFirst + 1) % kMaxDepth;
     --m_windowSize;
-    Forget(head);
-    m_list.erase(head);
-    if (after != m_list.end())
+    m_now = e.key.m_ts;
+    if (!m_heap.empty())
     {
-        Place(m_windowSize++) = after;
+        // the window was full: one place to fill
+        const Entry next = TakeLeast();
+        Window(m_windowSize++) = next;
     }
     LookAhead();
-    return ev;
+    return Event{e.impl, e.key};
 }
 
 void
 FabricLookaheadScheduler::Remove(const Event& ev)
 {
     NS_LOG_FUNCTION(this << ev.key.m_ts << ev.key.m_uid);
-    const auto it = m_list.find(ev.key);
-    NS_ASSERT(it != m_list.end() && it->second.impl == ev.impl);
-    if (m_windowValid && InWindowReach(ev.key))
+    for (uint32_t k = 0; k < m_windowSize; ++k)
     {
-        m_windowValid = false; // it may be in the window
-    }
-    Forget(it);
-    m_list.erase(it);
-}
-
-bool
-FabricLookaheadScheduler::InWindowReach(const Scheduler::EventKey& key)
-{
-    // a window short of Depth holds every event: any key reaches it
-    return m_windowSize < m_depth || !(Place(m_windowSize - 1)->first < key);
-}
-
-void
-FabricLookaheadScheduler::Forget(EventMap::iterator it)
-{
-    for (Hint& h : m_hints)
-    {
-        if (h.valid && h.before == it)
+        if (SameKey(Window(k).key, ev.key))
         {
-            h.valid = false;
+            for (; k + 1 < m_windowSize; ++k)
+            {
+                Window(k) = Window(k + 1);
+            }
+            --m_windowSize;
+            Fill();
+            return;
         }
     }
-}
-
-void
-FabricLookaheadScheduler::Rebuild()
-{
-    m_windowFirst = 0;
-    m_windowSize = 0;
-    for (auto it = m_list.begin(); it != m_list.end() && m_windowSize < m_depth; ++it)
+    const auto it = m_map.find(ev.key);
+    if (it != m_map.end())
     {
-        m_window[m_windowSize++] = it;
+        const bool first = it == m_map.begin();
+        m_map.erase(it);
+        if (first)
+        {
+            Reheap(kMap);
+        }
+        return;
     }
-    m_windowValid = true;
+    for (uint32_t lane = 0; lane < m_lanes.size(); ++lane)
+    {
+        Lane& l = m_lanes[lane];
+        if (!l.Empty() && !(ev.key < l.Front().key) && !(l.Back().key < ev.key) && l.Erase(ev.key))
+        {
+            m_emptyLanes += l.Empty() ? 1 : 0;
+            Reheap(lane);
+            return;
+        }
+    }
+    NS_ASSERT_MSG(false, "removing an event the scheduler does not hold");
 }
 
 void
@@ -254,7 +509,7 @@ FabricLookaheadScheduler::LookAhead()
     const uint32_t n = std::min(m_windowSize, depth);
     for (uint32_t k = 0; k < n; ++k)
     {
-        const Entry& e = m_window[(first + k) % kMaxDepth]->second;
+        const Entry& e = m_window[(first + k) % kMaxDepth];
         if (k + 1 == depth)
         {
             __builtin_prefetch(e.impl);

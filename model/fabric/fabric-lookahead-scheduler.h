@@ -9,8 +9,6 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <memory>
-#include <utility>
 #include <vector>
 
 namespace ns3
@@ -20,19 +18,33 @@ class FabricRecurringEventBase;
 
 /**
  * \ingroup gpu-fabric
- * \brief ns-3's map scheduler that, on each removal, asks the next few data
- * plane events to prefetch what they will read.
+ * \brief A scheduler for packet-level fabrics: events kept in FIFO lanes by
+ * delay, and the next few data plane events asked to prefetch what they
+ * will read.
  *
- * A packet event of a large fabric finds its port, cable, packet and routing
- * entry cold (last touched thousands of events earlier) and waits on memory
- * for each in turn. The events a few places from the head of the queue are
- * known in advance: each removal moves every one of them a place forward,
- * and an event at place k (0: the next to run) is asked for its stage
- * Depth - 1 - k prefetch (stage 1: its owner's fields; later stages follow
- * the pointers loaded by the earlier ones, now in cache), so that the loads of one event overlap
- * with the work of the events before it. The order of events, and so every result, is the map
- * scheduler's (same key, same comparison); only the time to run them changes. Events other than
- * FabricRecurringEvent occurrences are only prefetched themselves.
+ * Lanes: a fabric schedules almost every event a fixed delay ahead (a
+ * cable's propagation, a frame's serialization at a port's rate), and the
+ * events scheduled the same delay ahead come out in the order they went in
+ * (the time now only grows, and so does the uid). Each such delay gets a
+ * lane, a ring that is sorted by construction; the next event is the least
+ * of the lanes' heads, kept in a small heap. An insertion is an append, a
+ * removal a pop and a sift among a few dozen heads, both on memory that stays
+ * in cache, where a tree's are a walk down thousands of cold nodes. An event
+ * that does not sort at the back of its delay's lane (it cannot, in ns-3's
+ * default simulator), or whose delay finds no free lane (at most 64),
+ * goes to a map like ns-3's MapScheduler, itself one of the heads.
+ *
+ * Look-ahead: a large fabric's event finds its port, cable, packet and
+ * routing entry cold and waits on memory for each in turn. The next Depth
+ * events are kept in a window in order; each removal moves every one of them
+ * a place forward, and the event at place k (0: the next to run) is asked for
+ * its stage Depth - 1 - k prefetch (stage 1: its owner's fields; later stages
+ * follow the pointers loaded by the earlier ones, now in cache), so that the
+ * loads of one event overlap with the work of the events before it. Events
+ * other than FabricRecurringEvent occurrences are only prefetched themselves.
+ *
+ * The order of events, and so every result, is the map scheduler's (the same
+ * key and comparison: time, then uid); only the time to run them changes.
  */
 class FabricLookaheadScheduler : public Scheduler
 {
@@ -53,151 +65,144 @@ class FabricLookaheadScheduler : public Scheduler
     Scheduler::Event RemoveNext() override;
     void Remove(const Scheduler::Event& ev) override;
 
+    /// Where insertions went (a run's counts; for tests and benchmarks).
+    struct Counts
+    {
+        uint64_t window{0};   //!< into the look-ahead window (or displacing its last)
+        uint64_t lanes{0};    //!< appended to a delay's lane
+        uint64_t overflow{0}; //!< into the map (out of order, or no free lane)
+    };
+
+    /// \return where this scheduler's insertions went
+    Counts GetCounts() const;
+
+    /// \return lanes in use, up to kMaxLanes
+    uint32_t GetLaneCount() const;
+
+    static constexpr uint32_t kMaxDepth = 16; //!< the Depth attribute's bound
+    static constexpr uint32_t kMaxLanes = 64; //!< lanes at most (then the map)
+
   private:
-    /**
-     * The map's nodes, one cache line each, reused last freed first: the
-     * node an insertion takes is the one the last removal freed, still in
-     * cache (a general allocator hands out nodes spread over its pages).
-     */
-    class NodePool
-    {
-      public:
-        static constexpr std::size_t kBlock = 64; //!< bytes per node
-
-        NodePool() = default;
-        ~NodePool();
-        NodePool(const NodePool&) = delete;
-        NodePool& operator=(const NodePool&) = delete;
-
-        /// \return a free block
-        void* Get();
-
-        /// \param p a block from Get(), free again
-        void Put(void* p);
-
-      private:
-        /// A node's storage, or a link of the free list.
-        union alignas(kBlock) Block {
-            Block* next;
-            unsigned char bytes[kBlock];
-        };
-
-        /// Add a chunk of blocks to the free list.
-        void Grow();
-
-        Block* m_free{nullptr}; //!< free blocks, last freed first
-        std::vector<std::pair<std::unique_ptr<Block[]>, std::size_t>> m_chunks; //!< all blocks
-    };
-
-    /// std::map's allocator over a NodePool (nodes only; anything else from the heap).
-    template <typename T>
-    struct PoolAllocator
-    {
-        using value_type = T; //!< what it allocates
-
-        /// \param pool the scheduler's pool
-        explicit PoolAllocator(NodePool* pool)
-            : pool(pool)
-        {
-        }
-
-        /// The same pool, for another type (std::map rebinds to its node).
-        template <typename U>
-        PoolAllocator(const PoolAllocator<U>& other)
-            : pool(other.pool)
-        {
-        }
-
-        /// \param n objects \return storage for them (a pool block for one node)
-        T* allocate(std::size_t n)
-        {
-            if (n == 1 && sizeof(T) <= NodePool::kBlock)
-            {
-                return static_cast<T*>(pool->Get());
-            }
-            return std::allocator<T>().allocate(n);
-        }
-
-        /// \param p storage from allocate() \param n its object count
-        void deallocate(T* p, std::size_t n)
-        {
-            if (n == 1 && sizeof(T) <= NodePool::kBlock)
-            {
-                pool->Put(p);
-                return;
-            }
-            std::allocator<T>().deallocate(p, n);
-        }
-
-        /// \return true if both draw from the same pool
-        template <typename U>
-        bool operator==(const PoolAllocator<U>& other) const
-        {
-            return pool == other.pool;
-        }
-
-        /// \return true unless both draw from the same pool
-        template <typename U>
-        bool operator!=(const PoolAllocator<U>& other) const
-        {
-            return pool != other.pool;
-        }
-
-        NodePool* pool; //!< where nodes come from
-    };
-
-    /// What the map keeps of an event.
+    /// What the scheduler keeps of an event.
     struct Entry
     {
+        Scheduler::EventKey key;          //!< time, uid, context
         EventImpl* impl;                  //!< the event
         FabricRecurringEventBase* fabric; //!< the same, if a data plane event
     };
 
-    using EventMap = std::map<Scheduler::EventKey,
-                              Entry,
-                              std::less<Scheduler::EventKey>,
-                              PoolAllocator<std::pair<const Scheduler::EventKey, Entry>>>;
-    static constexpr uint32_t kMaxDepth = 16; //!< the Depth attribute's bound
+    /// The events of one delay, in key order: a ring that grows by doubling.
+    class Lane
+    {
+      public:
+        /// \return true if the lane holds no event
+        bool Empty() const
+        {
+            return m_size == 0;
+        }
+
+        /// \return the events it holds
+        uint32_t Size() const
+        {
+            return m_size;
+        }
+
+        /// \param i a place (0: the front) \return the event there
+        const Entry& At(uint32_t i) const
+        {
+            return m_ring[(m_head + i) & m_mask];
+        }
+
+        /// \return the least event
+        const Entry& Front() const
+        {
+            return At(0);
+        }
+
+        /// \return the greatest event
+        const Entry& Back() const
+        {
+            return At(m_size - 1);
+        }
+
+        /// \param e an event not less than Back()
+        void PushBack(const Entry& e);
+        /// \param e an event not greater than Front()
+        void PushFront(const Entry& e);
+        /// Drop the front event.
+        void PopFront();
+        /// \param key an event's key \return true if it was here (and is now gone)
+        bool Erase(const Scheduler::EventKey& key);
+
+        uint64_t delay{0}; //!< the delay whose events it holds
+
+      private:
+        /// Double the ring, keeping the order.
+        void Grow();
+
+        std::vector<Entry> m_ring; //!< capacity a power of two (or none)
+        uint32_t m_mask{0};        //!< capacity - 1
+        uint32_t m_head{0};        //!< the front's slot
+        uint32_t m_size{0};        //!< events held
+    };
+
+    /// A lane's head in the heap of heads.
+    struct Head
+    {
+        Scheduler::EventKey key; //!< its least event's key
+        uint32_t lane;           //!< the lane (kMaxLanes: the map)
+    };
+
+    static constexpr uint32_t kMap = kMaxLanes;        //!< the map's place among the lanes
+    static constexpr uint32_t kNotInHeap = UINT32_MAX; //!< a lane without events
+
+    /// \param e an event that sorts after the window \return nothing; it is queued
+    void Queue(const Entry& e);
+    /// \param delay an event's delay \return its lane, or kMap if none is free
+    uint32_t LaneFor(uint64_t delay);
+    /// \param e an event not greater than any queued one: it becomes the least
+    void QueueFirst(const Entry& e);
+    /// \return the least queued event, taken out of its lane or the map
+    Entry TakeLeast();
+    /// \param lane a lane (or kMap) whose least event changed, or that emptied or filled
+    void Reheap(uint32_t lane);
+    /// \param i a place in the heap whose key decreased
+    void SiftUp(uint32_t i);
+    /// \param i a place in the heap whose key increased
+    void SiftDown(uint32_t i);
+    /// \param i a place in the heap \param h the head to put there
+    void Place(uint32_t i, const Head& h);
 
     /// \param k a place (0: the head of the queue) \return the window's slot for it
-    EventMap::iterator& Place(uint32_t k)
+    Entry& Window(uint32_t k)
     {
         return m_window[(m_windowFirst + k) % kMaxDepth];
     }
 
-    /// \param key an event's key \return true if an event of that key would be
-    /// in the window (inserted or removed there, it makes the window stale)
-    bool InWindowReach(const Scheduler::EventKey& key);
-    /// Drop the hints that point at an event about to be erased.
-    /// \param it the event
-    void Forget(EventMap::iterator it);
-    /// \param depth the Depth attribute's new value (the window is rebuilt)
+    /// \param e an event less than the window's last, or with the window short of Depth
+    void InsertInWindow(const Entry& e);
+    /// Fill the window up to Depth from the lanes and the map.
+    void Fill();
+    /// \param depth the Depth attribute's new value
     void SetDepth(uint32_t depth);
     /// \return the Depth attribute
     uint32_t GetDepth() const;
-    /// Refill the window from the head of the queue.
-    void Rebuild();
     /// Ask the window's events for their prefetch stages.
     void LookAhead();
 
-    NodePool m_pool; //!< the map's nodes (outlives it)
-    EventMap m_list; //!< the events, by time and uid
-
-    /// Where an insertion went: after `after`, before `before`.
-    struct Hint
-    {
-        Scheduler::EventKey after; //!< the key inserted
-        EventMap::iterator before; //!< its successor then (end: none)
-        bool valid{false};         //!< `before` still in the map
-    };
-
-    std::array<Hint, 2> m_hints;                        //!< where the two most recent streams went
-    uint32_t m_lastHint{0};                             //!< the more recent of them
-    uint32_t m_depth{5};                                //!< places looked ahead (1: none)
-    std::array<EventMap::iterator, kMaxDepth> m_window; //!< the first events of m_list, a ring
-    uint32_t m_windowFirst{0};                          //!< place 0's slot in m_window
-    uint32_t m_windowSize{0};                           //!< places held
-    bool m_windowValid{false};                          //!< else Rebuild() before use
+    uint32_t m_depth{5};                   //!< places looked ahead (1: none)
+    std::array<Entry, kMaxDepth> m_window; //!< the next events, a ring
+    uint32_t m_windowFirst{0};             //!< place 0's slot in m_window
+    uint32_t m_windowSize{0};              //!< places held (short of Depth: nothing queued)
+    uint64_t m_now{0};                     //!< the time of the last event removed
+    std::vector<Lane> m_lanes;             //!< the lanes, made as delays come
+    std::array<uint32_t, kMaxLanes + 1> m_heapPlace; //!< each lane's place in m_heap
+    std::vector<Head> m_heap;                        //!< the non-empty lanes' heads, least first
+    std::map<Scheduler::EventKey, Entry> m_map;      //!< events no lane takes
+    uint32_t m_emptyLanes{0}; //!< lanes without events (free for a new delay)
+    /// Recent delays' lanes, by a hash of the delay (checked against the lane's delay).
+    std::array<uint32_t, 128> m_laneCache;
+    Counts m_counts; //!< where insertions went
 };
 
 } // namespace ns3
