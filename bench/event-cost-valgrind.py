@@ -11,7 +11,11 @@ reads and writes, and the misses of a simulated first-level data cache and of a
 second level (by default 48 KiB 12-way and 1 MiB 8-way, the caches of the
 machine the documented figures were counted for, so that counts stay
 comparable; --d1=machine --l2=machine read the caches of the machine it runs
-on). Counts are the same on every run of the same build and command line.
+on). Both loops run on ns-3's default scheduler, the map (the issue's
+yardstick); --scheduler runs the fabric loop on another (the programs' own
+default is the module's FabricLookaheadScheduler, whose prefetches a
+simulated cache does not model). Counts are the same on every run of the
+same build and command line.
 Needs valgrind (Debian package valgrind, installed by scripts/install-deps.sh).
 A 1,024-host run takes some 4 minutes, --hosts=256 under one.
 """
@@ -136,6 +140,8 @@ def main():
     parser.add_argument("--bare-events", type=int, default=0,
                         help="events of the bare loop (default: as fabric-throughput's own run, "
                              "the fabric's events and at least a million)")
+    parser.add_argument("--scheduler", default="ns3::MapScheduler",
+                        help="ns-3 scheduler of the fabric loop (the bare loop: always the map)")
     parser.add_argument("--json", help="write the figures as JSON to this path")
     args = parser.parse_args()
     if args.hosts < 2:
@@ -159,14 +165,17 @@ def main():
         fail(f"invalid --bin-dir: got '{args.bin_dir}', allowed: a folder with fabric-throughput")
 
     with tempfile.TemporaryDirectory() as work:
-        fab, fab_json = profile(binary, ["--loop=fabric", f"--hosts={args.hosts}"], args, work,
+        fab, fab_json = profile(binary, ["--loop=fabric", f"--hosts={args.hosts}",
+                                         f"--SchedulerType={args.scheduler}"], args, work,
                                 "fabric")
         events = fab_json["events"]
         # the bare loop fabric-throughput itself would run beside this one
         pending = fab_json["bare_pending"]
         bare_events = args.bare_events or fab_json["bare_events"]
-        bare, _ = profile(binary, ["--loop=bare", f"--bare-pending={pending}",
-                                   f"--bare-events={bare_events}"], args, work, "bare")
+        bare, bare_json = profile(binary, ["--loop=bare", f"--bare-pending={pending}",
+                                           f"--bare-events={bare_events}",
+                                           "--SchedulerType=ns3::MapScheduler"], args, work,
+                                  "bare")
     executed = {"fabric": events, "bare": bare_events + pending}
     per = {
         "fabric": {k: v / executed["fabric"] for k, v in fab.items()},
@@ -178,6 +187,7 @@ def main():
 
     print(f"event-cost-valgrind: fabric-throughput --hosts={args.hosts}, {events} fabric events, "
           f"bare loop {executed['bare']} events with {pending} pending")
+    print(f"  schedulers: fabric {fab_json['scheduler']}, bare {bare_json['scheduler']}")
     print(f"  caches: D1 {args.d1}, L2 {args.l2} (size,ways,line)")
     print(f"  {'per event':<30}{'fabric':>12}{'bare':>12}{'ratio':>10}")
     labels = {"Ir": "instructions", "Dr": "data reads", "Dw": "data writes",
@@ -190,6 +200,8 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"hosts": args.hosts, "fabric_events": events,
                        "bare_events": executed["bare"], "bare_pending": pending,
+                       "scheduler": fab_json["scheduler"],
+                       "bare_scheduler": bare_json["scheduler"],
                        "d1": args.d1, "l2": args.l2, "per_event": per, "ratio": ratio,
                        "totals": {"fabric": fab, "bare": bare}}, f, indent=2)
             f.write("\n")

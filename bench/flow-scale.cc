@@ -525,9 +525,10 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write the results as JSON to this path", json);
     cmd.Parse(argc, argv);
 
-    // ns-3's scheduler as the user chose it (--SchedulerType; the default map
-    // ran these workloads 16-19 % faster than the heap this program forced
-    // until 2026-12-01, which also overrode the flag)
+    // the scheduler as the user chose it (--SchedulerType; by default the
+    // module's, as in every program; ns-3's map ran these workloads 16-19 %
+    // faster than the heap this program forced until 2026-12-01, which also
+    // overrode the flag)
     TypeIdValue scheduler;
     GlobalValue::GetValueByName("SchedulerType", scheduler);
     try

@@ -6,6 +6,7 @@
 #include "ns3/collective-helper.h"
 #include "ns3/config.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-lookahead-scheduler.h"
 #include "ns3/flow-helper.h"
 #include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
@@ -314,6 +315,14 @@ ProgramFlags::Parse(int argc, char* argv[])
         raw.push_back(a.data());
     }
     RejectUnknownFlags(m_program, argc, raw.data(), m_known);
+    // The programs run on the module's scheduler: ns-3's order of events (so
+    // the same results), in less time on packet-level runs. --SchedulerType,
+    // parsed next, or NS_GLOBAL_VALUE naming it still decides.
+    const char* env = std::getenv("NS_GLOBAL_VALUE");
+    if (env == nullptr || std::string(env).find("SchedulerType") == std::string::npos)
+    {
+        GlobalValue::Bind("SchedulerType", TypeIdValue(FabricLookaheadScheduler::GetTypeId()));
+    }
     m_cmd.Parse(argc, raw.data());
 }
 
