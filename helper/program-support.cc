@@ -255,6 +255,30 @@ ProgramFlags::BoolCheck()
     };
 }
 
+namespace
+{
+
+/// \return true if NS_GLOBAL_VALUE ("name=value;name=value") sets
+/// SchedulerType to another scheduler than the module's (ns-3 read it at
+/// start-up; a name of this module's it could not resolve then)
+bool
+NsGlobalValueNamesAnotherScheduler()
+{
+    const char* env = std::getenv("NS_GLOBAL_VALUE");
+    std::istringstream items(env == nullptr ? "" : env);
+    for (std::string item; std::getline(items, item, ';');)
+    {
+        const std::string key = "SchedulerType=";
+        if (item.rfind(key, 0) == 0)
+        {
+            return item.substr(key.size()) != FabricLookaheadScheduler::GetTypeId().GetName();
+        }
+    }
+    return false;
+}
+
+} // namespace
+
 void
 ProgramFlags::Parse(int argc, char* argv[])
 {
@@ -318,8 +342,7 @@ ProgramFlags::Parse(int argc, char* argv[])
     // The programs run on the module's scheduler: ns-3's order of events (so
     // the same results), in less time on packet-level runs. --SchedulerType,
     // parsed next, or NS_GLOBAL_VALUE naming it still decides.
-    const char* env = std::getenv("NS_GLOBAL_VALUE");
-    if (env == nullptr || std::string(env).find("SchedulerType") == std::string::npos)
+    if (!NsGlobalValueNamesAnotherScheduler())
     {
         GlobalValue::Bind("SchedulerType", TypeIdValue(FabricLookaheadScheduler::GetTypeId()));
     }

@@ -5,12 +5,17 @@
  * GPU_FABRIC_TEST_SCHEDULER=<TypeId name> set, every test of the binary runs
  * with that SchedulerType (ns-3's own NS_GLOBAL_VALUE cannot name a
  * scheduler of this module: it is read before the module registers it).
+ * On FabricLookaheadScheduler the prefetch stages run whatever the number of
+ * events queued (MinPending 0): the suites' small runs exercise them too.
  */
 #ifndef GPU_FABRIC_TEST_SCHEDULER_ENV_H
 #define GPU_FABRIC_TEST_SCHEDULER_ENV_H
 
+#include "ns3/config.h"
+#include "ns3/fabric-lookahead-scheduler.h"
 #include "ns3/global-value.h"
 #include "ns3/type-id.h"
+#include "ns3/uinteger.h"
 
 #include <cstdlib>
 #include <gtest/gtest.h>
@@ -33,6 +38,11 @@ class SchedulerFromEnv : public ::testing::Environment
         ASSERT_TRUE(ns3::TypeId::LookupByNameFailSafe(name, &tid))
             << "GPU_FABRIC_TEST_SCHEDULER=" << name << ": no such TypeId";
         ns3::GlobalValue::Bind("SchedulerType", ns3::TypeIdValue(tid));
+        if (tid == ns3::FabricLookaheadScheduler::GetTypeId())
+        {
+            ns3::Config::SetDefault("ns3::FabricLookaheadScheduler::MinPending",
+                                    ns3::UintegerValue(0));
+        }
         // the simulator reads it whenever it is created (after each Destroy)
         ns3::TypeIdValue bound;
         ns3::GlobalValue::GetValueByName("SchedulerType", bound);

@@ -73,7 +73,7 @@ StreamDelays(uint32_t n, uint32_t past = 0)
         {
             return -static_cast<int64_t>(rng() % 500);
         }
-        return int64_t{rng() % n} * 37;
+        return static_cast<int64_t>(rng() % n) * 37;
     };
 }
 
@@ -248,6 +248,7 @@ TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderB
 {
     ObjectFactory factory("ns3::FabricLookaheadScheduler");
     factory.Set("Depth", UintegerValue(4));
+    factory.Set("MinPending", UintegerValue(0)); // a few events: ask them anyway
     Simulator::SetScheduler(factory);
     const uint32_t n = 50;
     std::vector<StageRecorder> recs(n);
@@ -282,6 +283,46 @@ TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderB
     }
 }
 
+TEST(FabricLookaheadSchedulerTest, BelowMinPendingQueuedEventsNothingIsAsked)
+{
+    // 100 events, none added: after the r-th removal (0: the first) 99 - r
+    // are queued, so with MinPending 60 the removals up to r = 39 ask. The
+    // data plane event i is the (2i)-th; with depth 4 it is asked for stage 1
+    // at removal 2i - 3, 2 at 2i - 2, 3 at 2i - 1.
+    ObjectFactory factory("ns3::FabricLookaheadScheduler");
+    factory.Set("Depth", UintegerValue(4));
+    factory.Set("MinPending", UintegerValue(60));
+    Simulator::SetScheduler(factory);
+    const uint32_t n = 50;
+    std::vector<StageRecorder> recs(n);
+    using Recurring =
+        FabricPrefetchingEvent<StageRecorder, &StageRecorder::Run, &StageRecorder::Prefetch>;
+    std::vector<Ptr<Recurring>> events;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        events.push_back(Create<Recurring>(&recs[i]));
+        events.back()->Schedule(0, NanoSeconds(10 * (i + 1)));
+        Simulator::Schedule(NanoSeconds(10 * (i + 1) + 5), [] {});
+    }
+    // removed events are not counted any more
+    for (uint32_t i = 0; i < 10; ++i)
+    {
+        EventId gone = Simulator::Schedule(NanoSeconds(2000 + i), [] {});
+        Simulator::Remove(gone);
+    }
+    Simulator::Run();
+    Simulator::Destroy();
+    for (uint32_t i = 2; i <= 20; ++i)
+    {
+        EXPECT_EQ(recs[i].atRun, (std::vector<uint32_t>{1, 2, 3})) << "occurrence " << i;
+    }
+    EXPECT_EQ(recs[21].atRun, (std::vector<uint32_t>{1}));
+    for (uint32_t i = 22; i < n; ++i)
+    {
+        EXPECT_TRUE(recs[i].atRun.empty()) << "occurrence " << i;
+    }
+}
+
 /// A packet-level run: completion time of every message, and the event count.
 std::pair<std::vector<int64_t>, uint64_t>
 PacketRun(const std::string& scheduler, uint32_t depth)
@@ -290,6 +331,8 @@ PacketRun(const std::string& scheduler, uint32_t depth)
     if (scheduler == "ns3::FabricLookaheadScheduler")
     {
         Config::SetDefault("ns3::FabricLookaheadScheduler::Depth", UintegerValue(depth));
+        // a 64-host run queues a few hundred events: prefetch anyway
+        Config::SetDefault("ns3::FabricLookaheadScheduler::MinPending", UintegerValue(0));
     }
     ClusterParams p;
     p.gpus = 64;
@@ -320,9 +363,13 @@ PacketRun(const std::string& scheduler, uint32_t depth)
     Simulator::Destroy();
     GlobalValue::Bind("SchedulerType", StringValue("ns3::MapScheduler"));
     // the attribute's own default again, for the tests after this one
-    TypeId::AttributeInformation depthInfo;
-    FabricLookaheadScheduler::GetTypeId().LookupAttributeByName("Depth", &depthInfo);
-    Config::SetDefault("ns3::FabricLookaheadScheduler::Depth", *depthInfo.initialValue);
+    for (const char* name : {"Depth", "MinPending"})
+    {
+        TypeId::AttributeInformation info;
+        FabricLookaheadScheduler::GetTypeId().LookupAttributeByName(name, &info);
+        Config::SetDefault(std::string("ns3::FabricLookaheadScheduler::") + name,
+                           *info.initialValue);
+    }
     return {out, events};
 }
 

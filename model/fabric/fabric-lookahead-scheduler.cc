@@ -43,7 +43,13 @@ FabricLookaheadScheduler::GetTypeId()
                           UintegerValue(5),
                           MakeUintegerAccessor(&FabricLookaheadScheduler::SetDepth,
                                                &FabricLookaheadScheduler::GetDepth),
-                          MakeUintegerChecker<uint32_t>(1, kMaxDepth));
+                          MakeUintegerChecker<uint32_t>(1, kMaxDepth))
+            .AddAttribute("MinPending",
+                          "Events queued below which no event is asked to prefetch (a run "
+                          "that holds few events is small enough for the caches; 0: always).",
+                          UintegerValue(1000),
+                          MakeUintegerAccessor(&FabricLookaheadScheduler::m_minPending),
+                          MakeUintegerChecker<uint32_t>());
     return tid;
 }
 
@@ -406,6 +412,7 @@ FabricLookaheadScheduler::Insert(const Event& ev)
         fabric = nullptr;
     }
     const Entry e{ev.key, ev.impl, fabric};
+    ++m_pending;
     if (m_windowSize < m_depth)
     {
         InsertInWindow(e); // nothing is queued behind a window short of Depth
@@ -447,13 +454,17 @@ FabricLookaheadScheduler::RemoveNext()
     m_windowFirst = (m_windowFirst + 1) % kMaxDepth;
     --m_windowSize;
     m_now = e.key.m_ts;
+    --m_pending;
     if (!m_heap.empty())
     {
         // the window was full: one place to fill
         const Entry next = TakeLeast();
         Window(m_windowSize++) = next;
     }
-    LookAhead();
+    if (m_pending >= m_minPending)
+    {
+        LookAhead();
+    }
     return Event{e.impl, e.key};
 }
 
@@ -461,6 +472,7 @@ void
 FabricLookaheadScheduler::Remove(const Event& ev)
 {
     NS_LOG_FUNCTION(this << ev.key.m_ts << ev.key.m_uid);
+    --m_pending; // it must be held (asserted below)
     for (uint32_t k = 0; k < m_windowSize; ++k)
     {
         if (SameKey(Window(k).key, ev.key))

@@ -42,6 +42,9 @@ class FabricRecurringEventBase;
  * follow the pointers loaded by the earlier ones, now in cache), so that the
  * loads of one event overlap with the work of the events before it. Events
  * other than FabricRecurringEvent occurrences are only prefetched themselves.
+ * With fewer than MinPending events queued the window asks for nothing: a
+ * small run's data stays in cache, where the prefetches cost more than they
+ * hide.
  *
  * The order of events, and so every result, is the map scheduler's (the same
  * key and comparison: time, then uid); only the time to run them changes.
@@ -202,7 +205,9 @@ class FabricLookaheadScheduler : public Scheduler
     uint32_t m_emptyLanes{0}; //!< lanes without events (free for a new delay)
     /// Recent delays' lanes, by a hash of the delay (checked against the lane's delay).
     std::array<uint32_t, 128> m_laneCache;
-    Counts m_counts; //!< where insertions went
+    Counts m_counts;           //!< where insertions went
+    uint32_t m_minPending{0};  //!< the MinPending attribute
+    uint64_t m_pending{0};     //!< events held (window, lanes and map)
 };
 
 } // namespace ns3
