@@ -186,17 +186,29 @@ main(int argc, char* argv[])
         {
             FabricRequire(barePending > 0, "--bare-pending", barePending, "a positive count");
             FabricRequire(bareEvents > 0, "--bare-events", bareEvents, "a positive count");
-            const double bareRate = BareSchedulerRate(barePending, bareEvents);
-            fmt::print("fabric-throughput: bare loop only, {} events, {} pending, on {}\n",
+            // as in a combined run: on ns-3's map (the yardstick), and on the
+            // run's scheduler too when it is another
+            const double bareRate = BareSchedulerRate(barePending, bareEvents, mapScheduler);
+            const bool own = scheduler != mapScheduler;
+            const double bareOwnRate = own ? BareSchedulerRate(barePending, bareEvents) : bareRate;
+            fmt::print("fabric-throughput: bare loop only, {} events, {} pending\n",
                        bareEvents,
-                       barePending,
-                       scheduler);
-            fmt::print("  bare scheduler events per second  {:>10.0f}\n", bareRate);
+                       barePending);
+            fmt::print("  bare scheduler events per second  {:>10.0f}  ({})\n",
+                       bareRate,
+                       mapScheduler);
+            if (own)
+            {
+                fmt::print("  bare events per second, own       {:>10.0f}  ({})\n",
+                           bareOwnRate,
+                           scheduler);
+            }
             if (!json.empty())
             {
                 const nlohmann::json j = {{"loop", loop},
                                           {"scheduler", scheduler},
                                           {"bare_scheduler_events_per_s", bareRate},
+                                          {"bare_own_scheduler_events_per_s", bareOwnRate},
                                           {"bare_pending", barePending},
                                           {"bare_events", bareEvents}};
                 WriteTextFile("--json", json, j.dump(2) + "\n");

@@ -261,6 +261,7 @@ namespace
 /// \return true if NS_GLOBAL_VALUE ("name=value;name=value") sets
 /// SchedulerType to another scheduler than the module's (ns-3 read it at
 /// start-up; a name of this module's it could not resolve then)
+/// \throws FabricConfigError if it names no scheduler (ns-3 would ignore it)
 bool
 NsGlobalValueNamesAnotherScheduler()
 {
@@ -269,10 +270,20 @@ NsGlobalValueNamesAnotherScheduler()
     for (std::string item; std::getline(items, item, ';');)
     {
         const std::string key = "SchedulerType=";
-        if (item.rfind(key, 0) == 0)
+        if (item.rfind(key, 0) != 0)
         {
-            return item.substr(key.size()) != FabricLookaheadScheduler::GetTypeId().GetName();
+            continue;
         }
+        // the first one counts, as for ns-3
+        const std::string name = item.substr(key.size());
+        TypeId tid;
+        FabricRequire(TypeId::LookupByNameFailSafe(name, &tid) &&
+                          tid.IsChildOf(Scheduler::GetTypeId()),
+                      "NS_GLOBAL_VALUE SchedulerType",
+                      name,
+                      "the TypeId name of an ns-3 scheduler (ns3::MapScheduler, "
+                      "ns3::FabricLookaheadScheduler, ...)");
+        return tid != FabricLookaheadScheduler::GetTypeId();
     }
     return false;
 }
@@ -342,9 +353,16 @@ ProgramFlags::Parse(int argc, char* argv[])
     // The programs run on the module's scheduler: ns-3's order of events (so
     // the same results), in less time on packet-level runs. --SchedulerType,
     // parsed next, or NS_GLOBAL_VALUE naming it still decides.
-    if (!NsGlobalValueNamesAnotherScheduler())
+    try
     {
-        GlobalValue::Bind("SchedulerType", TypeIdValue(FabricLookaheadScheduler::GetTypeId()));
+        if (!NsGlobalValueNamesAnotherScheduler())
+        {
+            GlobalValue::Bind("SchedulerType", TypeIdValue(FabricLookaheadScheduler::GetTypeId()));
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        ExitBadInput(m_program, e.what());
     }
     m_cmd.Parse(argc, raw.data());
 }

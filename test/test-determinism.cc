@@ -49,6 +49,18 @@ RunJson(const std::string& programAndArgs, const std::string& tag)
     return nlohmann::json::parse(RunJsonText(programAndArgs, tag), nullptr, false);
 }
 
+/// Run `program args` (stdout and stderr to a file); return its exit status
+/// (-1 if it did not exit) and what it printed.
+std::pair<int, std::string>
+RunCapture(const std::string& programAndArgs)
+{
+    const std::string log = ::testing::TempDir() + "run-capture.txt";
+    const std::string cmd =
+        std::string(GPU_FABRIC_BIN_DIR) + "/" + programAndArgs + " > " + log + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(log)};
+}
+
 /// Run `program args --json=<file>` twice; return the two JSON texts.
 std::pair<std::string, std::string>
 RunTwice(const std::string& program, const std::string& args, const std::string& tag)
@@ -753,6 +765,16 @@ TEST(Benches, FabricThroughputRunsEachLoopAlone)
     EXPECT_EQ(bare["bare_events"].get<uint64_t>(), 20'000u);
     EXPECT_GT(bare["bare_scheduler_events_per_s"].get<double>(), 0.0);
     EXPECT_FALSE(bare.contains("events"));
+    // as the combined run: the map's loop, and the run's scheduler's beside
+    // (two measurements), or one loop when the run is on the map
+    EXPECT_EQ(bare["scheduler"], "ns3::FabricLookaheadScheduler");
+    EXPECT_GT(bare["bare_own_scheduler_events_per_s"].get<double>(), 0.0);
+    EXPECT_NE(bare["bare_own_scheduler_events_per_s"], bare["bare_scheduler_events_per_s"]);
+    const auto onMap = run("--loop=bare --bare-pending=100 --bare-events=20000 "
+                           "--SchedulerType=ns3::MapScheduler",
+                           "loop-bare-map");
+    EXPECT_EQ(onMap["scheduler"], "ns3::MapScheduler");
+    EXPECT_EQ(onMap["bare_own_scheduler_events_per_s"], onMap["bare_scheduler_events_per_s"]);
 }
 
 TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudgedAgainstTheMap)
@@ -784,12 +806,30 @@ TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudged
     EXPECT_NEAR(la["event_cost_ratio"].get<double>(), onMap / rate, 1e-9 * onMap / rate);
     EXPECT_NEAR(la["event_cost_ratio_own_scheduler"].get<double>(), own / rate, 1e-9 * own / rate);
 
-    // NS_GLOBAL_VALUE naming the scheduler is the user's choice too
-    setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::MapScheduler", 1);
+    // NS_GLOBAL_VALUE naming the scheduler is the user's choice too (this
+    // module's own included: ns-3 reads the variable before the module
+    // registers it); a name that is no scheduler is bad input
+    setenv("NS_GLOBAL_VALUE", "RngRun=1;SchedulerType=ns3::MapScheduler", 1);
     const auto env = run("--loop=fabric", "sched-env");
+    setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::FabricLookaheadScheduler", 1);
+    const auto envOwn = run("--loop=fabric", "sched-env-own");
+    setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::MapSchedular", 1);
+    const auto typo = RunCapture("fabric-throughput --hosts=32 --loop=fabric");
+    setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::DropTailQueue<Packet>", 1);
+    const auto notScheduler = RunCapture("fabric-throughput --hosts=32 --loop=fabric");
     unsetenv("NS_GLOBAL_VALUE");
     EXPECT_EQ(env["scheduler"], "ns3::MapScheduler");
     EXPECT_EQ(env["events"], la["events"]);
+    EXPECT_EQ(envOwn["scheduler"], "ns3::FabricLookaheadScheduler");
+    for (const auto& bad : {typo, notScheduler})
+    {
+        EXPECT_EQ(bad.first, 2);
+        EXPECT_NE(bad.second.find("invalid NS_GLOBAL_VALUE SchedulerType"), std::string::npos)
+            << bad.second;
+        EXPECT_NE(bad.second.find("allowed: the TypeId name of an ns-3 scheduler"),
+                  std::string::npos)
+            << bad.second;
+    }
 }
 
 } // namespace

@@ -202,6 +202,124 @@ TEST(FabricLookaheadSchedulerTest, DelayLanesKeepTheMapSchedulersOrder)
     }
 }
 
+/// \param variant which steps insert at the current time (see the test)
+/// \return events that went to the map, after checking the order step by step
+uint64_t
+WrapAndGrow(uint32_t variant)
+{
+    auto la = CreateObject<FabricLookaheadScheduler>();
+    la->SetAttribute("Depth", UintegerValue(1));
+    Ptr<Scheduler> map = CreateObject<MapScheduler>();
+    std::vector<Ptr<EventImpl>> impls;
+    uint32_t uid = 0;
+    uint64_t now = 0;
+    const auto insert = [&](uint64_t ts) {
+        impls.push_back(Create<NoopEvent>());
+        const Scheduler::Event ev{PeekPointer(impls.back()), {ts, uid++, 0}};
+        la->Insert(ev);
+        map->Insert(ev);
+    };
+    const auto remove = [&]() {
+        const Scheduler::Event a = la->RemoveNext();
+        const Scheduler::Event b = map->RemoveNext();
+        EXPECT_EQ(a.key.m_uid, b.key.m_uid) << "variant " << variant;
+        now = b.key.m_ts;
+    };
+    insert(1);
+    for (uint32_t step = 0; step < 300; ++step)
+    {
+        const uint32_t n = 1 + (variant == 2 ? (step % 5) % 3 : step % 3);
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            insert(now + 1000);
+        }
+        if ((step + variant) % 2 == 0)
+        {
+            insert(now); // before the window's event, which goes back to a lane's front
+            remove();    // the one just inserted
+        }
+        remove();
+    }
+    while (!map->IsEmpty())
+    {
+        EXPECT_FALSE(la->IsEmpty());
+        remove();
+    }
+    EXPECT_TRUE(la->IsEmpty());
+    return la->GetCounts().overflow;
+}
+
+TEST(FabricLookaheadSchedulerTest, ALaneThatWrapsAndGrowsKeepsItsOrder)
+{
+    // One delay's lane, fed one to three events per step and drained by one,
+    // so that it grows by one a step on average: its ring fills with the
+    // front moved on (a growth with a wrapped head) at every size. Every other
+    // step also inserts an event at the current time, before the window's
+    // event (depth 1), which goes back to a lane's front; in some variants
+    // with the ring full (a growth at the front). Both schedulers get the
+    // same operations; the removals agree, and no event went to the map.
+    for (uint32_t variant : {0u, 1u, 2u})
+    {
+        EXPECT_EQ(WrapAndGrow(variant), 0u) << "variant " << variant;
+    }
+}
+
+/// Events that record their index when they run, each rescheduling itself a
+/// few times with a delay among five.
+struct OrderRecorder
+{
+    std::vector<uint32_t> ran; //!< indices, in the order they ran
+    std::mt19937 rng{9};       //!< delays
+
+    void Run(uint32_t index, uint32_t left)
+    {
+        ran.push_back(index);
+        if (left > 0)
+        {
+            Simulator::Schedule(NanoSeconds(100 * (1 + rng() % 5)),
+                                &OrderRecorder::Run,
+                                this,
+                                index,
+                                left - 1);
+        }
+    }
+};
+
+/// \param switchAt when to move the queued events to the look-ahead
+/// scheduler (negative: never, all on the map) \return the order events ran in
+std::vector<uint32_t>
+RunOrder(int64_t switchAt)
+{
+    Simulator::SetScheduler(ObjectFactory("ns3::MapScheduler"));
+    OrderRecorder rec;
+    std::mt19937 rng(3);
+    for (uint32_t i = 0; i < 300; ++i)
+    {
+        Simulator::Schedule(NanoSeconds(rng() % 5000), &OrderRecorder::Run, &rec, i, 20);
+    }
+    if (switchAt >= 0)
+    {
+        Simulator::Stop(NanoSeconds(switchAt));
+        Simulator::Run();
+        ObjectFactory la("ns3::FabricLookaheadScheduler");
+        la.Set("MinPending", UintegerValue(0));
+        Simulator::SetScheduler(la); // ns-3 moves the queued events into it
+    }
+    Simulator::Run();
+    Simulator::Destroy();
+    return rec.ran;
+}
+
+TEST(FabricLookaheadSchedulerTest, TakingOverAQueueDuringARunKeepsTheMapsOrder)
+{
+    // Simulator::SetScheduler during a run inserts every queued event into
+    // the new scheduler, whose last removal is then none (time 0)
+    const auto map = RunOrder(-1);
+    ASSERT_EQ(map.size(), 300u * 21);
+    EXPECT_EQ(RunOrder(0), map);
+    EXPECT_EQ(RunOrder(3000), map);
+}
+
 TEST(FabricLookaheadSchedulerTest, EventsInThePastOfTheLastRemovalKeepTheOrder)
 {
     // an event before the last one removed (the map takes it) moves the
@@ -244,11 +362,20 @@ struct StageRecorder
     }
 };
 
-TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderBeforeItRuns)
+/**
+ * Run 50 data plane events (at 10, 20, ... ns), each followed 5 ns later by a
+ * plain event, on the look-ahead scheduler; \p removed more plain events are
+ * scheduled and removed before the run.
+ * \param depth the Depth \param minPending the MinPending
+ * \param removed events removed before the run
+ * \return what each data plane event recorded, and how many plain events ran
+ */
+std::pair<std::vector<StageRecorder>, uint32_t>
+RunStages(uint32_t depth, uint32_t minPending, uint32_t removed)
 {
     ObjectFactory factory("ns3::FabricLookaheadScheduler");
-    factory.Set("Depth", UintegerValue(4));
-    factory.Set("MinPending", UintegerValue(0)); // a few events: ask them anyway
+    factory.Set("Depth", UintegerValue(depth));
+    factory.Set("MinPending", UintegerValue(minPending));
     Simulator::SetScheduler(factory);
     const uint32_t n = 50;
     std::vector<StageRecorder> recs(n);
@@ -264,20 +391,32 @@ TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderB
         // plane events (nothing to ask)
         Simulator::Schedule(NanoSeconds(10 * (i + 1) + 5), [&plain] { ++plain; });
     }
+    for (uint32_t i = 0; i < removed; ++i)
+    {
+        EventId gone = Simulator::Schedule(NanoSeconds(2000 + i), [] {});
+        Simulator::Remove(gone);
+    }
     Simulator::Run();
     Simulator::Destroy();
-    EXPECT_EQ(plain, n);
     for (uint32_t i = 0; i < n; ++i)
     {
         EXPECT_EQ(recs[i].ranAt, NanoSeconds(10 * (i + 1)).GetTimeStep());
         EXPECT_EQ(recs[i].asked, recs[i].atRun) << "asked after it ran, occurrence " << i;
     }
+    return {recs, plain};
+}
+
+TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderBeforeItRuns)
+{
+    // MinPending 0: a hundred events, asked anyway
+    const auto [recs, plain] = RunStages(4, 0, 0);
+    EXPECT_EQ(plain, recs.size());
     // each removal moves every event a place on: depth 4 asks an event for
     // stage 1 at place 2, 2 at place 1, 3 at place 0 (the next to run); the
     // first two were already close to the head when the run began
     EXPECT_TRUE(recs[0].atRun.empty());
     EXPECT_EQ(recs[1].atRun, (std::vector<uint32_t>{2, 3}));
-    for (uint32_t i = 2; i < n; ++i)
+    for (uint32_t i = 2; i < recs.size(); ++i)
     {
         EXPECT_EQ(recs[i].atRun, (std::vector<uint32_t>{1, 2, 3})) << "occurrence " << i;
     }
@@ -285,39 +424,19 @@ TEST(FabricLookaheadSchedulerTest, EachDataPlaneEventIsAskedForItsStagesInOrderB
 
 TEST(FabricLookaheadSchedulerTest, BelowMinPendingQueuedEventsNothingIsAsked)
 {
-    // 100 events, none added: after the r-th removal (0: the first) 99 - r
-    // are queued, so with MinPending 60 the removals up to r = 39 ask. The
-    // data plane event i is the (2i)-th; with depth 4 it is asked for stage 1
-    // at removal 2i - 3, 2 at 2i - 2, 3 at 2i - 1.
-    ObjectFactory factory("ns3::FabricLookaheadScheduler");
-    factory.Set("Depth", UintegerValue(4));
-    factory.Set("MinPending", UintegerValue(60));
-    Simulator::SetScheduler(factory);
-    const uint32_t n = 50;
-    std::vector<StageRecorder> recs(n);
-    using Recurring =
-        FabricPrefetchingEvent<StageRecorder, &StageRecorder::Run, &StageRecorder::Prefetch>;
-    std::vector<Ptr<Recurring>> events;
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        events.push_back(Create<Recurring>(&recs[i]));
-        events.back()->Schedule(0, NanoSeconds(10 * (i + 1)));
-        Simulator::Schedule(NanoSeconds(10 * (i + 1) + 5), [] {});
-    }
-    // removed events are not counted any more
-    for (uint32_t i = 0; i < 10; ++i)
-    {
-        EventId gone = Simulator::Schedule(NanoSeconds(2000 + i), [] {});
-        Simulator::Remove(gone);
-    }
-    Simulator::Run();
-    Simulator::Destroy();
+    // 100 events run (ten more removed before: not counted any more): after
+    // the r-th removal (0: the first) 99 - r are queued, so with MinPending 60
+    // the removals up to r = 39 ask. The data plane event i is the (2i)-th;
+    // with depth 4 it is asked for stage 1 at removal 2i - 3, 2 at 2i - 2, 3
+    // at 2i - 1.
+    const auto [recs, plain] = RunStages(4, 60, 10);
+    EXPECT_EQ(plain, recs.size());
     for (uint32_t i = 2; i <= 20; ++i)
     {
         EXPECT_EQ(recs[i].atRun, (std::vector<uint32_t>{1, 2, 3})) << "occurrence " << i;
     }
     EXPECT_EQ(recs[21].atRun, (std::vector<uint32_t>{1}));
-    for (uint32_t i = 22; i < n; ++i)
+    for (uint32_t i = 22; i < recs.size(); ++i)
     {
         EXPECT_TRUE(recs[i].atRun.empty()) << "occurrence " << i;
     }

@@ -38,15 +38,17 @@ FabricLookaheadScheduler::GetTypeId()
             .SetGroupName("GpuFabric")
             .AddConstructor<FabricLookaheadScheduler>()
             .AddAttribute("Depth",
-                          "Events looked ahead at each removal, the next one included "
-                          "(1: none, the lanes' work alone).",
+                          "Events held in order at the head of the queue, the next one included; "
+                          "at each removal those that are data plane events are asked to "
+                          "prefetch (1: no stages, only the next event itself is brought in).",
                           UintegerValue(5),
                           MakeUintegerAccessor(&FabricLookaheadScheduler::SetDepth,
                                                &FabricLookaheadScheduler::GetDepth),
                           MakeUintegerChecker<uint32_t>(1, kMaxDepth))
             .AddAttribute("MinPending",
-                          "Events queued below which no event is asked to prefetch (a run "
-                          "that holds few events is small enough for the caches; 0: always).",
+                          "Events held (the look-ahead's included) below which no event is asked "
+                          "to prefetch (a run that holds few events is small enough for the "
+                          "caches; 0: always).",
                           UintegerValue(1000),
                           MakeUintegerAccessor(&FabricLookaheadScheduler::m_minPending),
                           MakeUintegerChecker<uint32_t>());
@@ -57,7 +59,7 @@ FabricLookaheadScheduler::FabricLookaheadScheduler()
 {
     NS_LOG_FUNCTION(this);
     m_heapPlace.fill(kNotInHeap);
-    m_laneCache.fill(kNotInHeap);
+    m_laneCache.fill(kNoLane);
     m_lanes.reserve(kMaxLanes);
     m_heap.reserve(kMaxLanes + 1);
 }
@@ -268,7 +270,7 @@ uint32_t
 FabricLookaheadScheduler::LaneFor(uint64_t delay)
 {
     // Fibonacci hashing: the top bits of delay * 2^64 / phi
-    uint32_t& cached = m_laneCache[(delay * 0x9E3779B97F4A7C15ULL) >> 57];
+    uint32_t& cached = m_laneCache[(delay * 0x9E3779B97F4A7C15ULL) >> (64 - kLaneCacheBits)];
     if (cached < m_lanes.size() && m_lanes[cached].delay == delay)
     {
         return cached;
@@ -302,7 +304,7 @@ FabricLookaheadScheduler::LaneFor(uint64_t delay)
     return kMap;
 }
 
-void
+bool
 FabricLookaheadScheduler::Queue(const Entry& e)
 {
     // an event in the past of the last removal has no delay (ns-3's default
@@ -315,26 +317,24 @@ FabricLookaheadScheduler::Queue(const Entry& e)
         {
             l.PushBack(e);
             --m_emptyLanes;
-            ++m_counts.lanes;
             Reheap(lane);
-            return;
+            return true;
         }
         if (l.Back().key < e.key)
         {
             l.PushBack(e); // the common case: the lane's head is unchanged
-            ++m_counts.lanes;
-            return;
+            return true;
         }
     }
     const bool first = m_map.empty() || e.key < m_map.begin()->first;
     const bool inserted = m_map.emplace(e.key, e).second;
     NS_ASSERT_MSG(inserted, "two events with one key");
     (void)inserted;
-    ++m_counts.overflow;
     if (first)
     {
         Reheap(kMap);
     }
+    return false;
 }
 
 void
@@ -429,7 +429,7 @@ FabricLookaheadScheduler::Insert(const Event& ev)
         ++m_counts.window;
         return;
     }
-    Queue(e);
+    ++(Queue(e) ? m_counts.lanes : m_counts.overflow);
 }
 
 bool
@@ -472,16 +472,17 @@ void
 FabricLookaheadScheduler::Remove(const Event& ev)
 {
     NS_LOG_FUNCTION(this << ev.key.m_ts << ev.key.m_uid);
-    --m_pending; // it must be held (asserted below)
     for (uint32_t k = 0; k < m_windowSize; ++k)
     {
         if (SameKey(Window(k).key, ev.key))
         {
+            NS_ASSERT(Window(k).impl == ev.impl);
             for (; k + 1 < m_windowSize; ++k)
             {
                 Window(k) = Window(k + 1);
             }
             --m_windowSize;
+            --m_pending;
             Fill();
             return;
         }
@@ -489,8 +490,10 @@ FabricLookaheadScheduler::Remove(const Event& ev)
     const auto it = m_map.find(ev.key);
     if (it != m_map.end())
     {
+        NS_ASSERT(it->second.impl == ev.impl);
         const bool first = it == m_map.begin();
         m_map.erase(it);
+        --m_pending;
         if (first)
         {
             Reheap(kMap);
@@ -503,11 +506,13 @@ FabricLookaheadScheduler::Remove(const Event& ev)
         if (!l.Empty() && !(ev.key < l.Front().key) && !(l.Back().key < ev.key) && l.Erase(ev.key))
         {
             m_emptyLanes += l.Empty() ? 1 : 0;
+            --m_pending;
             Reheap(lane);
             return;
         }
     }
-    NS_ASSERT_MSG(false, "removing an event the scheduler does not hold");
+    NS_FATAL_ERROR("FabricLookaheadScheduler: removing an event it does not hold (time "
+                   << ev.key.m_ts << ", uid " << ev.key.m_uid << ")");
 }
 
 void

@@ -79,7 +79,8 @@ class FabricLookaheadScheduler : public Scheduler
     /// \return where this scheduler's insertions went
     Counts GetCounts() const;
 
-    /// \return lanes in use, up to kMaxLanes
+    /// \return lanes made so far, up to kMaxLanes (each serves one delay at a
+    /// time; an empty one is given to the next new delay once all are made)
     uint32_t GetLaneCount() const;
 
     static constexpr uint32_t kMaxDepth = 16; //!< the Depth attribute's bound
@@ -158,9 +159,12 @@ class FabricLookaheadScheduler : public Scheduler
 
     static constexpr uint32_t kMap = kMaxLanes;        //!< the map's place among the lanes
     static constexpr uint32_t kNotInHeap = UINT32_MAX; //!< a lane without events
+    static constexpr uint32_t kNoLane = UINT32_MAX;    //!< an empty slot of m_laneCache
+    static constexpr uint32_t kLaneCacheBits = 7;      //!< m_laneCache has 2^this slots
 
-    /// \param e an event that sorts after the window \return nothing; it is queued
-    void Queue(const Entry& e);
+    /// \param e an event that sorts after the window
+    /// \return true if it went to a lane, false if to the map
+    bool Queue(const Entry& e);
     /// \param delay an event's delay \return its lane, or kMap if none is free
     uint32_t LaneFor(uint64_t delay);
     /// \param e an event not greater than any queued one: it becomes the least
@@ -204,10 +208,10 @@ class FabricLookaheadScheduler : public Scheduler
     std::map<Scheduler::EventKey, Entry> m_map;      //!< events no lane takes
     uint32_t m_emptyLanes{0}; //!< lanes without events (free for a new delay)
     /// Recent delays' lanes, by a hash of the delay (checked against the lane's delay).
-    std::array<uint32_t, 128> m_laneCache;
-    Counts m_counts;           //!< where insertions went
-    uint32_t m_minPending{0};  //!< the MinPending attribute
-    uint64_t m_pending{0};     //!< events held (window, lanes and map)
+    std::array<uint32_t, 1U << kLaneCacheBits> m_laneCache;
+    Counts m_counts;          //!< where insertions went
+    uint32_t m_minPending{0}; //!< the MinPending attribute
+    uint64_t m_pending{0};    //!< events held (window, lanes and map)
 };
 
 } // namespace ns3
