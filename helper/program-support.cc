@@ -258,12 +258,12 @@ ProgramFlags::BoolCheck()
 namespace
 {
 
-/// \return true if NS_GLOBAL_VALUE ("name=value;name=value") sets
-/// SchedulerType to another scheduler than the module's (ns-3 read it at
-/// start-up; a name of this module's it could not resolve then)
-/// \throws FabricConfigError if it names no scheduler (ns-3 would ignore it)
-bool
-NsGlobalValueNamesAnotherScheduler()
+/// \return the scheduler NS_GLOBAL_VALUE ("name=value;name=value") names,
+/// else the module's (ns-3 reads the variable at start-up, before this module
+/// registers its types, and ignores a name it cannot resolve then)
+/// \throws FabricConfigError if it names no scheduler
+TypeId
+ProgramSchedulerType()
 {
     const char* env = std::getenv("NS_GLOBAL_VALUE");
     std::istringstream items(env == nullptr ? "" : env);
@@ -283,9 +283,9 @@ NsGlobalValueNamesAnotherScheduler()
                       name,
                       "the TypeId name of an ns-3 scheduler (ns3::MapScheduler, "
                       "ns3::FabricLookaheadScheduler, ...)");
-        return tid != FabricLookaheadScheduler::GetTypeId();
+        return tid;
     }
-    return false;
+    return FabricLookaheadScheduler::GetTypeId();
 }
 
 } // namespace
@@ -355,10 +355,7 @@ ProgramFlags::Parse(int argc, char* argv[])
     // parsed next, or NS_GLOBAL_VALUE naming it still decides.
     try
     {
-        if (!NsGlobalValueNamesAnotherScheduler())
-        {
-            GlobalValue::Bind("SchedulerType", TypeIdValue(FabricLookaheadScheduler::GetTypeId()));
-        }
+        GlobalValue::Bind("SchedulerType", TypeIdValue(ProgramSchedulerType()));
     }
     catch (const FabricConfigError& e)
     {

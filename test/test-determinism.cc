@@ -809,7 +809,7 @@ TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudged
     // NS_GLOBAL_VALUE naming the scheduler is the user's choice too (this
     // module's own included: ns-3 reads the variable before the module
     // registers it); a name that is no scheduler is bad input
-    setenv("NS_GLOBAL_VALUE", "RngRun=1;SchedulerType=ns3::MapScheduler", 1);
+    setenv("NS_GLOBAL_VALUE", "RngRun=1;SchedulerType=ns3::HeapScheduler", 1);
     const auto env = run("--loop=fabric", "sched-env");
     setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::FabricLookaheadScheduler", 1);
     const auto envOwn = run("--loop=fabric", "sched-env-own");
@@ -818,7 +818,7 @@ TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudged
     setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::DropTailQueue<Packet>", 1);
     const auto notScheduler = RunCapture("fabric-throughput --hosts=32 --loop=fabric");
     unsetenv("NS_GLOBAL_VALUE");
-    EXPECT_EQ(env["scheduler"], "ns3::MapScheduler");
+    EXPECT_EQ(env["scheduler"], "ns3::HeapScheduler");
     EXPECT_EQ(env["events"], la["events"]);
     EXPECT_EQ(envOwn["scheduler"], "ns3::FabricLookaheadScheduler");
     for (const auto& bad : {typo, notScheduler})
