@@ -275,31 +275,30 @@ FabricLookaheadScheduler::LaneFor(uint64_t delay)
     {
         return cached;
     }
+    // the delay's lane if it has one; else a new lane, or an empty one whose
+    // delay has not come for a while
+    uint32_t empty = kNoLane;
     for (uint32_t i = 0; i < m_lanes.size(); ++i)
     {
         if (m_lanes[i].delay == delay)
         {
             return cached = i;
         }
+        if (empty == kNoLane && m_lanes[i].Empty())
+        {
+            empty = i;
+        }
     }
     if (m_lanes.size() < kMaxLanes)
     {
         m_lanes.emplace_back();
         m_lanes.back().delay = delay;
-        ++m_emptyLanes;
         return cached = static_cast<uint32_t>(m_lanes.size() - 1);
     }
-    if (m_emptyLanes > 0)
+    if (empty != kNoLane)
     {
-        // a lane whose delay has not come for a while serves the new one
-        for (uint32_t i = 0; i < m_lanes.size(); ++i)
-        {
-            if (m_lanes[i].Empty())
-            {
-                m_lanes[i].delay = delay;
-                return cached = i;
-            }
-        }
+        m_lanes[empty].delay = delay;
+        return cached = empty;
     }
     return kMap;
 }
@@ -316,7 +315,6 @@ FabricLookaheadScheduler::Queue(const Entry& e)
         if (l.Empty())
         {
             l.PushBack(e);
-            --m_emptyLanes;
             Reheap(lane);
             return true;
         }
@@ -375,7 +373,6 @@ FabricLookaheadScheduler::TakeLeast()
         Lane& l = m_lanes[lane];
         e = l.Front();
         l.PopFront();
-        m_emptyLanes += l.Empty() ? 1 : 0;
     }
     Reheap(lane);
     return e;
@@ -455,12 +452,7 @@ FabricLookaheadScheduler::RemoveNext()
     --m_windowSize;
     m_now = e.key.m_ts;
     --m_pending;
-    if (!m_heap.empty())
-    {
-        // the window was full: one place to fill
-        const Entry next = TakeLeast();
-        Window(m_windowSize++) = next;
-    }
+    Fill(); // one place, if anything is queued
     if (m_pending >= m_minPending)
     {
         LookAhead();
@@ -505,7 +497,6 @@ FabricLookaheadScheduler::Remove(const Event& ev)
         Lane& l = m_lanes[lane];
         if (!l.Empty() && !(ev.key < l.Front().key) && !(l.Back().key < ev.key) && l.Erase(ev.key))
         {
-            m_emptyLanes += l.Empty() ? 1 : 0;
             --m_pending;
             Reheap(lane);
             return;

@@ -105,12 +105,6 @@ class FabricLookaheadScheduler : public Scheduler
             return m_size == 0;
         }
 
-        /// \return the events it holds
-        uint32_t Size() const
-        {
-            return m_size;
-        }
-
         /// \param i a place (0: the front) \return the event there
         const Entry& At(uint32_t i) const
         {
@@ -206,7 +200,6 @@ class FabricLookaheadScheduler : public Scheduler
     std::array<uint32_t, kMaxLanes + 1> m_heapPlace; //!< each lane's place in m_heap
     std::vector<Head> m_heap;                        //!< the non-empty lanes' heads, least first
     std::map<Scheduler::EventKey, Entry> m_map;      //!< events no lane takes
-    uint32_t m_emptyLanes{0}; //!< lanes without events (free for a new delay)
     /// Recent delays' lanes, by a hash of the delay (checked against the lane's delay).
     std::array<uint32_t, 1U << kLaneCacheBits> m_laneCache;
     Counts m_counts;          //!< where insertions went
