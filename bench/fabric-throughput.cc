@@ -127,6 +127,49 @@ BareSchedulerRate(uint32_t pending, uint64_t events, const std::string& schedule
     return executed / wall;
 }
 
+/// ns-3's default scheduler, whose bare event is the ratio's yardstick.
+const std::string kMapScheduler = "ns3::MapScheduler";
+
+/// The bare loop's rates: on ns-3's map (the ratio's yardstick) and on the
+/// run's scheduler (the map's rate again when the run is on the map).
+struct BareRates
+{
+    double map; //!< events per wall second on ns3::MapScheduler
+    double own; //!< the same on the run's scheduler
+};
+
+/// \param pending events in the queue \param events events to run
+/// \param other whether the run's scheduler is another than the map
+/// \return the bare loop's rates (one loop on the map, two otherwise)
+BareRates
+MeasureBareRates(uint32_t pending, uint64_t events, bool other)
+{
+    const double own = other ? BareSchedulerRate(pending, events) : 0.0;
+    const double map = BareSchedulerRate(pending, events, kMapScheduler);
+    return {map, other ? own : map};
+}
+
+/// Print \p r, and the ratios to \p eventsPerS if it is positive.
+/// \param r the rates \param scheduler the run's scheduler
+/// \param eventsPerS the fabric's events per wall second (0: no fabric run)
+void
+PrintBareRates(const BareRates& r, const std::string& scheduler, double eventsPerS)
+{
+    fmt::print("  bare scheduler events per second  {:>10.0f}  (ns3::MapScheduler)\n", r.map);
+    if (eventsPerS > 0)
+    {
+        fmt::print("  event cost ratio (bare / fabric)  {:>10.2f}\n", r.map / eventsPerS);
+    }
+    if (scheduler != kMapScheduler)
+    {
+        fmt::print("  bare events per second, own       {:>10.0f}  ({})\n", r.own, scheduler);
+        if (eventsPerS > 0)
+        {
+            fmt::print("  event cost ratio, own bare event  {:>10.2f}\n", r.own / eventsPerS);
+        }
+    }
+}
+
 } // namespace
 
 int
@@ -162,12 +205,11 @@ main(int argc, char* argv[])
                  barePending);
     cmd.AddValue("bare-events", "with --loop=bare: events the bare loop runs", bareEvents);
     cmd.Parse(argc, argv);
-    // the run's scheduler (--SchedulerType): the bare loop runs on it, and
-    // on ns-3's default map too when it is another one
+    // the run's scheduler (--SchedulerType): the bare loop runs on ns-3's
+    // default map, and on it too when it is another one
     TypeIdValue schedulerType;
     GlobalValue::GetValueByName("SchedulerType", schedulerType);
     const std::string scheduler = schedulerType.Get().GetName();
-    const std::string mapScheduler = "ns3::MapScheduler";
 
     try
     {
@@ -188,27 +230,18 @@ main(int argc, char* argv[])
             FabricRequire(bareEvents > 0, "--bare-events", bareEvents, "a positive count");
             // as in a combined run: on ns-3's map (the yardstick), and on the
             // run's scheduler too when it is another
-            const double bareRate = BareSchedulerRate(barePending, bareEvents, mapScheduler);
-            const bool own = scheduler != mapScheduler;
-            const double bareOwnRate = own ? BareSchedulerRate(barePending, bareEvents) : bareRate;
+            const BareRates bare =
+                MeasureBareRates(barePending, bareEvents, scheduler != kMapScheduler);
             fmt::print("fabric-throughput: bare loop only, {} events, {} pending\n",
                        bareEvents,
                        barePending);
-            fmt::print("  bare scheduler events per second  {:>10.0f}  ({})\n",
-                       bareRate,
-                       mapScheduler);
-            if (own)
-            {
-                fmt::print("  bare events per second, own       {:>10.0f}  ({})\n",
-                           bareOwnRate,
-                           scheduler);
-            }
+            PrintBareRates(bare, scheduler, 0.0);
             if (!json.empty())
             {
                 const nlohmann::json j = {{"loop", loop},
                                           {"scheduler", scheduler},
-                                          {"bare_scheduler_events_per_s", bareRate},
-                                          {"bare_own_scheduler_events_per_s", bareOwnRate},
+                                          {"bare_scheduler_events_per_s", bare.map},
+                                          {"bare_own_scheduler_events_per_s", bare.own},
                                           {"bare_pending", barePending},
                                           {"bare_events", bareEvents}};
                 WriteTextFile("--json", json, j.dump(2) + "\n");
@@ -284,13 +317,9 @@ main(int argc, char* argv[])
         // default map: a fixed yardstick (a scheduler that slows bare events
         // cannot flatter the fabric). On another scheduler the bare loop also
         // runs on it: the fabric's cost in that scheduler's own bare events.
-        const bool otherScheduler = both && scheduler != mapScheduler;
-        const double bareOwnRate =
-            otherScheduler ? BareSchedulerRate(runPending, runBareEvents) : 0.0;
-        const double bareMapRate =
-            both ? BareSchedulerRate(runPending, runBareEvents, mapScheduler) : 0.0;
-        const double ratio = bareMapRate / eventsPerS;
-        const double ownRatio = otherScheduler ? bareOwnRate / eventsPerS : ratio;
+        const BareRates bare =
+            both ? MeasureBareRates(runPending, runBareEvents, scheduler != kMapScheduler)
+                 : BareRates{0.0, 0.0};
         const uint64_t rss = PeakRssBytes();
 
         fmt::print("fabric-throughput: {} hosts, radix {}, {} links, {} flows of {} bytes\n",
@@ -318,16 +347,7 @@ main(int argc, char* argv[])
         fmt::print("  scheduler                         {:>10}\n", scheduler);
         if (both)
         {
-            fmt::print("  bare scheduler events per second  {:>10.0f}  (ns3::MapScheduler)\n",
-                       bareMapRate);
-            fmt::print("  event cost ratio (bare / fabric)  {:>10.2f}\n", ratio);
-            if (otherScheduler)
-            {
-                fmt::print("  bare events per second, own       {:>10.0f}  ({})\n",
-                           bareOwnRate,
-                           scheduler);
-                fmt::print("  event cost ratio, own bare event  {:>10.2f}\n", ownRatio);
-            }
+            PrintBareRates(bare, scheduler, eventsPerS);
         }
         fmt::print("  simulated bytes per wall second   {:>10.3e}\n", totals.bytesDelivered / wall);
         fmt::print("  peak RSS                          {:>10.1f} MiB\n", rss / 1048576.0);
@@ -358,11 +378,11 @@ main(int argc, char* argv[])
                                 {"bare_events", runBareEvents}};
             if (both)
             {
-                j["bare_scheduler_events_per_s"] = bareMapRate;
-                j["bare_map_scheduler_events_per_s"] = bareMapRate; // the same (older key)
-                j["event_cost_ratio"] = ratio;
-                j["bare_own_scheduler_events_per_s"] = otherScheduler ? bareOwnRate : bareMapRate;
-                j["event_cost_ratio_own_scheduler"] = ownRatio;
+                j["bare_scheduler_events_per_s"] = bare.map;
+                j["bare_map_scheduler_events_per_s"] = bare.map; // the same (older key)
+                j["event_cost_ratio"] = bare.map / eventsPerS;
+                j["bare_own_scheduler_events_per_s"] = bare.own;
+                j["event_cost_ratio_own_scheduler"] = bare.own / eventsPerS;
             }
             WriteTextFile("--json", json, j.dump(2) + "\n");
         }
