@@ -49,12 +49,13 @@ RunJson(const std::string& programAndArgs, const std::string& tag)
     return nlohmann::json::parse(RunJsonText(programAndArgs, tag), nullptr, false);
 }
 
-/// Run `program args` (stdout and stderr to a file); return its exit status
-/// (-1 if it did not exit) and what it printed.
+/// Run `program args` (stdout and stderr to <TempDir()/tag.txt>: ctest runs
+/// tests in parallel, each names its own file); return its exit status (-1
+/// if it did not exit) and what it printed.
 std::pair<int, std::string>
-RunCapture(const std::string& programAndArgs)
+RunCapture(const std::string& programAndArgs, const std::string& tag)
 {
-    const std::string log = ::testing::TempDir() + "run-capture.txt";
+    const std::string log = ::testing::TempDir() + tag + ".txt";
     const std::string cmd =
         std::string(GPU_FABRIC_BIN_DIR) + "/" + programAndArgs + " > " + log + " 2>&1";
     const int status = std::system(cmd.c_str());
@@ -120,14 +121,11 @@ TEST(Programs, AMalformedRateIsNamedNotAborted)
     {
         for (const std::string rate : {"abc", "0Gbps", "100"})
         {
-            const std::string log = ::testing::TempDir() + program + "-bad-rate.txt";
             const std::string small = program == "fabric-throughput" ? " --hosts=16" : "";
-            const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + program + small +
-                                    " --rate=" + rate + " > " + log + " 2>&1";
-            const int status = std::system(cmd.c_str());
-            ASSERT_TRUE(WIFEXITED(status)) << program << " --rate=" << rate;
-            EXPECT_EQ(WEXITSTATUS(status), 2) << program << " --rate=" << rate;
-            const std::string text = Slurp(log);
+            const auto [status, text] =
+                RunCapture(program + small + " --rate=" + rate, program + "-bad-rate");
+            ASSERT_NE(status, -1) << program << " --rate=" << rate;
+            EXPECT_EQ(status, 2) << program << " --rate=" << rate;
             EXPECT_NE(text.find("--rate"), std::string::npos) << text;
             EXPECT_NE(text.find("got '" + rate + "'"), std::string::npos) << text;
             EXPECT_NE(text.find("positive rate"), std::string::npos) << text;
@@ -160,13 +158,9 @@ TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
     };
     for (const auto& bad : cases)
     {
-        const std::string log = ::testing::TempDir() + "bad-attribute.txt";
-        const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/hb-domain-messages " +
-                                bad.flag + " > " + log + " 2>&1";
-        const int status = std::system(cmd.c_str());
-        ASSERT_TRUE(WIFEXITED(status)) << bad.flag;
-        EXPECT_EQ(WEXITSTATUS(status), 2) << bad.flag;
-        const std::string text = Slurp(log);
+        const auto [status, text] = RunCapture("hb-domain-messages " + bad.flag, "bad-attribute");
+        ASSERT_NE(status, -1) << bad.flag;
+        EXPECT_EQ(status, 2) << bad.flag;
         for (const auto& s : bad.said)
         {
             EXPECT_NE(text.find(s), std::string::npos) << bad.flag << ": " << text;
@@ -259,13 +253,9 @@ TEST(Programs, BadFlagValuesAreNamed)
     };
     for (const auto& bad : cases)
     {
-        const std::string log = ::testing::TempDir() + "bad-number.txt";
-        const std::string cmd =
-            std::string(GPU_FABRIC_BIN_DIR) + "/" + bad.command + " > " + log + " 2>&1";
-        const int status = std::system(cmd.c_str());
-        ASSERT_TRUE(WIFEXITED(status)) << bad.command;
-        EXPECT_EQ(WEXITSTATUS(status), 2) << bad.command;
-        const std::string text = Slurp(log);
+        const auto [status, text] = RunCapture(bad.command, "bad-number");
+        ASSERT_NE(status, -1) << bad.command;
+        EXPECT_EQ(status, 2) << bad.command;
         EXPECT_NE(text.find(bad.said), std::string::npos) << bad.command << ": " << text;
     }
 }
@@ -367,13 +357,10 @@ TEST(Programs, AFullDiskIsNamedNotSilent)
     {
         for (const auto& flag : c.flags)
         {
-            const std::string log = ::testing::TempDir() + "full-disk.txt";
-            const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) + "/" + c.command + " " + flag +
-                                    "=/dev/full > " + log + " 2>&1";
-            const int status = std::system(cmd.c_str());
-            ASSERT_TRUE(WIFEXITED(status)) << cmd;
-            EXPECT_EQ(WEXITSTATUS(status), 2) << cmd;
-            const std::string text = Slurp(log);
+            const std::string cmd = c.command + " " + flag + "=/dev/full";
+            const auto [status, text] = RunCapture(cmd, "full-disk");
+            ASSERT_NE(status, -1) << cmd;
+            EXPECT_EQ(status, 2) << cmd;
             EXPECT_NE(text.find("invalid " + flag +
                                 ": got '/dev/full', allowed: a path with room to write"),
                       std::string::npos)
@@ -814,9 +801,10 @@ TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudged
     setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::FabricLookaheadScheduler", 1);
     const auto envOwn = run("--loop=fabric", "sched-env-own");
     setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::MapSchedular", 1);
-    const auto typo = RunCapture("fabric-throughput --hosts=32 --loop=fabric");
+    const auto typo = RunCapture("fabric-throughput --hosts=32 --loop=fabric", "sched-typo");
     setenv("NS_GLOBAL_VALUE", "SchedulerType=ns3::DropTailQueue<Packet>", 1);
-    const auto notScheduler = RunCapture("fabric-throughput --hosts=32 --loop=fabric");
+    const auto notScheduler =
+        RunCapture("fabric-throughput --hosts=32 --loop=fabric", "sched-not-scheduler");
     unsetenv("NS_GLOBAL_VALUE");
     EXPECT_EQ(env["scheduler"], "ns3::HeapScheduler");
     EXPECT_EQ(env["events"], la["events"]);
