@@ -18,6 +18,7 @@
 #include "ns3/hb-domain.h"
 #include "ns3/node.h"
 #include "ns3/nstime.h"
+#include "ns3/object-factory.h"
 #include "ns3/pcap-file.h"
 #include "ns3/queue-size.h"
 #include "ns3/rng-seed-manager.h"
@@ -1127,6 +1128,140 @@ TEST_F(FabricTest, TxFifoPacketsIsHowFarAheadTheSourcePicks)
     EXPECT_NEAR(doneB[0], 5 * tp + 2 * 500e-9, 2e-9);
     EXPECT_NEAR(doneB[1] - doneB[0], tp, 2e-9);
     EXPECT_NEAR(doneB[2] - doneB[0], 2 * tp, 2e-9);
+}
+
+/// A FabricTxSource that sends `limit` 1000-byte packets to the peer, one
+/// per pull, and records its pulls and the prefetch stages asked before each.
+struct CountingTxSource : FabricTxSource
+{
+    Ptr<FabricNetDevice> peer;
+    uint32_t limit{20};
+    uint32_t sent{0};
+    void* cookie{nullptr}; //!< the cookie it was given
+    std::vector<Time> pulls;
+    std::vector<std::vector<uint32_t>> askedBeforePull;
+    std::vector<uint32_t> asked;
+    bool wrongCookie{false};
+
+    void Pull(FabricNetDevice* port)
+    {
+        pulls.push_back(Simulator::Now());
+        askedBeforePull.push_back(asked);
+        asked.clear();
+        if (sent < limit)
+        {
+            ++sent;
+            port->Send(Create<Packet>(1000), peer->GetAddress(), 0x0800);
+        }
+    }
+
+    void TxReady(FabricNetDevice* port, void* c) override
+    {
+        wrongCookie |= c != cookie;
+        Pull(port);
+    }
+
+    void PrefetchTxReady(const void* c, uint32_t stage) const override
+    {
+        // a prefetch may not change the model; the test's record may
+        const_cast<CountingTxSource*>(this)->asked.push_back(stage);
+        const_cast<CountingTxSource*>(this)->wrongCookie |= c != cookie;
+    }
+};
+
+/// Two plain nodes joined by a cable at 8 Gb/s (a byte a nanosecond), the
+/// first fed by `source` (through SetTxSource, or its Pull through a
+/// TxReadyCallback), on the given scheduler; other events every 37 ns
+/// keep the scheduler's look-ahead window full.
+void
+RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, bool callback)
+{
+    Simulator::SetScheduler(scheduler);
+    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
+    cable->SetAttribute("Delay", TimeValue(NanoSeconds(700)));
+    std::array<Ptr<FabricNetDevice>, 2> dev;
+    for (auto& d : dev)
+    {
+        d = CreateObject<FabricNetDevice>();
+        d->SetDataRate(DataRate("8Gbps"));
+        CreateObject<Node>()->AddDevice(d);
+        d->Attach(cable);
+    }
+    source.peer = dev[1];
+    int cookie = 0;
+    source.cookie = &cookie;
+    // the one set last replaces the other
+    const auto pull = [&source](Ptr<FabricNetDevice> port) { source.Pull(PeekPointer(port)); };
+    const auto stray = [](Ptr<FabricNetDevice>) { ADD_FAILURE() << "replaced callback called"; };
+    if (callback)
+    {
+        dev[0]->SetTxSource(&source, &cookie);
+        dev[0]->SetTxReadyCallback(FabricNetDevice::TxReadyCallback(pull));
+    }
+    else
+    {
+        dev[0]->SetTxReadyCallback(FabricNetDevice::TxReadyCallback(stray));
+        dev[0]->SetTxSource(&source, &cookie);
+    }
+    Simulator::Schedule(Time(0), [&source, d = PeekPointer(dev[0])] { source.Pull(d); });
+    for (int64_t t = 1; t < 25'000; t += 37)
+    {
+        Simulator::Schedule(NanoSeconds(t), [] {});
+    }
+    Simulator::Run();
+    Simulator::Destroy();
+}
+
+TEST_F(FabricTest, ATxSourceIsPulledAsTheCallbackIsAndAskedToPrefetchAhead)
+{
+    // A FabricTxSource is pulled exactly when a TxReadyCallback would be
+    // (after each serialization while at most one packet waits), whatever
+    // the scheduler. On FabricLookaheadScheduler of Depth d, the end of
+    // serialization before a pull takes stages 1..d-1, and passes 2..d-1 on
+    // to the source as its stages 1..d-2 (stage 1 brings the port in, which
+    // holds the source's pointer); on another scheduler nothing is asked.
+    const auto lookahead = [](uint32_t depth) {
+        ObjectFactory f("ns3::FabricLookaheadScheduler");
+        f.Set("Depth", UintegerValue(depth));
+        f.Set("MinPending", UintegerValue(0));
+        return f;
+    };
+    CountingTxSource byCallback;
+    RunPulledLink(byCallback, ObjectFactory("ns3::MapScheduler"), true);
+    // the first packet goes at once; a pull after each of the 20 ends of
+    // serialization (the last finds nothing to send), 1014 ns apart
+    ASSERT_EQ(byCallback.pulls.size(), 21u);
+    for (uint32_t i = 0; i < byCallback.pulls.size(); ++i)
+    {
+        EXPECT_EQ(byCallback.pulls[i], NanoSeconds(1014 * i)) << "pull " << i;
+    }
+    for (const auto& asked : byCallback.askedBeforePull)
+    {
+        EXPECT_TRUE(asked.empty()); // a callback is asked for nothing
+    }
+    const std::vector<std::pair<ObjectFactory, uint32_t>> runs{
+        {ObjectFactory("ns3::MapScheduler"), 0},
+        {lookahead(5), 3},
+        {lookahead(8), 6}};
+    for (const auto& [scheduler, stages] : runs)
+    {
+        CountingTxSource source;
+        RunPulledLink(source, scheduler, false);
+        const std::string name = scheduler.GetTypeId().GetName() + " " + std::to_string(stages);
+        EXPECT_FALSE(source.wrongCookie) << name;
+        EXPECT_EQ(source.pulls, byCallback.pulls) << name;
+        std::vector<uint32_t> expected;
+        for (uint32_t k = 1; k <= stages; ++k)
+        {
+            expected.push_back(k);
+        }
+        ASSERT_EQ(source.askedBeforePull.size(), byCallback.pulls.size()) << name;
+        EXPECT_TRUE(source.askedBeforePull[0].empty()) << name; // the first pull is no event's
+        for (uint32_t i = 1; i < source.askedBeforePull.size(); ++i)
+        {
+            EXPECT_EQ(source.askedBeforePull[i], expected) << name << ", pull " << i;
+        }
+    }
 }
 
 TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)

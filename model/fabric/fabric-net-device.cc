@@ -171,6 +171,8 @@ FabricNetDevice::DoDispose()
     m_queuedFrames.clear();
     m_txDone->Detach();
     m_txReady = TxReadyCallback();
+    m_txSource = nullptr;
+    m_txCookie = nullptr;
     m_loss = LossCallback();
     m_rxCallback = NetDevice::ReceiveCallback();
     m_promiscCallback = NetDevice::PromiscReceiveCallback();
@@ -258,6 +260,35 @@ void
 FabricNetDevice::SetTxReadyCallback(TxReadyCallback cb)
 {
     m_txReady = cb;
+    m_txSource = nullptr;
+    m_txCookie = nullptr;
+}
+
+void
+FabricNetDevice::SetTxSource(FabricTxSource* source, void* cookie)
+{
+    m_txReady = TxReadyCallback();
+    m_txSource = source;
+    m_txCookie = source != nullptr ? cookie : nullptr;
+}
+
+bool
+FabricNetDevice::HasTxPull() const
+{
+    return m_txSource != nullptr || !m_txReady.IsNull();
+}
+
+void
+FabricNetDevice::NotifyTxReady()
+{
+    if (m_txSource != nullptr)
+    {
+        m_txSource->TxReady(this, m_txCookie);
+    }
+    else if (!m_txReady.IsNull())
+    {
+        m_txReady(this);
+    }
 }
 
 void
@@ -335,10 +366,7 @@ FabricNetDevice::NotifyLinkChanged()
         return;
     }
     KickTransmitter();
-    if (!m_txReady.IsNull())
-    {
-        m_txReady(this);
-    }
+    NotifyTxReady();
 }
 
 bool
@@ -594,7 +622,7 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
     // The end of serialization is an event only when something depends on
     // it; otherwise the next Enqueue compares the clock with m_txEnd. This
     // removes about half of the events on uncongested hops.
-    if (!m_queuedFrames.empty() || !m_txReady.IsNull() || (m_traces & kTracePhyTxEnd) != 0)
+    if (!m_queuedFrames.empty() || HasTxPull() || (m_traces & kTracePhyTxEnd) != 0)
     {
         m_txEventPending = true;
         m_txDone->Schedule(m_nodeId, txTime);
@@ -645,9 +673,9 @@ FabricNetDevice::TransmitComplete()
     {
         StartTransmission(Simulator::Now());
     }
-    if (!m_txReady.IsNull() && m_queuedFrames.size() <= 1 && !m_txPaused)
+    if (m_queuedFrames.size() <= 1 && !m_txPaused)
     {
-        m_txReady(this);
+        NotifyTxReady();
     }
 }
 
@@ -682,6 +710,11 @@ FabricNetDevice::PrefetchTransmitComplete(uint32_t stage) const
         break;
     default:
         PrefetchQueue(stage - 1);
+    }
+    if (stage > 1 && m_txSource != nullptr)
+    {
+        // the pull that follows (the source's pointer came in at stage 1)
+        m_txSource->PrefetchTxReady(m_txCookie, stage - 1);
     }
 }
 
@@ -890,9 +923,9 @@ FabricNetDevice::ReceiveFlowControl(bool pause, uint32_t epoch)
     }
     m_txPaused = false;
     KickTransmitter();
-    if (!m_txReady.IsNull() && m_queuedFrames.size() <= 1)
+    if (m_queuedFrames.size() <= 1)
     {
-        m_txReady(this);
+        NotifyTxReady();
     }
 }
 

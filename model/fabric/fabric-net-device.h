@@ -22,7 +22,39 @@ namespace ns3
 {
 
 class FabricChannel;
+class FabricNetDevice;
 class FabricNode;
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A traffic source that a FabricNetDevice pulls packets from, called
+ * directly instead of through a TxReadyCallback.
+ *
+ * A pull runs once per packet a GPU sends, and a large run finds the source's
+ * state for that port cold. A source set with FabricNetDevice::SetTxSource
+ * is asked, stage by stage before each end of serialization, to prefetch
+ * what its pull will read (FabricLookaheadScheduler's look-ahead), and is
+ * called without the indirections of an ns-3 Callback. PacketTransport is one.
+ */
+class FabricTxSource
+{
+  public:
+    virtual ~FabricTxSource() = default;
+    /**
+     * The port can take packets (as a TxReadyCallback).
+     * \param port the port
+     * \param cookie what the source gave SetTxSource for this port
+     */
+    virtual void TxReady(FabricNetDevice* port, void* cookie) = 0;
+    /**
+     * Prefetch stage \p stage of what the next TxReady for \p cookie reads:
+     * stage 1 may read only the cookie's object, stage k what stages below
+     * k prefetched. Nothing here may change state.
+     * \param cookie what the source gave SetTxSource for the port
+     * \param stage the stage, from 1
+     */
+    virtual void PrefetchTxReady(const void* cookie, uint32_t stage) const = 0;
+};
 
 /**
  * \ingroup gpu-fabric
@@ -139,7 +171,16 @@ class FabricNetDevice : public NetDevice
      */
     typedef Callback<void, Ptr<FabricNetDevice>> TxReadyCallback;
     /// \param cb callback invoked when the device can take more packets
+    /// (replaces a source set with SetTxSource)
     void SetTxReadyCallback(TxReadyCallback cb);
+    /**
+     * Pull from \p source instead of a TxReadyCallback (which this replaces):
+     * the same calls, made directly, with prefetching ahead of them.
+     * \param source the source, or nullptr for none; it must outlive the
+     *        device or be unset first
+     * \param cookie passed back to \p source with each call for this port
+     */
+    void SetTxSource(FabricTxSource* source, void* cookie);
 
     /**
      * Called for every packet this device loses (queue overflow, link down,
@@ -318,6 +359,10 @@ class FabricNetDevice : public NetDevice
     void EnsureQueue();
     /// Connect the aggregated NetDeviceQueueInterface (if any) to the queue (if any).
     void ConnectQueueInterface();
+    /// \return whether a traffic source pulls from this port
+    bool HasTxPull() const;
+    /// Let the traffic source pull (TxReadyCallback or FabricTxSource).
+    void NotifyTxReady();
     /// Take the oldest waiting packet out of the queue, and \p frame beside it.
     Ptr<Packet> PopQueued(QueuedFrame& frame);
     /// Send the oldest waiting packet; \p now is the simulation time.
@@ -374,6 +419,8 @@ class FabricNetDevice : public NetDevice
     Time m_txEnd;                                       //!< end of the current serialization
     TracedValue<uint32_t> m_queueBytes;                 //!< bytes in the transmit queue
     TxReadyCallback m_txReady;                          //!< the traffic source's pull
+    FabricTxSource* m_txSource{nullptr};                //!< or this source's
+    void* m_txCookie{nullptr};                          //!< its cookie for this port
     uint32_t m_nodeId{0};                               //!< owner's id
     uint16_t m_mtu{0};                                  //!< largest frame, header included
     uint32_t m_ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
@@ -383,11 +430,11 @@ class FabricNetDevice : public NetDevice
     uint64_t m_txTimeBaseRem{0};        //!< and the remainder (bit-steps modulo the rate)
     uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
     Ptr<Packet> m_txPacket;             //!< packet being serialized (only for PhyTxEnd)
-    // (24 bytes a hop does not read, so that the counters start 256 bytes in)
+    uint32_t m_portIndex{0};            //!< port index in the FabricNode
+    Stats m_stats;                      //!< counters (those of every hop first, 256 bytes in)
+
     DataRate m_rate;          //!< line rate
     double m_stepsPerByte{0}; //!< time steps per byte at m_rate
-    uint32_t m_portIndex{0};  //!< port index in the FabricNode
-    Stats m_stats;            //!< counters (those of every hop first)
 
     Ptr<Node> m_node;       //!< owner
     uint32_t m_ifIndex{0};  //!< interface index in the node

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <functional>
 
 namespace ns3
@@ -149,7 +150,7 @@ PacketTransport::DoDispose()
         gpu->SetDeliveryCallback(FabricGpu::DeliveryCallback());
         for (uint32_t i = 0; i < gpu->GetNPorts(); ++i)
         {
-            gpu->GetPort(i)->SetTxReadyCallback(FabricNetDevice::TxReadyCallback());
+            gpu->GetPort(i)->SetTxSource(nullptr, nullptr);
         }
     }
     m_gpus.clear();
@@ -172,11 +173,14 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
                       gpus[r]->GetRank(),
                       fmt::format("{}", r));
         gpus[r]->SetDeliveryCallback(MakeCallback(&PacketTransport::Deliver, this));
+        // m_endpoints and each busy vector keep their size from here on, so
+        // the ports may hold pointers into them
         m_endpoints[r].busy.resize(gpus[r]->GetNPorts());
         for (uint32_t i = 0; i < gpus[r]->GetNPorts(); ++i)
         {
             Ptr<FabricNetDevice> port = gpus[r]->GetPort(i);
-            port->SetTxReadyCallback(MakeCallback(&PacketTransport::TxReady, this));
+            m_endpoints[r].busy[i].ep = &m_endpoints[r];
+            port->SetTxSource(this, &m_endpoints[r].busy[i]);
             mtu = std::min<uint32_t>(mtu, port->GetFrameMtu());
             const auto channel = DynamicCast<FabricChannel>(port->GetChannel());
             const Ptr<FabricNetDevice> peer =
@@ -427,8 +431,7 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         ++m.queueRefs;
         if (c.messages.size() == 1)
         {
-            ep.busy[p].push_back(it->second);
-            wasIdle = ep.busy[p].size() == 1;
+            wasIdle = AddTurn(ep, p, it->second);
         }
     }
     if (ports.size() == 1)
@@ -501,10 +504,57 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
     }
 }
 
-void
-PacketTransport::TxReady(Ptr<FabricNetDevice> port)
+bool
+PacketTransport::AddTurn(Endpoint& ep, uint32_t port, uint32_t cid)
 {
-    Pump(PeekPointer(port));
+    auto& turns = ep.busy[port].turns;
+    turns.push_back({cid, ep.connections[cid].messages.front()});
+    return turns.size() == 1;
+}
+
+void
+PacketTransport::TxReady(FabricNetDevice* port, void* cookie)
+{
+    Pump(port, *static_cast<PortTurns*>(cookie), UINT32_MAX);
+}
+
+void
+PacketTransport::PrefetchTxReady(const void* cookie, uint32_t stage) const
+{
+    // each stage reads only what the one before brought in: the round
+    // robin, then its head and the endpoint's connections, then the head's
+    // connection and message
+    const auto& feed = *static_cast<const PortTurns*>(cookie);
+    switch (stage)
+    {
+    case 1:
+        FabricPrefetch(&feed, sizeof(PortTurns));
+        break;
+    case 2:
+        if (!feed.turns.empty())
+        {
+            FabricPrefetch(&feed.turns.front(), sizeof(Turn));
+        }
+        FabricPrefetch(&feed.ep->connections, sizeof(feed.ep->connections));
+        break;
+    case 3:
+        if (!feed.turns.empty())
+        {
+            const Turn& turn = feed.turns.front();
+            if (turn.connection < feed.ep->connections.size())
+            {
+                FabricPrefetch(&feed.ep->connections[turn.connection], sizeof(Connection));
+            }
+            if (turn.message < m_messages.size())
+            {
+                // the fields a pull reads, src to queueRefs (declared first)
+                FabricPrefetch(&m_messages[turn.message], offsetof(Message, routed) + 1);
+            }
+        }
+        break;
+    default:
+        break;
+    }
 }
 
 bool
@@ -521,21 +571,30 @@ PacketTransport::CanTake(const FabricNetDevice* port) const
 uint32_t
 PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
 {
-    uint32_t took = 0;
     const auto* gpu = static_cast<const FabricGpu*>(port->GetFabricNode());
-    Endpoint& ep = m_endpoints[gpu->GetRank()];
-    auto& busy = ep.busy[port->GetPortIndex()];
+    return Pump(port, m_endpoints[gpu->GetRank()].busy[port->GetPortIndex()], limit);
+}
+
+uint32_t
+PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
+{
+    uint32_t took = 0;
+    Endpoint& ep = *turns.ep;
+    auto& busy = turns.turns;
     while (took < limit && !busy.empty() && CanTake(port))
     {
-        const uint32_t cid = busy.front();
+        const auto [cid, id] = busy.front();
         busy.pop_front();
         Connection& c = ep.connections[cid];
-        const uint32_t id = c.messages.front();
+        // id is c.messages.front() (AddTurn and the push below keep it so);
+        // not asserted here, as reading the queue's head is a cache miss
         Message& m = m_messages[id];
+        bool popped = false; // the connection's head moved on
         if (m.queued == m.bytes || m.failed)
         {
             // fully packetized through another port of a striped message, or given up
             c.messages.pop_front();
+            popped = true;
             --m.queueRefs;
             Release(id);
         }
@@ -559,6 +618,7 @@ PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
             if (m.queued == m.bytes)
             {
                 c.messages.pop_front();
+                popped = true;
                 --m.queueRefs;
             }
             Ptr<Packet> p = Create<Packet>(payload);
@@ -568,7 +628,8 @@ PacketTransport::Pump(FabricNetDevice* port, uint32_t limit)
         }
         if (!c.messages.empty())
         {
-            busy.push_back(cid); // round robin among connections
+            // round robin among connections
+            busy.push_back({cid, popped ? c.messages.front() : id});
         }
     }
     return took;
@@ -627,8 +688,7 @@ PacketTransport::ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes)
     ep.blocked.erase(b);
     for (auto [cid, port] : waiting)
     {
-        ep.busy[port].push_back(cid);
-        if (ep.busy[port].size() == 1)
+        if (AddTurn(ep, port, cid))
         {
             Pump(PeekPointer(m_gpus[src]->GetPort(port)));
         }
@@ -851,15 +911,16 @@ PacketTransport::RoutesChanged()
         };
         for (uint32_t p = 0; p < ep.busy.size(); ++p)
         {
-            if (m_gpus[r]->GetPort(p)->IsUp() || ep.busy[p].empty())
+            auto& turns = ep.busy[p].turns;
+            if (m_gpus[r]->GetPort(p)->IsUp() || turns.empty())
             {
                 continue;
             }
-            for (uint32_t cid : ep.busy[p])
+            for (const Turn& turn : turns)
             {
-                takeMessages(cid);
+                takeMessages(turn.connection);
             }
-            ep.busy[p].clear();
+            turns.clear();
         }
         // connections waiting for credit are off the round robins, but their
         // ports may be down too: they move as well (else credit returning

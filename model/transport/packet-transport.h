@@ -71,7 +71,7 @@ namespace ns3
  * destination has no route any more, an end of it is a GPU that went down,
  * or one packet was lost more than MaxRetransmissions times.
  */
-class PacketTransport : public Transport
+class PacketTransport : public Transport, private FabricTxSource
 {
   public:
     /// \return the TypeId
@@ -204,10 +204,17 @@ class PacketTransport : public Transport
     bool Local(uint32_t id);
     [[noreturn]] void Reject(uint32_t id, const std::string& why);
     void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
-    void TxReady(Ptr<FabricNetDevice> port);
+    struct PortTurns;
+    /// A GPU port can take packets (FabricTxSource; \p cookie: its PortTurns).
+    void TxReady(FabricNetDevice* port, void* cookie) override;
+    /// Prefetch what TxReady will read, from the port's PortTurns to the
+    /// connection and message at its head (FabricTxSource).
+    void PrefetchTxReady(const void* cookie, uint32_t stage) const override;
     /// Feed \p port from its connections (round robin) while its FIFO has
     /// room, at most \p limit packets; \return packets it took
     uint32_t Pump(FabricNetDevice* port, uint32_t limit = UINT32_MAX);
+    /// Pump(port, limit) with the port's round robin \p turns at hand.
+    uint32_t Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit);
     /// \return whether \p port takes a packet now (FIFO room, not paused, up)
     bool CanTake(const FabricNetDevice* port) const;
     void Deliver(Ptr<Packet> p, const FabricHeaderData& h);
@@ -231,12 +238,30 @@ class PacketTransport : public Transport
         std::deque<uint32_t> messages; //!< message ids, first in first out
     };
 
+    struct Endpoint;
+
+    /// A connection's turn in its port's round robin, with the message at
+    /// the head of its queue (so that the pull's message is known, and
+    /// prefetched, one step before its connection is read).
+    struct Turn
+    {
+        uint32_t connection; //!< index in Endpoint::connections
+        uint32_t message;    //!< its first message (the front of its queue)
+    };
+
+    /// A GPU port's round robin of its connections with data.
+    struct PortTurns
+    {
+        std::deque<Turn> turns; //!< connections with data, next first
+        Endpoint* ep{nullptr};  //!< the GPU's endpoint
+    };
+
     /// Per GPU: its connections and, per port, the round robin of busy ones.
     struct Endpoint
     {
         std::unordered_map<uint64_t, uint32_t> index;    //!< (dst, port) -> connection
         std::vector<Connection> connections;             //!< by index
-        std::vector<std::deque<uint32_t>> busy;          //!< per port: connections with data
+        std::vector<PortTurns> busy;                     //!< per port: connections with data
         std::unordered_map<uint32_t, uint64_t> inFlight; //!< dst -> bytes sent, not yet credited
         std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint16_t>>>
             blocked; //!< dst -> (connection, port) waiting for credit
@@ -246,6 +271,10 @@ class PacketTransport : public Transport
         /// per port: the NVSwitch an NVLink port leads to (nullptr for others)
         std::vector<const FabricNode*> nvSwitch;
     };
+
+    /// Put connection \p cid (with data) last in port \p port's round robin;
+    /// \return whether it is the only one there
+    bool AddTurn(Endpoint& ep, uint32_t port, uint32_t cid);
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
     std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
