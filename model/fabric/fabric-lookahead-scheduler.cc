@@ -187,7 +187,7 @@ FabricLookaheadScheduler::SiftUp(uint32_t i)
     while (i > 0)
     {
         const uint32_t parent = (i - 1) / 2;
-        if (!(h.key < m_heap[parent].key))
+        if (h.key >= m_heap[parent].key)
         {
             break;
         }
@@ -209,11 +209,11 @@ FabricLookaheadScheduler::SiftDown(uint32_t i)
         {
             break;
         }
-        if (child + 1 < n && m_heap[child + 1].key < m_heap[child].key)
+        if (child + 1 < n)
         {
-            ++child;
+            child += static_cast<uint32_t>(m_heap[child + 1].key < m_heap[child].key);
         }
-        if (!(m_heap[child].key < h.key))
+        if (m_heap[child].key >= h.key)
         {
             break;
         }
@@ -246,8 +246,8 @@ FabricLookaheadScheduler::Reheap(uint32_t lane)
         }
         return;
     }
-    const Scheduler::EventKey& key =
-        lane == kMap ? m_map.begin()->first : m_lanes[lane].Front().key;
+    const unsigned __int128 key =
+        Head::Order(lane == kMap ? m_map.begin()->first : m_lanes[lane].Front().key);
     if (i == kNotInHeap)
     {
         m_heap.push_back(Head{key, lane});
@@ -354,7 +354,7 @@ FabricLookaheadScheduler::QueueFirst(const Entry& e)
     {
         m_lanes[lane].PushFront(e);
     }
-    m_heap[0].key = e.key;
+    m_heap[0].key = Head::Order(e.key);
 }
 
 FabricLookaheadScheduler::Entry

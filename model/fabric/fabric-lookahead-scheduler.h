@@ -147,8 +147,17 @@ class FabricLookaheadScheduler : public Scheduler
     /// A lane's head in the heap of heads.
     struct Head
     {
-        Scheduler::EventKey key; //!< its least event's key
-        uint32_t lane;           //!< the lane (kMaxLanes: the map)
+        /// an event key's order (time, then uid) as one integer: the
+        /// sifts compare and choose without branches, whose outcome the
+        /// processor could not predict
+        unsigned __int128 key;
+        uint32_t lane; //!< the lane (kMaxLanes: the map)
+
+        /// \param k an event key \return its order as one integer
+        static unsigned __int128 Order(const Scheduler::EventKey& k)
+        {
+            return (static_cast<unsigned __int128>(k.m_ts) << 32) | k.m_uid;
+        }
     };
 
     static constexpr uint32_t kMap = kMaxLanes;        //!< the map's place among the lanes
