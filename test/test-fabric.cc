@@ -1142,6 +1142,7 @@ struct CountingTxSource : FabricTxSource
     std::vector<std::vector<uint32_t>> askedBeforePull;
     std::vector<uint32_t> asked;
     bool wrongCookie{false};
+    uint32_t viaSource{0}; //!< pulls that came through TxReady (not a callback)
 
     void Pull(FabricNetDevice* port)
     {
@@ -1158,6 +1159,7 @@ struct CountingTxSource : FabricTxSource
     void TxReady(FabricNetDevice* port, void* c) override
     {
         wrongCookie |= c != cookie;
+        ++viaSource;
         Pull(port);
     }
 
@@ -1169,12 +1171,20 @@ struct CountingTxSource : FabricTxSource
     }
 };
 
+/// How RunPulledLink's port is fed: the one set last replaces the other.
+enum class Feed
+{
+    kCallback, //!< the source, then a callback calling its Pull
+    kSource,   //!< a callback that must not be called, then the source
+    kNothing,  //!< the callback, then the source, then no source
+};
+
 /// Two plain nodes joined by a cable at 8 Gb/s (a byte a nanosecond), the
-/// first fed by `source` (through SetTxSource, or its Pull through a
-/// TxReadyCallback), on the given scheduler; other events every 37 ns
-/// keep the scheduler's look-ahead window full.
+/// first fed by `source` as `feed` says, on the given scheduler; its first
+/// packet is pulled at time 0; other events every 37 ns keep the scheduler's
+/// look-ahead window full.
 void
-RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, bool callback)
+RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, Feed feed)
 {
     Simulator::SetScheduler(scheduler);
     Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
@@ -1190,10 +1200,9 @@ RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, bool cal
     source.peer = dev[1];
     int cookie = 0;
     source.cookie = &cookie;
-    // the one set last replaces the other
     const auto pull = [&source](Ptr<FabricNetDevice> port) { source.Pull(PeekPointer(port)); };
     const auto stray = [](Ptr<FabricNetDevice>) { ADD_FAILURE() << "replaced callback called"; };
-    if (callback)
+    if (feed == Feed::kCallback)
     {
         dev[0]->SetTxSource(&source, &cookie);
         dev[0]->SetTxReadyCallback(FabricNetDevice::TxReadyCallback(pull));
@@ -1202,6 +1211,10 @@ RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, bool cal
     {
         dev[0]->SetTxReadyCallback(FabricNetDevice::TxReadyCallback(stray));
         dev[0]->SetTxSource(&source, &cookie);
+        if (feed == Feed::kNothing)
+        {
+            dev[0]->SetTxSource(nullptr, nullptr);
+        }
     }
     Simulator::Schedule(Time(0), [&source, d = PeekPointer(dev[0])] { source.Pull(d); });
     for (int64_t t = 1; t < 25'000; t += 37)
@@ -1227,7 +1240,7 @@ TEST_F(FabricTest, ATxSourceIsPulledAsTheCallbackIsAndAskedToPrefetchAhead)
         return f;
     };
     CountingTxSource byCallback;
-    RunPulledLink(byCallback, ObjectFactory("ns3::MapScheduler"), true);
+    RunPulledLink(byCallback, ObjectFactory("ns3::MapScheduler"), Feed::kCallback);
     // the first packet goes at once; a pull after each of the 20 ends of
     // serialization (the last finds nothing to send), 1014 ns apart
     ASSERT_EQ(byCallback.pulls.size(), 21u);
@@ -1235,10 +1248,25 @@ TEST_F(FabricTest, ATxSourceIsPulledAsTheCallbackIsAndAskedToPrefetchAhead)
     {
         EXPECT_EQ(byCallback.pulls[i], NanoSeconds(1014 * i)) << "pull " << i;
     }
-    for (const auto& asked : byCallback.askedBeforePull)
+    // the callback replaced the source: never called, never asked, also on
+    // the look-ahead scheduler
+    CountingTxSource byCallbackAhead;
+    RunPulledLink(byCallbackAhead, lookahead(5), Feed::kCallback);
+    EXPECT_EQ(byCallbackAhead.pulls, byCallback.pulls);
+    for (const CountingTxSource* s : {&byCallback, &byCallbackAhead})
     {
-        EXPECT_TRUE(asked.empty()); // a callback is asked for nothing
+        EXPECT_EQ(s->viaSource, 0u);
+        for (const auto& asked : s->askedBeforePull)
+        {
+            EXPECT_TRUE(asked.empty());
+        }
     }
+    // with no source left the port pulls nothing (the replaced callback
+    // neither): only the first packet, pulled by hand, goes
+    CountingTxSource none;
+    RunPulledLink(none, lookahead(5), Feed::kNothing);
+    EXPECT_EQ(none.pulls.size(), 1u);
+    EXPECT_EQ(none.sent, 1u);
     const std::vector<std::pair<ObjectFactory, uint32_t>> runs{
         {ObjectFactory("ns3::MapScheduler"), 0},
         {lookahead(5), 3},
@@ -1246,10 +1274,11 @@ TEST_F(FabricTest, ATxSourceIsPulledAsTheCallbackIsAndAskedToPrefetchAhead)
     for (const auto& [scheduler, stages] : runs)
     {
         CountingTxSource source;
-        RunPulledLink(source, scheduler, false);
+        RunPulledLink(source, scheduler, Feed::kSource);
         const std::string name = scheduler.GetTypeId().GetName() + " " + std::to_string(stages);
         EXPECT_FALSE(source.wrongCookie) << name;
         EXPECT_EQ(source.pulls, byCallback.pulls) << name;
+        EXPECT_EQ(source.viaSource, source.pulls.size() - 1) << name; // all but the first
         std::vector<uint32_t> expected;
         for (uint32_t k = 1; k <= stages; ++k)
         {

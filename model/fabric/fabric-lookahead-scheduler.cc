@@ -246,7 +246,7 @@ FabricLookaheadScheduler::Reheap(uint32_t lane)
         }
         return;
     }
-    const unsigned __int128 key =
+    const Order128 key =
         Head::Order(lane == kMap ? m_map.begin()->first : m_lanes[lane].Front().key);
     if (i == kNotInHeap)
     {

@@ -144,19 +144,23 @@ class FabricLookaheadScheduler : public Scheduler
         uint32_t m_size{0};        //!< events held
     };
 
+    /// An unsigned 128-bit integer (a GCC and Clang extension, marked so
+    /// that -Wpedantic does not warn of it where this header is included).
+    __extension__ typedef unsigned __int128 Order128;
+
     /// A lane's head in the heap of heads.
     struct Head
     {
         /// an event key's order (time, then uid) as one integer: the
         /// sifts compare and choose without branches, whose outcome the
         /// processor could not predict
-        unsigned __int128 key;
+        Order128 key;
         uint32_t lane; //!< the lane (kMaxLanes: the map)
 
         /// \param k an event key \return its order as one integer
-        static unsigned __int128 Order(const Scheduler::EventKey& k)
+        static Order128 Order(const Scheduler::EventKey& k)
         {
-            return (static_cast<unsigned __int128>(k.m_ts) << 32) | k.m_uid;
+            return (static_cast<Order128>(k.m_ts) << 32) | k.m_uid;
         }
     };
 

@@ -48,8 +48,9 @@ class FabricTxSource
     virtual void TxReady(FabricNetDevice* port, void* cookie) = 0;
     /**
      * Prefetch stage \p stage of what the next TxReady for \p cookie reads:
-     * stage 1 may read only the cookie's object, stage k what stages below
-     * k prefetched. Nothing here may change state.
+     * stage 1 may only prefetch the cookie's object (it is not in cache
+     * yet), stage k may read what stages below k prefetched. Nothing here
+     * may change state.
      * \param cookie what the source gave SetTxSource for the port
      * \param stage the stage, from 1
      */
@@ -394,9 +395,9 @@ class FabricNetDevice : public NetDevice
     // What a packet hop reads comes first, grouped by the role the port plays
     // (a large run keeps thousands of ports, and a hop finds them cold): after
     // the object's 32-byte header, the input port's fields and the flags (to
-    // byte 64), the output port's (to 232), the counters of every hop (from
-    // 256). On a 64-byte boundary, which the allocator does not promise, that
-    // is one cache line for the input port, three for the output, one for the
+    // byte 64), the output port's and its pull (to 256, the port index
+    // last), the counters of every hop (from 256). On a 64-byte boundary, which the allocator does
+    // not promise, that is one cache line for the input port, three for the output, one for the
     // counters.
     FabricNode* m_fabricNode{nullptr}; //!< owner as a FabricNode, if it is one
     uint32_t m_ingressBytes{0};        //!< bytes from this port buffered in the node

@@ -143,7 +143,7 @@ PacketTransport::GetTypeId()
 PacketTransport::PacketTransport() = default;
 
 void
-PacketTransport::DoDispose()
+PacketTransport::DetachGpus()
 {
     for (auto& gpu : m_gpus)
     {
@@ -154,6 +154,12 @@ PacketTransport::DoDispose()
         }
     }
     m_gpus.clear();
+}
+
+void
+PacketTransport::DoDispose()
+{
+    DetachGpus();
     m_messages.clear();
     m_busy = Callback<void>();
     Transport::DoDispose();
@@ -162,6 +168,8 @@ PacketTransport::DoDispose()
 void
 PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
 {
+    // the ports of an earlier Install point into the endpoints replaced here
+    DetachGpus();
     m_gpus = gpus;
     m_endpoints.assign(gpus.size(), Endpoint());
     m_deadEndpoint.assign(gpus.size(), 0);
@@ -547,8 +555,8 @@ PacketTransport::PrefetchTxReady(const void* cookie, uint32_t stage) const
             }
             if (turn.message < m_messages.size())
             {
-                // the fields a pull reads, src to queueRefs (declared first)
-                FabricPrefetch(&m_messages[turn.message], offsetof(Message, routed) + 1);
+                // the fields a pull reads, src to failed (declared first)
+                FabricPrefetch(&m_messages[turn.message], offsetof(Message, failed) + 1);
             }
         }
         break;
@@ -587,7 +595,11 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
         busy.pop_front();
         Connection& c = ep.connections[cid];
         // id is c.messages.front() (AddTurn and the push below keep it so);
-        // not asserted here, as reading the queue's head is a cache miss
+        // checked only in builds without NDEBUG (the queue's head is cold)
+#ifndef NDEBUG
+        NS_ASSERT_MSG(!c.messages.empty() && c.messages.front() == id,
+                      "a turn names another message than its connection's first");
+#endif
         Message& m = m_messages[id];
         bool popped = false; // the connection's head moved on
         if (m.queued == m.bytes || m.failed)

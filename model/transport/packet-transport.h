@@ -203,6 +203,8 @@ class PacketTransport : public Transport, private FabricTxSource
     uint32_t NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery);
     bool Local(uint32_t id);
     [[noreturn]] void Reject(uint32_t id, const std::string& why);
+    /// Unset the GPUs' delivery callbacks and ports' sources, forget the GPUs.
+    void DetachGpus();
     void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
     struct PortTurns;
     /// A GPU port can take packets (FabricTxSource; \p cookie: its PortTurns).
@@ -256,7 +258,9 @@ class PacketTransport : public Transport, private FabricTxSource
         Endpoint* ep{nullptr};  //!< the GPU's endpoint
     };
 
-    /// Per GPU: its connections and, per port, the round robin of busy ones.
+    /// Per GPU: its connections and, per port, the round robin of busy ones
+    /// (its ports hold pointers into `busy` from Install on: not copied or
+    /// resized after it).
     struct Endpoint
     {
         std::unordered_map<uint64_t, uint32_t> index;    //!< (dst, port) -> connection
