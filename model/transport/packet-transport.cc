@@ -595,8 +595,8 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
         busy.pop_front();
         Connection& c = ep.connections[cid];
         // id is c.messages.front() (AddTurn and the push below keep it so);
-        // checked only in builds without NDEBUG (the queue's head is cold)
-#ifndef NDEBUG
+        // checked only in debug and sanitizer builds (the queue's head is cold)
+#if !defined(NDEBUG) || defined(GPU_FABRIC_CHECK_INVARIANTS)
         NS_ASSERT_MSG(!c.messages.empty() && c.messages.front() == id,
                       "a turn names another message than its connection's first");
 #endif
