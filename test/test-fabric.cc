@@ -1028,6 +1028,25 @@ TEST_F(FabricTest, DisposedFabricLeavesNoLiveEventsBehind)
                 1e-9);
 }
 
+/// A cable of 700 ns between two plain ns-3 nodes (no FabricNode), each end
+/// a FabricNetDevice at 8 Gb/s (a byte a nanosecond).
+/// \return the devices, on node 0 and node 1
+std::array<Ptr<FabricNetDevice>, 2>
+PlainLink(const std::array<Ptr<Node>, 2>& nodes)
+{
+    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
+    cable->SetAttribute("Delay", TimeValue(NanoSeconds(700)));
+    std::array<Ptr<FabricNetDevice>, 2> dev;
+    for (int i = 0; i < 2; ++i)
+    {
+        dev[i] = CreateObject<FabricNetDevice>();
+        dev[i]->SetDataRate(DataRate("8Gbps"));
+        nodes[i]->AddDevice(dev[i]);
+        dev[i]->Attach(cable);
+    }
+    return dev;
+}
+
 TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
 {
     // Two plain ns-3 nodes (no FabricNode): a packet sent with a protocol
@@ -1037,16 +1056,7 @@ TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
     // once waits for the first.
     Ptr<Node> a = CreateObject<Node>();
     Ptr<Node> b = CreateObject<Node>();
-    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
-    cable->SetAttribute("Delay", TimeValue(NanoSeconds(700)));
-    std::array<Ptr<FabricNetDevice>, 2> dev;
-    for (int i = 0; i < 2; ++i)
-    {
-        dev[i] = CreateObject<FabricNetDevice>();
-        dev[i]->SetDataRate(DataRate("8Gbps")); // a byte a nanosecond
-        (i == 0 ? a : b)->AddDevice(dev[i]);
-        dev[i]->Attach(cable);
-    }
+    const std::array<Ptr<FabricNetDevice>, 2> dev = PlainLink({a, b});
 
     struct Got
     {
@@ -1179,24 +1189,15 @@ enum class Feed
     kNothing,  //!< the callback, then the source, then no source
 };
 
-/// Two plain nodes joined by a cable at 8 Gb/s (a byte a nanosecond), the
-/// first fed by `source` as `feed` says, on the given scheduler; its first
-/// packet is pulled at time 0; other events every 37 ns keep the scheduler's
+/// Two plain nodes joined by PlainLink, the first fed by `source` as `feed` says, on the given
+/// scheduler; its first packet is pulled at time 0; other events every 37 ns keep the scheduler's
 /// look-ahead window full.
 void
 RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, Feed feed)
 {
     Simulator::SetScheduler(scheduler);
-    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
-    cable->SetAttribute("Delay", TimeValue(NanoSeconds(700)));
-    std::array<Ptr<FabricNetDevice>, 2> dev;
-    for (auto& d : dev)
-    {
-        d = CreateObject<FabricNetDevice>();
-        d->SetDataRate(DataRate("8Gbps"));
-        CreateObject<Node>()->AddDevice(d);
-        d->Attach(cable);
-    }
+    const std::array<Ptr<FabricNetDevice>, 2> dev =
+        PlainLink({CreateObject<Node>(), CreateObject<Node>()});
     source.peer = dev[1];
     int cookie = 0;
     source.cookie = &cookie;
