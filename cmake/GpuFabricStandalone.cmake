@@ -66,30 +66,61 @@ function(build_lib)
   endforeach()
   file(GENERATE OUTPUT ${module_header} CONTENT "${content}")
 
-  add_library(${target}-obj OBJECT ${BLIB_SOURCE_FILES})
-  add_library(${target} SHARED $<TARGET_OBJECTS:${target}-obj>)
-  add_library(ns3::${target} ALIAS ${target})
-  foreach(t ${target}-obj ${target})
-    target_include_directories(${t} PUBLIC $<BUILD_INTERFACE:${GPU_FABRIC_HEADER_DIR}>
-                                           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-    # The ns3:: targets do not export these; without them NS_LOG and NS_ASSERT vanish.
-    target_compile_definitions(${t} PUBLIC NS3_LOG_ENABLE NS3_ASSERT_ENABLE)
-    target_compile_options(${t} PRIVATE -Wall -Wextra)
+  # One object library per layer (GPU_FABRIC_LAYER_ORDER, bottom first), each
+  # compiled against its own headers and those of the layers it may use
+  # (GPU_FABRIC_LAYER_USES_<layer>), so that an include the wrong way fails to
+  # build. The shared library is all of them.
+  set(objects)
+  foreach(layer ${GPU_FABRIC_LAYER_ORDER})
+    set(layer_dir ${CMAKE_BINARY_DIR}/layers/${layer})
+    file(MAKE_DIRECTORY ${layer_dir}/ns3)
+    set(layer_target ${target}-${layer})
+    set(layer_sources)
+    foreach(file ${BLIB_SOURCE_FILES} ${BLIB_HEADER_FILES})
+      get_filename_component(dir ${file} DIRECTORY)
+      get_filename_component(dir ${dir} NAME)
+      if(dir STREQUAL layer)
+        if(file MATCHES "\\.h$")
+          get_filename_component(name ${file} NAME)
+          configure_file(${file} ${layer_dir}/ns3/${name} COPYONLY)
+        else()
+          list(APPEND layer_sources ${file})
+        endif()
+      endif()
+    endforeach()
+    if(NOT layer_sources)
+      continue()
+    endif()
+    add_library(${layer_target} OBJECT ${layer_sources})
+    target_include_directories(${layer_target} PRIVATE ${layer_dir})
+    foreach(below ${GPU_FABRIC_LAYER_USES_${layer}})
+      target_include_directories(${layer_target} PRIVATE ${CMAKE_BINARY_DIR}/layers/${below})
+    endforeach()
+    target_compile_definitions(${layer_target} PUBLIC NS3_LOG_ENABLE NS3_ASSERT_ENABLE)
+    target_compile_options(${layer_target} PRIVATE -Wall -Wextra)
+    # The data plane's per-packet calls stay inside the library; a shared
+    # library's functions may otherwise be replaced at load time (semantic
+    # interposition), so the compiler neither inlines nor calls them directly
+    # (fabric-throughput at 1,024 hosts: 3.7 % faster, every one of twelve
+    # alternating pairs; doc/gpu-fabric.rst, packet-level speed).
+    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+      target_compile_options(${layer_target} PRIVATE -fno-semantic-interposition)
+    endif()
+    target_link_libraries(${layer_target} PUBLIC ${BLIB_LIBRARIES_TO_LINK})
+    list(APPEND objects $<TARGET_OBJECTS:${layer_target}>)
   endforeach()
-  # The data plane's per-packet calls stay inside the library; a shared
-  # library's functions may otherwise be replaced at load time (semantic
-  # interposition), so the compiler neither inlines nor calls them directly
-  # (fabric-throughput at 1,024 hosts: 3.7 % faster, every one of twelve
-  # alternating pairs; doc/gpu-fabric.rst, packet-level speed).
-  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-    target_compile_options(${target}-obj PRIVATE -fno-semantic-interposition)
-  endif()
-  target_link_libraries(${target}-obj PUBLIC ${BLIB_LIBRARIES_TO_LINK})
+  add_library(${target} SHARED ${objects})
+  add_library(ns3::${target} ALIAS ${target})
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${GPU_FABRIC_HEADER_DIR}>
+                                              $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # The module's own build logs and asserts (NS_LOG, NS_ASSERT); Debian's
+  # ns3:: targets do not define these, and a consumer's build is its own: the
+  # definitions are not passed on.
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
   target_link_libraries(${target} PUBLIC ${BLIB_LIBRARIES_TO_LINK})
   set_target_properties(${target} PROPERTIES OUTPUT_NAME ns3-${BLIB_LIBNAME}
                                              VERSION ${PROJECT_VERSION} SOVERSION 0)
   set(lib${BLIB_LIBNAME} ${target} PARENT_SCOPE)
-  set(lib${BLIB_LIBNAME}-obj ${target}-obj PARENT_SCOPE)
   set(GPU_FABRIC_INSTALL_HEADERS ${BLIB_HEADER_FILES} ${module_header} PARENT_SCOPE)
 endfunction()
 

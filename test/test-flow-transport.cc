@@ -203,7 +203,7 @@ CompareRoutes(const FabricTopology& topo)
             ASSERT_EQ(oracle->GetFlowLinks(a), withTables->GetFlowLinks(b))
                 << topo.GetName() << " " << s << " -> " << d;
             // without striping, the links are the packets' path
-            const auto label = static_cast<uint16_t>(FabricNode::EcmpHash(s, d, c, 0x6d));
+            const auto label = static_cast<uint16_t>(FabricEcmpHash(s, d, c, 0x6d));
             const auto path = TracePath(topo, tables, s, d, label);
             std::vector<uint32_t> fromLinks{topo.GpuVertex(s)};
             for (uint32_t l : single->GetFlowLinks(c))

@@ -15,56 +15,6 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("FabricNode");
 NS_OBJECT_ENSURE_REGISTERED(FabricNode);
 
-FabricRoutingTable::FabricRoutingTable(uint32_t numRanks)
-    : m_groupOffset{0, 0}
-{
-    m_group.reserve(numRanks);
-    m_groupIndex[{}] = 0; // group 0: no route
-}
-
-uint16_t
-FabricRoutingTable::Group(const std::vector<uint16_t>& ports)
-{
-    auto it = m_groupIndex.find(ports);
-    if (it != m_groupIndex.end())
-    {
-        return it->second;
-    }
-    NS_ABORT_MSG_IF(m_groupIndex.size() >= 65535, "more than 65535 distinct ECMP groups");
-    const auto g = static_cast<uint16_t>(m_groupIndex.size());
-    m_groupIndex.emplace(ports, g);
-    m_ports.insert(m_ports.end(), ports.begin(), ports.end());
-    m_groupOffset.push_back(m_ports.size());
-    return g;
-}
-
-void
-FabricRoutingTable::Append(uint32_t dst, const std::vector<uint16_t>& ports)
-{
-    NS_ABORT_MSG_IF(dst < m_group.size(), "routes must be appended in rank order");
-    m_group.resize(dst, 0); // ranks skipped have no route
-    m_group.push_back(Group(ports));
-}
-
-void
-FabricRoutingTable::Replace(uint32_t dst, const std::vector<uint16_t>& ports)
-{
-    NS_ABORT_MSG_IF(dst + 1 != m_group.size(), "only the last destination can be replaced");
-    m_group.back() = Group(ports);
-}
-
-uint32_t
-FabricRoutingTable::GetNRanks() const
-{
-    return m_group.size();
-}
-
-uint32_t
-FabricRoutingTable::GetNGroups() const
-{
-    return m_groupIndex.size();
-}
-
 TypeId
 FabricNode::GetTypeId()
 {
@@ -82,7 +32,7 @@ FabricNode::GetTypeId()
 
 FabricNode::FabricNode()
 {
-    m_salt = EcmpHash(GetId(), 0x9e3779b9U, 0, 0);
+    m_salt = FabricEcmpHash(GetId(), 0x9e3779b9U, 0, 0);
 }
 
 void
@@ -151,21 +101,6 @@ FabricNode::GetRoutingTable() const
     return m_table;
 }
 
-uint32_t
-FabricNode::EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt)
-{
-    // 64-bit finalizer mix (splitmix-style): cheap, deterministic, and every
-    // input bit affects every output bit.
-    uint64_t x = (static_cast<uint64_t>(src) << 32) ^ dst;
-    x ^= (static_cast<uint64_t>(flowLabel) << 16) ^ (static_cast<uint64_t>(salt) << 40) ^ salt;
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return static_cast<uint32_t>(x ^ (x >> 32));
-}
-
 inline uint32_t
 FabricNode::SelectPortIndex(const FabricHeaderData& h) const
 {
@@ -174,7 +109,7 @@ FabricNode::SelectPortIndex(const FabricHeaderData& h) const
     {
         return UINT32_MAX;
     }
-    const uint32_t i = n == 1 ? 0 : EcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
+    const uint32_t i = n == 1 ? 0 : FabricEcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
     return m_table.GetPort(h.dst, i);
 }
 

@@ -7,6 +7,7 @@
 #include "fabric-header.h"
 #include "fabric-net-device.h"
 
+#include "ns3/fabric-routing-table.h"
 #include "ns3/node.h"
 #include "ns3/traced-callback.h"
 
@@ -17,96 +18,6 @@
 
 namespace ns3
 {
-
-/**
- * \ingroup gpu-fabric
- * \brief Forwarding table of one fabric node: for every destination rank,
- * the set of equal-cost output ports.
- *
- * Destinations point to shared port groups (a Clos switch has a few: its
- * uplinks, and one group per downlink), so that the table of a switch is
- * two bytes per destination: a fat-tree of a thousand hosts has over a
- * million entries across its switches, and a packet-level run reads one per
- * hop.
- */
-class FabricRoutingTable
-{
-  public:
-    /**
-     * Start a table for \p numRanks destinations, all without a route.
-     * \param numRanks number of GPU ranks in the fabric
-     */
-    explicit FabricRoutingTable(uint32_t numRanks = 0);
-
-    /**
-     * Set the equal-cost ports toward \p dst. Destinations must be added in
-     * increasing order, each once.
-     * \param dst destination rank
-     * \param ports port indices
-     */
-    void Append(uint32_t dst, const std::vector<uint16_t>& ports);
-
-    /**
-     * Replace the ports of the destination appended last.
-     * \param dst that destination
-     * \param ports the new port indices
-     */
-    void Replace(uint32_t dst, const std::vector<uint16_t>& ports);
-
-    /// \return number of destinations covered
-    uint32_t GetNRanks() const;
-
-    /// \return number of distinct port groups
-    uint32_t GetNGroups() const;
-
-    /// \param dst destination \return number of ports toward it (0: no route)
-    uint32_t GetNPorts(uint32_t dst) const
-    {
-        if (dst >= m_group.size())
-        {
-            return 0;
-        }
-        const uint16_t g = m_group[dst];
-        return m_groupOffset[g + 1] - m_groupOffset[g];
-    }
-
-    /// Prefetch the route to \p dst (FabricLookaheadScheduler).
-    /// \param dst destination
-    void PrefetchRoute(uint32_t dst) const
-    {
-        if (dst < m_group.size())
-        {
-            __builtin_prefetch(&m_group[dst]);
-            __builtin_prefetch(m_groupOffset.data());
-        }
-    }
-
-    /// \param dst destination \param i index among its ports \return port index
-    uint16_t GetPort(uint32_t dst, uint32_t i) const
-    {
-        return m_ports[m_groupOffset[m_group[dst]] + i];
-    }
-
-  private:
-    /// \return the group holding exactly these ports (created if new)
-    uint16_t Group(const std::vector<uint16_t>& ports);
-
-    std::vector<uint16_t> m_group;       //!< destination -> port group (0: no route)
-    std::vector<uint32_t> m_groupOffset; //!< first port of each group, size groups+1
-    std::vector<uint16_t> m_ports;       //!< concatenated groups
-    std::map<std::vector<uint16_t>, uint16_t> m_groupIndex; //!< ports -> group
-};
-
-/**
- * \ingroup gpu-fabric
- * \brief Explicit routes of a fabric (direct-connect schedules that name
- * their path): route id -> the output port taken at each hop, the source
- * GPU's port first. Shared by all nodes of one fabric.
- */
-struct FabricSourceRoutes
-{
-    std::vector<std::vector<uint16_t>> ports; //!< per route, per hop
-};
 
 /**
  * \ingroup gpu-fabric
@@ -160,14 +71,6 @@ class FabricNode : public Node
      * \param h the packet's header data
      */
     void PrefetchForward(uint32_t stage, const FabricHeaderData& h) const;
-
-    /**
-     * The ECMP hash used by every node.
-     * \param src source rank \param dst destination rank
-     * \param flowLabel flow label \param salt per-node salt
-     * \return a well-mixed 32-bit value
-     */
-    static uint32_t EcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt);
 
     /**
      * Called by a port for every received packet.

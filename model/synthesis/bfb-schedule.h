@@ -4,7 +4,7 @@
 #ifndef GPU_FABRIC_BFB_SCHEDULE_H
 #define GPU_FABRIC_BFB_SCHEDULE_H
 
-#include "direct-connect-graph.h"
+#include "ns3/direct-connect-graph.h"
 
 #include <boost/rational.hpp>
 #include <cstdint>

@@ -5,7 +5,8 @@
 #define GPU_FABRIC_TOPOLOGY_FINDER_H
 
 #include "bfb-schedule.h"
-#include "direct-connect-graph.h"
+
+#include "ns3/direct-connect-graph.h"
 
 #include <cstdint>
 #include <string>

@@ -117,7 +117,7 @@ NextHops(const FabricTopology& topo,
 uint32_t
 VertexSalt(uint32_t vertex)
 {
-    return FabricNode::EcmpHash(vertex, 0x5bd1e995U, 0x1234, 0);
+    return FabricEcmpHash(vertex, 0x5bd1e995U, 0x1234, 0);
 }
 
 std::vector<FabricRoutingTable>
@@ -373,7 +373,7 @@ TracePath(const FabricTopology& topo,
             return {};
         }
         const uint32_t i =
-            n == 1 ? 0 : FabricNode::EcmpHash(srcRank, dstRank, flowLabel, VertexSalt(v)) % n;
+            n == 1 ? 0 : FabricEcmpHash(srcRank, dstRank, flowLabel, VertexSalt(v)) % n;
         const uint16_t port = t.GetPort(dstRank, i);
         bool moved = false;
         for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)

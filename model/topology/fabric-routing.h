@@ -6,7 +6,7 @@
 
 #include "fabric-topology.h"
 
-#include "ns3/fabric-node.h"
+#include "fabric-routing-table.h"
 
 #include <set>
 #include <string>

@@ -668,7 +668,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             const uint32_t pick =
                 m_hops.size() == 1
                     ? 0
-                    : FabricNode::EcmpHash(src, dst, flowLabel, VertexSalt(sw)) % m_hops.size();
+                    : FabricEcmpHash(src, dst, flowLabel, VertexSalt(sw)) % m_hops.size();
             const uint32_t e1 = m_hops[pick];
             const uint32_t g = m_edgeTarget[e1];
             if (m_kind[g] == static_cast<uint8_t>(TopoNodeKind::Gpu) && m_aggIn[g] != kNone)
@@ -701,7 +701,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
         }
         first = false;
         const uint32_t i =
-            n == 1 ? 0 : FabricNode::EcmpHash(src, dst, flowLabel, VertexSalt(v)) % n;
+            n == 1 ? 0 : FabricEcmpHash(src, dst, flowLabel, VertexSalt(v)) % n;
         const uint32_t e = m_hops[i];
         const uint32_t t = m_edgeTarget[e];
         f.links.push_back(e);

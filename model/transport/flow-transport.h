@@ -7,7 +7,7 @@
 #include "fabric-transport.h"
 
 #include "ns3/event-id.h"
-#include "ns3/fabric-node.h"
+#include "ns3/fabric-routing-table.h"
 #include "ns3/fabric-topology.h"
 #include "ns3/traced-callback.h"
 
@@ -33,7 +33,7 @@ namespace ns3
  * <b>Paths.</b> The path of a message is the one its packets would take at
  * the packet level: message ids are allocated like PacketTransport's (a
  * last-in first-out free list), the flow label is
- * FabricNode::EcmpHash(src, dst, id, 0x6d) truncated to 16 bits, and every
+ * FabricEcmpHash(src, dst, id, 0x6d) truncated to 16 bits, and every
  * hop picks among the equal-cost ports of the routing table with the same
  * salted hash as TracePath. A message whose first hops are all NVLink ports
  * (2 or more planes, attribute StripeNvLink) is striped over the planes at

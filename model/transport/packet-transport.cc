@@ -34,7 +34,7 @@ Transport::GetTypeId()
 uint16_t
 Transport::FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id)
 {
-    return static_cast<uint16_t>(FabricNode::EcmpHash(srcRank, dstRank, id, 0x6d));
+    return static_cast<uint16_t>(FabricEcmpHash(srcRank, dstRank, id, 0x6d));
 }
 
 void

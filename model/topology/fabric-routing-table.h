@@ -1,0 +1,131 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_FABRIC_ROUTING_TABLE_H
+#define GPU_FABRIC_FABRIC_ROUTING_TABLE_H
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Forwarding table of one fabric node: for every destination rank,
+ * the set of equal-cost output ports.
+ *
+ * Destinations point to shared port groups (a Clos switch has a few: its
+ * uplinks, and one group per downlink), so that the table of a switch is
+ * two bytes per destination: a fat-tree of a thousand hosts has over a
+ * million entries across its switches, and a packet-level run reads one per
+ * hop.
+ */
+class FabricRoutingTable
+{
+  public:
+    /**
+     * Start a table for \p numRanks destinations, all without a route.
+     * \param numRanks number of GPU ranks in the fabric
+     */
+    explicit FabricRoutingTable(uint32_t numRanks = 0);
+
+    /**
+     * Set the equal-cost ports toward \p dst. Destinations must be added in
+     * increasing order, each once.
+     * \param dst destination rank
+     * \param ports port indices
+     */
+    void Append(uint32_t dst, const std::vector<uint16_t>& ports);
+
+    /**
+     * Replace the ports of the destination appended last.
+     * \param dst that destination
+     * \param ports the new port indices
+     */
+    void Replace(uint32_t dst, const std::vector<uint16_t>& ports);
+
+    /// \return number of destinations covered
+    uint32_t GetNRanks() const;
+
+    /// \return number of distinct port groups
+    uint32_t GetNGroups() const;
+
+    /// \param dst destination \return number of ports toward it (0: no route)
+    uint32_t GetNPorts(uint32_t dst) const
+    {
+        if (dst >= m_group.size())
+        {
+            return 0;
+        }
+        const uint16_t g = m_group[dst];
+        return m_groupOffset[g + 1] - m_groupOffset[g];
+    }
+
+    /// Prefetch the route to \p dst (FabricLookaheadScheduler).
+    /// \param dst destination
+    void PrefetchRoute(uint32_t dst) const
+    {
+        if (dst < m_group.size())
+        {
+            __builtin_prefetch(&m_group[dst]);
+            __builtin_prefetch(m_groupOffset.data());
+        }
+    }
+
+    /// \param dst destination \param i index among its ports \return port index
+    uint16_t GetPort(uint32_t dst, uint32_t i) const
+    {
+        return m_ports[m_groupOffset[m_group[dst]] + i];
+    }
+
+  private:
+    /// \return the group holding exactly these ports (created if new)
+    uint16_t Group(const std::vector<uint16_t>& ports);
+
+    std::vector<uint16_t> m_group;       //!< destination -> port group (0: no route)
+    std::vector<uint32_t> m_groupOffset; //!< first port of each group, size groups+1
+    std::vector<uint16_t> m_ports;       //!< concatenated groups
+    std::map<std::vector<uint16_t>, uint16_t> m_groupIndex; //!< ports -> group
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Explicit routes of a fabric (direct-connect schedules that name
+ * their path): route id -> the output port taken at each hop, the source
+ * GPU's port first. Shared by all nodes of one fabric.
+ */
+struct FabricSourceRoutes
+{
+    std::vector<std::vector<uint16_t>> ports; //!< per route, per hop
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The ECMP hash of every node, at packet and at flow level: a
+ * deterministic mix of (source, destination, flow label) salted per node, so
+ * that a flow keeps one path and successive tiers do not make correlated
+ * choices. Inline: the data plane computes it once per hop.
+ * \param src source rank \param dst destination rank
+ * \param flowLabel flow label \param salt per-node salt
+ * \return a well-mixed 32-bit value
+ */
+inline uint32_t
+FabricEcmpHash(uint32_t src, uint32_t dst, uint16_t flowLabel, uint32_t salt)
+{
+    // 64-bit finalizer mix (splitmix-style): cheap, deterministic, and every
+    // input bit affects every output bit.
+    uint64_t x = (static_cast<uint64_t>(src) << 32) ^ dst;
+    x ^= (static_cast<uint64_t>(flowLabel) << 16) ^ (static_cast<uint64_t>(salt) << 40) ^ salt;
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return static_cast<uint32_t>(x ^ (x >> 32));
+}
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_FABRIC_ROUTING_TABLE_H
