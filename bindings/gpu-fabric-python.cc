@@ -567,13 +567,13 @@ PYBIND11_MODULE(gpu_fabric, m)
                 d["bytes_delivered"] = x.bytesDelivered;
                 return d;
             },
-            "messages_sent, messages_delivered, bytes_sent, bytes_delivered");
+            "messages_sent, messages_delivered, bytes_sent, bytes_delivered")
+        .def("GetFailedMessages", &Transport::GetFailedMessages, "messages given up so far");
     py::class_<PacketTransport, Transport, Ptr<PacketTransport>>(m, "PacketTransport")
         .def("GetPacketsDelivered", &PacketTransport::GetPacketsDelivered)
         .def("GetEcnMarkedPackets", &PacketTransport::GetEcnMarkedPackets)
         .def("GetRetransmissions", &PacketTransport::GetRetransmissions)
-        .def("GetLostPackets", &PacketTransport::GetLostPackets)
-        .def("GetFailedMessages", &PacketTransport::GetFailedMessages);
+        .def("GetLostPackets", &PacketTransport::GetLostPackets);
     py::class_<FlowTransport, Transport, Ptr<FlowTransport>>(m, "FlowTransport");
 
     py::class_<Fabric, Ptr<Fabric>>(m, "Fabric", "The packet-level fabric of one topology")

@@ -55,13 +55,12 @@ CollectiveRun::CollectiveRun() = default;
 void
 CollectiveRun::DoDispose()
 {
-    if (m_packetTransport)
+    if (m_transport)
     {
-        m_packetTransport->TraceDisconnectWithoutContext(
+        m_transport->TraceDisconnectWithoutContext(
             "MessageFailed",
             MakeCallback(&CollectiveRun::MessageFailed, this));
     }
-    m_packetTransport = nullptr;
     m_transport = nullptr;
     m_done = CompletionCallback();
     m_failed = FailureCallback();
@@ -74,12 +73,25 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
     FabricRequire(transport != nullptr, "transport", "null", "a Transport");
     m_schedule = std::move(schedule);
     const std::vector<std::vector<uint32_t>> match = m_schedule.ValidatedMatching();
-    m_transport = transport;
-    if (auto pt = DynamicCast<PacketTransport>(transport); pt && pt != m_packetTransport)
+    if (transport != m_transport)
     {
-        m_packetTransport = pt;
-        pt->TraceConnectWithoutContext("MessageFailed",
-                                       MakeCallback(&CollectiveRun::MessageFailed, this));
+        // every Transport reports the messages it gives up
+        if (m_transport)
+        {
+            m_transport->TraceDisconnectWithoutContext(
+                "MessageFailed",
+                MakeCallback(&CollectiveRun::MessageFailed, this));
+        }
+        // (found through the object's TypeId, which CreateObject sets)
+        FabricRequire(
+            transport->TraceConnectWithoutContext(
+                "MessageFailed",
+                MakeCallback(&CollectiveRun::MessageFailed, this)),
+            "transport",
+            transport->GetInstanceTypeId().GetName(),
+            "a Transport made with CreateObject (its failures are heard through its TypeId's "
+            "MessageFailed trace source)");
+        m_transport = transport;
     }
     const uint32_t n = m_schedule.NumRanks();
     for (uint32_t g : m_schedule.Communicator())
@@ -385,7 +397,7 @@ CollectiveRun::GetFailureReport() const
 }
 
 void
-CollectiveRun::MessageFailed(const PacketTransport::MessageReport& report)
+CollectiveRun::MessageFailed(const Transport::MessageReport& report)
 {
     const auto& comm = m_schedule.Communicator();
     for (uint32_t r = 0; r < comm.size(); ++r)

@@ -7,10 +7,9 @@
 #include "collective-schedule.h"
 
 #include "ns3/application.h"
-#include "ns3/fabric-transport.h"
 #include "ns3/nstime.h"
-#include "ns3/packet-transport.h"
 #include "ns3/traced-callback.h"
+#include "ns3/transport.h"
 
 #include <string>
 #include <vector>
@@ -94,7 +93,7 @@ class CollectiveRun : public Object, public MessageSink
     uint64_t GetCompletedOps() const;
 
     /// Invoked once if the collective fails (a message of it was given up by
-    /// a PacketTransport: no path left, a dead GPU, too many losses).
+    /// its Transport: no path left, a dead GPU, too many losses).
     typedef Callback<void, Ptr<CollectiveRun>, const std::string&> FailureCallback;
     /// \param cb the failure callback
     void SetFailureCallback(FailureCallback cb);
@@ -141,7 +140,7 @@ class CollectiveRun : public Object, public MessageSink
 
     static constexpr uint64_t kNoMessage = ~0ULL; //!< no message in flight
 
-    void MessageFailed(const PacketTransport::MessageReport& report);
+    void MessageFailed(const Transport::MessageReport& report);
 
     void DepsMet(uint32_t rank, uint32_t op);
     /// A send may go: issued with the rank's others ready at this instant, in op order.
@@ -175,7 +174,6 @@ class CollectiveRun : public Object, public MessageSink
     FailureCallback m_failed;
     bool m_isFailed{false};
     std::string m_failure;
-    Ptr<PacketTransport> m_packetTransport; //!< the transport, if it reports failures
     TracedCallback<Ptr<const CollectiveRun>, const std::string&> m_failedTrace;
     TracedCallback<Ptr<const CollectiveRun>> m_completeTrace;
     TracedCallback<uint32_t, Time> m_rankCompleteTrace;

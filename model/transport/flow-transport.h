@@ -4,7 +4,7 @@
 #ifndef GPU_FABRIC_FLOW_TRANSPORT_H
 #define GPU_FABRIC_FLOW_TRANSPORT_H
 
-#include "fabric-transport.h"
+#include "transport.h"
 
 #include "ns3/event-id.h"
 #include "ns3/fabric-routing-table.h"
@@ -97,7 +97,7 @@ namespace ns3
  * message's first packet (min(bytes, payload) + PacketOverhead, where the
  * payload is PacketPayload, or less for a message striped to a GPU of its
  * domain with less than a full packet per plane: PacketPayload() in
- * fabric-transport.h, as at the packet level). For one
+ * transport.h, as at the packet level). For one
  * uncontended message of full packets this is the packet level's
  * store-and-forward pipeline exactly: the first packet's trip across every
  * hop, then the other packets at the slowest hop. Completions are ns-3 events:

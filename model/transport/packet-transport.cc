@@ -20,50 +20,7 @@ namespace ns3
 {
 
 NS_LOG_COMPONENT_DEFINE("PacketTransport");
-NS_OBJECT_ENSURE_REGISTERED(Transport);
 NS_OBJECT_ENSURE_REGISTERED(PacketTransport);
-
-TypeId
-Transport::GetTypeId()
-{
-    static TypeId tid =
-        TypeId("ns3::GpuFabricTransport").SetParent<Object>().SetGroupName("GpuFabric");
-    return tid;
-}
-
-uint16_t
-Transport::FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id)
-{
-    return static_cast<uint16_t>(FabricEcmpHash(srcRank, dstRank, id, 0x6d));
-}
-
-void
-Transport::Delivery::Notify()
-{
-    // the owner stays alive through the notice even if it was the last reference
-    const Ptr<Object> owner = std::move(keepAlive);
-    keepAlive = nullptr;
-    if (sink != nullptr)
-    {
-        MessageSink* s = sink;
-        sink = nullptr;
-        s->MessageDelivered(cookie);
-    }
-    else if (!done.IsNull())
-    {
-        DoneCallback d = done;
-        done = DoneCallback();
-        d();
-    }
-}
-
-void
-Transport::RequireRanks(uint32_t srcRank, uint32_t dstRank) const
-{
-    const uint32_t n = GetNRanks();
-    FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
-    FabricRequire(dstRank < n, "destination rank", dstRank, fmt::format("a rank below {}", n));
-}
 
 TypeId
 PacketTransport::GetTypeId()
@@ -128,11 +85,6 @@ PacketTransport::GetTypeId()
                             "A lost packet was sent again (src, dst, message id, sequence).",
                             MakeTraceSourceAccessor(&PacketTransport::m_retransmitTrace),
                             "ns3::PacketTransport::RetransmitTracedCallback")
-            .AddTraceSource("MessageFailed",
-                            "A message was given up: no route, a dead end, or too many "
-                            "losses (its done callback is never called).",
-                            MakeTraceSourceAccessor(&PacketTransport::m_failedTrace),
-                            "ns3::PacketTransport::MessageFailedTracedCallback")
             .AddTraceSource("MessageComplete",
                             "The last byte of a message was delivered.",
                             MakeTraceSourceAccessor(&PacketTransport::m_completeTrace),
@@ -848,8 +800,7 @@ PacketTransport::Fail(uint32_t id, const std::string& why)
     r.reason = why;
     r.failedAt = Simulator::Now();
     NS_LOG_WARN("message failed: " << r.ToString());
-    m_failures.push_back(r);
-    m_failedTrace(m_failures.back());
+    ReportFailure(std::move(r));
 }
 
 PacketTransport::MessageReport
@@ -865,28 +816,6 @@ PacketTransport::Report(uint32_t id) const
     r.sent = m.start;
     r.since = m.firstLoss;
     return r;
-}
-
-std::string
-PacketTransport::MessageReport::ToString() const
-{
-    std::string s = fmt::format("message {} rank {} -> rank {}: {} of {} bytes delivered, sent at "
-                                "{:.9f} s",
-                                messageId,
-                                src,
-                                dst,
-                                delivered,
-                                bytes,
-                                sent.GetSeconds());
-    if (since.IsStrictlyPositive())
-    {
-        s += fmt::format(", losing packets since {:.9f} s", since.GetSeconds());
-    }
-    if (!reason.empty())
-    {
-        s += fmt::format(", failed at {:.9f} s: {}", failedAt.GetSeconds(), reason);
-    }
-    return s;
 }
 
 void
@@ -1016,12 +945,6 @@ PacketTransport::GetLostPackets() const
 }
 
 uint64_t
-PacketTransport::GetFailedMessages() const
-{
-    return m_failures.size();
-}
-
-uint64_t
 PacketTransport::GetPendingMessages() const
 {
     return m_pending;
@@ -1040,12 +963,6 @@ PacketTransport::GetPendingReports(uint32_t max) const
         }
     }
     return out;
-}
-
-const std::vector<PacketTransport::MessageReport>&
-PacketTransport::GetFailureReports() const
-{
-    return m_failures;
 }
 
 void

@@ -4,7 +4,7 @@
 #ifndef GPU_FABRIC_PACKET_TRANSPORT_H
 #define GPU_FABRIC_PACKET_TRANSPORT_H
 
-#include "fabric-transport.h"
+#include "transport.h"
 
 #include "ns3/fabric-gpu.h"
 #include "ns3/traced-callback.h"
@@ -109,25 +109,6 @@ class PacketTransport : public Transport, private FabricTxSource
     /// \return delivered packets that carried an ECN mark
     uint64_t GetEcnMarkedPackets() const;
 
-    /// A message that failed (or is pending, for progress reports).
-    struct MessageReport
-    {
-        uint64_t messageId{0}; //!< id returned by Send
-        uint32_t src{0};       //!< source rank
-        uint32_t dst{0};       //!< destination rank
-        uint64_t bytes{0};     //!< message size
-        uint64_t delivered{0}; //!< bytes delivered
-        Time sent;             //!< when Send was called
-        Time since;            //!< first loss (zero if none)
-        std::string reason;    //!< why it failed (empty for a pending message)
-        Time failedAt;         //!< when it failed (zero for a pending message)
-
-        /// \return one line of text naming ranks, message, bytes and times
-        std::string ToString() const;
-    };
-
-    /// Signature of the MessageFailed trace.
-    typedef void (*MessageFailedTracedCallback)(const MessageReport&);
     /// Signature of the Retransmit trace: src, dst, message id, sequence.
     typedef void (*RetransmitTracedCallback)(uint32_t, uint32_t, uint64_t, uint32_t);
 
@@ -160,14 +141,10 @@ class PacketTransport : public Transport, private FabricTxSource
     uint64_t GetRetransmissions() const;
     /// \return packets reported lost
     uint64_t GetLostPackets() const;
-    /// \return messages that failed
-    uint64_t GetFailedMessages() const;
     /// \return messages accepted and neither delivered nor failed
     uint64_t GetPendingMessages() const;
     /// \param max at most this many \return pending messages, oldest id first
     std::vector<MessageReport> GetPendingReports(uint32_t max) const;
-    /// \return reports of every failed message, in order of failure
-    const std::vector<MessageReport>& GetFailureReports() const;
 
     /// \param cb called whenever the number of pending messages rises from zero
     void SetBusyCallback(Callback<void> cb);
@@ -301,10 +278,8 @@ class PacketTransport : public Transport, private FabricTxSource
     bool m_faultsSeen{false};                //!< routes changed or an endpoint died
     std::vector<char> m_deadEndpoint;        //!< by rank
     std::map<uint64_t, uint32_t> m_attempts; //!< (id, seq) -> losses, lost packets only
-    std::vector<MessageReport> m_failures;   //!< failed messages
     Callback<void> m_busy;                   //!< pending rose from zero
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
-    TracedCallback<const MessageReport&> m_failedTrace;
     TracedCallback<uint32_t, uint32_t, uint64_t, uint32_t> m_retransmitTrace;
 };
 

@@ -7,7 +7,7 @@
 #include "program-runner.h"
 #include "traffic-matrix.h"
 
-#include "ns3/fabric-transport.h"
+#include "ns3/transport.h"
 #include "ns3/ptr.h"
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 #define GPU_FABRIC_PROGRAM_RUNNER_H
 
 #include "ns3/collective-application.h"
-#include "ns3/fabric-transport.h"
+#include "ns3/transport.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"

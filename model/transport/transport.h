@@ -1,15 +1,17 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  */
-#ifndef GPU_FABRIC_FABRIC_TRANSPORT_H
-#define GPU_FABRIC_FABRIC_TRANSPORT_H
+#ifndef GPU_FABRIC_TRANSPORT_H
+#define GPU_FABRIC_TRANSPORT_H
 
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -101,8 +103,11 @@ PacketPayload(uint64_t bytes, uint32_t maxPayload, uint32_t planes, uint32_t min
  * \ingroup gpu-fabric
  * \brief The message layer every traffic source talks to.
  *
- * A backend moves `bytes` from one rank to another and calls `done` when the
- * last byte has been delivered at the destination.  Collectives and
+ * A backend moves `bytes` from one rank to another and tells whoever waits
+ * (a callback, or a MessageSink) when the last byte has been delivered at the
+ * destination. A message it gives up instead (no route left, a dead end, too
+ * many losses) is never delivered: it is reported, once, through the
+ * MessageFailed trace source and GetFailureReports(). Collectives and
  * workloads only see this interface, so the packet-level and flow-level
  * backends are interchangeable.
  */
@@ -180,6 +185,31 @@ class Transport : public Object
     /// \return the totals so far
     virtual Totals GetTotals() const = 0;
 
+    /// A message that failed (or is pending, for progress reports).
+    struct MessageReport
+    {
+        uint64_t messageId{0}; //!< id returned by Send
+        uint32_t src{0};       //!< source rank
+        uint32_t dst{0};       //!< destination rank
+        uint64_t bytes{0};     //!< message size
+        uint64_t delivered{0}; //!< bytes delivered
+        Time sent;             //!< when Send was called
+        Time since;            //!< first loss (zero if none)
+        std::string reason;    //!< why it failed (empty for a pending message)
+        Time failedAt;         //!< when it failed (zero for a pending message)
+
+        /// \return one line of text naming ranks, message, bytes and times
+        std::string ToString() const;
+    };
+
+    /// Signature of the MessageFailed trace.
+    typedef void (*MessageFailedTracedCallback)(const MessageReport&);
+
+    /// \return messages given up so far
+    uint64_t GetFailedMessages() const;
+    /// \return reports of every failed message, in order of failure
+    const std::vector<MessageReport>& GetFailureReports() const;
+
     /**
      * The flow label (ECMP entropy) of a message: every backend derives it
      * the same way, so that a message takes the same path on each.
@@ -201,8 +231,19 @@ class Transport : public Object
 
     /// Throw FabricConfigError unless both ranks are below GetNRanks().
     void RequireRanks(uint32_t srcRank, uint32_t dstRank) const;
+
+    /**
+     * Give a message up: record its report and fire MessageFailed. A backend
+     * calls it once per message, and never delivers that message.
+     * \param report the message, with its reason and time of failure
+     */
+    void ReportFailure(MessageReport report);
+
+  private:
+    std::vector<MessageReport> m_failures;              //!< failed messages
+    TracedCallback<const MessageReport&> m_failedTrace; //!< MessageFailed
 };
 
 } // namespace ns3
 
-#endif // GPU_FABRIC_FABRIC_TRANSPORT_H
+#endif // GPU_FABRIC_TRANSPORT_H

@@ -1,0 +1,106 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "transport.h"
+
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-routing-table.h"
+
+#include <fmt/format.h>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(Transport);
+
+TypeId
+Transport::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::Transport")
+            .SetParent<Object>()
+            .SetGroupName("GpuFabric")
+            .AddTraceSource("MessageFailed",
+                            "A message was given up: no route, a dead end, or too many "
+                            "losses (it is never delivered).",
+                            MakeTraceSourceAccessor(&Transport::m_failedTrace),
+                            "ns3::Transport::MessageFailedTracedCallback");
+    return tid;
+}
+
+uint16_t
+Transport::FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id)
+{
+    return static_cast<uint16_t>(FabricEcmpHash(srcRank, dstRank, id, 0x6d));
+}
+
+void
+Transport::Delivery::Notify()
+{
+    // the owner stays alive through the notice even if it was the last reference
+    const Ptr<Object> owner = std::move(keepAlive);
+    keepAlive = nullptr;
+    if (sink != nullptr)
+    {
+        MessageSink* s = sink;
+        sink = nullptr;
+        s->MessageDelivered(cookie);
+    }
+    else if (!done.IsNull())
+    {
+        DoneCallback d = done;
+        done = DoneCallback();
+        d();
+    }
+}
+
+void
+Transport::RequireRanks(uint32_t srcRank, uint32_t dstRank) const
+{
+    const uint32_t n = GetNRanks();
+    FabricRequire(srcRank < n, "source rank", srcRank, fmt::format("a rank below {}", n));
+    FabricRequire(dstRank < n, "destination rank", dstRank, fmt::format("a rank below {}", n));
+}
+
+uint64_t
+Transport::GetFailedMessages() const
+{
+    return m_failures.size();
+}
+
+const std::vector<Transport::MessageReport>&
+Transport::GetFailureReports() const
+{
+    return m_failures;
+}
+
+void
+Transport::ReportFailure(MessageReport report)
+{
+    m_failures.push_back(std::move(report));
+    m_failedTrace(m_failures.back());
+}
+
+std::string
+Transport::MessageReport::ToString() const
+{
+    std::string s = fmt::format("message {} rank {} -> rank {}: {} of {} bytes delivered, sent at "
+                                "{:.9f} s",
+                                messageId,
+                                src,
+                                dst,
+                                delivered,
+                                bytes,
+                                sent.GetSeconds());
+    if (since.IsStrictlyPositive())
+    {
+        s += fmt::format(", losing packets since {:.9f} s", since.GetSeconds());
+    }
+    if (!reason.empty())
+    {
+        s += fmt::format(", failed at {:.9f} s: {}", failedAt.GetSeconds(), reason);
+    }
+    return s;
+}
+
+} // namespace ns3

@@ -1,0 +1,151 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * The Transport contract on its own: a backend that is neither the packet
+ * nor the flow level reports failures through it, and the collective
+ * executor hears them without knowing the backend.
+ */
+#include "ns3/collective-algorithms.h"
+#include "ns3/collective-application.h"
+#include "ns3/fabric-error.h"
+#include "ns3/simulator.h"
+#include "ns3/transport.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Delivers every message after a fixed time, except those from one rank,
+/// which it gives up (as a backend does on a dead end).
+class LossyTransport : public Transport
+{
+  public:
+    LossyTransport(uint32_t ranks, uint32_t deadRank)
+        : m_ranks(ranks),
+          m_dead(deadRank)
+    {
+    }
+
+    uint32_t GetNRanks() const override
+    {
+        return m_ranks;
+    }
+
+    Totals GetTotals() const override
+    {
+        return m_totals;
+    }
+
+  protected:
+    uint64_t DoSend(uint32_t src, uint32_t dst, uint64_t bytes, Delivery delivery) override
+    {
+        RequireRanks(src, dst);
+        const uint64_t id = m_nextId++;
+        ++m_totals.messagesSent;
+        m_totals.bytesSent += bytes;
+        if (src == m_dead)
+        {
+            MessageReport r;
+            r.messageId = id;
+            r.src = src;
+            r.dst = dst;
+            r.bytes = bytes;
+            r.sent = Simulator::Now();
+            r.reason = "the test's dead rank";
+            r.failedAt = Simulator::Now() + MicroSeconds(1);
+            Simulator::Schedule(MicroSeconds(1), &LossyTransport::Fail, this, r);
+            return id;
+        }
+        m_deliveries.push_back(delivery);
+        Simulator::Schedule(MicroSeconds(1),
+                            &LossyTransport::Deliver,
+                            this,
+                            m_deliveries.size() - 1,
+                            bytes);
+        return id;
+    }
+
+  private:
+    void Fail(MessageReport r)
+    {
+        ReportFailure(r);
+    }
+
+    void Deliver(size_t i, uint64_t bytes)
+    {
+        ++m_totals.messagesDelivered;
+        m_totals.bytesDelivered += bytes;
+        m_deliveries[i].Notify();
+    }
+
+    uint32_t m_ranks;
+    uint32_t m_dead;
+    uint64_t m_nextId{0};
+    Totals m_totals;
+    std::vector<Delivery> m_deliveries;
+};
+
+} // namespace
+
+TEST(TransportContract, TheTypeIdIsNamedAfterTheInterfaceAndOwnsMessageFailed)
+{
+    TypeId tid;
+    ASSERT_TRUE(TypeId::LookupByNameFailSafe("ns3::Transport", &tid));
+    EXPECT_EQ(tid, Transport::GetTypeId());
+    TypeId::TraceSourceInformation info;
+    EXPECT_TRUE(tid.LookupTraceSourceByName("MessageFailed", &info) != nullptr);
+}
+
+TEST(TransportContract, AnyBackendsFailureReachesTheCollectiveExecutor)
+{
+    const uint32_t n = 4;
+    Ptr<LossyTransport> transport = CreateObject<LossyTransport>(n, 2);
+    std::vector<Transport::MessageReport> heard;
+    transport->TraceConnectWithoutContext(
+        "MessageFailed",
+        MakeCallback(+[](std::vector<Transport::MessageReport>* out,
+                         const Transport::MessageReport& r) {
+            out->push_back(r);
+        }).Bind(&heard));
+    Ptr<CollectiveRun> run = CreateObject<CollectiveRun>();
+    run->Setup(RingAllReduce(n, 4096), transport);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        run->StartRank(r);
+    }
+    Simulator::Run();
+    // Rank r's step-s send waits for its step s-1 receive from r-1. Rank 3
+    // never hears from 2, so it sends step 0 only, rank 0 steps 0-1, rank 1
+    // steps 0-2 and rank 2 steps 0-3: four messages of rank 2 fail.
+    ASSERT_EQ(transport->GetFailedMessages(), 4U);
+    ASSERT_EQ(heard.size(), 4U);
+    for (const auto& r : heard)
+    {
+        EXPECT_EQ(r.src, 2U);
+        EXPECT_EQ(r.dst, 3U);
+    }
+    EXPECT_EQ(transport->GetFailureReports()[0].reason, "the test's dead rank");
+    EXPECT_EQ(transport->GetTotals().messagesDelivered, 1U + 2U + 3U);
+    EXPECT_TRUE(run->IsFailed());
+    EXPECT_FALSE(run->IsComplete());
+    EXPECT_NE(run->GetFailureReport().find("of rank 2 (send to rank 3) failed"), std::string::npos)
+        << run->GetFailureReport();
+    EXPECT_NE(run->GetFailureReport().find("the test's dead rank"), std::string::npos);
+    run->Dispose();
+    Simulator::Destroy();
+}
+
+TEST(TransportContract, ATransportWhoseFailuresCannotBeHeardIsRefused)
+{
+    // Create<> sets no TypeId: its MessageFailed could not be connected, and
+    // a failed collective would wait for ever instead of failing
+    Ptr<LossyTransport> transport = Create<LossyTransport>(4, 2);
+    Ptr<CollectiveRun> run = CreateObject<CollectiveRun>();
+    EXPECT_THROW(run->Setup(RingAllReduce(4, 4096), transport), FabricConfigError);
+    run->Dispose();
+}
