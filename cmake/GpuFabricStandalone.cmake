@@ -160,7 +160,17 @@ macro(gpu_fabric_standalone_finish)
     add_subdirectory(test)
   endif()
 
-  install(TARGETS libgpu-fabric EXPORT gpu-fabric-targets
+  # What a consumer links, gpu-fabric::libgpu-fabric, keeps the library
+  # linked even under --as-needed: a program may use the module only by
+  # TypeId name (Config::SetDefault, --ns3:: flags), and a library dropped by
+  # the linker registers no types. push-state/pop-state leave the consumer's
+  # own as-needed setting as it was for the libraries after it.
+  set_target_properties(libgpu-fabric PROPERTIES EXPORT_NAME libgpu-fabric-shared)
+  add_library(libgpu-fabric-linked INTERFACE)
+  target_link_libraries(libgpu-fabric-linked INTERFACE "-Wl,--push-state,--no-as-needed"
+                        libgpu-fabric "-Wl,--pop-state")
+  set_target_properties(libgpu-fabric-linked PROPERTIES EXPORT_NAME libgpu-fabric)
+  install(TARGETS libgpu-fabric libgpu-fabric-linked EXPORT gpu-fabric-targets
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(FILES ${GPU_FABRIC_INSTALL_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ns3)
   install(EXPORT gpu-fabric-targets NAMESPACE gpu-fabric::

@@ -11,6 +11,12 @@ cmake --install "$build" --prefix "$work/prefix" > /dev/null
 cmake -S "$src/test/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/consumer" > /dev/null
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"
+LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/by-name"
+# the consumer's build is its own: the module passes no definitions to it
+if grep -q 'NS3_LOG_ENABLE\|NS3_ASSERT_ENABLE' "$work/prefix"/lib*/cmake/gpu-fabric/*.cmake; then
+  echo "the exported target passes NS3_LOG_ENABLE or NS3_ASSERT_ENABLE to consumers" >&2
+  exit 1
+fi
 # the installed Python module loads the installed library by itself (RPATH)
 for module in "$work"/prefix/lib/python3*/dist-packages/gpu_fabric*.so; do
   [ -e "$module" ] || continue

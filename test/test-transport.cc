@@ -8,6 +8,8 @@
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-application.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-routing-table.h"
+#include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/transport.h"
 
@@ -148,4 +150,39 @@ TEST(TransportContract, ATransportWhoseFailuresCannotBeHeardIsRefused)
     Ptr<CollectiveRun> run = CreateObject<CollectiveRun>();
     EXPECT_THROW(run->Setup(RingAllReduce(4, 4096), transport), FabricConfigError);
     run->Dispose();
+}
+
+TEST(TransportContract, TheRunsSeedChoosesTheFlowLabelsAndTheDefaultKeepsTheOldOnes)
+{
+    // ns-3's default seed and run keep the labels of earlier versions (and
+    // so every ECMP figure stated before the seed chose them)
+    EXPECT_EQ(Transport::FlowLabelSalt(1, 1), 0x6dU);
+    Ptr<LossyTransport> first = CreateObject<LossyTransport>(64, 64);
+    Ptr<LossyTransport> again = CreateObject<LossyTransport>(64, 64);
+    RngSeedManager::SetRun(2);
+    Ptr<LossyTransport> run2 = CreateObject<LossyTransport>(64, 64);
+    RngSeedManager::SetSeed(7);
+    Ptr<LossyTransport> seed7 = CreateObject<LossyTransport>(64, 64);
+    RngSeedManager::SetRun(1);
+    RngSeedManager::SetSeed(1);
+    EXPECT_EQ(first->GetFlowLabelSalt(), 0x6dU);
+    EXPECT_NE(run2->GetFlowLabelSalt(), 0x6dU);
+    EXPECT_NE(seed7->GetFlowLabelSalt(), run2->GetFlowLabelSalt());
+    uint32_t differ2 = 0;
+    uint32_t differ7 = 0;
+    for (uint32_t s = 0; s < 8; ++s)
+    {
+        for (uint32_t d = 0; d < 8; ++d)
+        {
+            const uint32_t id = s * 8 + d;
+            const uint16_t label = first->FlowLabelOf(s, d, id);
+            EXPECT_EQ(label, static_cast<uint16_t>(FabricEcmpHash(s, d, id, 0x6d)));
+            EXPECT_EQ(label, again->FlowLabelOf(s, d, id)); // one run repeats
+            differ2 += run2->FlowLabelOf(s, d, id) != label;
+            differ7 += seed7->FlowLabelOf(s, d, id) != run2->FlowLabelOf(s, d, id);
+        }
+    }
+    // another run draws other labels (16 bits: a few of 64 may coincide)
+    EXPECT_GE(differ2, 60U);
+    EXPECT_GE(differ7, 60U);
 }

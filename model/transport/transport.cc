@@ -4,7 +4,7 @@
 #include "transport.h"
 
 #include "ns3/fabric-error.h"
-#include "ns3/fabric-routing-table.h"
+#include "ns3/rng-seed-manager.h"
 
 #include <fmt/format.h>
 
@@ -28,10 +28,21 @@ Transport::GetTypeId()
     return tid;
 }
 
-uint16_t
-Transport::FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id)
+Transport::Transport()
+    : m_flowLabelSalt(FlowLabelSalt(RngSeedManager::GetSeed(), RngSeedManager::GetRun()))
 {
-    return static_cast<uint16_t>(FabricEcmpHash(srcRank, dstRank, id, 0x6d));
+}
+
+uint32_t
+Transport::FlowLabelSalt(uint32_t seed, uint64_t run)
+{
+    // the mix of (0, 0) is 0: the default seed and run keep the salt, and so
+    // the paths, of earlier versions
+    const uint64_t r = run - 1;
+    return 0x6dU ^ FabricEcmpHash(seed - 1,
+                                  static_cast<uint32_t>(r),
+                                  static_cast<uint16_t>(r >> 32),
+                                  static_cast<uint32_t>(r >> 48));
 }
 
 void

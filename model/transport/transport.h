@@ -5,6 +5,7 @@
 #define GPU_FABRIC_TRANSPORT_H
 
 #include "ns3/callback.h"
+#include "ns3/fabric-routing-table.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
@@ -212,13 +213,35 @@ class Transport : public Object
 
     /**
      * The flow label (ECMP entropy) of a message: every backend derives it
-     * the same way, so that a message takes the same path on each.
+     * the same way, so that a message takes the same path on each. The run's
+     * seed chooses the labels (see GetFlowLabelSalt): another RngRun or
+     * RngSeed gives other ECMP paths, the same one the same paths.
      * \param srcRank sender \param dstRank receiver \param id message id
      * \return the flow label
      */
-    static uint16_t FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id);
+    uint16_t FlowLabelOf(uint32_t srcRank, uint32_t dstRank, uint32_t id) const
+    {
+        return static_cast<uint16_t>(FabricEcmpHash(srcRank, dstRank, id, m_flowLabelSalt));
+    }
+
+    /**
+     * The salt of a run's flow labels: 0x6d for ns-3's default seed and run
+     * (1, 1), the labels of earlier versions, and a mix of the two otherwise.
+     * \param seed RngSeed \param run RngRun
+     * \return the salt
+     */
+    static uint32_t FlowLabelSalt(uint32_t seed, uint64_t run);
+
+    /// \return the salt of this transport's flow labels: FlowLabelSalt of
+    ///         the seed and run set when it was created
+    uint32_t GetFlowLabelSalt() const
+    {
+        return m_flowLabelSalt;
+    }
 
   protected:
+    Transport();
+
     /**
      * What a backend implements behind both Send overloads.
      * \param srcRank sender \param dstRank receiver \param bytes payload bytes
@@ -240,6 +263,7 @@ class Transport : public Object
     void ReportFailure(MessageReport report);
 
   private:
+    uint32_t m_flowLabelSalt;                           //!< FlowLabelSalt of the run's seed
     std::vector<MessageReport> m_failures;              //!< failed messages
     TracedCallback<const MessageReport&> m_failedTrace; //!< MessageFailed
 };
