@@ -22,7 +22,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <sys/resource.h>
 
@@ -32,8 +31,65 @@ namespace ns3
 namespace
 {
 
-/// a decimal number as ns-3's stream parsers read it whole
-const char* const kDecimal = R"([+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?)";
+// The checks below scan by hand: std::regex matches recursively, and a
+// flag value of 100 kB overflowed the stack.
+
+/// \return the number of decimal digits \p text starts with from \p at
+size_t
+Digits(std::string_view text, size_t at)
+{
+    size_t n = 0;
+    while (at + n < text.size() && std::isdigit(static_cast<unsigned char>(text[at + n])))
+    {
+        ++n;
+    }
+    return n;
+}
+
+/// \return whether \p text is a whole number: digits after an optional +
+/// (or -, if \p minus)
+bool
+IsWhole(std::string_view text, bool minus)
+{
+    const size_t sign = !text.empty() && (text[0] == '+' || (minus && text[0] == '-')) ? 1 : 0;
+    return text.size() > sign && Digits(text, sign) == text.size() - sign;
+}
+
+/**
+ * \return the length of the decimal number \p text starts with, as ns-3's
+ * stream parsers read one ([+-]?(d+.?d*|.d+)([eE][+-]?d+)?), or 0
+ */
+size_t
+DecimalPrefix(std::string_view text)
+{
+    size_t at = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+    const size_t whole = Digits(text, at);
+    at += whole;
+    size_t fraction = 0;
+    if (at < text.size() && text[at] == '.')
+    {
+        fraction = Digits(text, at + 1);
+        at += 1 + fraction;
+    }
+    if (whole + fraction == 0)
+    {
+        return 0;
+    }
+    if (at < text.size() && (text[at] == 'e' || text[at] == 'E'))
+    {
+        const size_t sign = at + 1 < text.size() && (text[at + 1] == '+' || text[at + 1] == '-');
+        const size_t exponent = Digits(text, at + 1 + sign);
+        at += exponent > 0 ? 1 + sign + exponent : 0;
+    }
+    return at;
+}
+
+/// \return whether \p text is one whole decimal number (see DecimalPrefix)
+bool
+IsDecimal(std::string_view text)
+{
+    return !text.empty() && DecimalPrefix(text) == text.size();
+}
 
 /**
  * Print "<program>: <message>" and exit with status 2, as every program
@@ -73,22 +129,25 @@ BoolSpelling(const std::string& text)
 bool
 ParsesWithoutAbort(const std::string& type, const std::string& value)
 {
-    const std::string number = kDecimal;
     if (type.rfind("uint", 0) == 0)
     {
-        return std::regex_match(value, std::regex(R"(\d+)"));
+        return !value.empty() && Digits(value, 0) == value.size();
     }
     if (type.rfind("int", 0) == 0)
     {
-        return std::regex_match(value, std::regex(R"(-?\d+)"));
+        return IsWhole(value, true) && value[0] != '+';
     }
     if (type.rfind("double", 0) == 0)
     {
-        return std::regex_match(value, std::regex(number));
+        return IsDecimal(value);
     }
     if (type.rfind("Time", 0) == 0)
     {
-        return std::regex_match(value, std::regex(number + "(s|ms|us|ns|ps|fs|min|h|d|y)?"));
+        const size_t number = DecimalPrefix(value);
+        const std::string unit = value.substr(number);
+        return number > 0 && (unit.empty() || unit == "s" || unit == "ms" || unit == "us" ||
+                              unit == "ns" || unit == "ps" || unit == "fs" || unit == "min" ||
+                              unit == "h" || unit == "d" || unit == "y");
     }
     // the other ns-3 parsers fail cleanly, but most abort on a second word
     return type == "std::string" || value.find_first_of(" \t") == std::string::npos;
@@ -161,7 +220,7 @@ SetDefaultFromText(const std::string& flag, const std::string& name, const std::
         return;
     }
     throw FabricConfigError(flag,
-                            value,
+                            ShownValue(value),
                             checker ? fmt::format("{} ({})", type, help)
                                     : "an attribute of a registered type, ns3::<Type>::<Attribute> "
                                       "(see --PrintAttributes=ns3::<Type>), or a global value");
@@ -225,7 +284,7 @@ ProgramFlags::IntegerCheck(bool isSigned, long double low, long double high)
     return [isSigned, low, high](const std::string& text) -> std::string {
         const std::string allowed =
             fmt::format("a whole number from {:.0Lf} to {:.0Lf}", low, high);
-        if (!std::regex_match(text, std::regex(isSigned ? R"([+-]?\d+)" : R"(\+?\d+)")))
+        if (!IsWhole(text, isSigned))
         {
             return allowed;
         }
@@ -240,8 +299,7 @@ ProgramFlags::RealCheck()
 {
     return [](const std::string& text) -> std::string {
         // decimal only: strtod would take "0x.8", which the stream ns-3 reads with sees as 0
-        const bool ok = std::regex_match(text, std::regex(kDecimal)) &&
-                        std::isfinite(std::strtod(text.c_str(), nullptr));
+        const bool ok = IsDecimal(text) && std::isfinite(std::strtod(text.c_str(), nullptr));
         return ok ? "" : "a finite number, e.g. 0.5 or 1e-6";
     };
 }
@@ -341,7 +399,8 @@ ProgramFlags::Parse(int argc, char* argv[])
         const std::string allowed = check->second(value);
         if (!allowed.empty())
         {
-            ExitBadInput(m_program, FabricConfigError("--" + name, value, allowed).what());
+            ExitBadInput(m_program,
+                         FabricConfigError("--" + name, ShownValue(value), allowed).what());
         }
     }
     std::vector<char*> raw;
@@ -370,13 +429,25 @@ ProgramFlags::WasGiven(const std::string& name) const
     return m_given.count(name) > 0;
 }
 
+std::string
+ProgramFlags::ValueText(const std::string& name) const
+{
+    const auto given = m_given.find(name);
+    if (given != m_given.end())
+    {
+        return given->second;
+    }
+    const auto d = m_defaults.find(name);
+    return d == m_defaults.end() ? "" : d->second;
+}
+
 void
 ProgramFlags::OnlyWith(const std::string& name, bool applies, const std::string& when) const
 {
     const auto given = m_given.find(name);
     FabricRequire(applies || given == m_given.end(),
                   "--" + name,
-                  given == m_given.end() ? "" : given->second,
+                  given == m_given.end() ? "" : ShownValue(given->second),
                   "only " + when + " (it means nothing otherwise)");
 }
 
@@ -500,10 +571,10 @@ ParseInteger(const std::string& flag, const std::string& text, uint64_t minimum,
     const std::string allowed = maximum == std::numeric_limits<uint64_t>::max()
                                     ? fmt::format("an integer >= {}", minimum)
                                     : fmt::format("an integer from {} to {}", minimum, maximum);
-    FabricRequire(used == text.size() && used > 0 && text[0] != '-' && v >= minimum && v <= maximum,
-                  flag,
-                  text,
-                  allowed);
+    if (!(used == text.size() && used > 0 && text[0] != '-' && v >= minimum && v <= maximum))
+    {
+        throw FabricConfigError(flag, ShownValue(text), allowed);
+    }
     return v;
 }
 
@@ -522,7 +593,7 @@ ParseRate(const std::string& flag, const std::string& text)
     const bool hasUnit = text.find_first_not_of("0123456789.eE+- ") != std::string::npos;
     FabricRequire(hasUnit && whole && rate.GetBitRate() > 0,
                   flag,
-                  text,
+                  ShownValue(text),
                   "a positive rate with a unit, e.g. 100Gbps, 400Gb/s or 50GB/s");
     return rate;
 }
@@ -533,17 +604,20 @@ SplitList(const std::string& flag, const std::string& text)
     // getline drops a trailing empty item ("8,16," would read as 8,16)
     FabricRequire(text.empty() || text.back() != ',',
                   flag,
-                  text,
+                  ShownValue(text),
                   "a comma-separated list without empty items");
     std::vector<std::string> out;
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ','))
     {
-        FabricRequire(!item.empty(), flag, text, "a comma-separated list without empty items");
+        FabricRequire(!item.empty(),
+                      flag,
+                      ShownValue(text),
+                      "a comma-separated list without empty items");
         out.push_back(item);
     }
-    FabricRequire(!out.empty(), flag, text, "at least one item");
+    FabricRequire(!out.empty(), flag, ShownValue(text), "at least one item");
     return out;
 }
 
@@ -603,6 +677,35 @@ WallSeconds()
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+std::string
+ShownValue(std::string_view text)
+{
+    constexpr size_t kShown = 60;
+    std::string shown;
+    // control characters escaped: a message stays one line
+    for (const char c : text.substr(0, kShown))
+    {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\n')
+        {
+            shown += "\\n";
+        }
+        else if (u < 0x20 || u == 0x7f)
+        {
+            shown += fmt::format("\\x{:02x}", u);
+        }
+        else
+        {
+            shown += c;
+        }
+    }
+    if (text.size() > kShown)
+    {
+        shown += fmt::format("... ({} bytes)", text.size());
+    }
+    return shown;
 }
 
 void

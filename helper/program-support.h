@@ -18,7 +18,9 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -44,8 +46,10 @@ namespace ns3
  * only a whole number within its type's range, a floating-point flag a
  * finite number and a bool flag true, false, t, f, 1 or 0; a bare --flag
  * sets a bool flag true (CommandLine would toggle it) and is an error for
- * other flags (CommandLine would exit with 1). Flags are known from
- * AddValue: there is no second list.
+ * other flags (CommandLine would exit with 1). A string flag takes its whole
+ * value (CommandLine reads it with >>, which stops at the first blank: a
+ * --json="my results.json" would write "my"). Flags are known from AddValue:
+ * there is no second list.
  */
 class ProgramFlags
 {
@@ -87,6 +91,13 @@ class ProgramFlags
      */
     void OnlyWith(const std::string& name, bool applies, const std::string& when) const;
 
+    /**
+     * \param name a flag without dashes
+     * \return the text the command line gave it (the last one), else its
+     *         default as --help shows it: what a message about it must quote
+     */
+    std::string ValueText(const std::string& name) const;
+
   private:
     /// \return "" if \p text is a valid value, else what is allowed
     using Check = std::function<std::string(const std::string& text)>;
@@ -101,8 +112,9 @@ class ProgramFlags
     CommandLine m_cmd;
     std::set<std::string> m_known;
     std::map<std::string, Check> m_checks;
-    std::set<std::string> m_bools;              //!< bool flags (a bare --flag sets them true)
-    std::map<std::string, std::string> m_given; //!< flags the command line gave, and values
+    std::set<std::string> m_bools;                 //!< bool flags (a bare --flag sets them true)
+    std::map<std::string, std::string> m_given;    //!< flags the command line gave, and values
+    std::map<std::string, std::string> m_defaults; //!< each flag's default, as text
 };
 
 template <typename T>
@@ -125,7 +137,27 @@ ProgramFlags::AddValue(const std::string& name, const std::string& help, T& valu
     {
         m_checks[name] = RealCheck();
     }
-    m_cmd.AddValue(name, help, value);
+    std::ostringstream text;
+    text << std::boolalpha << value;
+    m_defaults[name] = text.str();
+    if constexpr (std::is_same_v<T, std::string>)
+    {
+        // CommandLine would read it with >>, which stops at the first blank;
+        // through a callback it gets the whole value, and --help still shows
+        // the default
+        T* target = &value;
+        m_cmd.AddValue(name,
+                       help,
+                       Callback<bool, std::string>([target](std::string whole) {
+                           *target = std::move(whole);
+                           return true;
+                       }),
+                       value);
+    }
+    else
+    {
+        m_cmd.AddValue(name, help, value);
+    }
 }
 
 /**
@@ -280,6 +312,13 @@ uint64_t PeakRssBytes();
 
 /// \return a monotonic wall clock, seconds
 double WallSeconds();
+
+/**
+ * A value as an error message shows it: whole if short, else its first 60
+ * bytes followed by "... (N bytes)", so that a huge value stays readable.
+ * \param text the value \return its text for the message
+ */
+std::string ShownValue(std::string_view text);
 
 /**
  * Write a text file (JSON, CSV, a gnuplot script), closed and checked: a

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -60,6 +62,57 @@ RunCapture(const std::string& programAndArgs, const std::string& tag)
         std::string(GPU_FABRIC_BIN_DIR) + "/" + programAndArgs + " > " + log + " 2>&1";
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(log)};
+}
+
+/// Run \p program with exactly \p args, each one argv element with no shell
+/// between (as a job runner passes generated names), in directory \p dir
+/// (if not empty), with PATH set to \p path (if not empty); stdout and stderr
+/// to <TempDir()/tag.txt>. \return its exit status (-1 if it did not exit)
+/// and what it printed.
+std::pair<int, std::string>
+RunArgv(const std::string& program,
+        std::vector<std::string> args,
+        const std::string& tag,
+        const std::string& dir = "",
+        const std::string& path = "")
+{
+    const std::string log = ::testing::TempDir() + tag + ".txt";
+    std::string exe = std::string(GPU_FABRIC_BIN_DIR) + "/" + program;
+    std::vector<char*> argv{exe.data()};
+    for (auto& a : args)
+    {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 ||
+            (!dir.empty() && chdir(dir.c_str()) != 0) ||
+            (!path.empty() && setenv("PATH", path.c_str(), 1) != 0))
+        {
+            _exit(127);
+        }
+        execv(exe.c_str(), argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+    {
+        return {-1, "fork or wait failed"};
+    }
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(log)};
+}
+
+/// \return an empty directory <TempDir()/tag>/ of its own
+std::string
+FreshDir(const std::string& tag)
+{
+    const std::string dir = ::testing::TempDir() + tag + "/";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
 }
 
 /// Run `program args --json=<file>` twice; return the two JSON texts.
@@ -817,6 +870,42 @@ TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudged
         EXPECT_NE(bad.second.find("allowed: the TypeId name of an ns-3 scheduler"),
                   std::string::npos)
             << bad.second;
+    }
+}
+
+TEST(Programs, EveryFlagIsReadWhole)
+{
+    // ns-3's CommandLine read a string flag with >>, up to its first blank
+    const std::string dir = FreshDir("whole-flags");
+    {
+        const auto [status, text] =
+            RunArgv("direct-connect-synth", {"--nodes=16 junk"}, "whole-nodes", dir);
+        EXPECT_EQ(status, 2) << text; // ran with 16
+        EXPECT_NE(text.find("invalid --nodes: got '16 junk'"), std::string::npos) << text;
+    }
+    {
+        const auto [status, text] = RunArgv("hb-domain-messages",
+                                            {"--bytes=100000", "--json=" + dir + "my results.json"},
+                                            "whole-json",
+                                            dir);
+        EXPECT_EQ(status, 0) << text;
+        EXPECT_GT(Slurp(dir + "my results.json").size(), 20u); // not a file "my"
+        EXPECT_FALSE(std::filesystem::exists(dir + "my"));
+    }
+    {
+        const auto [status, text] = RunArgv("fabric-cost",
+                                            {"--gpus=1024", "--radix=64", "--csv=my table.csv"},
+                                            "whole-csv",
+                                            dir);
+        EXPECT_EQ(status, 0) << text;
+        EXPECT_GT(Slurp(dir + "my table.csv").size(), 20u);
+    }
+    {
+        // the graph grammar sees the whole name (was refused as "K(")
+        const auto [status, text] =
+            RunArgv("direct-connect-synth", {"--graph=K( 5 )"}, "whole-graph", dir);
+        EXPECT_EQ(text.find("got 'K('"), std::string::npos) << text;
+        EXPECT_TRUE(status == 0 || text.find("got 'K( 5 )'") != std::string::npos) << text;
     }
 }
 

@@ -1,14 +1,16 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  *
- * ProgramFlags on well-formed command lines (the bad ones exit the process:
- * test-determinism runs the programs for those).
+ * ProgramFlags on well-formed command lines, and on bad ones in death tests
+ * (a bad flag exits the process with status 2; test-determinism runs the
+ * programs themselves).
  */
 #include "ns3/fabric-error.h"
 #include "ns3/program-support.h"
 
 #include <gtest/gtest.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace ns3;
@@ -25,6 +27,7 @@ struct Parsed
     int32_t offset{0};
     double fraction{0};
     std::string name{"x"};
+    std::string path{"two words.json"};
     std::vector<std::string> given; //!< the flags WasGiven reports
 
     explicit Parsed(std::vector<std::string> args)
@@ -36,6 +39,7 @@ struct Parsed
         flags.AddValue("offset", "a signed", offset);
         flags.AddValue("fraction", "a double", fraction);
         flags.AddValue("name", "a string", name);
+        flags.AddValue("path", "a string whose default has a blank", path);
         std::vector<char*> argv;
         for (auto& a : args)
         {
@@ -118,6 +122,85 @@ TEST(ProgramFlags, FlagIsTrueReadsTheLastOneGiven)
     EXPECT_TRUE(is({"p", "--quick=false", "--quick"}));
     EXPECT_FALSE(is({"p", "--quicker"}));
     EXPECT_FALSE(is({"p"}));
+}
+
+/// \return \p text as a regular expression that matches it literally
+std::string
+Literal(const std::string& text)
+{
+    std::string out;
+    for (const char c : text)
+    {
+        if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos)
+        {
+            out += '\\';
+        }
+        out += c;
+    }
+    return out;
+}
+
+/// Parse \p args in a child process: it must exit with status 2 and print
+/// \p said (literally) on standard error.
+void
+ExpectRefused(const std::vector<std::string>& args, const std::string& said)
+{
+    EXPECT_EXIT(Parsed{args}, ::testing::ExitedWithCode(2), Literal(said))
+        << ShownValue(args.back());
+}
+
+TEST(ProgramFlags, AStringFlagTakesItsWholeValue)
+{
+    // CommandLine reads a string with >>: "my results.json" was "my",
+    // "K( 5 )" was "K("
+    EXPECT_EQ(Parsed({"p", "--name=my results.json"}).name, "my results.json");
+    EXPECT_EQ(Parsed({"p", "--name=K( 5 )"}).name, "K( 5 )");
+    EXPECT_EQ(Parsed({"p", "--name= lead and trail "}).name, " lead and trail ");
+    EXPECT_EQ(Parsed({"p", "--name=a\nb=c"}).name, "a\nb=c");
+    EXPECT_EQ(Parsed({"p"}).path, "two words.json");
+    EXPECT_EQ(Parsed({"p", "--name=a b", "--name=c d"}).name, "c d"); // the last one wins
+}
+
+TEST(ProgramFlags, HelpShowsAStringDefaultWhole)
+{
+    // --help prints on standard output: sent to standard error to be matched
+    EXPECT_EXIT(
+        {
+            dup2(STDERR_FILENO, STDOUT_FILENO);
+            Parsed({"p", "--help"});
+        },
+        ::testing::ExitedWithCode(0),
+        Literal("--path:") + ".*" + Literal("[two words.json]"));
+}
+
+TEST(ProgramFlags, ANumberWithTrailingTextIsRefused)
+{
+    // one argv element "16 junk" (a job runner's quoting) is not 16
+    ExpectRefused({"p", "--count=16 junk"}, "invalid --count: got '16 junk', allowed: a whole");
+    ExpectRefused({"p", "--count=16 "}, "invalid --count: got '16 ', allowed: a whole");
+    ExpectRefused({"p", "--offset=-3 4"}, "invalid --offset: got '-3 4', allowed: a whole");
+    ExpectRefused({"p", "--fraction=0.5 x"}, "invalid --fraction: got '0.5 x', allowed: a finite");
+    ExpectRefused({"p", "--keep=true x"}, "invalid --keep: got 'true x', allowed: true, false");
+}
+
+TEST(ProgramFlags, AHugeValueIsShownCut)
+{
+    // a message quotes the value, but 100 kB of it would bury the reason
+    const std::string huge(100000, '7');
+    ExpectRefused({"p", "--count=" + huge},
+                  "invalid --count: got '" + huge.substr(0, 60) +
+                      "... (100000 bytes)', allowed: a whole number");
+    ExpectRefused({"p", "--SchedulerType=" + huge},
+                  "got '" + huge.substr(0, 60) + "... (100000 bytes)'");
+}
+
+TEST(ProgramFlags, ShownValueCutsAndEscapes)
+{
+    EXPECT_EQ(ShownValue("16 junk"), "16 junk");
+    EXPECT_EQ(ShownValue(std::string(60, 'a')), std::string(60, 'a'));
+    EXPECT_EQ(ShownValue(std::string(61, 'a')), std::string(60, 'a') + "... (61 bytes)");
+    EXPECT_EQ(ShownValue("a\nb\tc"), "a\\nb\\x09c"); // one line
+    EXPECT_EQ(ShownValue(std::string("a\0b", 3)), "a\\x00b");
 }
 
 } // namespace
