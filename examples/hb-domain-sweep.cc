@@ -118,7 +118,8 @@ Plot(const std::map<std::string, std::vector<SweepRow>>& rows, const std::string
     }
     {
         std::string text =
-            "set terminal pngcairo size 900,600\n" + fmt::format("set output '{}'\n", png) +
+            "set terminal pngcairo size 900,600\n" +
+            fmt::format("set output {}\n", GnuplotPath("--png", png)) +
             "set title 'Iteration time vs HB domain size (rail-only analytical model, Eq. 1)'\n"
             "set xlabel 'HB domain size K (GPUs)'\nset ylabel 'iteration time (s)'\n"
             "set logscale x 2\nset logscale y\nset key top right\nset grid\n"
@@ -126,13 +127,13 @@ Plot(const std::map<std::string, std::vector<SweepRow>>& rows, const std::string
         size_t i = 0;
         for (const auto& [model, list] : rows)
         {
-            text += fmt::format("{}'{}' index {} using 1:2 with linespoints lw 2 title '{}'",
+            text += fmt::format("{}{} index {} using 1:2 with linespoints lw 2 title '{}'",
                                 i == 0 ? "" : ", ",
-                                dat,
+                                GnuplotPath("--png", dat),
                                 i,
                                 model);
-            text += fmt::format(", '{}' index {} using 1:3 with lines dt 2 title '{} ideal'",
-                                dat,
+            text += fmt::format(", {} index {} using 1:3 with lines dt 2 title '{} ideal'",
+                                GnuplotPath("--png", dat),
                                 i,
                                 model);
             ++i;
@@ -184,6 +185,11 @@ main(int argc, char* argv[])
 
     try
     {
+        // a plot path a gnuplot script cannot name is refused before any work
+        if (!png.empty() && png != "none")
+        {
+            GnuplotPath("--png", png);
+        }
         FabricRequire(tpMode == "paper" || tpMode == "eq1" || tpMode == "domain",
                       "--tp-mode",
                       tpMode,

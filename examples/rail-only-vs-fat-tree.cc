@@ -100,15 +100,16 @@ Plot(const std::vector<Row>& rows, const std::string& png)
     }
     {
         const std::string text =
-            "set terminal pngcairo size 800,500\n" + fmt::format("set output '{}'\n", png) +
+            "set terminal pngcairo size 800,500\n" +
+            fmt::format("set output {}\n", GnuplotPath("--png", png)) +
             "set title 'Same job: simulated iteration time and network cost (rail-optimized = "
             "1)'\n"
             "set style data histograms\nset style histogram clustered gap 1\n"
             "set style fill solid 0.8 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
             "set ylabel 'relative to rail-optimized fat-tree'\nset grid ytics\nset key top left\n" +
-            fmt::format("plot '{}' using 2:xtic(1) title 'iteration time', '' using 3 title "
+            fmt::format("plot {} using 2:xtic(1) title 'iteration time', '' using 3 title "
                         "'network cost'\n",
-                        dat);
+                        GnuplotPath("--png", dat));
         WriteTextFile("--png", png, "a path whose .gp next to it is writable", gp, text);
     }
     RenderPlot(gp, dat, png);
@@ -190,6 +191,11 @@ main(int argc, char* argv[])
 
     try
     {
+        // a plot path a gnuplot script cannot name is refused before any work
+        if (!png.empty() && png != "none")
+        {
+            GnuplotPath("--png", png);
+        }
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
                       backend,

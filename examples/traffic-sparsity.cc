@@ -173,7 +173,8 @@ Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::str
     }
     {
         const std::string text =
-            "set terminal pngcairo size 900,800\n" + fmt::format("set output '{}'\n", png) +
+            "set terminal pngcairo size 900,800\n" +
+            fmt::format("set output {}\n", GnuplotPath("--png", png)) +
             fmt::format("set title \"{}\" noenhanced\n", title) +
             "set xlabel 'destination GPU'\nset ylabel 'source GPU'\n" +
             fmt::format("set xrange [-0.5:{}]\nset yrange [{}:-0.5]\n",
@@ -183,7 +184,8 @@ Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::str
             "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 "
             "'#fde725')\n"
             "set xtics out 32\nset ytics out 32\nset size ratio -1\n" +
-            fmt::format("plot '{}' matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n", dat);
+            fmt::format("plot {} matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n",
+                        GnuplotPath("--png", dat));
         WriteTextFile("--png", png, "a path whose .gp next to it is writable", gp, text);
     }
     RenderPlot(gp, dat, png);
@@ -241,6 +243,11 @@ main(int argc, char* argv[])
 
     try
     {
+        // a plot path a gnuplot script cannot name is refused before any work
+        if (!png.empty() && png != "none")
+        {
+            GnuplotPath("--png", png);
+        }
         const LlmModel m = LlmModel::Get(model);
         const HbDomainPreset hw = ProgramPlatform(platform);
         WorkloadOptions opt;

@@ -353,6 +353,20 @@ void WriteTextFile(const std::string& flag,
  */
 bool RenderPlot(const std::string& gp, const std::string& dat, const std::string& png);
 
+/**
+ * A file path as a gnuplot string literal, for a generated script's
+ * "set output" or "plot": single-quoted, a quote doubled (gnuplot's only
+ * escape in single quotes; backslashes, blanks and $ stay literal), and "./"
+ * before a relative path (gnuplot would read a leading | or < as a shell
+ * command to pipe to or from, and a leading ~ as the home directory).
+ * \param flag the flag that gave the path, for the error
+ * \param path the path
+ * \return the literal, naming exactly \p path
+ * \throws FabricConfigError for an empty path or one holding a newline or a
+ *         NUL (a gnuplot script cannot name it)
+ */
+std::string GnuplotPath(const std::string& flag, const std::string& path);
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_PROGRAM_SUPPORT_H
