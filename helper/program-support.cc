@@ -11,6 +11,8 @@
 #include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
 #include "ns3/llm-model.h"
+#include "ns3/scheduler.h"
+#include "ns3/simulator-impl.h"
 #include "ns3/string.h"
 #include "ns3/topology-finder.h"
 
@@ -159,6 +161,43 @@ ParsesWithoutAbort(const std::string& type, const std::string& value)
     return type == "std::string" || value.find_first_of(" \t") == std::string::npos;
 }
 
+/**
+ * \return the concrete registered types derived from \p base, by name
+ * (what a TypeId-valued global such as SchedulerType may name)
+ */
+std::vector<std::string>
+ConcreteChildren(TypeId base)
+{
+    std::vector<std::string> names;
+    for (uint16_t i = 0; i < TypeId::GetRegisteredN(); ++i)
+    {
+        const TypeId tid = TypeId::GetRegistered(i);
+        if (tid != base && tid.IsChildOf(base) && tid.HasConstructor())
+        {
+            names.push_back(tid.GetName());
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+/**
+ * \return "" if \p value names a constructible type derived from \p base,
+ * else what is allowed (the global's checker takes any TypeId: ns-3 would
+ * then crash creating a ns3::FabricSwitch as its scheduler)
+ */
+std::string
+ChildTypeCheck(TypeId base, const std::string& what, const std::string& value)
+{
+    TypeId tid;
+    if (TypeId::LookupByNameFailSafe(value, &tid) && tid != base && tid.IsChildOf(base) &&
+        tid.HasConstructor())
+    {
+        return "";
+    }
+    return fmt::format("the TypeId name of {}: {}", what, fmt::join(ConcreteChildren(base), ", "));
+}
+
 /// \return the global value called \p name, or null
 const GlobalValue*
 FindGlobalValue(const std::string& name)
@@ -219,6 +258,26 @@ SetDefaultFromText(const std::string& flag, const std::string& name, const std::
         }
     }
     const std::string type = checker ? checker->GetUnderlyingTypeInformation() : "";
+    // what the global's checker lets through but ns-3 cannot run with
+    std::string refused;
+    if (name == "SchedulerType")
+    {
+        refused = ChildTypeCheck(Scheduler::GetTypeId(), "an ns-3 scheduler", value);
+    }
+    else if (name == "SimulatorImplementationType")
+    {
+        refused =
+            ChildTypeCheck(SimulatorImpl::GetTypeId(), "an ns-3 simulator implementation", value);
+    }
+    else if (name == "RngSeed" && IsWhole(value, false) &&
+             value.find_first_not_of("+0") == std::string::npos)
+    {
+        refused = "a whole number from 1 to 4294967295 (ns-3's generator needs a non-zero seed)";
+    }
+    if (!refused.empty())
+    {
+        throw FabricConfigError(flag, ShownValue(value), refused);
+    }
     if (checker && ParsesWithoutAbort(type, value) &&
         (global != nullptr ? GlobalValue::BindFailSafe(name, StringValue(value))
                            : Config::SetDefaultFailSafe(name, StringValue(value))))
@@ -238,36 +297,91 @@ RejectUnknownFlags(const std::string& program,
                    char* argv[],
                    const std::set<std::string>& known)
 {
+    const auto unknown = [&](const std::string& arg) {
+        ExitBadInput(program,
+                     FabricConfigError("flag",
+                                       ShownValue(arg),
+                                       fmt::format("--{} (see --help)", fmt::join(known, ", --")))
+                         .what());
+    };
+    const auto noValue = [&](const std::string& name, const std::string& allowed) {
+        ExitBadInput(
+            program,
+            fmt::format("invalid --{}: got no value, allowed: --{}={}", name, name, allowed));
+    };
     for (int i = 1; i < argc; ++i)
     {
         const std::string a = argv[i];
-        std::string name = a.substr(0, a.find('='));
-        while (!name.empty() && name[0] == '-')
+        // exactly two dashes: CommandLine strips two, so "---gpus" would be
+        // the unknown "-gpus" (exit 1) while its value was checked as --gpus
+        if (a.size() < 3 || a.rfind("--", 0) != 0 || a[2] == '-')
         {
-            name.erase(0, 1);
+            unknown(a);
         }
-        const GlobalValue* global = FindGlobalValue(name); // e.g. --SchedulerType, --RngRun
-        if ((global != nullptr || name.rfind("ns3::", 0) == 0) && a.find('=') != std::string::npos)
+        const auto eq = a.find('=');
+        const std::string name = a.substr(2, eq == std::string::npos ? eq : eq - 2);
+        const std::string value = eq == std::string::npos ? "" : a.substr(eq + 1);
+        if (FindGlobalValue(name) != nullptr || name.rfind("ns3::", 0) == 0)
         {
-            // CommandLine would reject a bad value with status 1; bad input
-            // exits with 2 everywhere, naming what is allowed
-            RejectBadAttributeValue(program, name, a.substr(a.find('=') + 1));
+            // e.g. --SchedulerType, --RngRun, --ns3::Type::Attribute: CommandLine
+            // would reject a bad value with status 1 or abort; checked and set here
+            if (eq == std::string::npos)
+            {
+                noValue(name, "<value> (see --PrintGlobals, --PrintAttributes=ns3::<Type>)");
+            }
+            RejectBadAttributeValue(program, name, value);
+            continue;
         }
-        if (global != nullptr || name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
+        if (name == "help" || name == "PrintHelp" || name == "PrintGlobals" ||
             name == "PrintGroups" || name == "PrintTypeIds" || name == "version" ||
-            name == "PrintVersion" || name.rfind("PrintGroup", 0) == 0 ||
-            name.rfind("PrintAttributes", 0) == 0 || name.rfind("ns3::", 0) == 0)
+            name == "PrintVersion")
         {
             continue;
         }
-        if (a.rfind("--", 0) != 0 || !known.count(name))
+        if (name == "PrintAttributes")
         {
-            ExitBadInput(
-                program,
-                FabricConfigError("flag",
-                                  a,
-                                  fmt::format("--{} (see --help)", fmt::join(known, ", --")))
-                    .what());
+            // ns-3 aborts on a name it cannot look up (a bare flag is "")
+            TypeId tid;
+            if (eq == std::string::npos)
+            {
+                noValue(name, "<TypeId> (see --PrintTypeIds)");
+            }
+            if (!TypeId::LookupByNameFailSafe(value, &tid))
+            {
+                ExitBadInput(program,
+                             FabricConfigError("--" + name,
+                                               ShownValue(value),
+                                               "a registered TypeId name, e.g. "
+                                               "ns3::FabricSwitch (see --PrintTypeIds)")
+                                 .what());
+            }
+            continue;
+        }
+        if (name == "PrintGroup")
+        {
+            // ns-3 prints an empty list for a group no type is in
+            bool found = false;
+            for (uint16_t t = 0; t < TypeId::GetRegisteredN() && !found; ++t)
+            {
+                found = TypeId::GetRegistered(t).GetGroupName() == value;
+            }
+            if (eq == std::string::npos)
+            {
+                noValue(name, "<group> (see --PrintGroups)");
+            }
+            if (value.empty() || !found)
+            {
+                ExitBadInput(program,
+                             FabricConfigError("--" + name,
+                                               ShownValue(value),
+                                               "the name of a group of types (see --PrintGroups)")
+                                 .what());
+            }
+            continue;
+        }
+        if (!known.count(name))
+        {
+            unknown(a);
         }
     }
 }

@@ -1008,4 +1008,34 @@ TEST(Programs, EveryFlagIsReadWhole)
     }
 }
 
+TEST(Programs, HostileNs3FlagsExitWithStatusTwo)
+{
+    // each aborted, crashed or exited with 1 (CommandLine's status)
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"---gpus=-5", "invalid flag: got '---gpus=-5', allowed: --backend"},
+        {"--SchedulerType", "invalid --SchedulerType: got no value, allowed: --SchedulerType=<"},
+        {"--PrintAttributesX", "invalid flag: got '--PrintAttributesX'"},
+        {"--PrintAttributes", "invalid --PrintAttributes: got no value"},
+        {"--PrintAttributes=ns3::Nope",
+         "invalid --PrintAttributes: got 'ns3::Nope', allowed: a registered TypeId name"},
+        {"--SchedulerType=ns3::FabricSwitch",
+         "invalid --SchedulerType: got 'ns3::FabricSwitch', allowed: the TypeId name of an ns-3 "
+         "scheduler: "},
+        {"--SchedulerType=ns3::Object", "invalid --SchedulerType: got 'ns3::Object'"},
+        {"--RngSeed=0", "invalid --RngSeed: got '0', allowed: a whole number from 1"},
+    };
+    for (const auto& [flag, said] : cases)
+    {
+        const auto [status, text] =
+            RunArgv("moe-alltoall", {"--gpus=16", "--backend=flow", flag}, "hostile-ns3");
+        EXPECT_EQ(status, 2) << flag << ":\n" << text;
+        EXPECT_NE(text.find(said), std::string::npos) << flag << ":\n" << text;
+    }
+    // the good ones still work
+    const auto [status, text] =
+        RunArgv("moe-alltoall", {"--PrintAttributes=ns3::FabricSwitch"}, "hostile-ns3-good");
+    EXPECT_EQ(status, 0) << text;
+    EXPECT_NE(text.find("PfcXoff"), std::string::npos) << text;
+}
+
 } // namespace

@@ -183,6 +183,67 @@ TEST(ProgramFlags, ANumberWithTrailingTextIsRefused)
     ExpectRefused({"p", "--keep=true x"}, "invalid --keep: got 'true x', allowed: true, false");
 }
 
+TEST(ProgramFlags, ThreeDashesAreAnUnknownFlag)
+{
+    // CommandLine strips two dashes: "---count" was the unknown "-count"
+    // (exit 1) while its value went unchecked
+    ExpectRefused({"p", "---count=-5"}, "invalid flag: got '---count=-5', allowed: --count");
+    ExpectRefused({"p", "-count=5"}, "invalid flag: got '-count=5'");
+    ExpectRefused({"p", "--"}, "invalid flag: got '--'");
+}
+
+TEST(ProgramFlags, GlobalAndAttributeFlagsNeedAValue)
+{
+    ExpectRefused({"p", "--SchedulerType"},
+                  "invalid --SchedulerType: got no value, allowed: --SchedulerType=<value>");
+    ExpectRefused({"p", "--ns3::FabricSwitch::PfcXoff"},
+                  "invalid --ns3::FabricSwitch::PfcXoff: got no value");
+}
+
+TEST(ProgramFlags, PrintFlagsNameWhatTheyTake)
+{
+    // ns-3 aborts on an unknown TypeId (a bare flag looks up "")
+    ExpectRefused({"p", "--PrintAttributesX"}, "invalid flag: got '--PrintAttributesX'");
+    ExpectRefused({"p", "--PrintAttributes"},
+                  "invalid --PrintAttributes: got no value, allowed: --PrintAttributes=<TypeId>");
+    ExpectRefused({"p", "--PrintAttributes=ns3::Nope"},
+                  "invalid --PrintAttributes: got 'ns3::Nope', allowed: a registered TypeId");
+    ExpectRefused({"p", "--PrintGroup=Nope"},
+                  "invalid --PrintGroup: got 'Nope', allowed: the name of a group");
+    ExpectRefused({"p", "--PrintGroupX"}, "invalid flag: got '--PrintGroupX'");
+    // a good one still prints and exits 0
+    EXPECT_EXIT(Parsed({"p", "--PrintAttributes=ns3::FabricSwitch"}),
+                ::testing::ExitedWithCode(0),
+                "");
+}
+
+TEST(ProgramFlags, SchedulerTypeMustNameAScheduler)
+{
+    // a registered type that is no scheduler passed the global's checker;
+    // the simulator then crashed creating it (ns3::FabricSwitch segfaulted,
+    // ns3::Object aborted)
+    for (const std::string type : {"ns3::FabricSwitch", "ns3::Object", "ns3::Scheduler"})
+    {
+        ExpectRefused({"p", "--SchedulerType=" + type},
+                      "invalid --SchedulerType: got '" + type +
+                          "', allowed: the TypeId name of an ns-3 scheduler: ");
+    }
+    ExpectRefused({"p", "--SimulatorImplementationType=ns3::MapScheduler"},
+                  "invalid --SimulatorImplementationType: got 'ns3::MapScheduler'");
+    EXPECT_NO_FATAL_FAILURE(Parsed({"p", "--SchedulerType=ns3::HeapScheduler"}));
+}
+
+TEST(ProgramFlags, RngSeedZeroIsRefused)
+{
+    // ns-3's generator needs a non-zero seed
+    for (const std::string zero : {"0", "00", "+0"})
+    {
+        ExpectRefused({"p", "--RngSeed=" + zero},
+                      "invalid --RngSeed: got '" + zero + "', allowed: a whole number from 1");
+    }
+    EXPECT_NO_FATAL_FAILURE(Parsed({"p", "--RngSeed=7"}));
+}
+
 TEST(ProgramFlags, AHugeValueIsShownCut)
 {
     // a message quotes the value, but 100 kB of it would bury the reason
