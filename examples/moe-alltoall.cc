@@ -133,8 +133,9 @@ main(int argc, char* argv[])
 
     try
     {
-        const uint32_t n =
-            ParseInteger("--gpus", gpusText, 2, std::numeric_limits<uint64_t>::max());
+        // checked in the type it is used in (4294967312 would wrap to 16)
+        const auto n = static_cast<uint32_t>(
+            ParseInteger("--gpus", gpusText, 2, std::numeric_limits<uint32_t>::max()));
         const uint64_t bytes =
             ParseInteger("--bytes", bytesText, 1, std::numeric_limits<uint64_t>::max());
         const uint64_t chunk =

@@ -1008,6 +1008,36 @@ TEST(Programs, EveryFlagIsReadWhole)
     }
 }
 
+TEST(Programs, AFlagIsRangeCheckedInTheTypeItIsUsedIn)
+{
+    struct Bad
+    {
+        std::string program;
+        std::vector<std::string> args;
+        std::string said;
+    };
+
+    const std::vector<Bad> cases = {
+        // was checked as a 64-bit count, then wrapped to 16 GPUs
+        {"moe-alltoall",
+         {"--gpus=4294967312", "--backend=flow"},
+         "invalid --gpus: got '4294967312', allowed: an integer from 2 to 4294967295"},
+        // 1e30 Gb/s does not fit 64-bit bit/s: the message showed 0
+        {"collective-bench",
+         {"--topology=direct-connect", "--graph=Hypercube(3)", "--node-bandwidth-gbps=1e30"},
+         "invalid --node-bandwidth-gbps: got '1e30', allowed: a positive rate"},
+        {"collective-bench",
+         {"--topology=direct-connect", "--graph=Hypercube(3)", "--node-bandwidth-gbps=1e-12"},
+         "invalid --node-bandwidth-gbps: got '1e-12'"},
+    };
+    for (const auto& bad : cases)
+    {
+        const auto [status, text] = RunArgv(bad.program, bad.args, "range-in-type");
+        EXPECT_EQ(status, 2) << bad.program << ":\n" << text;
+        EXPECT_NE(text.find(bad.said), std::string::npos) << bad.program << ":\n" << text;
+    }
+}
+
 TEST(Programs, HostileNs3FlagsExitWithStatusTwo)
 {
     // each aborted, crashed or exited with 1 (CommandLine's status)
