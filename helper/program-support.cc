@@ -659,9 +659,7 @@ InstallBackend(const std::string& flag, const std::string& backend, const Fabric
 HbDomainPreset
 ProgramPlatform(const std::string& preset)
 {
-    Ptr<HbDomain> domain = CreateObject<HbDomain>();
-    domain->SetAttribute("Preset", StringValue(preset));
-    return domain->GetPlatform();
+    return HbDomain::PlatformOf(preset);
 }
 
 std::vector<LlmModel>

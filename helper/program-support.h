@@ -233,8 +233,11 @@ std::vector<uint32_t> ParseIntegerList(const std::string& flag,
  * The platform a program simulates: the preset its flag names, with any
  * figure overridden through the ns3::HbDomain attributes (for example
  * --ns3::HbDomain::NvSwitchPlanes=2 on its command line).
+ * HbDomain::PlatformOf: the preset named wins, and a
+ * --ns3::HbDomain::Preset naming another one is refused.
  * \param preset the preset name \return the platform, validated
- * \throws FabricConfigError for an unknown preset or a bad figure
+ * \throws FabricConfigError for an unknown preset, a bad figure, or a
+ *         Preset attribute that names another preset
  */
 HbDomainPreset ProgramPlatform(const std::string& preset);
 

@@ -208,6 +208,10 @@ TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
         {"--ns3::FabricGpu::Rank=1.5", {"Rank", "got '1.5'"}},
         {"--ns3::FabricChannel::Delay=abc", {"Delay", "got 'abc'", "Time"}},
         {"--RngRun=x", {"RngRun", "got 'x'"}},
+        // the program's --preset (default dgx-h100) wins: another Preset
+        // attribute could not take effect
+        {"--ns3::HbDomain::Preset=dgx-a100", {"ns3::HbDomain::Preset", "got 'dgx-a100'"}},
+        {"--ns3::HbDomain::Preset=nope", {"ns3::HbDomain::Preset", "got 'nope'"}},
     };
     for (const auto& bad : cases)
     {
@@ -225,6 +229,11 @@ TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
                             "--ns3::FabricSwitch::PfcXoff=262144 --SchedulerType=ns3::HeapScheduler"
                             " > /dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
+    // a Preset attribute that agrees with --preset runs
+    const std::string agree = std::string(GPU_FABRIC_BIN_DIR) +
+                              "/hb-domain-messages --bytes=100000 --preset=dgx-a100 "
+                              "--ns3::HbDomain::Preset=dgx-a100 > /dev/null 2>&1";
+    EXPECT_EQ(std::system(agree.c_str()), 0);
 }
 
 TEST(Programs, BadFlagValuesAreNamed)

@@ -377,6 +377,36 @@ TEST_F(FabricTest, HbDomainAttributesOverrideThePreset)
     EXPECT_THROW(bad->GetPlatform(), FabricConfigError);
 }
 
+TEST_F(FabricTest, APresetNamedWhereItIsUsedWinsAndAPresetAttributeThatCannotIsRefused)
+{
+    // no Preset default set: the name given, with the figures that are set
+    Config::SetDefault("ns3::HbDomain::NvSwitchPlanes", UintegerValue(2));
+    EXPECT_EQ(HbDomain::PlatformOf("dgx-a100").gpusPerDomain, 8u);
+    EXPECT_EQ(HbDomain::PlatformOf("gh200-256").gpusPerDomain, 256u);
+    EXPECT_EQ(HbDomain::PlatformOf("dgx-a100").nvswitchPlanes, 2u);
+    // a Preset default that names the same preset agrees
+    Config::SetDefault("ns3::HbDomain::Preset", StringValue("dgx-a100"));
+    EXPECT_EQ(HbDomain::PlatformOf("dgx-a100").name, "dgx-a100+attributes");
+    // the attribute alone still decides where no name is given
+    EXPECT_EQ(CreateObject<HbDomain>()->GetPlatform().name, "dgx-a100+attributes");
+    // another one could not take effect: refused by name, not ignored
+    try
+    {
+        HbDomain::PlatformOf("dgx-h100");
+        ADD_FAILURE() << "a Preset default of dgx-a100 ignored for dgx-h100";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("ns3::HbDomain::Preset"), std::string::npos) << what;
+        EXPECT_NE(what.find("got 'dgx-a100'"), std::string::npos) << what;
+        EXPECT_NE(what.find("(dgx-h100)"), std::string::npos) << what;
+    }
+    Config::SetDefault("ns3::HbDomain::Preset", StringValue("nope"));
+    EXPECT_THROW(HbDomain::PlatformOf("dgx-h100"), FabricConfigError);
+    Config::Reset();
+}
+
 TEST_F(FabricTest, WithoutStripingOneMessageUsesOnePlane)
 {
     FabricTopology topo("domain");

@@ -4,6 +4,7 @@
 #include "hb-domain.h"
 
 #include "ns3/double.h"
+#include "ns3/fabric-error.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
@@ -11,6 +12,12 @@ namespace ns3
 {
 
 NS_OBJECT_ENSURE_REGISTERED(HbDomain);
+
+namespace
+{
+/// the Preset attribute's registered default
+const char* const kDefaultPreset = "dgx-h100";
+} // namespace
 
 TypeId
 HbDomain::GetTypeId()
@@ -23,7 +30,7 @@ HbDomain::GetTypeId()
             .AddAttribute("Preset",
                           "The platform whose figures are the starting point (dgx-a100, "
                           "dgx-h100, gh200-256, gh200-256-hotnets, gb200-nvl72).",
-                          StringValue("dgx-h100"),
+                          StringValue(kDefaultPreset),
                           MakeStringAccessor(&HbDomain::m_preset),
                           MakeStringChecker())
             .AddAttribute("GpusPerDomain",
@@ -100,6 +107,24 @@ HbDomain::GetPlatform() const
     }
     p.Validate();
     return p;
+}
+
+HbDomainPreset
+HbDomain::PlatformOf(const std::string& preset)
+{
+    Ptr<HbDomain> domain = CreateObject<HbDomain>();
+    // the Preset default as set (CreateObject applied it); the registered
+    // default is indistinguishable from an unset one, and never conflicts
+    const std::string set = domain->m_preset;
+    FabricRequire(set == kDefaultPreset || set == preset,
+                  "ns3::HbDomain::Preset",
+                  set,
+                  fmt::format("the preset named where it is used ({}), or no "
+                              "ns3::HbDomain::Preset: a program's or a function's own preset "
+                              "wins over it, so give that one instead",
+                              preset));
+    domain->m_preset = preset;
+    return domain->GetPlatform();
 }
 
 } // namespace ns3

@@ -37,6 +37,20 @@ class HbDomain : public Object
      */
     HbDomainPreset GetPlatform() const;
 
+    /**
+     * The platform of a preset named explicitly (a program's preset flag,
+     * Python's HbDomainPreset.FromAttributes): \p preset with the HbDomain
+     * attribute defaults that are set applied. One rule everywhere: the name
+     * given wins over the Preset attribute, so a Preset default set to
+     * another preset (Config::SetDefault, --ns3::HbDomain::Preset) could not
+     * take effect and is refused rather than ignored.
+     * \param preset the preset's name
+     * \return the platform, validated
+     * \throws FabricConfigError naming ns3::HbDomain::Preset if its default
+     *         names another preset; for an unknown preset or a bad figure
+     */
+    static HbDomainPreset PlatformOf(const std::string& preset);
+
   private:
     std::string m_preset;
     uint32_t m_gpus{0};
