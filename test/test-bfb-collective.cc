@@ -224,6 +224,13 @@ struct SimCase
     std::string graph;
 };
 
+/// gtest names a case by this, not by its bytes
+void
+PrintTo(const SimCase& c, std::ostream* os)
+{
+    *os << c.graph;
+}
+
 class BfbSimulate : public ::testing::TestWithParam<SimCase>
 {
   protected:

@@ -74,6 +74,14 @@ struct FlatCase
     uint64_t bytes{64ULL << 20};
 };
 
+/// gtest names a case by this, not by its bytes
+void
+PrintTo(const FlatCase& c, std::ostream* os)
+{
+    *os << c.collective << " " << c.algorithm << " n=" << c.n << " chunk=" << c.chunkBytes
+        << " bytes=" << c.bytes;
+}
+
 class FlatAlgorithms : public CollectiveNetTest, public ::testing::WithParamInterface<FlatCase>
 {
 };

@@ -129,6 +129,13 @@ struct Case
     std::string args;
 };
 
+/// gtest names a case by this, not by its bytes
+void
+PrintTo(const Case& c, std::ostream* os)
+{
+    *os << c.program << " " << c.args;
+}
+
 class Determinism : public ::testing::TestWithParam<Case>
 {
 };

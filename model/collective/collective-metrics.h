@@ -13,6 +13,7 @@ namespace ns3
 {
 
 /**
+ * \ingroup gpu-fabric
  * \defgroup gpu-fabric-metrics Collective metrics
  * nccl-tests' bandwidth definitions and alpha-beta predictions.
  *
