@@ -54,12 +54,6 @@ CollectiveRun::CollectiveRun() = default;
 void
 CollectiveRun::DoDispose()
 {
-    if (m_transport)
-    {
-        m_transport->TraceDisconnectWithoutContext(
-            "MessageFailed",
-            MakeCallback(&CollectiveRun::MessageFailed, this));
-    }
     m_transport = nullptr;
     m_done = CompletionCallback();
     m_failed = FailureCallback();
@@ -72,26 +66,9 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
     FabricRequire(transport != nullptr, "transport", "null", "a Transport");
     m_schedule = std::move(schedule);
     const std::vector<std::vector<uint32_t>> match = m_schedule.ValidatedMatching();
-    if (transport != m_transport)
-    {
-        // every Transport reports the messages it gives up
-        if (m_transport)
-        {
-            m_transport->TraceDisconnectWithoutContext(
-                "MessageFailed",
-                MakeCallback(&CollectiveRun::MessageFailed, this));
-        }
-        // (found through the object's TypeId, which CreateObject sets)
-        FabricRequire(
-            transport->TraceConnectWithoutContext(
-                "MessageFailed",
-                MakeCallback(&CollectiveRun::MessageFailed, this)),
-            "transport",
-            transport->GetInstanceTypeId().GetName(),
-            "a Transport made with CreateObject (its failures are heard through its TypeId's "
-            "MessageFailed trace source)");
-        m_transport = transport;
-    }
+    // every Transport tells the sink of a message it gives up
+    // (MessageSink::MessageFailed), so no trace connection is needed
+    m_transport = transport;
     const uint32_t n = m_schedule.NumRanks();
     for (uint32_t g : m_schedule.Communicator())
     {
@@ -396,7 +373,7 @@ CollectiveRun::GetFailureReport() const
 }
 
 void
-CollectiveRun::MessageFailed(const Transport::MessageReport& report)
+CollectiveRun::MessageFailed(uint64_t /* cookie */, const TransportMessageReport& report)
 {
     const auto& comm = m_schedule.Communicator();
     for (uint32_t r = 0; r < comm.size(); ++r)

@@ -103,6 +103,9 @@ class CollectiveRun : public Object, public MessageSink
 
     /// A send's last byte arrived (cookie: rank << 32 | op).
     void MessageDelivered(uint64_t cookie) override;
+    /// A message of this collective was given up: the collective fails.
+    /// \param cookie its cookie \param report the transport's report
+    void MessageFailed(uint64_t cookie, const TransportMessageReport& report) override;
 
   protected:
     void DoDispose() override;
@@ -138,8 +141,6 @@ class CollectiveRun : public Object, public MessageSink
     static constexpr uint32_t kMaxDeps = (1U << 28) - 1;
 
     static constexpr uint64_t kNoMessage = ~0ULL; //!< no message in flight
-
-    void MessageFailed(const Transport::MessageReport& report);
 
     void DepsMet(uint32_t rank, uint32_t op);
     /// A send may go: issued with the rank's others ready at this instant, in op order.

@@ -794,13 +794,14 @@ PacketTransport::Fail(uint32_t id, const std::string& why)
         return;
     }
     m.failed = true; // its id is never reused: stragglers may still arrive
+    Delivery delivery = std::move(m.delivery);
     m.delivery = Delivery();
     --m_pending;
     MessageReport r = Report(id);
     r.reason = why;
     r.failedAt = Simulator::Now();
     NS_LOG_WARN("message failed: " << r.ToString());
-    ReportFailure(std::move(r));
+    ReportFailure(std::move(r), delivery);
 }
 
 PacketTransport::MessageReport

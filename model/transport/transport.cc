@@ -86,14 +86,35 @@ Transport::GetFailureReports() const
 }
 
 void
-Transport::ReportFailure(MessageReport report)
+Transport::ReportFailure(MessageReport report, Delivery& delivery)
 {
     m_failures.push_back(std::move(report));
     m_failedTrace(m_failures.back());
+    delivery.NotifyFailure(m_failures.back());
+}
+
+void
+Transport::Delivery::NotifyFailure(const TransportMessageReport& report)
+{
+    // the owner stays alive through the notice even if it was the last reference
+    const Ptr<Object> owner = std::move(keepAlive);
+    keepAlive = nullptr;
+    done = DoneCallback();
+    if (sink != nullptr)
+    {
+        MessageSink* s = sink;
+        sink = nullptr;
+        s->MessageFailed(cookie, report);
+    }
+}
+
+void
+MessageSink::MessageFailed(uint64_t /* cookie */, const TransportMessageReport& /* report */)
+{
 }
 
 std::string
-Transport::MessageReport::ToString() const
+TransportMessageReport::ToString() const
 {
     std::string s = fmt::format("message {} rank {} -> rank {}: {} of {} bytes delivered, sent at "
                                 "{:.9f} s",

@@ -20,6 +20,27 @@ namespace ns3
 
 /**
  * \ingroup gpu-fabric
+ * \brief A message that failed (or is pending, for progress reports);
+ * Transport::MessageReport.
+ */
+struct TransportMessageReport
+{
+    uint64_t messageId{0}; //!< id returned by Send
+    uint32_t src{0};       //!< source rank
+    uint32_t dst{0};       //!< destination rank
+    uint64_t bytes{0};     //!< message size
+    uint64_t delivered{0}; //!< bytes delivered
+    Time sent;             //!< when Send was called
+    Time since;            //!< first loss (zero if none)
+    std::string reason;    //!< why it failed (empty for a pending message)
+    Time failedAt;         //!< when it failed (zero for a pending message)
+
+    /// \return one line of text naming ranks, message, bytes and times
+    std::string ToString() const;
+};
+
+/**
+ * \ingroup gpu-fabric
  * \brief Receives delivery notices without a Callback object per message
  *        (for sources that send millions of messages, such as CollectiveRun).
  */
@@ -33,6 +54,15 @@ class MessageSink
      * \param cookie the value given to Transport::Send
      */
     virtual void MessageDelivered(uint64_t cookie) = 0;
+
+    /**
+     * A message sent with this sink was given up instead (no route left, a
+     * dead end, too many losses): it will never be delivered. The default
+     * does nothing (the transport's MessageFailed trace reports it too).
+     * \param cookie the value given to Transport::Send
+     * \param report the message, with its reason and time of failure
+     */
+    virtual void MessageFailed(uint64_t cookie, const struct TransportMessageReport& report);
 };
 
 /**
@@ -132,6 +162,13 @@ class Transport : public Object
         /// Tell whoever is waiting (once; the delivery is then empty).
         void Notify();
 
+        /**
+         * Tell a waiting sink that the message failed (once; the delivery is
+         * then empty). A callback is not called: it means delivery.
+         * \param report the failed message
+         */
+        void NotifyFailure(const TransportMessageReport& report);
+
         /// \param done the callback \return a delivery that calls it
         static Delivery To(DoneCallback done)
         {
@@ -187,21 +224,7 @@ class Transport : public Object
     virtual Totals GetTotals() const = 0;
 
     /// A message that failed (or is pending, for progress reports).
-    struct MessageReport
-    {
-        uint64_t messageId{0}; //!< id returned by Send
-        uint32_t src{0};       //!< source rank
-        uint32_t dst{0};       //!< destination rank
-        uint64_t bytes{0};     //!< message size
-        uint64_t delivered{0}; //!< bytes delivered
-        Time sent;             //!< when Send was called
-        Time since;            //!< first loss (zero if none)
-        std::string reason;    //!< why it failed (empty for a pending message)
-        Time failedAt;         //!< when it failed (zero for a pending message)
-
-        /// \return one line of text naming ranks, message, bytes and times
-        std::string ToString() const;
-    };
+    using MessageReport = TransportMessageReport;
 
     /// Signature of the MessageFailed trace.
     typedef void (*MessageFailedTracedCallback)(const MessageReport&);
@@ -256,11 +279,13 @@ class Transport : public Object
     void RequireRanks(uint32_t srcRank, uint32_t dstRank) const;
 
     /**
-     * Give a message up: record its report and fire MessageFailed. A backend
-     * calls it once per message, and never delivers that message.
+     * Give a message up: record its report, fire MessageFailed and tell the
+     * message's sink (MessageSink::MessageFailed). A backend calls it once
+     * per message, and never delivers that message.
      * \param report the message, with its reason and time of failure
+     * \param delivery whom the message was to be told to (emptied)
      */
-    void ReportFailure(MessageReport report);
+    void ReportFailure(MessageReport report, Delivery& delivery);
 
   private:
     uint32_t m_flowLabelSalt;                           //!< FlowLabelSalt of the run's seed
