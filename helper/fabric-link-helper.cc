@@ -3,6 +3,7 @@
  */
 #include "fabric-link-helper.h"
 
+#include "ns3/drop-tail-queue.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-net-device.h"
@@ -67,6 +68,13 @@ FabricLinkHelper::Install(Ptr<Node> a, Ptr<Node> b) const
         if (m_queueFactory.GetTypeId() != TypeId())
         {
             device->SetQueue(m_queueFactory.Create<Queue<Packet>>());
+        }
+        else if (!DynamicCast<FabricNode>(node))
+        {
+            // as PointToPointHelper: a DropTailQueue of its default size
+            // (100 packets), so that the backlog waits in a queue disc above
+            // the device, where its AQM can act, not in a deep device queue
+            device->SetQueue(CreateObject<DropTailQueue<Packet>>());
         }
         device->Attach(channel);
         devices.Add(device);

@@ -43,8 +43,10 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
     void SetChannelAttribute(const std::string& name, const AttributeValue& value);
 
     /**
-     * Give every device a transmit queue of this type (default: the
-     * device's own, a 64 MB DropTailQueue).
+     * Give every device a transmit queue of this type. Default, as
+     * PointToPointHelper's: a DropTailQueue<Packet> of its default MaxSize
+     * (100 packets) on a plain node; a FabricNode's port keeps the queue its
+     * node gives it (a switch's PortBuffer).
      * \param type the queue's TypeId name, e.g. "ns3::DropTailQueue"
      *        ("<Packet>" is appended when missing)
      * \param args attribute name and value pairs, e.g. "MaxSize",

@@ -598,6 +598,32 @@ TEST_F(FabricIpTest, InstallNeedsExactlyTwoNodes)
     }
 }
 
+TEST_F(FabricIpTest, ThePlainNodesDefaultDeviceQueueIsPointToPointHelpers)
+{
+    // a shallow device queue (DropTailQueue's default, 100 packets, what
+    // PointToPointHelper gives), so the backlog waits in the queue disc
+    NodeContainer nodes;
+    nodes.Create(2);
+    const NetDeviceContainer d = FabricLinkHelper().Install(nodes);
+    TypeId::AttributeInformation info;
+    ASSERT_TRUE(DropTailQueue<Packet>::GetTypeId().LookupAttributeByName("MaxSize", &info));
+    const std::string byDefault = info.initialValue->SerializeToString(info.checker);
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        Ptr<Queue<Packet>> q = DynamicCast<FabricNetDevice>(d.Get(i))->GetQueue();
+        ASSERT_TRUE(DynamicCast<DropTailQueue<Packet>>(q));
+        EXPECT_EQ(q->GetMaxSize(), QueueSize(byDefault));
+        EXPECT_EQ(q->GetMaxSize(), QueueSize("100p"));
+    }
+    // a switch's port keeps the queue the switch gives it (PortBuffer)
+    Ptr<FabricSwitch> sw = CreateObject<FabricSwitch>();
+    Ptr<Node> host = CreateObject<Node>();
+    const NetDeviceContainer e = FabricLinkHelper().Install(sw, host);
+    // (PortBuffer is in bytes)
+    EXPECT_EQ(DynamicCast<FabricNetDevice>(e.Get(0))->GetQueue()->GetMaxSize().GetUnit(),
+              QueueSizeUnit::BYTES);
+}
+
 TEST_F(FabricIpTest, InstallByNameJoinsTheNamedNodes)
 {
     // as PointToPointHelper: nodes known to ns3::Names, alone or mixed with a
