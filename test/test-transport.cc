@@ -98,6 +98,20 @@ class LossyTransport : public Transport
     std::vector<Delivery> m_failing;
 };
 
+/// A 4 KiB ring AllReduce over every rank of \p transport, run to its end.
+Ptr<CollectiveRun>
+RunRingAllReduce(Ptr<Transport> transport)
+{
+    Ptr<CollectiveRun> run = CreateObject<CollectiveRun>();
+    run->Setup(RingAllReduce(transport->GetNRanks(), 4096), transport);
+    for (uint32_t r = 0; r < transport->GetNRanks(); ++r)
+    {
+        run->StartRank(r);
+    }
+    Simulator::Run();
+    return run;
+}
+
 } // namespace
 
 TEST(TransportContract, TheTypeIdIsNamedAfterTheInterfaceAndOwnsMessageFailed)
@@ -120,13 +134,7 @@ TEST(TransportContract, AnyBackendsFailureReachesTheCollectiveExecutor)
                          const Transport::MessageReport& r) {
             out->push_back(r);
         }).Bind(&heard));
-    Ptr<CollectiveRun> run = CreateObject<CollectiveRun>();
-    run->Setup(RingAllReduce(n, 4096), transport);
-    for (uint32_t r = 0; r < n; ++r)
-    {
-        run->StartRank(r);
-    }
-    Simulator::Run();
+    Ptr<CollectiveRun> run = RunRingAllReduce(transport);
     // Rank r's step-s send waits for its step s-1 receive from r-1. Rank 3
     // never hears from 2, so it sends step 0 only, rank 0 steps 0-1, rank 1
     // steps 0-2 and rank 2 steps 0-3: four messages of rank 2 fail.
@@ -154,13 +162,7 @@ TEST(TransportContract, TheExecutorHearsFailuresThroughItsSinkWithoutTraceSource
     // the failure reaches the collective through the message's sink
     const uint32_t n = 4;
     Ptr<LossyTransport> transport = Create<LossyTransport>(n, 0);
-    Ptr<CollectiveRun> run = CreateObject<CollectiveRun>();
-    run->Setup(RingAllReduce(n, 4096), transport);
-    for (uint32_t r = 0; r < n; ++r)
-    {
-        run->StartRank(r);
-    }
-    Simulator::Run();
+    Ptr<CollectiveRun> run = RunRingAllReduce(transport);
     EXPECT_EQ(transport->GetFailedMessages(), 4U);
     EXPECT_TRUE(run->IsFailed());
     EXPECT_NE(run->GetFailureReport().find("of rank 0 (send to rank 1) failed"), std::string::npos)
