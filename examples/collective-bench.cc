@@ -82,7 +82,7 @@ main(int argc, char* argv[])
         // and reach the topology as 0); the message quotes the text given
         FabricRequire(nodeBandwidthGbps * 1e9 >= 1 && nodeBandwidthGbps * 1e9 < 0x1p64,
                       "--node-bandwidth-gbps",
-                      ShownValue(cmd.ValueText("node-bandwidth-gbps")),
+                      cmd.ValueText("node-bandwidth-gbps"),
                       "a positive rate of at least 1e-9 and below 1.8e10 Gb/s");
         for (const char* f : {"graph", "node-bandwidth-gbps"})
         {

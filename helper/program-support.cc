@@ -276,7 +276,7 @@ SetDefaultFromText(const std::string& flag, const std::string& name, const std::
     }
     if (!refused.empty())
     {
-        throw FabricConfigError(flag, ShownValue(value), refused);
+        throw FabricConfigError(flag, value, refused);
     }
     if (checker && ParsesWithoutAbort(type, value) &&
         (global != nullptr ? GlobalValue::BindFailSafe(name, StringValue(value))
@@ -285,7 +285,7 @@ SetDefaultFromText(const std::string& flag, const std::string& name, const std::
         return;
     }
     throw FabricConfigError(flag,
-                            ShownValue(value),
+                            value,
                             checker ? fmt::format("{} ({})", type, help)
                                     : "an attribute of a registered type, ns3::<Type>::<Attribute> "
                                       "(see --PrintAttributes=ns3::<Type>), or a global value");
@@ -300,7 +300,7 @@ RejectUnknownFlags(const std::string& program,
     const auto unknown = [&](const std::string& arg) {
         ExitBadInput(program,
                      FabricConfigError("flag",
-                                       ShownValue(arg),
+                                       arg,
                                        fmt::format("--{} (see --help)", fmt::join(known, ", --")))
                          .what());
     };
@@ -350,7 +350,7 @@ RejectUnknownFlags(const std::string& program,
             {
                 ExitBadInput(program,
                              FabricConfigError("--" + name,
-                                               ShownValue(value),
+                                               value,
                                                "a registered TypeId name, e.g. "
                                                "ns3::FabricSwitch (see --PrintTypeIds)")
                                  .what());
@@ -373,7 +373,7 @@ RejectUnknownFlags(const std::string& program,
             {
                 ExitBadInput(program,
                              FabricConfigError("--" + name,
-                                               ShownValue(value),
+                                               value,
                                                "the name of a group of types (see --PrintGroups)")
                                  .what());
             }
@@ -519,8 +519,7 @@ ProgramFlags::Parse(int argc, char* argv[])
         const std::string allowed = check->second(value);
         if (!allowed.empty())
         {
-            ExitBadInput(m_program,
-                         FabricConfigError("--" + name, ShownValue(value), allowed).what());
+            ExitBadInput(m_program, FabricConfigError("--" + name, value, allowed).what());
         }
     }
     std::vector<char*> raw;
@@ -567,7 +566,7 @@ ProgramFlags::OnlyWith(const std::string& name, bool applies, const std::string&
     const auto given = m_given.find(name);
     FabricRequire(applies || given == m_given.end(),
                   "--" + name,
-                  given == m_given.end() ? "" : ShownValue(given->second),
+                  given == m_given.end() ? "" : given->second,
                   "only " + when + " (it means nothing otherwise)");
 }
 
@@ -691,7 +690,7 @@ ParseInteger(const std::string& flag, const std::string& text, uint64_t minimum,
                                     : fmt::format("an integer from {} to {}", minimum, maximum);
     if (!(used == text.size() && used > 0 && text[0] != '-' && v >= minimum && v <= maximum))
     {
-        throw FabricConfigError(flag, ShownValue(text), allowed);
+        throw FabricConfigError(flag, text, allowed);
     }
     return v;
 }
@@ -711,7 +710,7 @@ ParseRate(const std::string& flag, const std::string& text)
     const bool hasUnit = text.find_first_not_of("0123456789.eE+- ") != std::string::npos;
     FabricRequire(hasUnit && whole && rate.GetBitRate() > 0,
                   flag,
-                  ShownValue(text),
+                  text,
                   "a positive rate with a unit, e.g. 100Gbps, 400Gb/s or 50GB/s");
     return rate;
 }
@@ -722,20 +721,17 @@ SplitList(const std::string& flag, const std::string& text)
     // getline drops a trailing empty item ("8,16," would read as 8,16)
     FabricRequire(text.empty() || text.back() != ',',
                   flag,
-                  ShownValue(text),
+                  text,
                   "a comma-separated list without empty items");
     std::vector<std::string> out;
     std::stringstream ss(text);
     std::string item;
     while (std::getline(ss, item, ','))
     {
-        FabricRequire(!item.empty(),
-                      flag,
-                      ShownValue(text),
-                      "a comma-separated list without empty items");
+        FabricRequire(!item.empty(), flag, text, "a comma-separated list without empty items");
         out.push_back(item);
     }
-    FabricRequire(!out.empty(), flag, ShownValue(text), "at least one item");
+    FabricRequire(!out.empty(), flag, text, "at least one item");
     return out;
 }
 
@@ -800,30 +796,7 @@ WallSeconds()
 std::string
 ShownValue(std::string_view text)
 {
-    constexpr size_t kShown = 60;
-    std::string shown;
-    // control characters escaped: a message stays one line
-    for (const char c : text.substr(0, kShown))
-    {
-        const auto u = static_cast<unsigned char>(c);
-        if (c == '\n')
-        {
-            shown += "\\n";
-        }
-        else if (u < 0x20 || u == 0x7f)
-        {
-            shown += fmt::format("\\x{:02x}", u);
-        }
-        else
-        {
-            shown += c;
-        }
-    }
-    if (text.size() > kShown)
-    {
-        shown += fmt::format("... ({} bytes)", text.size());
-    }
-    return shown;
+    return FabricShownValue(text);
 }
 
 void
@@ -891,7 +864,7 @@ GnuplotPath(const std::string& flag, const std::string& path)
 {
     FabricRequire(!path.empty() && path.find_first_of(std::string("\n\0", 2)) == std::string::npos,
                   flag,
-                  ShownValue(path),
+                  path,
                   "a file path without a newline or NUL character (a gnuplot script cannot "
                   "name it)");
     std::string literal = path[0] == '/' ? "'" : "'./";

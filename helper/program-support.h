@@ -317,8 +317,10 @@ uint64_t PeakRssBytes();
 double WallSeconds();
 
 /**
- * A value as an error message shows it: whole if short, else its first 60
- * bytes followed by "... (N bytes)", so that a huge value stays readable.
+ * A value as an error message shows it: FabricShownValue (its first 60
+ * bytes, then "... (N bytes)"; control characters escaped). A
+ * FabricConfigError already shows its value so: this is for messages made
+ * otherwise.
  * \param text the value \return its text for the message
  */
 std::string ShownValue(std::string_view text);

@@ -619,6 +619,33 @@ TEST(SynthesisGraphs, EdgeListParsing)
     EXPECT_THROW(LoadEdgeList("/nonexistent/edges.txt"), FabricConfigError);
 }
 
+TEST(SynthesisGraphs, LongValuesAreShownCut)
+{
+    // a 50 kB edge-list line: the message quotes its first 60 bytes and its size
+    std::string line = "0 1 " + std::string(50'000, '7');
+    std::istringstream in("1 0\n" + line + "\n");
+    try
+    {
+        ParseEdgeList(in, "long.txt");
+        ADD_FAILURE() << "accepted a 50 kB line";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_LT(what.size(), 400u) << what.substr(0, 400);
+        EXPECT_NE(what.find("long.txt line 2"), std::string::npos) << what.substr(0, 400);
+        EXPECT_NE(what.find("got '" + line.substr(0, 60) + "... (50004 bytes)'"), std::string::npos)
+            << what.substr(0, 400);
+    }
+    // every FabricConfigError does so (a 20 MB value), control characters escaped
+    const FabricConfigError huge("p", std::string(20'000'000, 'a') + "\n", "x");
+    EXPECT_EQ(std::string(huge.what()),
+              "invalid p: got '" + std::string(60, 'a') + "... (20000001 bytes)', allowed: x");
+    EXPECT_EQ(std::string(FabricConfigError("p", "a\nb\x01", "x").what()),
+              "invalid p: got 'a\\nb\\x01', allowed: x");
+    EXPECT_EQ(FabricShownValue(std::string(60, 'b')), std::string(60, 'b'));
+}
+
 // ---------------------------------------------------------- names and finder
 
 TEST(SynthesisNames, RoundTrip)

@@ -301,7 +301,7 @@ ScheduleChecker::Check(const CollectiveSchedule& s)
         res.chunk = issue->chunk;
         res.message = fmt::format("invalid {}: got '{}', allowed: {}",
                                   issue->parameter,
-                                  issue->value,
+                                  FabricShownValue(issue->value),
                                   issue->allowed);
         return res;
     }

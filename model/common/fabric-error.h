@@ -15,6 +15,43 @@ namespace ns3
 
 /**
  * \ingroup gpu-fabric
+ * \brief A value as an error message shows it: whole if short, else its
+ * first 60 bytes followed by "... (N bytes)", control characters escaped,
+ * so that a huge or binary value (a 20 MB edge-list line) keeps the message
+ * one readable line.
+ * \param text the value
+ * \return its text for the message
+ */
+inline std::string
+FabricShownValue(std::string_view text)
+{
+    constexpr size_t kShown = 60;
+    std::string shown;
+    for (const char c : text.substr(0, kShown))
+    {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '\n')
+        {
+            shown += "\\n";
+        }
+        else if (u < 0x20 || u == 0x7f)
+        {
+            shown += fmt::format("\\x{:02x}", u);
+        }
+        else
+        {
+            shown += c;
+        }
+    }
+    if (text.size() > kShown)
+    {
+        shown += fmt::format("... ({} bytes)", text.size());
+    }
+    return shown;
+}
+
+/**
+ * \ingroup gpu-fabric
  * \brief Raised for every invalid parameter, preset, file or flag.
  *
  * The message always names the parameter, the value given and what is
@@ -27,12 +64,15 @@ class FabricConfigError : public std::invalid_argument
   public:
     /**
      * \param parameter name of the parameter, attribute, flag or file
-     * \param value the offending value, as text
+     * \param value the offending value, as text (shown cut and escaped, see
+     *        FabricShownValue)
      * \param allowed what would have been accepted
      */
     FabricConfigError(std::string_view parameter, std::string_view value, std::string_view allowed)
-        : std::invalid_argument(
-              fmt::format("invalid {}: got '{}', allowed: {}", parameter, value, allowed)),
+        : std::invalid_argument(fmt::format("invalid {}: got '{}', allowed: {}",
+                                            parameter,
+                                            FabricShownValue(value),
+                                            allowed)),
           m_parameter(parameter)
     {
     }
