@@ -243,6 +243,43 @@ TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
     EXPECT_EQ(std::system(agree.c_str()), 0);
 }
 
+TEST(Programs, GraphNamesAndEdgeListsAreBoundedBeforeTheyRun)
+{
+    // a name nested 10,000 deep overflowed the parser's stack, Pow allocated
+    // 8 GB of factors before its size check, /dev/zero was read for ever
+    std::string deep;
+    for (int i = 0; i < 10'000; ++i)
+    {
+        deep += "L(";
+    }
+    deep += "K(2)" + std::string(10'000, ')');
+
+    struct Bad
+    {
+        std::string command;
+        std::string said;
+    };
+
+    const std::vector<Bad> cases = {
+        {"direct-connect-synth '--graph=" + deep + "'",
+         "invalid construction name nesting depth (at character 129): got 'L(L(L("},
+        {"direct-connect-synth '--graph=" + deep + "'",
+         "allowed: at most 64 constructions nested in one another; this name nests 10001 deep"},
+        {"direct-connect-synth '--graph=Pow(K(2),999999999)'",
+         "invalid Pow(G,n) hosts: got '2^999999999', allowed: at most 16777216 hosts"},
+        {"direct-connect-synth --edges=/dev/zero",
+         "invalid edge list file: got '/dev/zero', allowed: a readable regular file (not a "
+         "directory, device or pipe)"},
+    };
+    for (const auto& bad : cases)
+    {
+        const auto [status, text] = RunCapture(bad.command, "bad-graph");
+        EXPECT_EQ(status, 2) << bad.command.substr(0, 100) << ": " << text.substr(0, 400);
+        EXPECT_NE(text.find(bad.said), std::string::npos)
+            << bad.command.substr(0, 100) << ": " << text.substr(0, 400);
+    }
+}
+
 TEST(Programs, BadFlagValuesAreNamed)
 {
     // CommandLine alone reads "-5" for an unsigned flag as 2^64 - 5 (a

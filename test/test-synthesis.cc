@@ -704,6 +704,115 @@ TEST(SynthesisNames, BadNamesNamePosition)
     EXPECT_THROW(BuildFromName("C(8,{0,1})"), FabricConfigError);
 }
 
+/// \return what BuildFromName(\p name) throws ("" if it builds)
+std::string
+NameError(const std::string& name)
+{
+    try
+    {
+        BuildFromName(name);
+    }
+    catch (const FabricConfigError& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+/// \return \p n copies of \p text
+std::string
+Times(uint32_t n, const std::string& text)
+{
+    std::string out;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        out += text;
+    }
+    return out;
+}
+
+TEST(SynthesisNames, DeepNestingIsRefusedByDepth)
+{
+    // 10,000 deep overflowed the parser's stack; each is refused by its depth
+    const uint32_t deep = 10'000;
+    for (const std::string& name : {Times(deep, "L(") + "K(2)" + Times(deep, ")"),
+                                    Times(deep, "Prod(") + "K(2)" + Times(deep, ",K(2))"),
+                                    Times(deep, "Deg(") + "K(2)" + Times(deep, ",1)"),
+                                    Times(deep, "L(")})
+    {
+        const std::string what = NameError(name);
+        EXPECT_NE(what.find("invalid construction name nesting depth (at character"),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("at most 64 constructions nested"), std::string::npos) << what;
+        EXPECT_NE(what.find(fmt::format("nests {} deep", name.back() == ')' ? deep + 1 : deep)),
+                  std::string::npos)
+            << what;
+        EXPECT_LT(what.size(), 400u) << what;
+    }
+    // 64 levels build, 65 do not
+    EXPECT_EQ(BuildFromName(Times(63, "L(") + "K(2)" + Times(63, ")")).NumNodes(), 2u);
+    EXPECT_NE(NameError(Times(64, "L(") + "K(2)" + Times(64, ")")).find("nests 65 deep"),
+              std::string::npos);
+}
+
+TEST(SynthesisNames, SizesAreCheckedBeforeAllocating)
+{
+    // Pow allocated its 999999999 factors (8 GB) before the size check
+    const std::string pow = NameError("Pow(K(2),999999999)");
+    EXPECT_NE(pow.find("invalid Pow(G,n) hosts: got '2^999999999', allowed: at most 16777216"),
+              std::string::npos)
+        << pow;
+    EXPECT_EQ(BuildFromName("Pow(K(2),10)").NumNodes(), 1024u);
+    EXPECT_NE(NameError("Pow(K(2),25)").find("Pow(G,n) hosts"), std::string::npos);
+    // Kautz(1,D) is K(2) for every D: built without D line graphs
+    const DirectConnectGraph k = BuildFromName("Kautz(1,999999999)");
+    EXPECT_EQ(k.NumNodes(), 2u);
+    EXPECT_EQ(k.NumArcs(), 2u);
+    EXPECT_EQ(k.Name(), "Kautz(1,999999999)");
+    EXPECT_EQ(BuildFromName("Kautz(1,3)").Arcs().size(), BuildFromName("L(L(K(2)))").NumArcs());
+}
+
+TEST(SynthesisGraphs, EdgeListsRefuseSelfLoopsLongLinesAndDevices)
+{
+    const auto parseError = [](const std::string& text) -> std::string {
+        std::istringstream in(text);
+        try
+        {
+            ParseEdgeList(in, "e.txt");
+        }
+        catch (const FabricConfigError& e)
+        {
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(parseError("0 1\n1 1 # a loop\n1 0\n"),
+              "invalid edge list e.txt line 2: got '1 1 # a loop', allowed: two different host "
+              "ids (no self loop)");
+    // a 20 MB line is refused at 64 kB, shown cut
+    const std::string line = parseError("0 1\n" + std::string(20'000'000, '0') + "\n");
+    EXPECT_NE(line.find("invalid edge list e.txt line 2: got '" + std::string(60, '0') +
+                        "... (65537 bytes)', allowed: a line of at most 65536 bytes"),
+              std::string::npos)
+        << line.substr(0, 400);
+    // only regular files: /dev/zero would be read forever, a directory is none
+    for (const std::string path : {"/dev/zero", "/", "/nonexistent/edges.txt"})
+    {
+        try
+        {
+            LoadEdgeList(path);
+            ADD_FAILURE() << "accepted " << path;
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_EQ(std::string(e.what()),
+                      "invalid edge list file: got '" + path +
+                          "', allowed: a readable regular file (not a directory, device or pipe)");
+        }
+    }
+}
+
 TEST(SynthesisFinder, FrontierAndChoice)
 {
     auto all = EnumerateCandidates(128, 4);

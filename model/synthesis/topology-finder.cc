@@ -25,6 +25,10 @@ const char* const KNOWN_NAMES =
     "C(N,{s1,s2,...}), Kautz(d,D), GenKautz(d,N), Petersen, L(G), Deg(G,n), Prod(G,H), "
     "Pow(G,n)";
 
+/// Deepest nesting of constructions a name may have: the parser recurses once
+/// per level, and a name nested 10,000 deep overflowed the stack.
+constexpr uint32_t kMaxNameDepth = 64;
+
 /// Recursive-descent parser over a construction name.
 class NameParser
 {
@@ -109,6 +113,28 @@ class NameParser
     DirectConnectGraph Expr()
     {
         SkipSpaces();
+
+        // one level deeper until this construction returns (or throws)
+        struct Level
+        {
+            uint32_t& depth;
+
+            ~Level()
+            {
+                --depth;
+            }
+        } level{++m_depth};
+
+        if (m_depth > kMaxNameDepth)
+        {
+            throw FabricConfigError(
+                fmt::format("construction name nesting depth (at character {})", m_pos + 1),
+                m_text,
+                fmt::format("at most {} constructions nested in one another; this name "
+                            "nests {} deep",
+                            kMaxNameDepth,
+                            NestingDepth()));
+        }
         size_t begin = m_pos;
         while (m_pos < m_text.size() && std::isalpha(static_cast<unsigned char>(m_text[m_pos])))
         {
@@ -219,8 +245,24 @@ class NameParser
         return g;
     }
 
+    /// \return the deepest nesting of parentheses in the name (counted
+    /// without recursion, for the message)
+    size_t NestingDepth() const
+    {
+        size_t depth = 0;
+        size_t deepest = 0;
+        for (const char c : m_text)
+        {
+            depth += c == '(' ? 1 : 0;
+            depth -= c == ')' && depth > 0 ? 1 : 0;
+            deepest = std::max(deepest, depth);
+        }
+        return deepest;
+    }
+
     const std::string& m_text; //!< the name
     size_t m_pos{0};           //!< cursor
+    uint32_t m_depth{0};       //!< constructions open at the cursor
 };
 
 } // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <boost/graph/strong_components.hpp>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
@@ -402,13 +403,15 @@ MakeKautz(uint32_t d, uint32_t D)
     FabricRequire(d >= 1, "Kautz degree", d, "d >= 1");
     FabricRequire(D >= 1, "Kautz diameter", D, "D >= 1");
     uint64_t n = d + 1;
-    for (uint32_t i = 1; i < D; ++i)
+    // Kautz(1,D) is K(2) for every D (its line graph is itself): no loop of
+    // D steps, and no name grown by "L(" D times
+    for (uint32_t i = 1; i < D && d > 1; ++i)
     {
         n *= d;
         RequireSize(n * d, "Kautz arcs");
     }
     auto g = MakeCompleteDigraph(d + 1);
-    for (uint32_t i = 1; i < D; ++i)
+    for (uint32_t i = 1; i < D && d > 1; ++i)
     {
         g = LineGraph(g);
     }
@@ -453,6 +456,40 @@ MakePetersen()
     return g;
 }
 
+namespace
+{
+
+/// Longest edge-list line read: "u v # comment" needs far less, and a file
+/// without newlines (/dev/zero) would otherwise be read whole into one line.
+constexpr size_t kMaxEdgeLine = 64 * 1024;
+
+/**
+ * Read one line of at most kMaxEdgeLine bytes (without its newline).
+ * \param in the stream \param line set to the line (or its first
+ * kMaxEdgeLine + 1 bytes) \return false at the end of the stream
+ */
+bool
+ReadBoundedLine(std::istream& in, std::string& line)
+{
+    line.clear();
+    int c = 0;
+    while ((c = in.get()) != std::char_traits<char>::eof())
+    {
+        if (c == '\n')
+        {
+            return true;
+        }
+        line.push_back(static_cast<char>(c));
+        if (line.size() > kMaxEdgeLine)
+        {
+            return true;
+        }
+    }
+    return !line.empty();
+}
+
+} // namespace
+
 DirectConnectGraph
 ParseEdgeList(std::istream& in, const std::string& source)
 {
@@ -460,9 +497,14 @@ ParseEdgeList(std::istream& in, const std::string& source)
     uint64_t maxId = 0;
     std::string line;
     uint32_t lineNo = 0;
-    while (std::getline(in, line))
+    while (ReadBoundedLine(in, line))
     {
         ++lineNo;
+        auto param = fmt::format("edge list {} line {}", source, lineNo);
+        FabricRequire(line.size() <= kMaxEdgeLine,
+                      param,
+                      line,
+                      fmt::format("a line of at most {} bytes (this one is longer)", kMaxEdgeLine));
         auto hash = line.find('#');
         std::string body = hash == std::string::npos ? line : line.substr(0, hash);
         std::istringstream ls(body);
@@ -476,7 +518,6 @@ ParseEdgeList(std::istream& in, const std::string& source)
         {
             continue;
         }
-        auto param = fmt::format("edge list {} line {}", source, lineNo);
         FabricRequire(toks.size() == 2, param, line, "two host ids 'u v' (# starts a comment)");
         uint32_t ends[2];
         for (int k = 0; k < 2; ++k)
@@ -489,6 +530,12 @@ ParseEdgeList(std::istream& in, const std::string& source)
             ends[k] = static_cast<uint32_t>(std::stoul(t));
             maxId = std::max<uint64_t>(maxId, ends[k]);
         }
+        // a self loop carries nothing in a schedule: a typo more likely than a link
+        FabricRequire(ends[0] != ends[1], param, line, "two different host ids (no self loop)");
+        FabricRequire(arcs.size() < (1u << 24),
+                      "edge list " + source,
+                      fmt::format("more than {} arcs", 1u << 24),
+                      "at most 16777216 arcs");
         arcs.emplace_back(ends[0], ends[1]);
     }
     FabricRequire(!arcs.empty(), "edge list " + source, "no arcs", "at least one 'u v' line");
@@ -504,8 +551,14 @@ ParseEdgeList(std::istream& in, const std::string& source)
 DirectConnectGraph
 LoadEdgeList(const std::string& path)
 {
+    // a device or a FIFO (/dev/zero, /dev/stdin) would be read forever
+    std::error_code error;
+    FabricRequire(std::filesystem::is_regular_file(path, error),
+                  "edge list file",
+                  path,
+                  "a readable regular file (not a directory, device or pipe)");
     std::ifstream in(path);
-    FabricRequire(in.good(), "edge list file", path, "a readable file");
+    FabricRequire(in.good(), "edge list file", path, "a readable regular file");
     return ParseEdgeList(in, path);
 }
 
@@ -613,6 +666,18 @@ DirectConnectGraph
 CartesianPower(const DirectConnectGraph& g, uint32_t n)
 {
     FabricRequire(n >= 1, "Pow(G,n) exponent", n, "n >= 1");
+    // the size first: the list of n factors is itself n pointers (8 GB for
+    // Pow(K(2),999999999)); a graph of two or more hosts passes 2^24 hosts
+    // within 24 factors
+    uint64_t hosts = 1;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        hosts *= g.NumNodes();
+        FabricRequire(hosts <= (1u << 24) && i < 24,
+                      "Pow(G,n) hosts",
+                      fmt::format("{}^{}", g.NumNodes(), n),
+                      "at most 16777216 hosts, and n <= 24");
+    }
     std::vector<const DirectConnectGraph*> factors(n, &g);
     auto p = CartesianProduct(factors);
     p.SetName(fmt::format("Pow({},{})", g.Name(), n));
