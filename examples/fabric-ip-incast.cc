@@ -168,6 +168,11 @@ main(int argc, char* argv[])
         }
         if (!ascii.empty())
         {
+            // ns-3 aborts on a path it cannot open: opened here first, by name
+            FabricRequire(std::ofstream(ascii).is_open(),
+                          "--ascii",
+                          ascii,
+                          "a writable file path (is its folder there?)");
             AsciiTraceHelper traces;
             link.EnableAsciiAll(traces.CreateFileStream(ascii));
         }

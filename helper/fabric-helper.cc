@@ -26,13 +26,21 @@ Fabric::GetTypeId()
 void
 Fabric::DoDispose()
 {
+    // a fabric whose Install threw part way (a device attribute refused)
+    // has empty slots: it is disposed on the way out all the same
     for (const auto& dev : m_devs)
     {
-        dev->SetLossCallback(FabricNetDevice::LossCallback());
+        if (dev)
+        {
+            dev->SetLossCallback(FabricNetDevice::LossCallback());
+        }
     }
     for (const auto& node : m_nodes)
     {
-        node->SetLossCallback(FabricNetDevice::LossCallback());
+        if (node)
+        {
+            node->SetLossCallback(FabricNetDevice::LossCallback());
+        }
     }
     if (m_transport)
     {

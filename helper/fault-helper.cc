@@ -76,8 +76,19 @@ FaultInjector::HasFabric() const
 }
 
 void
+FaultInjector::RequireFabric() const
+{
+    FabricRequire(m_fabric != nullptr,
+                  "fabric of the FaultHelper",
+                  "disposed (Fabric::Dispose or Simulator::Destroy)",
+                  "a fabric installed since the last Simulator::Destroy (make a new FaultHelper "
+                  "for it)");
+}
+
+void
 FaultInjector::RequireCable(uint32_t cable) const
 {
+    RequireFabric();
     const uint32_t n = m_fabric->GetTopology().Cables().size();
     FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
 }
@@ -85,6 +96,7 @@ FaultInjector::RequireCable(uint32_t cable) const
 void
 FaultInjector::RequireGpu(uint32_t rank) const
 {
+    RequireFabric();
     const uint32_t n = m_fabric->GetTopology().GetNGpus();
     FabricRequire(rank < n, "GPU rank", rank, fmt::format("below {}", n));
 }
@@ -177,6 +189,7 @@ FaultInjector::LinkUp(uint32_t cable)
 void
 FaultInjector::RequireSwitch(uint32_t vertex) const
 {
+    RequireFabric();
     const FabricTopology& topo = m_fabric->GetTopology();
     FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
                   "switch vertex",

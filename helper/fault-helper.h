@@ -98,6 +98,8 @@ class FaultInjector : public Object
     void DoDispose() override;
 
   private:
+    /// Throw FabricConfigError once the fabric is disposed (its devices are gone).
+    void RequireFabric() const;
     void ApplyVertex(uint32_t vertex);
     void ApplyCable(uint32_t cable);
     void Changed(const std::string& what);

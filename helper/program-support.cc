@@ -11,6 +11,7 @@
 #include "ns3/global-value.h"
 #include "ns3/hb-domain.h"
 #include "ns3/llm-model.h"
+#include "ns3/pointer.h"
 #include "ns3/scheduler.h"
 #include "ns3/simulator-impl.h"
 #include "ns3/string.h"
@@ -273,6 +274,13 @@ SetDefaultFromText(const std::string& flag, const std::string& name, const std::
              value.find_first_not_of("+0") == std::string::npos)
     {
         refused = "a whole number from 1 to 4294967295 (ns-3's generator needs a non-zero seed)";
+    }
+    else if (const auto pointer = DynamicCast<const PointerChecker>(checker))
+    {
+        // ns-3 makes the object from the text when it builds the owner, and
+        // aborts on a name it cannot make (TxQueue=0)
+        const TypeId pointee = pointer->GetPointeeTypeId();
+        refused = ChildTypeCheck(pointee, pointee.GetName(), value);
     }
     if (!refused.empty())
     {

@@ -480,6 +480,45 @@ gf.Simulator.Destroy()
     EXPECT_NEAR(py["ticks"][py::int_(0)].cast<double>(), py["at"].cast<double>() + 2e-6, 1e-12);
 }
 
+TEST(PythonBindings, AFaultHelperOutlivingItsFabricRaises)
+{
+    // its injector's fabric is gone after Destroy: every fault segfaulted
+    const py::dict py = RunPython(R"py(
+p = dgx16()
+said = []
+def expect(f):
+    try:
+        f()
+        said.append("accepted")
+    except gf.ConfigError as e:
+        said.append(str(e))
+topo = gf.BuildRailOnly(p)
+fabric = gf.FabricHelper().Install(topo)
+faults = gf.FaultHelper(fabric)
+rail = gf.FaultHelper.FindSwitches(topo, "rail")[0]
+expect(lambda: faults.LinkDown(0, 1e-6))
+gf.Simulator.Destroy()
+expect(lambda: faults.LinkDown(0, 0.0))
+expect(lambda: faults.LinkUp(0, 0.0))
+expect(lambda: faults.SwitchDown(rail, 0.0))
+expect(lambda: faults.SwitchUp(rail, 0.0))
+expect(lambda: faults.GpuDown(3, 0.0))
+expect(lambda: faults.DegradeLink(0, 0.5, 0.0))
+expect(lambda: faults.SetBitErrorRate(0, 1e-9))
+gf.Simulator.Destroy()
+)py");
+    const auto said = py["said"].cast<std::vector<std::string>>();
+    ASSERT_EQ(said.size(), 8u);
+    EXPECT_EQ(said[0], "accepted");
+    for (size_t i = 1; i < said.size(); ++i)
+    {
+        EXPECT_EQ(said[i],
+                  "invalid fabric of the FaultHelper: got 'disposed (Fabric::Dispose or "
+                  "Simulator::Destroy)', allowed: a fabric installed since the last "
+                  "Simulator::Destroy (make a new FaultHelper for it)");
+    }
+}
+
 TEST(PythonBindings, AScriptThatLeavesARunPendingExits)
 {
 #if defined(GPU_FABRIC_SANITIZE)

@@ -66,15 +66,17 @@ RunCapture(const std::string& programAndArgs, const std::string& tag)
 
 /// Run \p program with exactly \p args, each one argv element with no shell
 /// between (as a job runner passes generated names), in directory \p dir
-/// (if not empty), with PATH set to \p path (if not empty); stdout and stderr
-/// to <TempDir()/tag.txt>. \return its exit status (-1 if it did not exit)
-/// and what it printed.
+/// (if not empty), with PATH set to \p path (if not empty), killed after
+/// \p limitSeconds (if not 0: a case that hangs fails instead of stalling the
+/// suite); stdout and stderr to <TempDir()/tag.txt>. \return its exit status
+/// (-1 if it did not exit) and what it printed.
 std::pair<int, std::string>
 RunArgv(const std::string& program,
         std::vector<std::string> args,
         const std::string& tag,
         const std::string& dir = "",
-        const std::string& path = "")
+        const std::string& path = "",
+        unsigned limitSeconds = 0)
 {
     const std::string log = ::testing::TempDir() + tag + ".txt";
     std::string exe = std::string(GPU_FABRIC_BIN_DIR) + "/" + program;
@@ -94,6 +96,7 @@ RunArgv(const std::string& program,
         {
             _exit(127);
         }
+        alarm(limitSeconds); // SIGALRM ends it; the alarm survives execv
         execv(exe.c_str(), argv.data());
         _exit(127);
     }
@@ -277,6 +280,70 @@ TEST(Programs, GraphNamesAndEdgeListsAreBoundedBeforeTheyRun)
         EXPECT_EQ(status, 2) << bad.command.substr(0, 100) << ": " << text.substr(0, 400);
         EXPECT_NE(text.find(bad.said), std::string::npos)
             << bad.command.substr(0, 100) << ": " << text.substr(0, 400);
+    }
+}
+
+TEST(Programs, BadDeviceAndPlatformAttributesExitWithStatusTwo)
+{
+    // each crashed (a device's check threw, then tearing down the half-built
+    // fabric dereferenced a null pointer; ns-3 aborted on a TxQueue or an
+    // --ascii path it could not make) or ran for ever (every packet lost at
+    // BitErrorRate=1; a million NVSwitch planes)
+    struct Bad
+    {
+        std::string program;
+        std::string flag;
+        std::string said;
+    };
+
+    const std::string mtu = "allowed: 27 to 65535 bytes (a frame is more than its 26-byte "
+                            "FabricHeader)";
+    const std::vector<Bad> cases = {
+        {"hb-domain-messages",
+         "--ns3::FabricNetDevice::Mtu=0",
+         "invalid FabricNetDevice::Mtu: got '0', " + mtu},
+        {"hb-domain-messages",
+         "--ns3::FabricNetDevice::Mtu=1",
+         "invalid FabricNetDevice::Mtu: got '1', " + mtu},
+        {"hb-domain-messages",
+         "--ns3::FabricNetDevice::Mtu=26",
+         "invalid FabricNetDevice::Mtu: got '26', " + mtu},
+        {"collective-bench",
+         "--ns3::FabricNetDevice::Mtu=26",
+         "invalid FabricNetDevice::Mtu: got '26', " + mtu},
+        {"hb-domain-messages",
+         "--ns3::FabricNetDevice::DataRate=0bps",
+         "invalid FabricNetDevice::DataRate: got '0bps', allowed: a positive rate"},
+        {"hb-domain-messages",
+         "--ns3::FabricNetDevice::TxQueue=0",
+         "invalid --ns3::FabricNetDevice::TxQueue: got '0', allowed: the TypeId name of "
+         "ns3::Queue<Packet>: ns3::DropTailQueue<Packet>"},
+        {"fabric-ip-incast",
+         "--ascii=/nonexistent/folder/x.tr",
+         "invalid --ascii: got '/nonexistent/folder/x.tr', allowed: a writable file path"},
+        {"hb-domain-messages",
+         "--ns3::FabricChannel::BitErrorRate=1",
+         "invalid --ns3::FabricChannel::BitErrorRate: got '1', allowed: double"},
+        {"hb-domain-messages",
+         "--ns3::HbDomain::NvSwitchPlanes=1000000",
+         "invalid --ns3::HbDomain::NvSwitchPlanes: got '1000000', allowed: uint32_t 0:64"},
+    };
+    for (const auto& bad : cases)
+    {
+        const auto [status, text] =
+            RunArgv(bad.program, {bad.flag}, "bad-device-attribute", "", "", 60);
+        EXPECT_EQ(status, 2) << bad.program << " " << bad.flag << ": " << text;
+        EXPECT_NE(text.find(bad.said), std::string::npos)
+            << bad.program << " " << bad.flag << ": " << text;
+    }
+    // what is allowed still runs: a queue ns-3 can make, a BER below 1, 18 planes
+    for (const std::string flag : {"--ns3::FabricNetDevice::TxQueue=ns3::DropTailQueue<Packet>",
+                                   "--ns3::FabricChannel::BitErrorRate=0",
+                                   "--ns3::HbDomain::NvSwitchPlanes=18"})
+    {
+        const auto [status, text] =
+            RunArgv("hb-domain-messages", {"--bytes=100000", flag}, "good-device-attribute");
+        EXPECT_EQ(status, 0) << flag << ": " << text;
     }
 }
 

@@ -32,11 +32,13 @@ FabricChannel::GetTypeId()
                                           MakeTimeAccessor(&FabricChannel::m_delay),
                                           MakeTimeChecker(Time(0)))
                             .AddAttribute("BitErrorRate",
-                                          "Probability that a bit is corrupted; a corrupted "
-                                          "packet is discarded by its receiver (0: none).",
+                                          "Probability that a bit is corrupted, in [0, 1); a "
+                                          "corrupted packet is discarded by its receiver (0: "
+                                          "none).",
                                           DoubleValue(0),
                                           MakeDoubleAccessor(&FabricChannel::m_ber),
-                                          MakeDoubleChecker<double>(0, 1));
+                                          // 1 would lose every packet, resent for ever
+                                          MakeDoubleChecker<double>(0, std::nextafter(1.0, 0.0)));
     return tid;
 }
 

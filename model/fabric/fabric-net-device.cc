@@ -965,7 +965,10 @@ FabricNetDevice::SetFrameMtu(uint16_t mtu)
     FabricRequire(mtu > FabricHeader::kSerializedSize,
                   "FabricNetDevice::Mtu",
                   mtu,
-                  fmt::format("more than the {}-byte FabricHeader", FabricHeader::kSerializedSize));
+                  fmt::format("{} to {} bytes (a frame is more than its {}-byte FabricHeader)",
+                              FabricHeader::kSerializedSize + 1,
+                              UINT16_MAX,
+                              FabricHeader::kSerializedSize));
     m_mtu = mtu;
 }
 

@@ -124,7 +124,14 @@ HbDomainPreset::Validate() const
                   nvlinkRate,
                   "a positive rate, e.g. 3600Gbps");
     FabricRequire(nicRate.GetBitRate() > 0, "NIC rate", nicRate, "a positive rate, e.g. 400Gbps");
-    FabricRequire(nvswitchPlanes >= 1, "NVSwitch planes", nvswitchPlanes, "an integer >= 1");
+    // each plane is a switch per domain and a cable per GPU: a million
+    // planes built for minutes and gigabytes
+    FabricRequire(nvswitchPlanes >= 1 && nvswitchPlanes <= kMaxNvSwitchPlanes,
+                  "NVSwitch planes",
+                  nvswitchPlanes,
+                  fmt::format("an integer from 1 to {} (one NVLink port per GPU each; 18 on "
+                              "NVLink 5)",
+                              kMaxNvSwitchPlanes));
     FabricRequire(nvlinkRate.GetBitRate() % nvswitchPlanes == 0,
                   "NVSwitch planes",
                   nvswitchPlanes,

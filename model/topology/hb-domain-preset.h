@@ -33,6 +33,10 @@ struct HbDomainPreset
     Time nvlinkLatency;      //!< one-way propagation per NVLink hop (assumption)
     std::string source;      //!< where the figures come from
 
+    /// Most NVSwitch planes a platform may have (Validate): each is a switch
+    /// per domain and a cable per GPU.
+    static constexpr uint32_t kMaxNvSwitchPlanes = 64;
+
     /**
      * Look up a preset by name (case-insensitive).
      * \param name one of Names()
@@ -52,7 +56,7 @@ struct HbDomainPreset
      * \param gpusPerDomain K (>= 1)
      * \param nvlinkRate NVLink rate per GPU (> 0)
      * \param nicRate NIC rate per GPU (> 0)
-     * \param nvswitchPlanes planes (>= 1)
+     * \param nvswitchPlanes planes (1 to kMaxNvSwitchPlanes)
      * \return the preset named "custom"
      */
     static HbDomainPreset Custom(uint32_t gpusPerDomain,

@@ -50,10 +50,11 @@ HbDomain::GetTypeId()
                           MakeTimeAccessor(&HbDomain::m_nvlinkLatency),
                           MakeTimeChecker())
             .AddAttribute("NvSwitchPlanes",
-                          "NVSwitch planes, one NVLink port per GPU each (0: the preset's).",
+                          "NVSwitch planes, one NVLink port per GPU each, at most 64 (0: the "
+                          "preset's).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&HbDomain::m_planes),
-                          MakeUintegerChecker<uint32_t>())
+                          MakeUintegerChecker<uint32_t>(0, HbDomainPreset::kMaxNvSwitchPlanes))
             .AddAttribute("NicRate",
                           "NIC bandwidth per GPU and direction (0: the preset's).",
                           DataRateValue(DataRate(0)),
