@@ -256,6 +256,8 @@ FabricHelper::SetDeviceAttribute(const std::string& name, const AttributeValue& 
 Ptr<Fabric>
 FabricHelper::Install(const FabricTopology& topology) const
 {
+    // before any node: the tables are the largest part of a fabric
+    RequireRoutingTablesFit(topology);
     auto fabric = CreateObject<Fabric>();
     fabric->m_topology = topology;
     const FabricTopology& topo = fabric->m_topology;

@@ -25,9 +25,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <fstream>
+#include <new>
 #include <spawn.h>
 #include <sstream>
 #include <sys/resource.h>
@@ -474,11 +476,61 @@ ProgramSchedulerType()
     return FabricLookaheadScheduler::GetTypeId();
 }
 
+/// The running program's name, for the out-of-memory handler (set once, by Parse).
+char g_programName[64] = "program";
+
+/**
+ * The last resort when memory runs out where no estimate refused the run up
+ * front: say so and exit with status 2, instead of the SIGABRT of an
+ * uncaught std::bad_alloc. It allocates nothing (an allocation just failed).
+ */
+[[noreturn]] void
+OutOfMemory()
+{
+    char text[512];
+    const int n = std::snprintf(text,
+                                sizeof(text),
+                                "%s: out of memory: a request for memory failed with %.1f MB in "
+                                "use at peak; the run needs more than this machine or its limit "
+                                "(ulimit -v) allows: give it smaller sizes\n",
+                                g_programName,
+                                static_cast<double>(PeakRssBytes()) / 1e6);
+    if (n > 0)
+    {
+        [[maybe_unused]] const auto written =
+            write(STDERR_FILENO, text, std::min<size_t>(n, sizeof(text) - 1));
+    }
+    _exit(2);
+}
+
+/**
+ * mimalloc's error callback (mi_register_error): mimalloc, linked into the
+ * programs, aborts on a failed new without asking std::get_new_handler, but
+ * calls this first; anything but running out keeps its default handling.
+ */
+void
+MimallocError(int error, void* /* arg */)
+{
+    if (error == ENOMEM || error == EOVERFLOW)
+    {
+        OutOfMemory();
+    }
+}
+
 } // namespace
 
 void
 ProgramFlags::Parse(int argc, char* argv[])
 {
+    std::snprintf(g_programName, sizeof(g_programName), "%s", m_program.c_str());
+    std::set_new_handler(OutOfMemory);
+    // looked up, not linked: the library does not depend on mimalloc
+    using MiErrorFun = void (*)(int, void*);
+    if (auto registerError =
+            reinterpret_cast<void (*)(MiErrorFun, void*)>(dlsym(RTLD_DEFAULT, "mi_register_error")))
+    {
+        registerError(&MimallocError, nullptr);
+    }
     // what CommandLine will parse: a bare bool flag is written out as true
     // (CommandLine would toggle it: a bare --keep whose default is true
     // would turn it off)

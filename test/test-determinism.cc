@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -68,7 +69,8 @@ RunCapture(const std::string& programAndArgs, const std::string& tag)
 /// between (as a job runner passes generated names), in directory \p dir
 /// (if not empty), with PATH set to \p path (if not empty), killed after
 /// \p limitSeconds (if not 0: a case that hangs fails instead of stalling the
-/// suite); stdout and stderr to <TempDir()/tag.txt>. \return its exit status
+/// suite), its address space limited to \p memoryBytes (if not 0, as ulimit -v
+/// does); stdout and stderr to <TempDir()/tag.txt>. \return its exit status
 /// (-1 if it did not exit) and what it printed.
 std::pair<int, std::string>
 RunArgv(const std::string& program,
@@ -76,7 +78,8 @@ RunArgv(const std::string& program,
         const std::string& tag,
         const std::string& dir = "",
         const std::string& path = "",
-        unsigned limitSeconds = 0)
+        unsigned limitSeconds = 0,
+        uint64_t memoryBytes = 0)
 {
     const std::string log = ::testing::TempDir() + tag + ".txt";
     std::string exe = std::string(GPU_FABRIC_BIN_DIR) + "/" + program;
@@ -93,6 +96,11 @@ RunArgv(const std::string& program,
         if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 ||
             (!dir.empty() && chdir(dir.c_str()) != 0) ||
             (!path.empty() && setenv("PATH", path.c_str(), 1) != 0))
+        {
+            _exit(127);
+        }
+        const rlimit memory{memoryBytes, memoryBytes};
+        if (memoryBytes != 0 && setrlimit(RLIMIT_AS, &memory) != 0)
         {
             _exit(127);
         }
@@ -344,6 +352,69 @@ TEST(Programs, BadDeviceAndPlatformAttributesExitWithStatusTwo)
         const auto [status, text] =
             RunArgv("hb-domain-messages", {"--bytes=100000", flag}, "good-device-attribute");
         EXPECT_EQ(status, 0) << flag << ": " << text;
+    }
+}
+
+TEST(Programs, RunsThatCannotFitInMemoryAreRefusedUpFront)
+{
+    // each asked for more memory than any machine here has (BFB's distance
+    // table alone was 8.6 GB in one request): refused by the parameter that
+    // makes it large, with the estimate, before it is allocated
+    struct Bad
+    {
+        std::string program;
+        std::vector<std::string> args;
+        uint64_t memoryBytes; //!< ulimit -v for the run (0: none)
+        std::vector<std::string> said;
+    };
+
+    const std::string fits = "allowed: a run whose memory estimate fits in the ";
+    std::vector<Bad> cases = {
+        {"direct-connect-synth",
+         {"--graph=Ring(65535)"},
+         0,
+         {"invalid graph Ring(65535) hosts: got '65535', " + fits,
+          "BFB's distance table (8.6 GB) and schedule (at least 274.9 GB) would need about "
+          "283.5 GB"}},
+        {"collective-bench",
+         {"--chunk-bytes=1", "--min-bytes=1073741824", "--max-bytes=1073741824"},
+         0,
+         {"invalid chunkBytes: got '1', " + fits,
+          "the schedule (1073741824 chunks, 64424509440 operations) would need about 2.6 TB"}},
+        {"fabric-routes",
+         {"--gpus=262144"},
+         0,
+         {"invalid gpus: got '262144', " + fits,
+          "routing tables (413696 nodes x 262144 destinations) would need about 216.9 GB"}},
+        {"collective-bench",
+         {"--gpus=262144", "--backend=flow"},
+         0,
+         {"invalid ranks: got '262144', " + fits, "the schedule (262144 chunks,"}},
+    };
+#ifndef GPU_FABRIC_SANITIZE // a sanitizer's shadow memory does not run under ulimit -v
+    // the budget follows ulimit -v (8.5 GB of distances on any machine)
+    cases.push_back({"direct-connect-synth",
+                     {"--graph=Torus(255,255)"},
+                     uint64_t{4} << 30,
+                     {"invalid graph Torus(255,255) hosts: got '65025', " + fits + "4.3 GB",
+                      "BFB's distance table (8.5 GB)"}});
+    // and where no estimate refused the run, running out says so
+    cases.push_back({"fabric-cost",
+                     {"--gpus=4194304"},
+                     uint64_t{1} << 30,
+                     {"fabric-cost: out of memory: a request for memory failed with ",
+                      "the run needs more than this machine or its limit (ulimit -v) allows"}});
+#endif
+    for (const auto& bad : cases)
+    {
+        const auto [status, text] =
+            RunArgv(bad.program, bad.args, "bad-memory", "", "", 60, bad.memoryBytes);
+        EXPECT_EQ(status, 2) << bad.program << " " << bad.args[0] << ": " << text;
+        for (const auto& s : bad.said)
+        {
+            EXPECT_NE(text.find(s), std::string::npos)
+                << bad.program << " " << bad.args[0] << ": " << text;
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 #include "collective-algorithms.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-memory.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -79,6 +80,30 @@ PiecesDepth(const std::vector<uint64_t>& pieces, uint64_t chunkBytes)
 }
 
 /**
+ * Refuse, before they are allocated, chunks and operations whose memory
+ * estimate cannot fit (--chunk-bytes=1 on a large message makes a chunk of
+ * every byte, and a ring moves each one 2(n - 1) times).
+ * The message names chunkBytes if it split the pieces, else the ranks (the
+ * chunks are then the pieces: a ring of n ranks has n of them, moved 2(n - 1)
+ * times by each rank).
+ * \param ranks ranks of the schedule \param chunkBytes the chunk size asked for
+ * \param depth chunks per piece \param chunks chunks of the schedule
+ * \param ops operations of all ranks together (0: not known yet)
+ */
+void
+RequireScheduleFits(uint32_t ranks, uint64_t chunkBytes, double depth, double chunks, double ops)
+{
+    const bool chunked = depth > 1;
+    FabricRequireMemory(chunks * sizeof(ChunkInfo) +
+                            ops * (sizeof(CollectiveOp) + 2 * sizeof(uint32_t)),
+                        chunked ? "chunkBytes" : "ranks",
+                        chunked ? uint64_t{chunkBytes} : uint64_t{ranks},
+                        fmt::format("the schedule ({:.0f} chunks{})",
+                                    chunks,
+                                    ops > 0 ? fmt::format(", {:.0f} operations", ops) : ""));
+}
+
+/**
  * Adds pieces.size() * P chunks (piece-major) to \p s, where P is derived
  * from the largest piece; \return P.  src/dst give each piece's chunk fields.
  */
@@ -91,6 +116,7 @@ AddPieces(CollectiveSchedule& s,
           DstFn dst)
 {
     const uint32_t P = PiecesDepth(pieces, chunkBytes);
+    RequireScheduleFits(s.NumRanks(), chunkBytes, P, static_cast<double>(pieces.size()) * P, 0);
     for (size_t k = 0; k < pieces.size(); ++k)
     {
         for (uint64_t b : SplitBytes(pieces[k], P))
@@ -128,6 +154,13 @@ Ring(CollectiveType type, uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint3
     CollectiveSchedule s(type, n, bytes);
     s.SetAlgorithm("ring");
     auto pieces = TwoLevelSplit(bytes, channels, n);
+    {
+        // every rank sends and receives each chunk 2(n - 1) times (allreduce)
+        const double depth = PiecesDepth(pieces, chunkBytes);
+        const double chunks = static_cast<double>(pieces.size()) * depth;
+        const double passes = (type == CollectiveType::AllReduce ? 2.0 : 1.0) * (n - 1);
+        RequireScheduleFits(n, chunkBytes, depth, chunks, 2.0 * n * passes * channels * depth);
+    }
     auto pieceRank = [n](size_t k) { return static_cast<uint32_t>(k % n); };
     uint32_t P;
     if (type == CollectiveType::AllGather)

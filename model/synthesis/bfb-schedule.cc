@@ -4,6 +4,7 @@
 #include "bfb-schedule.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-memory.h"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
@@ -431,6 +432,49 @@ SolveMinMaxLoad(const std::vector<std::vector<uint32_t>>& eligible,
 
 // --------------------------------------------------------------- BFB proper
 
+namespace
+{
+
+/**
+ * Refuse, before allocating, a BFB run whose memory estimate cannot fit: the
+ * distance table is n^2 2-byte entries (8.6 GB in one request at 65535
+ * hosts); a kept schedule holds every host's n - 1 sources, and a record per
+ * (host, step) with sources: at least ecc(x) - dist(u, x) steps for host u,
+ * with x = 0 (ecc(x) <= dist(u, x) + ecc(u)), from one search.
+ */
+void
+RequireBfbMemory(const DirectConnectGraph& g, const BfbOptions& options)
+{
+    const uint32_t n = g.NumNodes();
+    const double table = 2.0 * n * n;
+    double schedule = 0;
+    if (options.keepSchedule)
+    {
+        std::vector<uint16_t> toZero(n);
+        std::vector<uint32_t> queue;
+        DistancesTo(g, 0, toZero.data(), queue);
+        const uint32_t ecc = *std::max_element(toZero.begin(), toZero.end());
+        double records = 0;
+        for (const uint16_t d : toZero)
+        {
+            records += std::max<double>(1, static_cast<double>(ecc) - d);
+        }
+        schedule = 4.0 * n * (n - 1) +
+                   records * (sizeof(BfbNodeStep) + sizeof(BfbGroup) + sizeof(BfbSplit));
+    }
+    FabricRequireMemory(
+        table + schedule,
+        "graph " + g.Name() + " hosts",
+        n,
+        fmt::format("BFB's distance table ({}){}",
+                    FabricBytesText(table),
+                    options.keepSchedule
+                        ? fmt::format(" and schedule (at least {})", FabricBytesText(schedule))
+                        : ""));
+}
+
+} // namespace
+
 BfbSchedule
 BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
 {
@@ -443,6 +487,7 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
                   "graph " + g.Name(),
                   "not strongly connected",
                   "a strongly connected graph (every host reaches every host)");
+    RequireBfbMemory(g, options);
 
     // distTo[u * n + v] = dist(v -> u); row u is what host u's problems read,
     // and row w of an in-neighbour gives dist(v -> w): both are sequential scans.

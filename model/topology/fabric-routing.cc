@@ -4,6 +4,7 @@
 #include "fabric-routing.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-memory.h"
 
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <deque>
@@ -126,9 +127,23 @@ ComputeRoutingTables(const FabricTopology& topo)
     return ComputeRoutingTables(topo, FaultState());
 }
 
+void
+RequireRoutingTablesFit(const FabricTopology& topo)
+{
+    const double nv = topo.GetNVertices();
+    const double ngpu = topo.GetNGpus();
+    FabricRequireMemory(nv * (ngpu * sizeof(uint16_t) + sizeof(FabricRoutingTable)),
+                        "gpus",
+                        topo.GetNGpus(),
+                        fmt::format("routing tables ({} nodes x {} destinations)",
+                                    topo.GetNVertices(),
+                                    topo.GetNGpus()));
+}
+
 std::vector<FabricRoutingTable>
 ComputeRoutingTables(const FabricTopology& topo, const FaultState& faults)
 {
+    RequireRoutingTablesFit(topo);
     const uint32_t nv = topo.GetNVertices();
     const uint32_t ngpu = topo.GetNGpus();
     for (uint32_t v = 0; v < nv; ++v)

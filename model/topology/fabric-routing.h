@@ -4,9 +4,8 @@
 #ifndef GPU_FABRIC_FABRIC_ROUTING_H
 #define GPU_FABRIC_FABRIC_ROUTING_H
 
-#include "fabric-topology.h"
-
 #include "fabric-routing-table.h"
+#include "fabric-topology.h"
 
 #include <set>
 #include <string>
@@ -31,6 +30,17 @@ namespace ns3
  * \return one table per vertex, indexed by vertex
  */
 std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Refuse, before anything is allocated, a topology whose routing
+ * tables cannot fit in memory: every vertex has a 2-byte entry per GPU (at
+ * 4194304 GPUs, tens of TB). ComputeRoutingTables checks it; an installer
+ * calls it before building nodes and devices.
+ * \param topo the topology
+ * \throws FabricConfigError naming gpus and the estimate (FabricRequireMemory)
+ */
+void RequireRoutingTablesFit(const FabricTopology& topo);
 
 /**
  * \ingroup gpu-fabric
