@@ -70,7 +70,8 @@ RunPython(const char* code)
     py::module_ gf = GpuFabric(); // starts the interpreter before any Python object
     py::dict scope;
     scope["gf"] = gf;
-    // the C++ tests' 16-GPU DGX-H100 cluster (Dgx16), for the Python side
+    // the C++ tests' 16-GPU DGX-H100 cluster (Dgx16), and expect() for bad input, for the Python
+    // side
     py::exec(R"py(
 def dgx16():
     p = gf.ClusterParams()
@@ -78,6 +79,15 @@ def dgx16():
     p.platform = gf.HbDomainPreset.Get("dgx-h100")
     p.radix = 64
     return p
+def said_by(said):
+    """expect(f): run f, append "accepted" or the ConfigError's message to said"""
+    def expect(f):
+        try:
+            f()
+            said.append("accepted")
+        except gf.ConfigError as e:
+            said.append(str(e))
+    return expect
 )py",
              scope);
     py::exec(code, scope);
@@ -417,12 +427,7 @@ TEST(PythonBindings, FabricsLiveUntilDestroyAndStaleOnesAreRefused)
     const py::dict py = RunPython(R"py(
 p = dgx16()
 said = []
-def expect(f):
-    try:
-        f()
-        said.append("accepted")
-    except gf.ConfigError as e:
-        said.append(str(e))
+expect = said_by(said)
 # a fabric whose Python object is gone still runs (kept until Destroy)
 arrived = []
 gf.FabricHelper().Install(gf.BuildRailOnly(p)).GetTransport().Send(
@@ -486,12 +491,7 @@ TEST(PythonBindings, AFaultHelperOutlivingItsFabricRaises)
     const py::dict py = RunPython(R"py(
 p = dgx16()
 said = []
-def expect(f):
-    try:
-        f()
-        said.append("accepted")
-    except gf.ConfigError as e:
-        said.append(str(e))
+expect = said_by(said)
 topo = gf.BuildRailOnly(p)
 fabric = gf.FabricHelper().Install(topo)
 faults = gf.FaultHelper(fabric)
