@@ -55,25 +55,25 @@ FabricDurationText(double seconds)
 {
     if (!std::isfinite(seconds) || seconds > 3.15e10)
     {
-        return "more than a thousand years";
+        return "over 1000 years";
     }
     if (seconds < 120)
     {
-        return fmt::format("about {:.0f} s", std::max(seconds, 1.0));
+        return fmt::format("{:.0f} s", std::max(seconds, 1.0));
     }
     if (seconds < 7200)
     {
-        return fmt::format("about {:.0f} minutes", seconds / 60);
+        return fmt::format("{:.0f} minutes", seconds / 60);
     }
     if (seconds < 2 * 86400)
     {
-        return fmt::format("about {:.1f} hours", seconds / 3600);
+        return fmt::format("{:.1f} hours", seconds / 3600);
     }
     if (seconds < 2 * 365 * 86400)
     {
-        return fmt::format("about {:.0f} days", seconds / 86400);
+        return fmt::format("{:.0f} days", seconds / 86400);
     }
-    return fmt::format("about {:.0f} years", seconds / (365 * 86400));
+    return fmt::format("{:.0f} years", seconds / (365 * 86400));
 }
 
 } // namespace ns3

@@ -23,6 +23,8 @@ struct FabricWorkRates
 {
     /// packet-level events per wall second (fabric-throughput: 2.2-2.7 M/s)
     static constexpr double kPacketEventsPerSecond = 2.0e6;
+    /// flow-level messages per wall second (flow-scale: 12.8 M flows in 30 s)
+    static constexpr double kFlowMessagesPerSecond = 1.0e5;
     /// inner-loop steps per second of the BFB synthesis (bfb-scale)
     static constexpr double kBfbStepsPerSecond = 1.0e8;
 };
@@ -46,7 +48,7 @@ double FabricWarnRunSeconds();
 /**
  * \ingroup gpu-fabric
  * \param seconds a duration
- * \return it for a message ("about 3.2 hours", "about 40 s")
+ * \return it for a message ("3.2 hours", "40 s", "over 1000 years")
  */
 std::string FabricDurationText(double seconds);
 
@@ -77,7 +79,7 @@ FabricRequireWork(double estimateSeconds,
             parameter,
             FabricValueText(value),
             fmt::format("a run estimated to finish within {} (the global value "
-                        "GpuFabricMaxRunSeconds={:g}; 0 lifts the limit); {} would take {}",
+                        "GpuFabricMaxRunSeconds={:g}; 0 lifts the limit); {} would take about {}",
                         FabricDurationText(limit),
                         limit,
                         what,

@@ -6,6 +6,7 @@
 #include "ns3/boolean.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-work.h"
 #include "ns3/log.h"
 #include "ns3/nstime.h"
 #include "ns3/simulator.h"
@@ -161,6 +162,14 @@ Transport::Totals
 PacketTransport::GetTotals() const
 {
     return m_totals;
+}
+
+double
+PacketTransport::EstimateRunSeconds(uint64_t messages, uint64_t bytes) const
+{
+    const double payload = std::max<uint32_t>(m_payload, 1);
+    const double packets = static_cast<double>(bytes) / payload + static_cast<double>(messages);
+    return kEventsPerPacket * packets / FabricWorkRates::kPacketEventsPerSecond;
 }
 
 uint32_t

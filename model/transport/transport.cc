@@ -4,6 +4,7 @@
 #include "transport.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-work.h"
 #include "ns3/rng-seed-manager.h"
 
 #include <fmt/format.h>
@@ -133,6 +134,12 @@ TransportMessageReport::ToString() const
         s += fmt::format(", failed at {:.9f} s: {}", failedAt.GetSeconds(), reason);
     }
     return s;
+}
+
+double
+Transport::EstimateRunSeconds(uint64_t messages, uint64_t /* bytes */) const
+{
+    return static_cast<double>(messages) / FabricWorkRates::kFlowMessagesPerSecond;
 }
 
 } // namespace ns3

@@ -223,6 +223,18 @@ class Transport : public Object
     /// \return the totals so far
     virtual Totals GetTotals() const = 0;
 
+    /**
+     * An up-front estimate of the wall time this backend needs to move a
+     * workload, for refusing or warning before a long run starts
+     * (FabricRequireWork). It errs long: it uses FabricWorkRates, a little
+     * below what bench/ measures. The default counts messages at the flow
+     * level's rate (FabricWorkRates::kFlowMessagesPerSecond).
+     * \param messages messages the workload sends
+     * \param bytes payload bytes they carry
+     * \return estimated seconds of wall time
+     */
+    virtual double EstimateRunSeconds(uint64_t messages, uint64_t bytes) const;
+
     /// A message that failed (or is pending, for progress reports).
     using MessageReport = TransportMessageReport;
 

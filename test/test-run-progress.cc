@@ -1,0 +1,189 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Work bounded up front and progress shown while a long run goes on: the
+ * backends' estimates, the refusal by FabricRequireWork and its global
+ * limit, and RunProgress, which must neither change results nor keep a run
+ * alive.
+ */
+#include "ns3/collective-helper.h"
+#include "ns3/double.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-work.h"
+#include "ns3/flow-helper.h"
+#include "ns3/global-value.h"
+#include "ns3/run-progress.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+FabricTopology
+SmallRailOnly()
+{
+    ClusterParams p;
+    p.gpus = 16;
+    p.radix = 64;
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    return BuildRailOnly(p);
+}
+
+/// Restores a global value when the test ends, whatever it asserted.
+class GlobalGuard
+{
+  public:
+    explicit GlobalGuard(std::string name)
+        : m_name(std::move(name))
+    {
+        GlobalValue::GetValueByName(m_name, m_old);
+    }
+
+    ~GlobalGuard()
+    {
+        GlobalValue::Bind(m_name, m_old);
+    }
+
+  private:
+    std::string m_name;
+    DoubleValue m_old;
+};
+
+/// Runs a ring allreduce of \p bytes on \p fabric, with a RunProgress
+/// reporting every millisecond of wall time if \p reports is not null.
+CollectiveResult
+RunAllReduce(Ptr<Fabric> fabric, uint64_t bytes, std::vector<RunProgress::Report>* reports)
+{
+    Ptr<RunProgress> progress;
+    if (reports)
+    {
+        progress = CreateObject<RunProgress>();
+        progress->SetAttribute("Interval", TimeValue(MilliSeconds(1)));
+        progress->TraceConnectWithoutContext(
+            "Progress",
+            MakeCallback(+[](std::vector<RunProgress::Report>* out, const RunProgress::Report& r) {
+                out->push_back(r);
+            }).Bind(reports));
+        // a ring allreduce sends 2 (N-1)/N of the buffer from each of N ranks
+        progress->Install(fabric->GetTransport(), 2 * 15 * bytes);
+    }
+    CollectiveHelper helper(fabric);
+    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(fabric->GetNGpus()),
+                                            "allreduce",
+                                            "ring",
+                                            bytes,
+                                            Seconds(0));
+    Simulator::Run();
+    if (progress)
+    {
+        progress->Dispose();
+    }
+    return run->GetResult();
+}
+
+} // namespace
+
+TEST(WorkEstimate, PacketLevelCountsEventsPerPacketAtTheReferenceRate)
+{
+    Ptr<Fabric> fabric = FabricHelper().Install(SmallRailOnly());
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    const double payload = t->GetPayloadPerPacket();
+    ASSERT_GT(payload, 0);
+    const double expected = PacketTransport::kEventsPerPacket * (1e9 / payload + 100) /
+                            FabricWorkRates::kPacketEventsPerSecond;
+    EXPECT_DOUBLE_EQ(t->EstimateRunSeconds(100, 1000000000), expected);
+    // twice the bytes, nearly twice the time; bytes cost more than messages
+    EXPECT_GT(t->EstimateRunSeconds(100, 2000000000), 1.9 * expected);
+    Simulator::Destroy();
+}
+
+TEST(WorkEstimate, FlowLevelCountsMessagesAndNotBytes)
+{
+    Ptr<FlowTransport> t = FlowHelper().Install(SmallRailOnly());
+    EXPECT_DOUBLE_EQ(t->EstimateRunSeconds(1000, 1),
+                     1000 / FabricWorkRates::kFlowMessagesPerSecond);
+    EXPECT_DOUBLE_EQ(t->EstimateRunSeconds(1000, 10000000000000ULL),
+                     t->EstimateRunSeconds(1000, 1));
+    Simulator::Destroy();
+}
+
+TEST(WorkEstimate, ARunOverTheLimitIsRefusedByItsParameterWithTheEstimate)
+{
+    GlobalGuard guard("GpuFabricMaxRunSeconds");
+    EXPECT_DOUBLE_EQ(FabricMaxRunSeconds(), 43200);
+    EXPECT_NO_THROW(FabricRequireWork(43200, "--max-bytes", 1, "the sweep"));
+    try
+    {
+        FabricRequireWork(2 * 86400, "--max-bytes", "17592186044416", "the sweep's 3e+11 events");
+        ADD_FAILURE() << "not refused";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_EQ(e.Parameter(), "--max-bytes");
+        EXPECT_NE(what.find("17592186044416"), std::string::npos) << what;
+        EXPECT_NE(what.find("the sweep's 3e+11 events would take about 2 days"), std::string::npos)
+            << what;
+        EXPECT_NE(what.find("GpuFabricMaxRunSeconds=43200"), std::string::npos) << what;
+    }
+    // an estimate that is not a number is refused, not let through
+    EXPECT_THROW(FabricRequireWork(std::nan(""), "--x", 1, "w"), FabricConfigError);
+    GlobalValue::Bind("GpuFabricMaxRunSeconds", DoubleValue(0)); // 0 lifts the limit
+    EXPECT_NO_THROW(FabricRequireWork(1e30, "--max-bytes", 1, "the sweep"));
+    GlobalValue::Bind("GpuFabricMaxRunSeconds", DoubleValue(10));
+    EXPECT_THROW(FabricRequireWork(11, "--max-bytes", 1, "the sweep"), FabricConfigError);
+}
+
+TEST(WorkEstimate, DurationsReadAsAPersonWouldSayThem)
+{
+    EXPECT_EQ(FabricDurationText(40), "40 s");
+    EXPECT_EQ(FabricDurationText(600), "10 minutes");
+    EXPECT_EQ(FabricDurationText(3 * 3600), "3.0 hours");
+    EXPECT_EQ(FabricDurationText(10 * 86400), "10 days");
+    EXPECT_EQ(FabricDurationText(1e12), "over 1000 years");
+    EXPECT_EQ(FabricDurationText(std::numeric_limits<double>::infinity()), "over 1000 years");
+}
+
+TEST(RunProgressTest, ReportsWithoutChangingResultsOrKeepingTheRunAlive)
+{
+    const uint64_t bytes = 64ULL << 20;
+    CollectiveResult plain;
+    {
+        Ptr<Fabric> fabric = FabricHelper().Install(SmallRailOnly());
+        plain = RunAllReduce(fabric, bytes, nullptr);
+        Simulator::Destroy();
+    }
+    std::vector<RunProgress::Report> reports;
+    Ptr<Fabric> fabric = FabricHelper().Install(SmallRailOnly());
+    const CollectiveResult watched = RunAllReduce(fabric, bytes, &reports);
+    const Time end = Simulator::Now();
+    Simulator::Destroy();
+    // Simulator::Run returned (the run ended) at the same time with the same result
+    EXPECT_TRUE(watched.complete);
+    EXPECT_EQ(watched.timeS, plain.timeS);
+    EXPECT_EQ(watched.bytesSent, plain.bytesSent);
+    EXPECT_EQ(watched.bytesSent, 2 * 15 * bytes);
+    // hundreds of thousands of events take more than a millisecond of wall time
+    ASSERT_FALSE(reports.empty());
+    uint64_t lastBytes = 0;
+    for (const auto& r : reports)
+    {
+        EXPECT_GE(r.bytesDelivered, lastBytes);
+        EXPECT_LE(r.bytesDelivered, r.bytesExpected);
+        EXPECT_LE(r.now, end);
+        EXPECT_GT(r.events, 0u);
+        lastBytes = r.bytesDelivered;
+        const std::string line = RunProgress::Describe(r);
+        EXPECT_EQ(line.rfind("progress: ", 0), 0u) << line;
+        EXPECT_NE(line.find("of 2.0 GB delivered"), std::string::npos) << line;
+    }
+}
