@@ -7,218 +7,104 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
+#include "ns3/names.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <set>
 
 namespace ns3
 {
 
 NS_LOG_COMPONENT_DEFINE("FabricHelper");
-NS_OBJECT_ENSURE_REGISTERED(Fabric);
 
-TypeId
-Fabric::GetTypeId()
+namespace
 {
-    static TypeId tid = TypeId("ns3::Fabric").SetParent<Object>().SetGroupName("GpuFabric");
-    return tid;
+
+/// A role as a name may hold it: no '/' (Names and Config paths split at it).
+std::string
+NameOfRole(const std::string& role)
+{
+    std::string name = role.empty() ? "switch" : role;
+    std::replace(name.begin(), name.end(), '/', '-');
+    return name;
 }
 
-void
-Fabric::DoDispose()
+/**
+ * The names of a topology's vertices, without prefix: "gpu-R",
+ * "nvswitch-D-P" (an NVSwitch outside any domain: "nvswitch-I"), "<role>-I"
+ * (I counts that role's switches in vertex order). A hand-built topology
+ * whose roles make a name twice gets "-v<vertex>" on the switch (or the
+ * later vertex of one kind).
+ */
+std::vector<std::string>
+VertexNames(const FabricTopology& topo)
 {
-    // a fabric whose Install threw part way (a device attribute refused)
-    // has empty slots: it is disposed on the way out all the same
-    for (const auto& dev : m_devs)
+    std::vector<std::string> names(topo.GetNVertices());
+    std::map<std::string, uint32_t> perRole;
+    for (uint32_t v = 0; v < names.size(); ++v)
     {
-        if (dev)
+        const TopoNode& n = topo.Node(v);
+        if (n.kind == TopoNodeKind::Gpu)
         {
-            dev->SetLossCallback(FabricNetDevice::LossCallback());
+            names[v] = fmt::format("gpu-{}", n.rank);
+        }
+        else if (n.kind == TopoNodeKind::NvSwitch && n.domain >= 0)
+        {
+            names[v] = fmt::format("nvswitch-{}-{}", n.domain, n.local);
+        }
+        else
+        {
+            const std::string role =
+                n.kind == TopoNodeKind::NvSwitch ? "nvswitch" : NameOfRole(n.role);
+            names[v] = fmt::format("{}-{}", role, perRole[role]++);
         }
     }
-    for (const auto& node : m_nodes)
+    // GPUs keep their names first, then NVSwitches, then switches
+    std::set<std::string> seen;
+    for (const TopoNodeKind kind :
+         {TopoNodeKind::Gpu, TopoNodeKind::NvSwitch, TopoNodeKind::Switch})
     {
-        if (node)
+        for (uint32_t v = 0; v < names.size(); ++v)
         {
-            node->SetLossCallback(FabricNetDevice::LossCallback());
-        }
-    }
-    if (m_transport)
-    {
-        m_transport->Dispose();
-    }
-    m_transport = nullptr;
-    m_nodes.clear();
-    m_gpus.clear();
-    m_devs.clear();
-    Object::DoDispose();
-}
-
-const FabricTopology&
-Fabric::GetTopology() const
-{
-    return m_topology;
-}
-
-uint32_t
-Fabric::GetNGpus() const
-{
-    return m_gpus.size();
-}
-
-Ptr<FabricGpu>
-Fabric::GetGpu(uint32_t rank) const
-{
-    return m_gpus.at(rank);
-}
-
-Ptr<FabricNode>
-Fabric::GetNodeOfVertex(uint32_t vertex) const
-{
-    return m_nodes.at(vertex);
-}
-
-NodeContainer
-Fabric::GetNodes() const
-{
-    NodeContainer c;
-    for (const auto& n : m_nodes)
-    {
-        c.Add(n);
-    }
-    return c;
-}
-
-Ptr<PacketTransport>
-Fabric::GetTransport() const
-{
-    return m_transport;
-}
-
-const std::vector<FabricRoutingTable>&
-Fabric::GetRoutingTables() const
-{
-    return m_tables;
-}
-
-std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>>
-Fabric::GetCableDevices(uint32_t cable) const
-{
-    return {m_devs.at(2 * cable), m_devs.at(2 * cable + 1)};
-}
-
-uint16_t
-Fabric::RegisterRoute(const std::vector<uint32_t>& vertices)
-{
-    if (auto it = m_routeIds.find(vertices); it != m_routeIds.end())
-    {
-        return it->second;
-    }
-    const auto& g = m_topology.GetGraph();
-    FabricRequire(vertices.size() >= 2 && vertices.front() < m_topology.GetNVertices() &&
-                      vertices.back() < m_topology.GetNVertices() &&
-                      m_topology.Node(vertices.front()).kind == TopoNodeKind::Gpu &&
-                      m_topology.Node(vertices.back()).kind == TopoNodeKind::Gpu,
-                  "source route",
-                  fmt::format("{} vertices", vertices.size()),
-                  "a path of at least 2 vertices from a GPU to a GPU");
-    FabricRequire(m_sourceRoutes->ports.size() < 65535,
-                  "source routes",
-                  m_sourceRoutes->ports.size(),
-                  "at most 65535 per fabric");
-    std::vector<uint16_t> ports;
-    for (size_t i = 0; i + 1 < vertices.size(); ++i)
-    {
-        bool found = false;
-        if (vertices[i] < m_topology.GetNVertices())
-        {
-            for (auto [it, end] = boost::out_edges(vertices[i], g); it != end; ++it)
+            if (topo.Node(v).kind == kind && !seen.insert(names[v]).second)
             {
-                if (boost::target(*it, g) == vertices[i + 1])
-                {
-                    ports.push_back(static_cast<uint16_t>(g[*it].srcPort));
-                    found = true;
-                    break;
-                }
+                names[v] += fmt::format("-v{}", v);
+                NS_ABORT_MSG_UNLESS(seen.insert(names[v]).second,
+                                    "two vertices named " << names[v]);
             }
         }
-        FabricRequire(found,
-                      "source route hop",
-                      fmt::format("{} -> {}", vertices[i], vertices[i + 1]),
-                      "vertices joined by a link of the topology");
     }
-    const auto id = static_cast<uint16_t>(m_sourceRoutes->ports.size());
-    m_sourceRoutes->ports.push_back(std::move(ports));
-    m_routeIds.emplace(vertices, id);
-    return id;
+    return names;
 }
 
-uint64_t
-Fabric::SendAlongPath(const std::vector<uint32_t>& vertices,
-                      uint64_t bytes,
-                      Transport::DoneCallback done)
+/// The first of \p names, after \p prefix, taken in ns3::Names ("" if none).
+std::string
+TakenName(const std::string& prefix, const std::vector<std::string>& names)
 {
-    const uint16_t id = RegisterRoute(vertices);
-    return m_transport->SendRouted(m_topology.Node(vertices.front()).rank,
-                                   m_topology.Node(vertices.back()).rank,
-                                   bytes,
-                                   id,
-                                   done);
+    for (const std::string& name : names)
+    {
+        if (Names::Find<Object>(prefix + name))
+        {
+            return prefix + name;
+        }
+    }
+    return "";
 }
 
+bool g_namesClearScheduled = false; //!< Names::Clear is due at Simulator::Destroy
+
+/// Release every name (ns-3 cannot remove one), at Simulator::Destroy.
 void
-Fabric::SetRoutingTables(std::vector<FabricRoutingTable> tables)
+ClearNames()
 {
-    FabricRequire(tables.size() == m_nodes.size(),
-                  "routing tables",
-                  tables.size(),
-                  fmt::format("one per vertex ({})", m_nodes.size()));
-    m_tables = std::move(tables);
-    for (uint32_t v = 0; v < m_nodes.size(); ++v)
-    {
-        m_nodes[v]->SetRoutingTable(m_tables[v]);
-    }
-    m_transport->RoutesChanged();
+    Names::Clear();
+    g_namesClearScheduled = false;
 }
 
-uint64_t
-Fabric::GetTotalLost() const
-{
-    uint64_t lost = 0;
-    for (const auto& d : m_devs)
-    {
-        lost += d->GetStats().lost + d->GetStats().corrupted;
-    }
-    return lost;
-}
-
-Fabric::EventCounts
-Fabric::GetEventCounts() const
-{
-    EventCounts c;
-    for (const auto& d : m_devs)
-    {
-        const FabricNetDevice::Stats& s = d->GetStats();
-        c.arrivals += s.arrivals;
-        c.serializationEnds += s.serializationEnds;
-        c.flowControlFrames += s.flowControlFrames;
-    }
-    return c;
-}
-
-uint64_t
-Fabric::GetTotalDrops() const
-{
-    uint64_t drops = 0;
-    for (const auto& d : m_devs)
-    {
-        drops += d->GetStats().drops;
-    }
-    for (const auto& n : m_nodes)
-    {
-        drops += n->GetNoRouteDrops();
-    }
-    return drops;
-}
+} // namespace
 
 FabricHelper::FabricHelper()
 {
@@ -253,11 +139,63 @@ FabricHelper::SetDeviceAttribute(const std::string& name, const AttributeValue& 
     m_deviceFactory.Set(name, value);
 }
 
+void
+FabricHelper::SetNamePrefix(const std::string& prefix)
+{
+    FabricRequire(prefix.find('/') == std::string::npos,
+                  "name prefix",
+                  prefix,
+                  "a prefix without '/' (Names and Config paths split at it)");
+    m_namePrefix = prefix;
+    m_names = true;
+}
+
+void
+FabricHelper::DisableNames()
+{
+    m_names = false;
+}
+
+std::string
+FabricHelper::ChooseNamePrefix(const std::vector<std::string>& names) const
+{
+    if (m_namePrefix)
+    {
+        const std::string taken = TakenName(*m_namePrefix, names);
+        FabricRequire(taken.empty(),
+                      "name prefix",
+                      *m_namePrefix,
+                      fmt::format("a prefix whose names are free in ns3::Names ('{}' is taken: "
+                                  "each fabric of a simulation needs its own prefix; "
+                                  "Simulator::Destroy releases the names)",
+                                  taken));
+        return *m_namePrefix;
+    }
+    // one candidate per fabric named in this simulation, each checked up to
+    // its first taken name
+    std::string prefix;
+    for (uint32_t i = 1; !TakenName(prefix, names).empty(); ++i)
+    {
+        prefix = fmt::format("fabric{}-", i);
+    }
+    return prefix;
+}
+
 Ptr<Fabric>
 FabricHelper::Install(const FabricTopology& topology) const
 {
     // before any node: the tables are the largest part of a fabric
     RequireRoutingTablesFit(topology);
+    // and the names, so that a taken prefix leaves no half-built fabric
+    std::vector<std::string> names;
+    std::string prefix;
+    if (m_names)
+    {
+        names = VertexNames(topology);
+        names.emplace_back("fabric");
+        names.emplace_back("transport");
+        prefix = ChooseNamePrefix(names);
+    }
     auto fabric = CreateObject<Fabric>();
     fabric->m_topology = topology;
     const FabricTopology& topo = fabric->m_topology;
@@ -341,6 +279,22 @@ FabricHelper::Install(const FabricTopology& topology) const
     for (const auto& node : fabric->m_nodes)
     {
         node->SetLossCallback(lost);
+    }
+    if (m_names)
+    {
+        NS_LOG_INFO("naming the fabric's objects with prefix \"" << prefix << "\"");
+        fabric->m_namePrefix = prefix;
+        for (uint32_t v = 0; v < nv; ++v)
+        {
+            Names::Add(prefix + names[v], fabric->m_nodes[v]);
+        }
+        Names::Add(prefix + names[nv], fabric);
+        Names::Add(prefix + names[nv + 1], fabric->m_transport);
+        if (!g_namesClearScheduled)
+        {
+            g_namesClearScheduled = true;
+            Simulator::ScheduleDestroy(&ClearNames);
+        }
     }
     return fabric;
 }

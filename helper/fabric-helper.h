@@ -4,109 +4,16 @@
 #ifndef GPU_FABRIC_FABRIC_HELPER_H
 #define GPU_FABRIC_FABRIC_HELPER_H
 
-#include "ns3/fabric-channel.h"
-#include "ns3/fabric-gpu.h"
-#include "ns3/fabric-switch.h"
-#include "ns3/fabric-topology.h"
 #include "ns3/fabric-trace-helper.h"
-#include "ns3/node-container.h"
+#include "ns3/fabric.h"
 #include "ns3/object-factory.h"
-#include "ns3/packet-transport.h"
 
-#include <map>
-#include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace ns3
 {
-
-/**
- * \ingroup gpu-fabric
- * \brief A fabric instantiated in ns-3: nodes, devices and channels made
- * from one FabricTopology, with routing installed and a PacketTransport.
- */
-class Fabric : public Object
-{
-  public:
-    /// \return the TypeId
-    static TypeId GetTypeId();
-
-    /// \return the description it was built from
-    const FabricTopology& GetTopology() const;
-    /// \return number of GPUs
-    uint32_t GetNGpus() const;
-    /// \param rank a rank \return its GPU
-    Ptr<FabricGpu> GetGpu(uint32_t rank) const;
-    /// \param vertex a topology vertex \return its node
-    Ptr<FabricNode> GetNodeOfVertex(uint32_t vertex) const;
-    /// \return all nodes (GPUs and switches)
-    NodeContainer GetNodes() const;
-    /// \return the message layer
-    Ptr<PacketTransport> GetTransport() const;
-    /// \return the routing tables, by vertex
-    const std::vector<FabricRoutingTable>& GetRoutingTables() const;
-    /**
-     * Devices of a cable.
-     * \param cable index in GetTopology().Cables()
-     * \return the devices at its ends a and b
-     */
-    std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>> GetCableDevices(uint32_t cable) const;
-
-    /**
-     * Register an explicit route (direct-connect schedules that name their
-     * path): consecutive vertices must be linked; it starts and ends at GPUs.
-     * The same path registered twice gets the same id.
-     * \param vertices the path, source GPU first
-     * \return the route id for PacketTransport::SendRouted
-     */
-    uint16_t RegisterRoute(const std::vector<uint32_t>& vertices);
-
-    /**
-     * Send along an explicit path (registered on first use).
-     * \param vertices the path, source GPU first, destination GPU last
-     * \param bytes payload \param done delivery callback \return message id
-     */
-    uint64_t SendAlongPath(const std::vector<uint32_t>& vertices,
-                           uint64_t bytes,
-                           Transport::DoneCallback done);
-
-    /// \return packets dropped anywhere (queue overflow or no route)
-    uint64_t GetTotalDrops() const;
-    /// \return packets lost to link faults anywhere (down links, bit errors)
-    uint64_t GetTotalLost() const;
-
-    /// The data plane's events so far, by kind (summed over every port).
-    struct EventCounts
-    {
-        uint64_t arrivals{0};          //!< a packet's last bit reached a port
-        uint64_t serializationEnds{0}; //!< a port finished serializing (when scheduled)
-        uint64_t flowControlFrames{0}; //!< a pause or resume frame reached a port
-    };
-
-    /// \return the data plane's events by kind
-    EventCounts GetEventCounts() const;
-
-    /**
-     * Install new forwarding tables in every node (e.g. recomputed without
-     * failed elements) and tell the transport (PacketTransport::RoutesChanged).
-     * \param tables one per vertex
-     */
-    void SetRoutingTables(std::vector<FabricRoutingTable> tables);
-
-  protected:
-    void DoDispose() override;
-
-  private:
-    friend class FabricHelper;
-    FabricTopology m_topology;
-    std::vector<Ptr<FabricNode>> m_nodes;     //!< by vertex
-    std::vector<Ptr<FabricGpu>> m_gpus;       //!< by rank
-    std::vector<Ptr<FabricNetDevice>> m_devs; //!< cable i: 2i (end a), 2i+1 (end b)
-    std::vector<FabricRoutingTable> m_tables; //!< by vertex
-    Ptr<PacketTransport> m_transport;
-    std::shared_ptr<FabricSourceRoutes> m_sourceRoutes;   //!< shared with the nodes
-    std::map<std::vector<uint32_t>, uint16_t> m_routeIds; //!< path -> route id
-};
 
 /**
  * \ingroup gpu-fabric
@@ -117,6 +24,23 @@ class Fabric : public Object
  * standard EnablePcap / EnablePcapAll (Ethernet framing, DLT_EN10MB), and
  * ns-3's ASCII trace through EnableAscii / EnableAsciiAll (see
  * FabricDeviceTraceHelper).
+ *
+ * Install gives the fabric ns-3 Names (ns3::Names), so that Config paths and
+ * pcap file names can use them: every node, by its vertex of the topology,
+ * "gpu-R" (rank R), "nvswitch-D-P" (domain D, plane P) and "<role>-I" for a
+ * network switch (the I-th switch of that role in vertex order: "leaf-0",
+ * "rail-3", "spine-1", "aggregation-2", "core-0"); the Fabric itself
+ * "fabric" (its FaultInjector is reached as $ns3::FaultInjector under it) and
+ * its PacketTransport "transport". ns-3's Names cannot remove a name, so:
+ *  - all the names of a fabric take one prefix (SetNamePrefix). Unset, it is
+ *    "" if every name of the fabric is free, else the first of "fabric1-",
+ *    "fabric2-", ... whose names are all free: the first fabric of a
+ *    simulation is "gpu-3", a second one in the same simulation
+ *    "fabric1-gpu-3" (Fabric::GetNamePrefix tells).
+ *  - the names live until Simulator::Destroy, which then calls Names::Clear
+ *    (ns-3's only way to release a name), as it empties the NodeList: the
+ *    next simulation's fabric is "gpu-3" again. Names of one's own go with
+ *    them; DisableNames leaves Names alone.
  */
 class FabricHelper : public FabricDeviceTraceHelper
 {
@@ -133,6 +57,18 @@ class FabricHelper : public FabricDeviceTraceHelper
     void SetDeviceAttribute(const std::string& name, const AttributeValue& value);
 
     /**
+     * Name the next fabrics' nodes, fabric and transport with this prefix
+     * ("rack2-" gives "rack2-gpu-3"). Install throws FabricConfigError if a
+     * name it needs is taken (another fabric of this simulation, or a name of
+     * one's own).
+     * \param prefix the prefix (no '/'; "" for the plain names)
+     */
+    void SetNamePrefix(const std::string& prefix);
+
+    /// Give the next fabrics no ns-3 Names (and leave Names alone at Simulator::Destroy).
+    void DisableNames();
+
+    /**
      * Build the fabric.
      * \param topology the description
      * \return the fabric
@@ -140,10 +76,18 @@ class FabricHelper : public FabricDeviceTraceHelper
     Ptr<Fabric> Install(const FabricTopology& topology) const;
 
   private:
+    /**
+     * \param names the names a fabric needs, without prefix
+     * \return the prefix that makes them all free (see SetNamePrefix)
+     */
+    std::string ChooseNamePrefix(const std::vector<std::string>& names) const;
+
     ObjectFactory m_switchFactory;
     ObjectFactory m_nvswitchFactory;
     ObjectFactory m_gpuFactory;
     ObjectFactory m_deviceFactory;
+    std::optional<std::string> m_namePrefix; //!< unset: the first free one
+    bool m_names{true};                      //!< name the fabric's objects
 };
 
 } // namespace ns3

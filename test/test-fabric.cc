@@ -1333,8 +1333,9 @@ TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)
     const uint64_t bytes = 10'000;
     fabric->GetTransport()->Send(0, 1, bytes, Transport::DoneCallback());
     Simulator::Run();
-    // the sender's NIC: GPU 0 is node 0, its NIC device 0
-    const std::string file = prefix + "-" + std::to_string(fabric->GetGpu(0)->GetId()) + "-0.pcap";
+    // the sender's NIC, device 0 of the node named gpu-0 (ns3::Names)
+    ASSERT_EQ(fabric->GetNodeName(fabric->GetTopology().GpuVertex(0)), "gpu-0");
+    const std::string file = prefix + "-gpu-0-0.pcap";
     fabric = nullptr;
     Simulator::Destroy(); // closes (flushes) the capture files
     PcapFile pcap;

@@ -4,6 +4,7 @@
 #include "collective-application.h"
 
 #include "ns3/log.h"
+#include "ns3/pointer.h"
 
 namespace ns3
 {
@@ -14,10 +15,20 @@ NS_OBJECT_ENSURE_REGISTERED(CollectiveApplication);
 TypeId
 CollectiveApplication::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::CollectiveApplication")
-                            .SetParent<Application>()
-                            .SetGroupName("GpuFabric")
-                            .AddConstructor<CollectiveApplication>();
+    static TypeId tid =
+        TypeId("ns3::CollectiveApplication")
+            .SetParent<Application>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<CollectiveApplication>()
+            // read-only: a Config path reaches the run's trace sources
+            // through it (.../$ns3::CollectiveApplication/Run/Complete)
+            .AddAttribute("Run",
+                          "The collective this application runs one rank of (set by "
+                          "CollectiveHelper); its trace sources are reached through it.",
+                          TypeId::ATTR_GET,
+                          PointerValue(),
+                          MakePointerAccessor(&CollectiveApplication::m_run),
+                          MakePointerChecker<CollectiveRun>());
     return tid;
 }
 

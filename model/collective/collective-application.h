@@ -15,6 +15,12 @@ namespace ns3
  * \ingroup gpu-fabric
  * \brief The ns-3 Application of one GPU in one collective: starts that
  * rank's part of a CollectiveRun at the application's start time.
+ *
+ * Its attribute Run (read-only) makes the run's trace sources reachable by
+ * Config path, e.g.
+ * /Names/gpu-0/ApplicationList/0/$ns3::CollectiveApplication/Run/Complete.
+ * Every GPU of the collective has an application of the same run, so a path
+ * with a wildcard over GPUs connects once per GPU.
  */
 class CollectiveApplication : public Application
 {

@@ -1,0 +1,292 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "fault-injector.h"
+
+#include "ns3/boolean.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FaultInjector");
+NS_OBJECT_ENSURE_REGISTERED(FaultInjector);
+
+TypeId
+FaultInjector::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::FaultInjector")
+            .SetParent<Object>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<FaultInjector>()
+            .AddAttribute("DetectionDelay",
+                          "Time from a fault (or a repair) to the routing reaction: the "
+                          "forwarding tables are recomputed without the failed elements.",
+                          TimeValue(MicroSeconds(50)),
+                          MakeTimeAccessor(&FaultInjector::m_detectionDelay),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("HbDomainRelay",
+                          "Relay traffic that lost its network path through the HB domains "
+                          "(NVLink to a GPU on a healthy rail). Off, or when GPUs do not "
+                          "forward, such traffic has no path and its messages fail.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FaultInjector::m_hbDomainRelay),
+                          MakeBooleanChecker())
+            .AddTraceSource("Fault",
+                            "A fault or repair took effect on the data path (description).",
+                            MakeTraceSourceAccessor(&FaultInjector::m_faultTrace),
+                            "ns3::TracedCallback::String")
+            .AddTraceSource("RoutesChanged",
+                            "Routing reacted to a fault (description).",
+                            MakeTraceSourceAccessor(&FaultInjector::m_routesTrace),
+                            "ns3::TracedCallback::String");
+    return tid;
+}
+
+FaultInjector::FaultInjector() = default;
+
+void
+FaultInjector::DoDispose()
+{
+    m_fabric = nullptr;
+    Object::DoDispose();
+}
+
+void
+FaultInjector::SetFabric(Fabric* fabric)
+{
+    m_fabric = fabric;
+    const FabricTopology& topo = fabric->GetTopology();
+    m_cablesOf.assign(topo.GetNVertices(), {});
+    const auto& cables = topo.Cables();
+    for (uint32_t c = 0; c < cables.size(); ++c)
+    {
+        m_cablesOf[cables[c].a].push_back(c);
+        m_cablesOf[cables[c].b].push_back(c);
+    }
+}
+
+bool
+FaultInjector::HasFabric() const
+{
+    return m_fabric != nullptr;
+}
+
+void
+FaultInjector::RequireFabric() const
+{
+    FabricRequire(m_fabric != nullptr,
+                  "fabric of the FaultHelper",
+                  "disposed (Fabric::Dispose or Simulator::Destroy)",
+                  "a fabric installed since the last Simulator::Destroy (make a new FaultHelper "
+                  "for it)");
+}
+
+void
+FaultInjector::RequireCable(uint32_t cable) const
+{
+    RequireFabric();
+    const uint32_t n = m_fabric->GetTopology().Cables().size();
+    FabricRequire(cable < n, "cable", cable, fmt::format("below {}", n));
+}
+
+void
+FaultInjector::RequireGpu(uint32_t rank) const
+{
+    RequireFabric();
+    const uint32_t n = m_fabric->GetTopology().GetNGpus();
+    FabricRequire(rank < n, "GPU rank", rank, fmt::format("below {}", n));
+}
+
+void
+FaultInjector::RequireRateFraction(double fraction)
+{
+    FabricRequire(fraction > 0 && fraction <= 1,
+                  "link rate fraction",
+                  fraction,
+                  "a fraction in (0, 1] of the cable's rate");
+}
+
+void
+FaultInjector::ApplyCable(uint32_t cable)
+{
+    const TopoCable& c = m_fabric->GetTopology().Cables()[cable];
+    const bool up = m_state.cables.count(cable) == 0 && m_state.vertices.count(c.a) == 0 &&
+                    m_state.vertices.count(c.b) == 0;
+    auto devs = m_fabric->GetCableDevices(cable);
+    DynamicCast<FabricChannel>(devs.first->GetChannel())->SetLinkUp(up);
+}
+
+void
+FaultInjector::ApplyVertex(uint32_t vertex)
+{
+    for (uint32_t c : m_cablesOf[vertex])
+    {
+        ApplyCable(c);
+    }
+}
+
+void
+FaultInjector::Changed(const std::string& what)
+{
+    const std::string line = fmt::format("{:.9f} s: {}", Simulator::Now().GetSeconds(), what);
+    NS_LOG_INFO(line);
+    m_log.push_back(line);
+    m_faultTrace(what);
+    Simulator::Schedule(m_detectionDelay, &FaultInjector::Detect, this, m_state, what);
+}
+
+void
+FaultInjector::Detect(FaultState snapshot, std::string what)
+{
+    if (m_fabric == nullptr)
+    {
+        return;
+    }
+    bool relay = m_hbDomainRelay;
+    for (uint32_t r = 0; r < m_fabric->GetNGpus() && relay; ++r)
+    {
+        relay = m_fabric->GetGpu(r)->GetForwarding();
+    }
+    snapshot.hbDomainRelay = relay;
+    m_detected = snapshot;
+    m_fabric->SetRoutingTables(ComputeRoutingTables(m_fabric->GetTopology(), snapshot));
+    ++m_updates;
+    const std::string line =
+        fmt::format("{:.9f} s: routing updated after: {}", Simulator::Now().GetSeconds(), what);
+    NS_LOG_INFO(line);
+    m_log.push_back(line);
+    m_routesTrace(what);
+}
+
+void
+FaultInjector::DetectNow()
+{
+    Detect(m_state, "faults present at start");
+}
+
+void
+FaultInjector::LinkDown(uint32_t cable)
+{
+    RequireCable(cable);
+    m_state.cables.insert(cable);
+    ApplyCable(cable);
+    Changed(fmt::format("cable {} down", cable));
+}
+
+void
+FaultInjector::LinkUp(uint32_t cable)
+{
+    RequireCable(cable);
+    m_state.cables.erase(cable);
+    ApplyCable(cable);
+    Changed(fmt::format("cable {} up", cable));
+}
+
+void
+FaultInjector::RequireSwitch(uint32_t vertex) const
+{
+    RequireFabric();
+    const FabricTopology& topo = m_fabric->GetTopology();
+    FabricRequire(vertex < topo.GetNVertices() && topo.Node(vertex).kind != TopoNodeKind::Gpu,
+                  "switch vertex",
+                  vertex,
+                  "a switch or NVSwitch vertex of the topology (GPUs: GpuDown)");
+}
+
+void
+FaultInjector::SwitchDown(uint32_t vertex)
+{
+    RequireSwitch(vertex);
+    const FabricTopology& topo = m_fabric->GetTopology();
+    m_state.vertices.insert(vertex);
+    ApplyVertex(vertex);
+    Changed(fmt::format("{} switch (vertex {}) down", topo.Node(vertex).role, vertex));
+}
+
+void
+FaultInjector::SwitchUp(uint32_t vertex)
+{
+    RequireSwitch(vertex);
+    const FabricTopology& topo = m_fabric->GetTopology();
+    m_state.vertices.erase(vertex);
+    ApplyVertex(vertex);
+    Changed(fmt::format("{} switch (vertex {}) up", topo.Node(vertex).role, vertex));
+}
+
+void
+FaultInjector::GpuDown(uint32_t rank)
+{
+    RequireGpu(rank);
+    const FabricTopology& topo = m_fabric->GetTopology();
+    const uint32_t v = topo.GpuVertex(rank);
+    m_state.vertices.insert(v);
+    m_fabric->GetTransport()->SetEndpointDown(rank, true);
+    ApplyVertex(v);
+    Changed(fmt::format("GPU {} down", rank));
+}
+
+void
+FaultInjector::DegradeLink(uint32_t cable, double fraction)
+{
+    RequireCable(cable);
+    RequireRateFraction(fraction);
+    const FabricTopology& topo = m_fabric->GetTopology();
+    const auto rate = static_cast<uint64_t>(topo.Cables()[cable].rateBps * fraction);
+    FabricRequire(rate > 0, "degraded link rate", rate, "at least 1 bit/s");
+    auto devs = m_fabric->GetCableDevices(cable);
+    devs.first->SetDataRate(DataRate(rate));
+    devs.second->SetDataRate(DataRate(rate));
+    // a slower link is still a link: routing does not change
+    const std::string line = fmt::format("{:.9f} s: cable {} at {} of its rate ({} bit/s)",
+                                         Simulator::Now().GetSeconds(),
+                                         cable,
+                                         fraction,
+                                         rate);
+    m_log.push_back(line);
+    m_faultTrace(line);
+}
+
+void
+FaultInjector::SetBitErrorRate(uint32_t cable, double ber)
+{
+    RequireCable(cable);
+    auto devs = m_fabric->GetCableDevices(cable);
+    // a stream per cable: the same run draws the same corruptions
+    DynamicCast<FabricChannel>(devs.first->GetChannel())->SetBitErrorRate(ber, 1000 + cable);
+    const std::string line = fmt::format("{:.9f} s: cable {} bit-error rate {}",
+                                         Simulator::Now().GetSeconds(),
+                                         cable,
+                                         ber);
+    m_log.push_back(line);
+    m_faultTrace(line);
+}
+
+const FaultState&
+FaultInjector::GetFaultState() const
+{
+    return m_state;
+}
+
+const FaultState&
+FaultInjector::GetDetectedState() const
+{
+    return m_detected;
+}
+
+const std::vector<std::string>&
+FaultInjector::GetLog() const
+{
+    return m_log;
+}
+
+uint32_t
+FaultInjector::GetRoutingUpdates() const
+{
+    return m_updates;
+}
+
+} // namespace ns3
