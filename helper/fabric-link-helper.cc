@@ -3,6 +3,7 @@
  */
 #include "fabric-link-helper.h"
 
+#include "ns3/abort.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
@@ -85,10 +86,14 @@ FabricLinkHelper::Install(Ptr<Node> a, Ptr<Node> b) const
 NetDeviceContainer
 FabricLinkHelper::Install(const NodeContainer& nodes) const
 {
-    FabricRequire(nodes.GetN() == 2,
-                  "FabricLinkHelper::Install nodes",
-                  nodes.GetN(),
-                  "exactly 2 (one link joins two nodes)");
+    // PointToPointHelper asserts this (NS_ASSERT, gone in optimized builds,
+    // where it then reads past the container): a program's mistake, so it
+    // aborts as ns-3 does, in every build, naming the count
+    NS_ABORT_MSG_UNLESS(nodes.GetN() == 2,
+                        FabricConfigError("FabricLinkHelper::Install nodes",
+                                          std::to_string(nodes.GetN()),
+                                          "exactly 2 (one link joins two nodes)")
+                            .what());
     return Install(nodes.Get(0), nodes.Get(1));
 }
 

@@ -79,7 +79,9 @@ class FabricLinkHelper : public FabricDeviceTraceHelper
     NetDeviceContainer Install(Ptr<Node> a, Ptr<Node> b) const;
 
     /**
-     * \param nodes exactly two nodes
+     * \param nodes exactly two nodes; another count aborts the program
+     *        (NS_ABORT_MSG, in every build), as PointToPointHelper's assert
+     *        does, with a message naming the count
      * \return the two devices, in the container's order
      */
     NetDeviceContainer Install(const NodeContainer& nodes) const;
