@@ -6,6 +6,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/simulator.h"
 
+#include <fmt/format.h>
 #include <numeric>
 
 namespace ns3
@@ -91,6 +92,15 @@ CollectiveHelper::Install(CollectiveSchedule schedule, Time start) const
                   "start time",
                   start.As(Time::S),
                   fmt::format("a time not before now ({})", FabricValueText(now.As(Time::S))));
+    // refused up front, by its size, if it cannot finish in reasonable time
+    m_transport->ExpectWork(schedule.TotalOps() / 2,
+                            schedule.TotalBytesSent(),
+                            "collective",
+                            fmt::format("{} ({}) of {} bytes on {} ranks",
+                                        CollectiveTypeName(schedule.Type()),
+                                        schedule.Algorithm(),
+                                        schedule.TotalBytes(),
+                                        schedule.NumRanks()));
     auto run = CreateObject<CollectiveRun>();
     run->Setup(std::move(schedule), m_transport);
     const auto& comm = run->GetSchedule().Communicator();

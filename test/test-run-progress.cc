@@ -6,6 +6,7 @@
  * limit, and RunProgress, which must neither change results nor keep a run
  * alive.
  */
+#include "ns3/boolean.h"
 #include "ns3/collective-helper.h"
 #include "ns3/double.h"
 #include "ns3/fabric-error.h"
@@ -186,4 +187,38 @@ TEST(RunProgressTest, ReportsWithoutChangingResultsOrKeepingTheRunAlive)
         EXPECT_EQ(line.rfind("progress: ", 0), 0u) << line;
         EXPECT_NE(line.find("of 2.0 GB delivered"), std::string::npos) << line;
     }
+}
+
+TEST(WorkEstimate, ACollectiveThatCannotFinishIsRefusedWhenInstalledNotWhenItRuns)
+{
+    GlobalGuard guard("GpuFabricMaxRunSeconds");
+    Ptr<Fabric> fabric = FabricHelper().Install(SmallRailOnly());
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    CollectiveHelper helper(fabric);
+    const auto ranks = CollectiveHelper::AllRanks(16);
+    // 10^13 bytes at packet level: about 3e14 bytes moved, days of wall time
+    try
+    {
+        helper.Install(ranks, "allreduce", "ring", 10000000000000ULL, Seconds(0));
+        ADD_FAILURE() << "not refused";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_EQ(e.Parameter(), "collective");
+        EXPECT_NE(what.find("allreduce (ring) of 10000000000000 bytes on 16 ranks"),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("days"), std::string::npos) << what;
+    }
+    EXPECT_EQ(t->GetExpectedSeconds(), 0); // a refused collective adds nothing
+    helper.Install(ranks, "allreduce", "ring", 1 << 20, Seconds(0));
+    const double small = t->GetExpectedSeconds();
+    EXPECT_GT(small, 0);
+    EXPECT_LT(small, 1);
+    GlobalValue::Bind("GpuFabricMaxRunSeconds", DoubleValue(0)); // lifted: accepted
+    Ptr<Transport>(t)->SetAttribute("ShowProgress", BooleanValue(false));
+    helper.Install(ranks, "allreduce", "ring", 10000000000000ULL, Seconds(0));
+    EXPECT_GT(t->GetExpectedSeconds(), 43200);
+    Simulator::Destroy();
 }

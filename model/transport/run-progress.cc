@@ -61,6 +61,12 @@ RunProgress::Install(Ptr<Transport> transport, uint64_t bytesExpected)
     m_event = Simulator::Schedule(m_step, &RunProgress::Check, this);
 }
 
+void
+RunProgress::AddExpectedBytes(uint64_t bytes)
+{
+    m_expected += bytes;
+}
+
 RunProgress::Report
 RunProgress::Current() const
 {
@@ -110,17 +116,21 @@ RunProgress::Check()
 std::string
 RunProgress::Describe(const Report& r)
 {
+    // the expected bytes are an estimate for some workloads: never past 100 %
     const double share =
-        r.bytesExpected > 0 ? 100.0 * static_cast<double>(r.bytesDelivered) / r.bytesExpected : 0;
-    return fmt::format(
-        "progress: {:.1f} % of {} delivered, simulated {:.6g} s, {:.3g} events in "
-        "{}{}",
-        share,
-        FabricBytesText(static_cast<double>(r.bytesExpected)),
-        r.now.GetSeconds(),
-        static_cast<double>(r.events),
-        FabricDurationText(r.wallSeconds),
-        r.remainingSeconds < 0 ? "" : ", about " + FabricDurationText(r.remainingSeconds) + " left");
+        r.bytesExpected > 0
+            ? std::min(100.0, 100.0 * static_cast<double>(r.bytesDelivered) / r.bytesExpected)
+            : 0;
+    return fmt::format("progress: {:.1f} % of {} delivered, simulated {:.6g} s, {:.3g} events in "
+                       "{}{}",
+                       share,
+                       FabricBytesText(static_cast<double>(r.bytesExpected)),
+                       r.now.GetSeconds(),
+                       static_cast<double>(r.events),
+                       FabricDurationText(r.wallSeconds),
+                       r.remainingSeconds < 0
+                           ? ""
+                           : ", about " + FabricDurationText(r.remainingSeconds) + " left");
 }
 
 } // namespace ns3

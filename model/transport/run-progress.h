@@ -62,6 +62,9 @@ class RunProgress : public Object
      */
     void Install(Ptr<Transport> transport, uint64_t bytesExpected);
 
+    /// \param bytes more payload bytes the run delivers (work declared later)
+    void AddExpectedBytes(uint64_t bytes);
+
     /// \return the report as of now (what Progress would fire)
     Report Current() const;
 

@@ -3,11 +3,16 @@
  */
 #include "transport.h"
 
+#include "run-progress.h"
+
+#include "ns3/boolean.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-memory.h"
 #include "ns3/fabric-work.h"
 #include "ns3/rng-seed-manager.h"
 
 #include <fmt/format.h>
+#include <iostream>
 
 namespace ns3
 {
@@ -21,6 +26,14 @@ Transport::GetTypeId()
         TypeId("ns3::Transport")
             .SetParent<Object>()
             .SetGroupName("GpuFabric")
+            .AddAttribute("ShowProgress",
+                          "When the work declared to the transport (ExpectWork: collectives "
+                          "and programs installed on it) is estimated above the global value "
+                          "GpuFabricWarnRunSeconds, warn on stderr with the estimate and print "
+                          "a progress line there every 10 s of wall time (RunProgress).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&Transport::m_showProgress),
+                          MakeBooleanChecker())
             .AddTraceSource("MessageFailed",
                             "A message was given up: no route, a dead end, or too many "
                             "losses (it is never delivered).",
@@ -140,6 +153,68 @@ double
 Transport::EstimateRunSeconds(uint64_t messages, uint64_t /* bytes */) const
 {
     return static_cast<double>(messages) / FabricWorkRates::kFlowMessagesPerSecond;
+}
+
+void
+Transport::DoDispose()
+{
+    if (m_progress)
+    {
+        m_progress->Dispose();
+        m_progress = nullptr;
+    }
+    Object::DoDispose();
+}
+
+double
+Transport::GetExpectedSeconds() const
+{
+    return m_expectedSeconds;
+}
+
+void
+Transport::ExpectWork(uint64_t messages,
+                      uint64_t bytes,
+                      const std::string& parameter,
+                      const std::string& value)
+{
+    const uint64_t allMessages = m_expectedMessages + messages;
+    const uint64_t allBytes = m_expectedBytes + bytes;
+    // estimated as one workload, so that a backend's per-run costs count once
+    const double seconds = EstimateRunSeconds(allMessages, allBytes);
+    FabricRequireWork(seconds,
+                      parameter,
+                      value,
+                      fmt::format("{} messages of {} in all on the {}",
+                                  allMessages,
+                                  FabricBytesText(static_cast<double>(allBytes)),
+                                  GetInstanceTypeId().GetName()));
+    m_expectedMessages = allMessages;
+    m_expectedBytes = allBytes;
+    m_expectedSeconds = seconds;
+    if (!m_showProgress || seconds <= FabricWarnRunSeconds())
+    {
+        return;
+    }
+    if (auto progress = DynamicCast<RunProgress>(m_progress))
+    {
+        progress->AddExpectedBytes(bytes);
+        return;
+    }
+    std::cerr << fmt::format("gpu-fabric: this run is estimated at about {} of wall time ({} "
+                             "messages of {}; GpuFabricWarnRunSeconds={:g}); progress every 10 s\n",
+                             FabricDurationText(seconds),
+                             allMessages,
+                             FabricBytesText(static_cast<double>(allBytes)),
+                             FabricWarnRunSeconds());
+    auto progress = CreateObject<RunProgress>();
+    progress->TraceConnectWithoutContext("Progress",
+                                         MakeCallback(+[](const RunProgress::Report& r) {
+                                             std::cerr << "gpu-fabric: " << RunProgress::Describe(r)
+                                                       << std::endl;
+                                         }));
+    progress->Install(this, allBytes - std::min(allBytes, GetTotals().bytesDelivered));
+    m_progress = progress;
 }
 
 } // namespace ns3

@@ -235,6 +235,28 @@ class Transport : public Object
      */
     virtual double EstimateRunSeconds(uint64_t messages, uint64_t bytes) const;
 
+    /**
+     * Declare work about to be given to this transport (a collective or a
+     * program installed on it), before it runs. Estimates add up over the
+     * transport's life. When the total exceeds GpuFabricWarnRunSeconds and
+     * attribute ShowProgress is true, a warning with the estimate goes to
+     * stderr once, and a RunProgress prints a progress line there every 10 s
+     * of wall time while the run goes on.
+     * \param messages messages the work sends
+     * \param bytes payload bytes they carry
+     * \param parameter what sets the work, for a refusal ("collective bytes")
+     * \param value its value, for a refusal
+     * \throws FabricConfigError (FabricRequireWork) when the total estimate
+     *         exceeds GpuFabricMaxRunSeconds; nothing is added then
+     */
+    void ExpectWork(uint64_t messages,
+                    uint64_t bytes,
+                    const std::string& parameter,
+                    const std::string& value);
+
+    /// \return the estimated wall time of the work declared by ExpectWork so far
+    double GetExpectedSeconds() const;
+
     /// A message that failed (or is pending, for progress reports).
     using MessageReport = TransportMessageReport;
 
@@ -299,8 +321,15 @@ class Transport : public Object
      */
     void ReportFailure(MessageReport report, Delivery& delivery);
 
+    void DoDispose() override;
+
   private:
-    uint32_t m_flowLabelSalt;                           //!< FlowLabelSalt of the run's seed
+    uint32_t m_flowLabelSalt;       //!< FlowLabelSalt of the run's seed
+    bool m_showProgress{true};      //!< ShowProgress
+    uint64_t m_expectedMessages{0}; //!< declared by ExpectWork
+    uint64_t m_expectedBytes{0};    //!< declared by ExpectWork
+    double m_expectedSeconds{0};    //!< their estimate
+    Ptr<Object> m_progress;         //!< the RunProgress of a long run (made when one is declared)
     std::vector<MessageReport> m_failures;              //!< failed messages
     TracedCallback<const MessageReport&> m_failedTrace; //!< MessageFailed
 };

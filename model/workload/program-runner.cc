@@ -5,8 +5,13 @@
 
 #include "ns3/collective-algorithms.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-memory.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
 
 namespace ns3
 {
@@ -81,6 +86,37 @@ ParallelProgram::Validate() const
     }
 }
 
+namespace
+{
+
+/// Messages and payload bytes a comm sends, for an up-front estimate: the
+/// ring algorithm's counts (the other algorithms move about as much or less).
+/// (Doubles: the counts of a hostile program may not fit 64 bits.)
+std::pair<double, double>
+CommWork(const ProgramComm& c)
+{
+    const double n = static_cast<double>(c.members.size());
+    if (c.collective == "sendrecv" || n < 2)
+    {
+        return {1, static_cast<double>(c.bytes)};
+    }
+    // each member sends (n - 1) / n of the buffer, twice for an allreduce
+    const double passes = c.collective == "allreduce" ? 2 : 1;
+    const double piece = static_cast<double>(c.bytes) / n;
+    const double chunks =
+        c.chunkBytes > 0 ? std::max(1.0, std::ceil(piece / static_cast<double>(c.chunkBytes))) : 1;
+    return {n * passes * (n - 1) * chunks, n * passes * (n - 1) * piece};
+}
+
+/// \return x as a count, saturated
+uint64_t
+Saturated(double x)
+{
+    return x >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(x);
+}
+
+} // namespace
+
 TypeId
 ProgramRunner::GetTypeId()
 {
@@ -143,6 +179,24 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
                   "program ranks",
                   program.ranks,
                   fmt::format("at most the transport's {} ranks", transport->GetNRanks()));
+    {
+        // refused up front if it cannot finish in reasonable time
+        double messages = 0;
+        double bytes = 0;
+        for (const auto& c : program.comms)
+        {
+            const auto [m, b] = CommWork(c);
+            messages += m;
+            bytes += b;
+        }
+        transport->ExpectWork(Saturated(messages),
+                              Saturated(bytes),
+                              "program",
+                              fmt::format("{} ranks, {} communication steps moving {}",
+                                          program.ranks,
+                                          program.comms.size(),
+                                          FabricBytesText(bytes)));
+    }
     DisconnectRuns(); // a second Setup: the first program's runs no longer report here
     m_program = std::move(program);
     m_transport = transport;
