@@ -60,103 +60,78 @@ MakeIssue(std::string parameter,
     return i;
 }
 
-/**
- * Match sends and receives (k-th send r->p with k-th recv at p from r).
- * Fills \p partner (per rank, per op) or returns the first defect.
- */
+using PeerOp = std::pair<uint32_t, uint32_t>; // (peer, op index)
+
+/// Match the sends \p sends of rank \p r to one peer p (sorted by list
+/// position) with p's receives \p recvsOfP (sorted by (source, position)):
+/// the k-th send pairs with the k-th receive from r. \return the first defect
 std::optional<ScheduleIssue>
-Match(const CollectiveSchedule& s, std::vector<std::vector<uint32_t>>& partner)
+MatchSendGroup(const CollectiveSchedule& s,
+               uint32_t r,
+               const PeerOp* sends,
+               size_t count,
+               const std::vector<PeerOp>& recvsOfP,
+               std::vector<std::vector<uint32_t>>& partner)
 {
-    using Entry = std::pair<uint32_t, uint32_t>; // (peer, op index)
-    const uint32_t n = s.NumRanks();
-    partner.assign(n, {});
-    // Per rank, sends sorted by (destination, list position) and receives by
-    // (source, list position): the k-th send of the group (r -> p) then
-    // pairs with the k-th receive of the group (p <- r).
-    std::vector<std::vector<Entry>> sends(n);
-    std::vector<std::vector<Entry>> recvs(n);
-    for (uint32_t r = 0; r < n; ++r)
+    const uint32_t p = sends[0].first;
+    auto lo = std::lower_bound(recvsOfP.begin(), recvsOfP.end(), PeerOp(r, 0));
+    size_t have = 0;
+    while (lo + have != recvsOfP.end() && (lo + have)->first == r)
     {
-        const auto& ops = s.Ops(r);
-        partner[r].assign(ops.size(), kNoIndex);
-        for (uint32_t i = 0; i < ops.size(); ++i)
-        {
-            (ops[i].kind == OpKind::Send ? sends[r] : recvs[r]).emplace_back(ops[i].peer, i);
-        }
-        std::sort(sends[r].begin(), sends[r].end());
-        std::sort(recvs[r].begin(), recvs[r].end());
+        ++have;
     }
-    for (uint32_t r = 0; r < n; ++r)
+    for (size_t k = 0; k < count; ++k)
     {
-        const auto& list = sends[r];
-        for (size_t a = 0; a < list.size();)
+        const uint32_t i = sends[k].second;
+        const CollectiveOp& op = s.Op(r, i);
+        if (k >= have)
         {
-            const uint32_t p = list[a].first;
-            size_t b = a;
-            while (b < list.size() && list[b].first == p)
-            {
-                ++b;
-            }
-            const auto& rl = recvs[p];
-            auto lo = std::lower_bound(rl.begin(), rl.end(), Entry(r, 0));
-            size_t have = 0;
-            while (lo + have != rl.end() && (lo + have)->first == r)
-            {
-                ++have;
-            }
-            for (size_t k = 0; k < b - a; ++k)
-            {
-                const uint32_t i = list[a + k].second;
-                const CollectiveOp& op = s.Op(r, i);
-                if (k >= have)
-                {
-                    return MakeIssue(OpPath(r, i),
-                                     fmt::format("send #{} of chunk {} from rank {} to rank {}",
-                                                 k,
-                                                 op.chunk,
-                                                 r,
-                                                 p),
-                                     fmt::format("a matching receive: rank {} posts only {} "
-                                                 "receive(s) from rank {}",
-                                                 p,
-                                                 have,
-                                                 r),
-                                     r,
-                                     i,
-                                     op.chunk);
-                }
-                const uint32_t j = (lo + k)->second;
-                const CollectiveOp& rv = s.Op(p, j);
-                if (rv.chunk != op.chunk || rv.count != op.count || rv.bytes != op.bytes ||
-                    rv.channel != op.channel)
-                {
-                    return MakeIssue(
-                        OpPath(p, j),
-                        fmt::format("receive of chunk {} x {} ({} bytes, channel {}) from "
-                                    "rank {}",
-                                    rv.chunk,
-                                    rv.count,
-                                    rv.bytes,
-                                    rv.channel,
-                                    r),
-                        fmt::format("the same chunks, bytes and channel as its "
-                                    "matching send {} (chunk {} x {}, {} bytes, channel {})",
-                                    OpPath(r, i),
-                                    op.chunk,
-                                    op.count,
-                                    op.bytes,
-                                    op.channel),
-                        p,
-                        j,
-                        rv.chunk);
-                }
-                partner[r][i] = j;
-                partner[p][j] = i;
-            }
-            a = b;
+            return MakeIssue(
+                OpPath(r, i),
+                fmt::format("send #{} of chunk {} from rank {} to rank {}", k, op.chunk, r, p),
+                fmt::format("a matching receive: rank {} posts only {} receive(s) from rank {}",
+                            p,
+                            have,
+                            r),
+                r,
+                i,
+                op.chunk);
         }
+        const uint32_t j = (lo + k)->second;
+        const CollectiveOp& rv = s.Op(p, j);
+        if (rv.chunk != op.chunk || rv.count != op.count || rv.bytes != op.bytes ||
+            rv.channel != op.channel)
+        {
+            return MakeIssue(OpPath(p, j),
+                             fmt::format("receive of chunk {} x {} ({} bytes, channel {}) from "
+                                         "rank {}",
+                                         rv.chunk,
+                                         rv.count,
+                                         rv.bytes,
+                                         rv.channel,
+                                         r),
+                             fmt::format("the same chunks, bytes and channel as its "
+                                         "matching send {} (chunk {} x {}, {} bytes, channel {})",
+                                         OpPath(r, i),
+                                         op.chunk,
+                                         op.count,
+                                         op.bytes,
+                                         op.channel),
+                             p,
+                             j,
+                             rv.chunk);
+        }
+        partner[r][i] = j;
+        partner[p][j] = i;
     }
-    for (uint32_t p = 0; p < n; ++p)
+    return std::nullopt;
+}
+
+/// \return the first receive no send matched (after every send group matched)
+std::optional<ScheduleIssue>
+UnmatchedReceive(const CollectiveSchedule& s, const std::vector<std::vector<uint32_t>>& partner)
+{
+    for (uint32_t p = 0; p < s.NumRanks(); ++p)
     {
         const auto& ops = s.Ops(p);
         for (uint32_t j = 0; j < ops.size(); ++j)
@@ -179,6 +154,52 @@ Match(const CollectiveSchedule& s, std::vector<std::vector<uint32_t>>& partner)
         }
     }
     return std::nullopt;
+}
+
+/**
+ * Match sends and receives (k-th send r->p with k-th recv at p from r).
+ * Fills \p partner (per rank, per op) or returns the first defect.
+ */
+std::optional<ScheduleIssue>
+Match(const CollectiveSchedule& s, std::vector<std::vector<uint32_t>>& partner)
+{
+    const uint32_t n = s.NumRanks();
+    partner.assign(n, {});
+    // Per rank, sends sorted by (destination, list position) and receives by
+    // (source, list position): the k-th send of the group (r -> p) then
+    // pairs with the k-th receive of the group (p <- r).
+    std::vector<std::vector<PeerOp>> sends(n);
+    std::vector<std::vector<PeerOp>> recvs(n);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const auto& ops = s.Ops(r);
+        partner[r].assign(ops.size(), kNoIndex);
+        for (uint32_t i = 0; i < ops.size(); ++i)
+        {
+            (ops[i].kind == OpKind::Send ? sends[r] : recvs[r]).emplace_back(ops[i].peer, i);
+        }
+        std::sort(sends[r].begin(), sends[r].end());
+        std::sort(recvs[r].begin(), recvs[r].end());
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const auto& list = sends[r];
+        for (size_t a = 0; a < list.size();)
+        {
+            const uint32_t p = list[a].first;
+            size_t b = a;
+            while (b < list.size() && list[b].first == p)
+            {
+                ++b;
+            }
+            if (auto issue = MatchSendGroup(s, r, list.data() + a, b - a, recvs[p], partner))
+            {
+                return issue;
+            }
+            a = b;
+        }
+    }
+    return UnmatchedReceive(s, partner);
 }
 
 // ---- JSON reading helpers: every error names the field ----
@@ -574,8 +595,252 @@ CollectiveSchedule::FindStructureError() const
     return FindStructureError(nullptr);
 }
 
+namespace
+{
+
+/// Chunk \p c's src and dst, where the collective \p type uses them.
+std::optional<ScheduleIssue>
+ChunkFieldError(CollectiveType type, uint32_t n, uint32_t c, const ChunkInfo& ch)
+{
+    if (UsesSrc(type) && ch.src >= n)
+    {
+        return MakeIssue(fmt::format("chunks[{}].src", c),
+                         ch.src == kNoRank ? "none" : std::to_string(ch.src),
+                         fmt::format("a local index below {} for {}", n, CollectiveTypeName(type)),
+                         kNoRank,
+                         kNoIndex,
+                         c);
+    }
+    if (UsesDst(type) && ch.dst >= n)
+    {
+        return MakeIssue(fmt::format("chunks[{}].dst", c),
+                         ch.dst == kNoRank ? "none" : std::to_string(ch.dst),
+                         fmt::format("a local index below {} for {}", n, CollectiveTypeName(type)),
+                         kNoRank,
+                         kNoIndex,
+                         c);
+    }
+    if (type == CollectiveType::SendRecv && ch.src == ch.dst)
+    {
+        return MakeIssue(fmt::format("chunks[{}].dst", c),
+                         std::to_string(ch.dst),
+                         "a rank other than the chunk's src for sendrecv",
+                         kNoRank,
+                         kNoIndex,
+                         c);
+    }
+    return std::nullopt;
+}
+
+/// Chunk bytes per collective: per source (AllToAll), per (src, dst) pair
+/// (SendRecv, keyed src * n + dst) or in all (the others) equal to \p total.
+std::optional<ScheduleIssue>
+ChunkBytesError(CollectiveType type,
+                uint32_t n,
+                uint64_t total,
+                const std::vector<uint64_t>& perSrc,
+                const std::unordered_map<uint64_t, uint64_t>& perPair,
+                uint64_t sum)
+{
+    if (type == CollectiveType::AllToAll)
+    {
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            if (perSrc[r] != total)
+            {
+                return MakeIssue(
+                    "chunks",
+                    fmt::format("{} bytes with src {}", perSrc[r], r),
+                    fmt::format("chunks of every source summing to total_bytes ({})", total),
+                    r);
+            }
+        }
+    }
+    else if (type == CollectiveType::SendRecv)
+    {
+        for (const auto& [key, bytes] : perPair)
+        {
+            if (bytes != total)
+            {
+                return MakeIssue("chunks",
+                                 fmt::format("{} bytes from {} to {}", bytes, key / n, key % n),
+                                 fmt::format("chunks of every (src, dst) pair summing to "
+                                             "total_bytes ({})",
+                                             total),
+                                 static_cast<uint32_t>(key / n));
+            }
+        }
+    }
+    else if (sum != total)
+    {
+        return MakeIssue("chunks",
+                         fmt::format("{} bytes in all chunks", sum),
+                         fmt::format("chunks summing to total_bytes ({})", total));
+    }
+    return std::nullopt;
+}
+
+/// What is wrong with an operation, in the order it is checked.
+enum class OpDefect : uint8_t
+{
+    None,
+    Peer,     // out of range or the rank itself
+    Chunk,    // first chunk out of range
+    Count,    // chunks past the last
+    Bytes,    // not its chunks' sizes
+    Mode,     // a mode on a send
+    DepRange, // dependencies outside the rank's dependency array
+    DepOrder, // a dependency not on an earlier op
+};
+
+/**
+ * The first defect of op \p i of rank \p r (\p deps: the rank's dependency
+ * array; \p dep: the offending dependency, for DepOrder).  No message is made
+ * here: large schedules have millions of ops and almost never a defect.
+ */
+OpDefect
+FindOpDefect(const CollectiveSchedule& s,
+             const CollectiveOp& op,
+             uint32_t r,
+             uint32_t i,
+             const std::vector<uint32_t>& deps,
+             uint32_t& dep)
+{
+    const uint32_t nChunks = s.NumChunks();
+    if (op.peer >= s.NumRanks() || op.peer == r)
+    {
+        return OpDefect::Peer;
+    }
+    if (op.chunk >= nChunks)
+    {
+        return OpDefect::Chunk;
+    }
+    if (op.count < 1 || op.count > nChunks - op.chunk)
+    {
+        return OpDefect::Count;
+    }
+    if (op.bytes != s.RunBytes(op.chunk, op.count))
+    {
+        return OpDefect::Bytes;
+    }
+    if (op.kind == OpKind::Send && op.mode != RecvMode::Copy)
+    {
+        return OpDefect::Mode;
+    }
+    if (uint64_t{op.depBegin} + op.depCount > deps.size())
+    {
+        return OpDefect::DepRange;
+    }
+    for (uint32_t d = 0; d < op.depCount; ++d)
+    {
+        dep = deps[op.depBegin + d];
+        if (dep >= i)
+        {
+            return OpDefect::DepOrder;
+        }
+    }
+    return OpDefect::None;
+}
+
+/// The issue for \p defect of op \p i of rank \p r (see FindOpDefect).
+ScheduleIssue
+OpIssue(const CollectiveSchedule& s,
+        OpDefect defect,
+        const CollectiveOp& op,
+        uint32_t r,
+        uint32_t i,
+        uint32_t dep)
+{
+    const uint32_t n = s.NumRanks();
+    const uint32_t nChunks = s.NumChunks();
+    const std::string path = OpPath(r, i);
+    switch (defect)
+    {
+    case OpDefect::Peer:
+        return MakeIssue(path + ".peer",
+                         std::to_string(op.peer),
+                         fmt::format("a local index below {} other than {}", n, r),
+                         r,
+                         i,
+                         op.chunk);
+    case OpDefect::Chunk:
+        return MakeIssue(path + ".chunk",
+                         std::to_string(op.chunk),
+                         fmt::format("a chunk index below {}", nChunks),
+                         r,
+                         i);
+    case OpDefect::Count:
+        return MakeIssue(
+            path + ".count",
+            std::to_string(op.count),
+            fmt::format("1 to {} (chunks from {} to the last)", nChunks - op.chunk, op.chunk),
+            r,
+            i,
+            op.chunk);
+    case OpDefect::Bytes: {
+        const uint64_t want = s.RunBytes(op.chunk, op.count);
+        return MakeIssue(path + ".bytes",
+                         std::to_string(op.bytes),
+                         op.count == 1 ? fmt::format("the size of chunk {} ({})", op.chunk, want)
+                                       : fmt::format("the size of chunks {} to {} ({})",
+                                                     op.chunk,
+                                                     op.chunk + op.count - 1,
+                                                     want),
+                         r,
+                         i,
+                         op.chunk);
+    }
+    case OpDefect::Mode:
+        return MakeIssue(path + ".mode", "reduce", "no mode on a send", r, i, op.chunk);
+    case OpDefect::DepRange:
+        return MakeIssue(path + ".deps",
+                         "out of the dependency array",
+                         "a valid range",
+                         r,
+                         i,
+                         op.chunk);
+    case OpDefect::DepOrder:
+    case OpDefect::None:
+        break;
+    }
+    return MakeIssue(path + ".deps",
+                     std::to_string(dep),
+                     fmt::format("indices of earlier ops of rank {} (below {})", r, i),
+                     r,
+                     i,
+                     op.chunk);
+}
+
+} // namespace
+
 std::optional<ScheduleIssue>
 CollectiveSchedule::FindStructureError(std::vector<std::vector<uint32_t>>* matching) const
+{
+    // In the documented order: each check may index what the ones before it
+    // found in range.
+    if (auto issue = FindCommunicatorError())
+    {
+        return issue;
+    }
+    if (auto issue = FindChunksError())
+    {
+        return issue;
+    }
+    if (auto issue = FindOpsError())
+    {
+        return issue;
+    }
+    std::vector<std::vector<uint32_t>> partner;
+    auto issue = Match(*this, partner);
+    if (!issue && matching)
+    {
+        *matching = std::move(partner);
+    }
+    return issue;
+}
+
+std::optional<ScheduleIssue>
+CollectiveSchedule::FindCommunicatorError() const
 {
     const uint32_t n = NumRanks();
     if (n == 0)
@@ -610,41 +875,22 @@ CollectiveSchedule::FindStructureError(std::vector<std::vector<uint32_t>>* match
     {
         return MakeIssue("chunks", "[]", "at least one chunk for sendrecv");
     }
-    // Chunk metadata and byte accounting.
+    return std::nullopt;
+}
+
+std::optional<ScheduleIssue>
+CollectiveSchedule::FindChunksError() const
+{
+    const uint32_t n = NumRanks();
     std::vector<uint64_t> perSrc(UsesSrc(m_type) ? n : 0, 0);
     std::unordered_map<uint64_t, uint64_t> perPair;
     uint64_t sum = 0;
     for (uint32_t c = 0; c < m_chunks.size(); ++c)
     {
         const ChunkInfo& ch = m_chunks[c];
-        if (UsesSrc(m_type) && ch.src >= n)
+        if (auto issue = ChunkFieldError(m_type, n, c, ch))
         {
-            return MakeIssue(
-                fmt::format("chunks[{}].src", c),
-                ch.src == kNoRank ? "none" : std::to_string(ch.src),
-                fmt::format("a local index below {} for {}", n, CollectiveTypeName(m_type)),
-                kNoRank,
-                kNoIndex,
-                c);
-        }
-        if (UsesDst(m_type) && ch.dst >= n)
-        {
-            return MakeIssue(
-                fmt::format("chunks[{}].dst", c),
-                ch.dst == kNoRank ? "none" : std::to_string(ch.dst),
-                fmt::format("a local index below {} for {}", n, CollectiveTypeName(m_type)),
-                kNoRank,
-                kNoIndex,
-                c);
-        }
-        if (m_type == CollectiveType::SendRecv && ch.src == ch.dst)
-        {
-            return MakeIssue(fmt::format("chunks[{}].dst", c),
-                             std::to_string(ch.dst),
-                             "a rank other than the chunk's src for sendrecv",
-                             kNoRank,
-                             kNoIndex,
-                             c);
+            return issue;
         }
         sum += ch.bytes;
         if (UsesSrc(m_type))
@@ -656,132 +902,26 @@ CollectiveSchedule::FindStructureError(std::vector<std::vector<uint32_t>>* match
             perPair[uint64_t{ch.src} * n + ch.dst] += ch.bytes;
         }
     }
-    if (m_type == CollectiveType::AllToAll)
-    {
-        for (uint32_t r = 0; r < n; ++r)
-        {
-            if (perSrc[r] != m_totalBytes)
-            {
-                return MakeIssue(
-                    "chunks",
-                    fmt::format("{} bytes with src {}", perSrc[r], r),
-                    fmt::format("chunks of every source summing to total_bytes ({})", m_totalBytes),
-                    r);
-            }
-        }
-    }
-    else if (m_type == CollectiveType::SendRecv)
-    {
-        for (const auto& [key, bytes] : perPair)
-        {
-            if (bytes != m_totalBytes)
-            {
-                return MakeIssue("chunks",
-                                 fmt::format("{} bytes from {} to {}", bytes, key / n, key % n),
-                                 fmt::format("chunks of every (src, dst) pair summing to "
-                                             "total_bytes ({})",
-                                             m_totalBytes),
-                                 static_cast<uint32_t>(key / n));
-            }
-        }
-    }
-    else if (sum != m_totalBytes)
-    {
-        return MakeIssue("chunks",
-                         fmt::format("{} bytes in all chunks", sum),
-                         fmt::format("chunks summing to total_bytes ({})", m_totalBytes));
-    }
-    // Operations.
-    const uint32_t nChunks = NumChunks();
-    for (uint32_t r = 0; r < n; ++r)
+    return ChunkBytesError(m_type, n, m_totalBytes, perSrc, perPair, sum);
+}
+
+std::optional<ScheduleIssue>
+CollectiveSchedule::FindOpsError() const
+{
+    for (uint32_t r = 0; r < NumRanks(); ++r)
     {
         const RankProgram& p = m_programs[r];
         for (uint32_t i = 0; i < p.ops.size(); ++i)
         {
-            const CollectiveOp& op = p.ops[i];
-            if (op.peer >= n || op.peer == r)
+            uint32_t dep = 0;
+            const OpDefect defect = FindOpDefect(*this, p.ops[i], r, i, p.deps, dep);
+            if (defect != OpDefect::None)
             {
-                return MakeIssue(OpPath(r, i) + ".peer",
-                                 std::to_string(op.peer),
-                                 fmt::format("a local index below {} other than {}", n, r),
-                                 r,
-                                 i,
-                                 op.chunk);
-            }
-            if (op.chunk >= nChunks)
-            {
-                return MakeIssue(OpPath(r, i) + ".chunk",
-                                 std::to_string(op.chunk),
-                                 fmt::format("a chunk index below {}", nChunks),
-                                 r,
-                                 i);
-            }
-            if (op.count < 1 || op.count > nChunks - op.chunk)
-            {
-                return MakeIssue(OpPath(r, i) + ".count",
-                                 std::to_string(op.count),
-                                 fmt::format("1 to {} (chunks from {} to the last)",
-                                             nChunks - op.chunk,
-                                             op.chunk),
-                                 r,
-                                 i,
-                                 op.chunk);
-            }
-            if (const uint64_t want = RunBytes(op.chunk, op.count); op.bytes != want)
-            {
-                return MakeIssue(OpPath(r, i) + ".bytes",
-                                 std::to_string(op.bytes),
-                                 op.count == 1
-                                     ? fmt::format("the size of chunk {} ({})", op.chunk, want)
-                                     : fmt::format("the size of chunks {} to {} ({})",
-                                                   op.chunk,
-                                                   op.chunk + op.count - 1,
-                                                   want),
-                                 r,
-                                 i,
-                                 op.chunk);
-            }
-            if (op.kind == OpKind::Send && op.mode != RecvMode::Copy)
-            {
-                return MakeIssue(OpPath(r, i) + ".mode",
-                                 "reduce",
-                                 "no mode on a send",
-                                 r,
-                                 i,
-                                 op.chunk);
-            }
-            if (uint64_t{op.depBegin} + op.depCount > p.deps.size())
-            {
-                return MakeIssue(OpPath(r, i) + ".deps",
-                                 "out of the dependency array",
-                                 "a valid range",
-                                 r,
-                                 i,
-                                 op.chunk);
-            }
-            for (uint32_t d = 0; d < op.depCount; ++d)
-            {
-                uint32_t dep = p.deps[op.depBegin + d];
-                if (dep >= i)
-                {
-                    return MakeIssue(
-                        OpPath(r, i) + ".deps",
-                        std::to_string(dep),
-                        fmt::format("indices of earlier ops of rank {} (below {})", r, i),
-                        r,
-                        i,
-                        op.chunk);
-                }
+                return OpIssue(*this, defect, p.ops[i], r, i, dep);
             }
         }
     }
-    std::vector<std::vector<uint32_t>> partner;
-    auto issue = Match(*this, partner);
-    if (!issue && matching)
-    {
-        *matching = std::move(partner);
-    }
-    return issue;
+    return std::nullopt;
 }
 
 void

@@ -523,6 +523,14 @@ class CollectiveSchedule
                          uint16_t channel,
                          uint32_t count) const;
 
+    // The steps of FindStructureError(), in its order.
+    /// \return a defect of the communicator, program count, root or chunk list
+    std::optional<ScheduleIssue> FindCommunicatorError() const;
+    /// \return a chunk's src/dst out of range, or bytes that do not add up
+    std::optional<ScheduleIssue> FindChunksError() const;
+    /// \return an op's field, size or dependency defect (first in rank, list order)
+    std::optional<ScheduleIssue> FindOpsError() const;
+
     /// Operations and their flat dependency array for one rank.
     struct RankProgram
     {

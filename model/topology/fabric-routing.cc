@@ -113,6 +113,346 @@ NextHops(const FabricTopology& topo,
     }
 }
 
+/// Ports are numbered in 16 bits in the tables: every vertex must fit.
+void
+RequirePortsFit(const FabricTopology& topo)
+{
+    const uint32_t nv = topo.GetNVertices();
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        FabricRequire(topo.Node(v).ports <= 65535,
+                      "ports of a vertex",
+                      topo.Node(v).ports,
+                      "at most 65535");
+    }
+}
+
+/// The failed elements of \p faults as flags (after checking each exists);
+/// nothing at all when nothing failed, so the healthy case pays nothing.
+Dead
+DeadElements(const FabricTopology& topo, const FaultState& faults)
+{
+    Dead dead;
+    if (faults.Empty())
+    {
+        return dead;
+    }
+    const uint32_t nv = topo.GetNVertices();
+    dead.vertex.assign(nv, 0);
+    dead.cable.assign(topo.Cables().size(), 0);
+    for (uint32_t v : faults.vertices)
+    {
+        FabricRequire(v < nv, "failed vertex", v, fmt::format("a vertex below {}", nv));
+        dead.vertex[v] = 1;
+    }
+    for (uint32_t c : faults.cables)
+    {
+        FabricRequire(c < topo.Cables().size(),
+                      "failed cable",
+                      c,
+                      fmt::format("a cable below {}", topo.Cables().size()));
+        dead.cable[c] = 1;
+    }
+    return dead;
+}
+
+/// The vertices (GPUs and NVSwitch planes) of each HB domain, by domain,
+/// in vertex order.
+std::vector<std::vector<uint32_t>>
+DomainMembers(const FabricTopology& topo)
+{
+    std::vector<std::vector<uint32_t>> members;
+    const uint32_t nv = topo.GetNVertices();
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        const TopoNode& n = topo.Node(v);
+        if (n.domain >= 0)
+        {
+            if (members.size() <= static_cast<uint32_t>(n.domain))
+            {
+                members.resize(n.domain + 1);
+            }
+            members[n.domain].push_back(v);
+        }
+    }
+    return members;
+}
+
+/// Next-hop ports of each HB domain member toward each GPU of its domain:
+/// result[rank][member index].
+using NvlinkPorts = std::vector<std::vector<std::vector<uint16_t>>>;
+
+/// For every GPU, the next hops of its domain's members toward it over the
+/// domain's own links (NVLink): inside a domain traffic stays on NVLink (a
+/// NIC path through a leaf can tie with it in hop count), and the relays
+/// need these routes too.
+NvlinkPorts
+DomainRoutes(const FabricTopology& topo,
+             const std::vector<std::vector<uint32_t>>& domainMembers,
+             const Dead& dead)
+{
+    const uint32_t ngpu = topo.GetNGpus();
+    NvlinkPorts nvlinkPorts(ngpu);
+    std::vector<char> inside(topo.GetNVertices(), 0);
+    std::vector<uint32_t> d2;
+    for (uint32_t r = 0; r < ngpu; ++r)
+    {
+        const uint32_t rv = topo.GpuVertex(r);
+        const auto& members = domainMembers[topo.Node(rv).domain];
+        for (uint32_t m : members)
+        {
+            inside[m] = 1;
+        }
+        DistancesTo(topo, rv, inside, d2, dead);
+        nvlinkPorts[r].resize(members.size());
+        for (size_t i = 0; i < members.size(); ++i)
+        {
+            NextHops(topo, members[i], rv, d2, nvlinkPorts[r][i], dead);
+        }
+        for (uint32_t m : members)
+        {
+            inside[m] = 0;
+        }
+    }
+    return nvlinkPorts;
+}
+
+/**
+ * The tables, built destination by destination: shortest paths first, then
+ * the HB-domain rules that override them (NVLink inside a domain, rail
+ * relay, relays around failures).
+ */
+class RoutingBuild
+{
+  public:
+    /// \param topo the topology \param dead its failed elements
+    /// \param faults the faults (for FaultState::hbDomainRelay)
+    RoutingBuild(const FabricTopology& topo, Dead dead, const FaultState& faults)
+        : m_topo(topo),
+          m_dead(std::move(dead)),
+          m_tables(topo.GetNVertices(), FabricRoutingTable(topo.GetNGpus())),
+          m_k(topo.gpusPerDomain),
+          m_domains(m_k > 1),
+          m_railRelay(topo.railRelay && m_domains),
+          m_relayAround(m_domains && !faults.Empty() && faults.hbDomainRelay)
+    {
+        if (m_domains)
+        {
+            m_domainMembers = DomainMembers(topo);
+            m_nvlinkPorts = DomainRoutes(topo, m_domainMembers, m_dead);
+        }
+    }
+
+    /// Every route toward GPU \p dst, the steps in order.
+    void Destination(uint32_t dst)
+    {
+        const uint32_t dv = m_topo.GpuVertex(dst);
+        ShortestPaths(dst, dv);
+        if (!m_domains)
+        {
+            return;
+        }
+        StayOnNvlink(dst, dv);
+        if (m_railRelay)
+        {
+            RelayOverRails(dst, dv);
+        }
+        if (m_relayAround)
+        {
+            RelayAroundFailures(dst, dv);
+        }
+    }
+
+    /// \return the tables (once every destination is done)
+    std::vector<FabricRoutingTable> Take()
+    {
+        return std::move(m_tables);
+    }
+
+  private:
+    void ShortestPaths(uint32_t dst, uint32_t dv);
+    void StayOnNvlink(uint32_t dst, uint32_t dv);
+    void RelayOverRails(uint32_t dst, uint32_t dv);
+    void RelayAroundFailures(uint32_t dst, uint32_t dv);
+    bool SomeLiveGpuCannotReach(uint32_t dst) const;
+    void EgressRelay(uint32_t dst, uint32_t dv);
+    void IngressRelay(uint32_t dst, uint32_t dv);
+
+    const FabricTopology& m_topo;
+    Dead m_dead;                                        // failed elements
+    std::vector<FabricRoutingTable> m_tables;           // by vertex
+    const uint32_t m_k;                                 // GPUs per HB domain
+    const bool m_domains;                               // K > 1
+    const bool m_railRelay;                             // topo.railRelay with domains
+    const bool m_relayAround;                           // FaultState::hbDomainRelay applies
+    std::vector<std::vector<uint32_t>> m_domainMembers; // see DomainMembers
+    NvlinkPorts m_nvlinkPorts;                          // see DomainRoutes
+    const std::vector<char> m_everywhere;               // no restriction for DistancesTo
+    std::vector<uint32_t> m_dist;                       // hops to the current destination
+    std::vector<uint32_t> m_dist2;                      // the same with egress relays
+    std::vector<uint16_t> m_ports;                      // scratch next hops
+};
+
+/// ECMP over the shortest paths (through transit vertices) toward \p dst.
+void
+RoutingBuild::ShortestPaths(uint32_t dst, uint32_t dv)
+{
+    DistancesTo(m_topo, dv, m_everywhere, m_dist, m_dead);
+    const uint32_t nv = m_topo.GetNVertices();
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        NextHops(m_topo, v, dv, m_dist, m_ports, m_dead);
+        m_tables[v].Append(dst, m_ports);
+    }
+}
+
+/// The destination's domain-mates reach it over NVLink, not through a leaf.
+void
+RoutingBuild::StayOnNvlink(uint32_t dst, uint32_t dv)
+{
+    const auto& members = m_domainMembers[m_topo.Node(dv).domain];
+    for (size_t i = 0; i < members.size(); ++i)
+    {
+        if (members[i] != dv && !m_nvlinkPorts[dst][i].empty())
+        {
+            m_tables[members[i]].Replace(dst, m_nvlinkPorts[dst][i]);
+        }
+    }
+}
+
+/// Rail relay: members of another domain the network does not bring to
+/// \p dst go over NVLink to their domain's GPU on the destination's rail.
+void
+RoutingBuild::RelayOverRails(uint32_t dst, uint32_t dv)
+{
+    const TopoNode& dn = m_topo.Node(dv);
+    for (uint32_t d = 0; d < m_domainMembers.size(); ++d)
+    {
+        if (static_cast<int32_t>(d) == dn.domain)
+        {
+            continue;
+        }
+        const uint32_t relayRank = d * m_k + dn.local;
+        const uint32_t rv = m_topo.GpuVertex(relayRank);
+        if (m_dist[rv] == kUnreached)
+        {
+            continue; // the rail itself does not reach dst
+        }
+        const auto& members = m_domainMembers[d];
+        for (size_t i = 0; i < members.size(); ++i)
+        {
+            const uint32_t m = members[i];
+            if (m != rv && m_dist[m] == kUnreached && !m_nvlinkPorts[relayRank][i].empty())
+            {
+                m_tables[m].Replace(dst, m_nvlinkPorts[relayRank][i]);
+            }
+        }
+    }
+}
+
+/// After failures: a destination some live GPUs can no longer reach gets
+/// relays through the HB domains (see FaultState::hbDomainRelay).
+void
+RoutingBuild::RelayAroundFailures(uint32_t dst, uint32_t dv)
+{
+    if (m_dead.Vertex(dv) || !SomeLiveGpuCannotReach(dst))
+    {
+        return;
+    }
+    EgressRelay(dst, dv);
+    IngressRelay(dst, dv);
+}
+
+/// \return whether a live GPU other than \p dst has no route to it
+bool
+RoutingBuild::SomeLiveGpuCannotReach(uint32_t dst) const
+{
+    const uint32_t ngpu = m_topo.GetNGpus();
+    for (uint32_t r = 0; r < ngpu; ++r)
+    {
+        const uint32_t v = m_topo.GpuVertex(r);
+        if (r != dst && !m_dead.Vertex(v) && m_tables[v].GetNPorts(dst) == 0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// Egress relay: the destination's domain-mates may carry its traffic, so
+/// vertices without a route get the shortest paths through them.
+void
+RoutingBuild::EgressRelay(uint32_t dst, uint32_t dv)
+{
+    const uint32_t nv = m_topo.GetNVertices();
+    m_dead.extraTransit.assign(nv, 0);
+    for (uint32_t m : m_domainMembers[m_topo.Node(dv).domain])
+    {
+        if (m_topo.Node(m).kind == TopoNodeKind::Gpu)
+        {
+            m_dead.extraTransit[m] = 1;
+        }
+    }
+    DistancesTo(m_topo, dv, m_everywhere, m_dist2, m_dead);
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        if (v != dv && !m_dead.Vertex(v) && m_tables[v].GetNPorts(dst) == 0)
+        {
+            NextHops(m_topo, v, dv, m_dist2, m_ports, m_dead);
+            if (!m_ports.empty())
+            {
+                m_tables[v].Replace(dst, m_ports);
+            }
+        }
+    }
+    m_dead.extraTransit.clear();
+}
+
+/// Ingress relay: members of other domains without a path go over NVLink to
+/// the GPUs of their domain that have one (any of them: the union of ports).
+void
+RoutingBuild::IngressRelay(uint32_t dst, uint32_t dv)
+{
+    for (uint32_t d = 0; d < m_domainMembers.size(); ++d)
+    {
+        if (static_cast<int32_t>(d) == m_topo.Node(dv).domain)
+        {
+            continue;
+        }
+        const auto& members = m_domainMembers[d];
+        std::vector<uint32_t> relays;
+        for (uint32_t m : members)
+        {
+            if (m_topo.Node(m).kind == TopoNodeKind::Gpu && !m_dead.Vertex(m) &&
+                m_tables[m].GetNPorts(dst) > 0)
+            {
+                relays.push_back(m_topo.Node(m).rank);
+            }
+        }
+        if (relays.empty())
+        {
+            continue;
+        }
+        for (size_t i = 0; i < members.size(); ++i)
+        {
+            const uint32_t m = members[i];
+            if (m_dead.Vertex(m) || m_tables[m].GetNPorts(dst) > 0)
+            {
+                continue;
+            }
+            std::set<uint16_t> union_;
+            for (uint32_t rr : relays)
+            {
+                union_.insert(m_nvlinkPorts[rr][i].begin(), m_nvlinkPorts[rr][i].end());
+            }
+            if (!union_.empty())
+            {
+                m_tables[m].Replace(dst, std::vector<uint16_t>(union_.begin(), union_.end()));
+            }
+        }
+    }
+}
+
 } // namespace
 
 uint32_t
@@ -143,229 +483,16 @@ RequireRoutingTablesFit(const FabricTopology& topo)
 std::vector<FabricRoutingTable>
 ComputeRoutingTables(const FabricTopology& topo, const FaultState& faults)
 {
+    // refused by name before anything large is allocated
     RequireRoutingTablesFit(topo);
-    const uint32_t nv = topo.GetNVertices();
+    RequirePortsFit(topo);
+    RoutingBuild build(topo, DeadElements(topo, faults), faults);
     const uint32_t ngpu = topo.GetNGpus();
-    for (uint32_t v = 0; v < nv; ++v)
-    {
-        FabricRequire(topo.Node(v).ports <= 65535,
-                      "ports of a vertex",
-                      topo.Node(v).ports,
-                      "at most 65535");
-    }
-    Dead dead;
-    if (!faults.Empty())
-    {
-        dead.vertex.assign(nv, 0);
-        dead.cable.assign(topo.Cables().size(), 0);
-        for (uint32_t v : faults.vertices)
-        {
-            FabricRequire(v < nv, "failed vertex", v, fmt::format("a vertex below {}", nv));
-            dead.vertex[v] = 1;
-        }
-        for (uint32_t c : faults.cables)
-        {
-            FabricRequire(c < topo.Cables().size(),
-                          "failed cable",
-                          c,
-                          fmt::format("a cable below {}", topo.Cables().size()));
-            dead.cable[c] = 1;
-        }
-    }
-    std::vector<FabricRoutingTable> tables(nv, FabricRoutingTable(ngpu));
-    std::vector<uint32_t> dist;
-    std::vector<uint16_t> ports;
-
-    // Inside an HB domain traffic stays on NVLink (a NIC path through a leaf
-    // can tie with it in hop count), and rail relay needs the NVLink routes
-    // too: for every GPU, the next hops of its domain's members (GPUs and
-    // NVSwitch planes) toward it over the domain's own links.
-    const uint32_t k = topo.gpusPerDomain;
-    const bool domains = k > 1;
-    const bool relay = topo.railRelay && domains;
-    std::vector<std::vector<uint32_t>> domainMembers;
-    if (domains)
-    {
-        for (uint32_t v = 0; v < nv; ++v)
-        {
-            const TopoNode& n = topo.Node(v);
-            if (n.domain >= 0)
-            {
-                if (domainMembers.size() <= static_cast<uint32_t>(n.domain))
-                {
-                    domainMembers.resize(n.domain + 1);
-                }
-                domainMembers[n.domain].push_back(v);
-            }
-        }
-    }
-    // nvlinkPorts[rank][member index] = ports of that member toward the rank
-    std::vector<std::vector<std::vector<uint16_t>>> nvlinkPorts;
-    if (domains)
-    {
-        nvlinkPorts.resize(ngpu);
-        std::vector<char> inside(nv, 0);
-        std::vector<uint32_t> d2;
-        for (uint32_t r = 0; r < ngpu; ++r)
-        {
-            const uint32_t rv = topo.GpuVertex(r);
-            const auto& members = domainMembers[topo.Node(rv).domain];
-            for (uint32_t m : members)
-            {
-                inside[m] = 1;
-            }
-            DistancesTo(topo, rv, inside, d2, dead);
-            nvlinkPorts[r].resize(members.size());
-            for (size_t i = 0; i < members.size(); ++i)
-            {
-                NextHops(topo, members[i], rv, d2, nvlinkPorts[r][i], dead);
-            }
-            for (uint32_t m : members)
-            {
-                inside[m] = 0;
-            }
-        }
-    }
-
-    const std::vector<char> everywhere;
-    // After failures: destinations some live GPUs can no longer reach get
-    // relays through the HB domains (see FaultState::hbDomainRelay).
-    const bool relayAround = domains && !faults.Empty() && faults.hbDomainRelay;
-    std::vector<uint32_t> dist2;
-    const auto RelayAroundFailures = [&](uint32_t dst) {
-        const uint32_t dv = topo.GpuVertex(dst);
-        if (dead.Vertex(dv))
-        {
-            return;
-        }
-        bool missing = false;
-        for (uint32_t r = 0; r < ngpu && !missing; ++r)
-        {
-            const uint32_t v = topo.GpuVertex(r);
-            missing = r != dst && !dead.Vertex(v) && tables[v].GetNPorts(dst) == 0;
-        }
-        if (!missing)
-        {
-            return;
-        }
-        // egress relay: the destination's domain-mates may carry its traffic
-        const auto& own = domainMembers[topo.Node(dv).domain];
-        dead.extraTransit.assign(nv, 0);
-        for (uint32_t m : own)
-        {
-            if (topo.Node(m).kind == TopoNodeKind::Gpu)
-            {
-                dead.extraTransit[m] = 1;
-            }
-        }
-        DistancesTo(topo, dv, everywhere, dist2, dead);
-        for (uint32_t v = 0; v < nv; ++v)
-        {
-            if (v != dv && !dead.Vertex(v) && tables[v].GetNPorts(dst) == 0)
-            {
-                NextHops(topo, v, dv, dist2, ports, dead);
-                if (!ports.empty())
-                {
-                    tables[v].Replace(dst, ports);
-                }
-            }
-        }
-        dead.extraTransit.clear();
-        // ingress relay: members without a path go over NVLink to the
-        // domain's GPUs that have one
-        for (uint32_t d = 0; d < domainMembers.size(); ++d)
-        {
-            if (static_cast<int32_t>(d) == topo.Node(dv).domain)
-            {
-                continue;
-            }
-            const auto& members = domainMembers[d];
-            std::vector<uint32_t> relays;
-            for (uint32_t m : members)
-            {
-                if (topo.Node(m).kind == TopoNodeKind::Gpu && !dead.Vertex(m) &&
-                    tables[m].GetNPorts(dst) > 0)
-                {
-                    relays.push_back(topo.Node(m).rank);
-                }
-            }
-            if (relays.empty())
-            {
-                continue;
-            }
-            for (size_t i = 0; i < members.size(); ++i)
-            {
-                const uint32_t m = members[i];
-                if (dead.Vertex(m) || tables[m].GetNPorts(dst) > 0)
-                {
-                    continue;
-                }
-                std::set<uint16_t> union_;
-                for (uint32_t rr : relays)
-                {
-                    union_.insert(nvlinkPorts[rr][i].begin(), nvlinkPorts[rr][i].end());
-                }
-                if (!union_.empty())
-                {
-                    tables[m].Replace(dst, std::vector<uint16_t>(union_.begin(), union_.end()));
-                }
-            }
-        }
-    };
-
     for (uint32_t dst = 0; dst < ngpu; ++dst)
     {
-        const uint32_t dv = topo.GpuVertex(dst);
-        DistancesTo(topo, dv, everywhere, dist, dead);
-        for (uint32_t v = 0; v < nv; ++v)
-        {
-            NextHops(topo, v, dv, dist, ports, dead);
-            tables[v].Append(dst, ports);
-        }
-        if (!domains)
-        {
-            continue;
-        }
-
-        const TopoNode& dn = topo.Node(dv);
-        {
-            const auto& members = domainMembers[dn.domain];
-            for (size_t i = 0; i < members.size(); ++i)
-            {
-                if (members[i] != dv && !nvlinkPorts[dst][i].empty())
-                {
-                    tables[members[i]].Replace(dst, nvlinkPorts[dst][i]);
-                }
-            }
-        }
-        for (uint32_t d = 0; relay && d < domainMembers.size(); ++d)
-        {
-            if (static_cast<int32_t>(d) == dn.domain)
-            {
-                continue;
-            }
-            const uint32_t relayRank = d * k + dn.local;
-            const uint32_t rv = topo.GpuVertex(relayRank);
-            if (dist[rv] == kUnreached)
-            {
-                continue; // the rail itself does not reach dst
-            }
-            const auto& members = domainMembers[d];
-            for (size_t i = 0; i < members.size(); ++i)
-            {
-                const uint32_t m = members[i];
-                if (m != rv && dist[m] == kUnreached && !nvlinkPorts[relayRank][i].empty())
-                {
-                    tables[m].Replace(dst, nvlinkPorts[relayRank][i]);
-                }
-            }
-        }
-        if (relayAround)
-        {
-            RelayAroundFailures(dst);
-        }
+        build.Destination(dst);
     }
-    return tables;
+    return build.Take();
 }
 
 std::vector<uint32_t>
