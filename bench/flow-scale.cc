@@ -187,8 +187,9 @@ struct Workload
 
 /**
  * Check the names a configuration gives besides its preset (workload, model,
- * granularity, backend): main calls it before any output, so that a typo
- * fails at once rather than after a header (or in every child of --table).
+ * granularity, backend) and its micro-batches: main calls it before any
+ * output, so that a typo fails at once rather than after a header (or in
+ * every child of --table).
  */
 void
 CheckNames(const ScaleConfig& c)
@@ -204,6 +205,8 @@ CheckNames(const ScaleConfig& c)
                       "--granularity",
                       c.granularity,
                       "layer or micro-batch");
+        // by its flag, before the header (Parallelism would name its field after it)
+        FabricRequire(c.microBatches >= 1, "--micro-batches", c.microBatches, "an integer >= 1");
     }
     FabricRequire(c.backend == "flow" || c.backend == "packet",
                   "--backend",
@@ -238,8 +241,14 @@ RunOne(const ScaleConfig& c)
         const uint32_t tp = ChooseTp(model, p.platform, c.gpus, c.tp);
         FabricRequire(c.gpus % tp == 0, "--tp", tp, fmt::format("a divisor of --gpus={}", c.gpus));
         const uint32_t dp = c.gpus / tp;
-        const Parallelism
-            par(c.gpus, k, tp, 1, dp, 1, c.microBatches, model.globalBatchTokens / model.seqLength);
+        Parallelism::Shape shape;
+        shape.gpus = c.gpus;
+        shape.gpusPerDomain = k;
+        shape.tp = tp;
+        shape.dp = dp;
+        shape.microBatches = c.microBatches;
+        shape.globalBatchSequences = model.globalBatchTokens / model.seqLength;
+        const Parallelism par(shape);
         WorkloadOptions wo;
         wo.gpuFlops = p.platform.gpuFlops;
         const TrainingIteration it(model, par, wo);

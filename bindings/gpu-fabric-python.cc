@@ -699,21 +699,35 @@ PYBIND11_MODULE(gpu_fabric, m)
 
     // ---- training iterations ----------------------------------------------------
     py::class_<Parallelism>(m, "Parallelism", "TP x PP x DP (and EP) on N GPUs")
-        .def(py::init<uint32_t,
-                      uint32_t,
-                      uint32_t,
-                      uint32_t,
-                      uint32_t,
-                      uint32_t,
-                      uint32_t,
-                      uint64_t>(),
+        // keywords only, as Parallelism::Shape names its fields: eight numbers
+        // in a row were too easy to give in the wrong order
+        .def(py::init([](uint32_t gpus,
+                         uint32_t gpusPerDomain,
+                         uint32_t tp,
+                         uint32_t pp,
+                         uint32_t dp,
+                         uint32_t ep,
+                         uint32_t microBatches,
+                         uint64_t globalBatchSequences) {
+                 Parallelism::Shape shape;
+                 shape.gpus = gpus;
+                 shape.gpusPerDomain = gpusPerDomain;
+                 shape.tp = tp;
+                 shape.pp = pp;
+                 shape.dp = dp;
+                 shape.ep = ep;
+                 shape.microBatches = microBatches;
+                 shape.globalBatchSequences = globalBatchSequences;
+                 return Parallelism(shape);
+             }),
+             py::kw_only(),
              py::arg("gpus"),
              py::arg("gpus_per_domain"),
-             py::arg("tp"),
-             py::arg("pp"),
+             py::arg("tp") = 1,
+             py::arg("pp") = 1,
              py::arg("dp"),
-             py::arg("ep"),
-             py::arg("micro_batches"),
+             py::arg("ep") = 1,
+             py::arg("micro_batches") = 1,
              py::arg("global_batch_sequences"))
         .def("Gpus", &Parallelism::Gpus)
         .def("Tp", &Parallelism::Tp)

@@ -182,12 +182,21 @@ main(int argc, char* argv[])
                       "--nvlink-fraction",
                       nvlinkFraction,
                       "a fraction in (0, 1]");
+        // before the model's batch (domains x micro-batches x seq) would take
+        // the blame for a zero
+        FabricRequire(microBatches >= 1, "--micro-batches", microBatches, "an integer >= 1");
         const uint32_t n = domains * k;
         const uint32_t physical = n + k; // one spare domain
         const LlmModel model =
             LlmModel::Custom(layers, hidden, 16, seq, 8192, uint64_t{domains} * microBatches * seq);
-        const Parallelism
-            par(n, k, k, 1, domains, 1, microBatches, uint64_t{domains} * microBatches);
+        Parallelism::Shape shape;
+        shape.gpus = n;
+        shape.gpusPerDomain = k;
+        shape.tp = k;
+        shape.dp = domains;
+        shape.microBatches = microBatches;
+        shape.globalBatchSequences = uint64_t{domains} * microBatches;
+        const Parallelism par(shape);
         WorkloadOptions wo;
         wo.gpuFlops = hw.gpuFlops;
         const TrainingIteration it(model, par, wo);

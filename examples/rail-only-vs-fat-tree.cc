@@ -231,7 +231,15 @@ main(int argc, char* argv[])
         const uint32_t dp = n / (tp * pp);
         const LlmModel model =
             LlmModel::Custom(layers, hidden, 16, seq, 8192, uint64_t{dp} * m * seq);
-        const Parallelism par(n, hw.gpusPerDomain, tp, pp, dp, 1, m, uint64_t{dp} * m);
+        Parallelism::Shape shape;
+        shape.gpus = n;
+        shape.gpusPerDomain = hw.gpusPerDomain;
+        shape.tp = tp;
+        shape.pp = pp;
+        shape.dp = dp;
+        shape.microBatches = m;
+        shape.globalBatchSequences = uint64_t{dp} * m;
+        const Parallelism par(shape);
         WorkloadOptions wo;
         wo.gpuFlops = hw.gpuFlops;
         const TrainingIteration it(model, par, wo);

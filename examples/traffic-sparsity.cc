@@ -62,8 +62,16 @@ MakeIteration(const LlmModel& model,
                       fmt::format("a multiple of DP = {}", dp));
         m = static_cast<uint32_t>(model.GlobalBatchSequences() / dp);
     }
-    Parallelism par(j.gpus, j.hbSize, j.tp, j.pp, dp, j.ep, m, model.GlobalBatchSequences());
-    return TrainingIteration(model, par, opt);
+    Parallelism::Shape shape;
+    shape.gpus = j.gpus;
+    shape.gpusPerDomain = j.hbSize;
+    shape.tp = j.tp;
+    shape.pp = j.pp;
+    shape.dp = dp;
+    shape.ep = j.ep;
+    shape.microBatches = m;
+    shape.globalBatchSequences = model.GlobalBatchSequences();
+    return TrainingIteration(model, Parallelism(shape), opt);
 }
 
 nlohmann::json

@@ -302,13 +302,49 @@ gf.Simulator.Destroy()
     }
 }
 
+TEST(PythonBindings, ParallelismTakesItsFieldsByName)
+{
+    // eight numbers in a row were easy to give in the wrong order: keywords
+    // only, with the C++ Shape's defaults, and a zero named by its field
+    const py::dict py = RunPython(R"py(
+p = gf.Parallelism(gpus=16, gpus_per_domain=8, tp=8, dp=2, global_batch_sequences=2)
+got = (p.Gpus(), p.Tp(), p.Pp(), p.Dp(), p.Ep(), p.MicroBatches())
+try:
+    gf.Parallelism(16, 8, 8, 1, 2, 1, 2, 4)
+    positional = "accepted"
+except TypeError:
+    positional = "TypeError"
+said = []
+expect = said_by(said)
+expect(lambda: gf.Parallelism(gpus=16, gpus_per_domain=8, tp=8, dp=2, micro_batches=0,
+                              global_batch_sequences=4))
+try:
+    gf.Parallelism(gpus=16, gpus_per_domain=8, tp=8, dp=2)
+    missing = "accepted"
+except TypeError:
+    missing = "TypeError"
+)py");
+    EXPECT_EQ(
+        (py["got"].cast<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>()),
+        std::make_tuple(16u, 8u, 1u, 2u, 1u, 1u));
+    EXPECT_EQ(py["positional"].cast<std::string>(), "TypeError");
+    const auto said = py["said"].cast<std::vector<std::string>>();
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_NE(said[0].find("invalid micro-batches: got '0', allowed: an integer >= 1"),
+              std::string::npos)
+        << said[0];
+    // a field without a default (here the batch) left out is Python's TypeError
+    EXPECT_EQ(py["missing"].cast<std::string>(), "TypeError");
+}
+
 TEST(PythonBindings, AFailedIterationReportsTheSameCommsAsTheCppRun)
 {
     // GPU 3 fails mid-iteration: the runner says which comms failed and which
     // ranks they hold, the same in Python as in C++
     const py::dict py = RunPython(R"py(
 model = gf.LlmModel.Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024)
-par = gf.Parallelism(16, 8, 8, 1, 2, 1, 2, 4)
+par = gf.Parallelism(gpus=16, gpus_per_domain=8, tp=8, dp=2, micro_batches=2,
+                     global_batch_sequences=4)
 program = gf.BuildIterationProgram(gf.TrainingIteration(model, par))
 fabric = gf.FabricHelper().Install(gf.BuildRailOnly(dgx16()))
 faults = gf.FaultHelper(fabric)
@@ -332,7 +368,14 @@ stopped_at = gf.Simulator.Now()
 gf.Simulator.Destroy()
 )py");
     const LlmModel model = LlmModel::Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024);
-    const Parallelism par(16, 8, 8, 1, 2, 1, 2, 4);
+    Parallelism::Shape shape;
+    shape.gpus = 16;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.dp = 2;
+    shape.microBatches = 2;
+    shape.globalBatchSequences = 4;
+    const Parallelism par(shape);
     const IterationProgram program = BuildIterationProgram(TrainingIteration(model, par));
     Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(Dgx16()));
     FaultHelper(fabric).GpuDown(3, MicroSeconds(20));
@@ -377,7 +420,8 @@ TEST(PythonBindings, TrainingIterationWithAFailedRailSwitchEqualsTheCppRun)
     // and in C++
     const py::dict py = RunPython(R"py(
 model = gf.LlmModel.Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024)
-par = gf.Parallelism(16, 8, 8, 1, 2, 1, 2, 4)
+par = gf.Parallelism(gpus=16, gpus_per_domain=8, tp=8, dp=2, micro_batches=2,
+                     global_batch_sequences=4)
 it = gf.TrainingIteration(model, par)
 program = gf.BuildIterationProgram(it)
 p = dgx16()
@@ -395,7 +439,14 @@ for fail in (False, True):
     gf.Simulator.Destroy()
 )py");
     const LlmModel model = LlmModel::Custom(4, 1024, 16, 1024, 8192, 2 * 2 * 1024);
-    const Parallelism par(16, 8, 8, 1, 2, 1, 2, 4);
+    Parallelism::Shape shape;
+    shape.gpus = 16;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.dp = 2;
+    shape.microBatches = 2;
+    shape.globalBatchSequences = 4;
+    const Parallelism par(shape);
     const TrainingIteration it(model, par);
     const IterationProgram program = BuildIterationProgram(it);
     const FabricTopology topo = BuildRailOnly(Dgx16());

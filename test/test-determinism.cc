@@ -778,6 +778,38 @@ TEST(Programs, FailureStudyNamesTheCommAFailedGpuHolds)
     EXPECT_EQ(failedRows, 2u); // one per design
 }
 
+TEST(Programs, ZeroMicroBatchesAreNamedByTheFlag)
+{
+    // failure-study made the model's batch from --micro-batches first and
+    // blamed it ("model global batch (tokens)"); flow-scale printed its
+    // header, then Parallelism's field name
+    for (const std::string program : {"failure-study", "flow-scale"})
+    {
+        const auto [status, text] =
+            RunArgv(program, {"--micro-batches=0"}, "zero-micro-batches", "", "", 60);
+        EXPECT_EQ(status, 2) << program << ": " << text;
+        EXPECT_NE(
+            text.find(program + ": invalid --micro-batches: got '0', allowed: an integer >= 1"),
+            std::string::npos)
+            << text;
+        EXPECT_EQ(text.find("global batch"), std::string::npos) << text;
+        EXPECT_EQ(text.find("# flow-scale"), std::string::npos) << text; // before any output
+    }
+    // the model's own sizes keep their names
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"--seq=0", "invalid model sequence length: got '0'"},
+        {"--layers=0", "invalid model layers: got '0'"},
+        {"--hidden=0", "invalid model hidden size (d_model): got '0'"},
+    };
+    for (const auto& [flag, said] : cases)
+    {
+        const auto [status, text] =
+            RunArgv("failure-study", {"--micro-batches=1", flag}, "zero-model-size", "", "", 60);
+        EXPECT_EQ(status, 2) << flag << ": " << text;
+        EXPECT_NE(text.find(said), std::string::npos) << flag << ": " << text;
+    }
+}
+
 TEST(Benches, FlowScaleSimulatesTheSameIterationTwice)
 {
     // wall times and memory differ from run to run; what is simulated must not

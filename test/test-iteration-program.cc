@@ -88,7 +88,15 @@ TEST(IterationProgramStructure, OneFOneBTransfersCountsAndBytesMatchTheIteration
 {
     // 64 GPUs in domains of 8: TP 4, PP 4, DP 4 (2 per domain), 6 micro-batches
     const LlmModel model = SmallGpt(8, 512, 256, 4 * 6);
-    const Parallelism par(64, 8, 4, 4, 4, 1, 6, 4 * 6);
+    Parallelism::Shape shape;
+    shape.gpus = 64;
+    shape.gpusPerDomain = 8;
+    shape.tp = 4;
+    shape.pp = 4;
+    shape.dp = 4;
+    shape.microBatches = 6;
+    shape.globalBatchSequences = 4 * 6;
+    const Parallelism par(shape);
     const TrainingIteration it(model, par);
     const IterationProgram ip = BuildIterationProgram(it);
     ip.program.Validate();
@@ -184,7 +192,13 @@ TEST(IterationProgramStructure, BlockPiecesFollowTheirFlopsAndTheBackwardRunsInR
     // an attention piece and an MLP piece in the ratio 1 : 2, each followed
     // by its TP AllReduce; the backward pass runs the MLP first
     const LlmModel model = SmallGpt(2, 512, 256, 1);
-    const Parallelism par(2, 2, 2, 1, 1, 1, 1, 1);
+    Parallelism::Shape shape;
+    shape.gpus = 2;
+    shape.gpusPerDomain = 2;
+    shape.tp = 2;
+    shape.dp = 1;
+    shape.globalBatchSequences = 1;
+    const Parallelism par(shape);
     const TrainingIteration it(model, par);
     const IterationProgram ip = BuildIterationProgram(it);
     std::vector<double> compute;
@@ -208,7 +222,14 @@ TEST(IterationProgramStructure, BlockPiecesFollowTheirFlopsAndTheBackwardRunsInR
     // experts, combine; backward combine's and dispatch's AllToAlls around
     // the experts first, then the attention
     const LlmModel moe = LlmModel::Get("mixtral-8x7b");
-    const Parallelism mpar(2, 2, 1, 1, 2, 2, 64, moe.GlobalBatchSequences());
+    Parallelism::Shape moeShape;
+    moeShape.gpus = 2;
+    moeShape.gpusPerDomain = 2;
+    moeShape.dp = 2;
+    moeShape.ep = 2;
+    moeShape.microBatches = 64;
+    moeShape.globalBatchSequences = moe.GlobalBatchSequences();
+    const Parallelism mpar(moeShape);
     const TrainingIteration mit(moe, mpar);
     const IterationProgram mp = BuildIterationProgram(mit);
     std::string order;
@@ -256,7 +277,16 @@ TEST(IterationProgramStructure, AggregatedBucketedAndMoeProgramsKeepTheBytes)
     // MoE: 8 experts top-2 on every second block, EP 2 inside the domain
     LlmModel moe = LlmModel::Custom(4, 512, 16, 256, 8192, 8 * 2 * 256, 4.0, 8, 2);
     moe.moeLayerInterval = 2;
-    const Parallelism par(32, 8, 2, 2, 8, 2, 2, 8 * 2);
+    Parallelism::Shape shape;
+    shape.gpus = 32;
+    shape.gpusPerDomain = 8;
+    shape.tp = 2;
+    shape.pp = 2;
+    shape.dp = 8;
+    shape.ep = 2;
+    shape.microBatches = 2;
+    shape.globalBatchSequences = 8 * 2;
+    const Parallelism par(shape);
     const TrainingIteration it(moe, par);
     const IterationTrafficMatrix tm = IterationTrafficMatrix::FromIteration(it);
     for (const std::string granularity : {"layer", "micro-batch"})
@@ -312,7 +342,14 @@ TEST_F(IterationProgramTest, UncontendedIterationIsComputePlusCollectiveFormulas
     const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
     const uint32_t m = 2;
     const LlmModel model = SmallGpt(2, 2048, 1024, 2 * m);
-    const Parallelism par(16, 8, 8, 1, 2, 1, m, 2 * m);
+    Parallelism::Shape shape;
+    shape.gpus = 16;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.dp = 2;
+    shape.microBatches = m;
+    shape.globalBatchSequences = 2 * m;
+    const Parallelism par(shape);
     const TrainingIteration it(model, par);
     ClusterParams cp;
     cp.gpus = 16;
@@ -380,7 +417,15 @@ TEST_F(IterationProgramTest, RailOnlyMatchesRailOptimizedFatTreeForADenseModel)
     // collisions on the fat-tree's uplinks can make it slower than rail-only.)
     const uint32_t m = 4;
     const LlmModel model = SmallGpt(4, 1024, 1024, 4 * m);
-    const Parallelism par(64, 8, 8, 2, 4, 1, m, 4 * m);
+    Parallelism::Shape shape;
+    shape.gpus = 64;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.pp = 2;
+    shape.dp = 4;
+    shape.microBatches = m;
+    shape.globalBatchSequences = 4 * m;
+    const Parallelism par(shape);
     const TrainingIteration it(model, par);
     ClusterParams cp;
     cp.gpus = 64;
@@ -408,7 +453,13 @@ TEST_F(IterationProgramTest, Gpt1tOnTheFlowBackendMatchesEq1AndRailOnlyMatchesTh
     const HbDomainPreset gh = HbDomainPreset::Get("gh200-256");
     const uint32_t n = 1024;
     const uint32_t tp = 4;
-    const Parallelism par(n, 256, tp, 1, n / tp, 1, 1, model.globalBatchTokens / model.seqLength);
+    Parallelism::Shape shape;
+    shape.gpus = n;
+    shape.gpusPerDomain = 256;
+    shape.tp = tp;
+    shape.dp = n / tp;
+    shape.globalBatchSequences = model.globalBatchTokens / model.seqLength;
+    const Parallelism par(shape);
     WorkloadOptions wo;
     wo.gpuFlops = gh.gpuFlops;
     const TrainingIteration it(model, par, wo);
@@ -449,7 +500,14 @@ TEST_F(IterationProgramTest, OverlappedDpIsNoSlowerAndMoeRunsToCompletion)
 {
     const uint32_t m = 2;
     const LlmModel model = SmallGpt(4, 1024, 512, 2 * m);
-    const Parallelism par(16, 8, 8, 1, 2, 1, m, 2 * m);
+    Parallelism::Shape shape;
+    shape.gpus = 16;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.dp = 2;
+    shape.microBatches = m;
+    shape.globalBatchSequences = 2 * m;
+    const Parallelism par(shape);
     const TrainingIteration it(model, par);
     ClusterParams cp;
     cp.gpus = 16;
@@ -462,7 +520,15 @@ TEST_F(IterationProgramTest, OverlappedDpIsNoSlowerAndMoeRunsToCompletion)
 
     // MoE with TP 4 and EP 4 spread over 2 domains (PXN all-to-all), aggregated passes
     const LlmModel moe = LlmModel::Custom(2, 512, 16, 256, 8192, 4 * 2 * 256, 4.0, 8, 2);
-    const Parallelism mpar(16, 8, 4, 1, 4, 4, 2, 4 * 2);
+    Parallelism::Shape moeShape;
+    moeShape.gpus = 16;
+    moeShape.gpusPerDomain = 8;
+    moeShape.tp = 4;
+    moeShape.dp = 4;
+    moeShape.ep = 4;
+    moeShape.microBatches = 2;
+    moeShape.globalBatchSequences = 4 * 2;
+    const Parallelism mpar(moeShape);
     const TrainingIteration mit(moe, mpar);
     IterationProgramOptions agg;
     agg.tpGranularity = "micro-batch";

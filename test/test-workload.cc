@@ -37,6 +37,16 @@ ExpectRejected(const std::function<void()>& f, const std::string& parameter)
     }
 }
 
+/// \return the Parallelism whose fields \p set names (the others keep
+///         Parallelism::Shape's defaults)
+Parallelism
+Par(const std::function<void(Parallelism::Shape&)>& set)
+{
+    Parallelism::Shape shape;
+    set(shape);
+    return Parallelism(shape);
+}
+
 /// A small dense model whose sizes divide evenly (so closed forms are exact).
 LlmModel
 SmallDense(uint64_t batchSequences)
@@ -66,17 +76,56 @@ SmallJobs()
 {
     std::vector<Job> jobs;
     // the paper's placement with TP = K: PP and DP only on rails
-    jobs.push_back({"tp8-pp4-dp4-k8", SmallDense(32), Parallelism(128, 8, 8, 4, 4, 1, 8, 32)});
+    jobs.push_back({"tp8-pp4-dp4-k8", SmallDense(32), Par([](Parallelism::Shape& s) {
+                        s.gpus = 128;
+                        s.gpusPerDomain = 8;
+                        s.tp = 8;
+                        s.pp = 4;
+                        s.dp = 4;
+                        s.microBatches = 8;
+                        s.globalBatchSequences = 32;
+                    })});
     // TP < K: second-level DP inside domains (N_Ds = 4), first-level on rails (N_Df = 4)
-    jobs.push_back({"tp4-pp4-dp16-k16", SmallDense(64), Parallelism(256, 16, 4, 4, 16, 1, 4, 64)});
+    jobs.push_back({"tp4-pp4-dp16-k16", SmallDense(64), Par([](Parallelism::Shape& s) {
+                        s.gpus = 256;
+                        s.gpusPerDomain = 16;
+                        s.tp = 4;
+                        s.pp = 4;
+                        s.dp = 16;
+                        s.microBatches = 4;
+                        s.globalBatchSequences = 64;
+                    })});
     // small DP: two stages share a domain
-    jobs.push_back({"tp2-pp8-dp2-k8", SmallDense(16), Parallelism(32, 8, 2, 8, 2, 1, 8, 16)});
+    jobs.push_back({"tp2-pp8-dp2-k8", SmallDense(16), Par([](Parallelism::Shape& s) {
+                        s.gpus = 32;
+                        s.gpusPerDomain = 8;
+                        s.tp = 2;
+                        s.pp = 8;
+                        s.dp = 2;
+                        s.microBatches = 8;
+                        s.globalBatchSequences = 16;
+                    })});
     // MoE, EP groups spanning domains (EP 8 > N_Ds 2) with PXN
-    jobs.push_back(
-        {"moe-tp2-pp2-dp16-ep8-k4", SmallMoe(64), Parallelism(64, 4, 2, 2, 16, 8, 4, 64)});
+    jobs.push_back({"moe-tp2-pp2-dp16-ep8-k4", SmallMoe(64), Par([](Parallelism::Shape& s) {
+                        s.gpus = 64;
+                        s.gpusPerDomain = 4;
+                        s.tp = 2;
+                        s.pp = 2;
+                        s.dp = 16;
+                        s.ep = 8;
+                        s.microBatches = 4;
+                        s.globalBatchSequences = 64;
+                    })});
     // MoE, EP inside the domain
-    jobs.push_back(
-        {"moe-tp1-pp2-dp16-ep4-k8", SmallMoe(64), Parallelism(32, 8, 1, 2, 16, 4, 2, 64)});
+    jobs.push_back({"moe-tp1-pp2-dp16-ep4-k8", SmallMoe(64), Par([](Parallelism::Shape& s) {
+                        s.gpus = 32;
+                        s.gpusPerDomain = 8;
+                        s.pp = 2;
+                        s.dp = 16;
+                        s.ep = 4;
+                        s.microBatches = 2;
+                        s.globalBatchSequences = 64;
+                    })});
     return jobs;
 }
 
@@ -168,7 +217,15 @@ TEST(Parallelism, CoordinatesAndCommunicators)
         }
     }
     // the paper's placement: rank g is GPU g % K of domain g / K; stages on one rail
-    Parallelism p(32768, 8, 8, 64, 64, 1, 64, 4096);
+    Parallelism::Shape shape;
+    shape.gpus = 32768;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.pp = 64;
+    shape.dp = 64;
+    shape.microBatches = 64;
+    shape.globalBatchSequences = 4096;
+    Parallelism p(shape);
     const auto pipe = p.PpPipeline(12345);
     for (uint32_t r : pipe)
     {
@@ -180,29 +237,108 @@ TEST(Parallelism, CoordinatesAndCommunicators)
 
 TEST(Parallelism, RejectsInvalidCombinations)
 {
-    ExpectRejected([] { Parallelism(128, 8, 8, 4, 2, 1, 1, 16); }, "TP*PP*DP");
-    ExpectRejected([] { Parallelism(128, 8, 16, 4, 2, 1, 1, 16); }, "TP");
-    ExpectRejected([] { Parallelism(96, 8, 3, 4, 8, 1, 1, 16); }, "TP");
-    ExpectRejected([] { Parallelism(100, 8, 4, 5, 5, 1, 1, 25); }, "HB domain size (K)");
-    ExpectRejected([] { Parallelism(128, 8, 8, 4, 4, 1, 3, 16); }, "global batch (sequences)");
-    ExpectRejected([] { Parallelism(128, 8, 8, 4, 4, 3, 1, 16); }, "EP");
-    ExpectRejected([] { Parallelism(128, 8, 8, 4, 4, 1, 0, 16); }, "micro-batches");
+    // each case changes a valid job: N 128, K 8, TP 8, PP 4, DP 4, 16 sequences
+    const auto rejected = [](const std::function<void(Parallelism::Shape&)>& change,
+                             const std::string& parameter) {
+        ExpectRejected(
+            [&] {
+                Par([&](Parallelism::Shape& s) {
+                    s.gpus = 128;
+                    s.gpusPerDomain = 8;
+                    s.tp = 8;
+                    s.pp = 4;
+                    s.dp = 4;
+                    s.globalBatchSequences = 16;
+                    change(s);
+                });
+            },
+            parameter);
+    };
+    rejected([](auto& s) { s.dp = 2; }, "TP*PP*DP");
+    rejected(
+        [](auto& s) {
+            s.tp = 16;
+            s.dp = 2;
+        },
+        "TP");
+    rejected(
+        [](auto& s) {
+            s.gpus = 96;
+            s.tp = 3;
+            s.dp = 8;
+        },
+        "TP");
+    rejected(
+        [](auto& s) {
+            s.gpus = 100;
+            s.tp = 4;
+            s.pp = 5;
+            s.dp = 5;
+            s.globalBatchSequences = 25;
+        },
+        "HB domain size (K)");
+    rejected([](auto& s) { s.microBatches = 3; }, "global batch (sequences)");
+    rejected([](auto& s) { s.ep = 3; }, "EP");
+    rejected([](auto& s) { s.microBatches = 0; }, "micro-batches");
     // DP 3 with K/TP = 2: a DP group would be split unevenly over domains
-    ExpectRejected([] { Parallelism(24, 8, 4, 2, 3, 1, 1, 3); }, "DP");
+    rejected(
+        [](auto& s) {
+            s.gpus = 24;
+            s.tp = 4;
+            s.pp = 2;
+            s.dp = 3;
+            s.globalBatchSequences = 3;
+        },
+        "DP");
     // EP 3 with N_Ds = 2 (DP 6): uneven over domains
-    ExpectRejected([] { Parallelism(48, 8, 4, 2, 6, 3, 1, 6); }, "EP");
+    rejected(
+        [](auto& s) {
+            s.gpus = 48;
+            s.tp = 4;
+            s.pp = 2;
+            s.dp = 6;
+            s.ep = 3;
+            s.globalBatchSequences = 6;
+        },
+        "EP");
 
-    const Parallelism p(128, 8, 8, 4, 4, 1, 8, 32);
+    Parallelism::Shape shape;
+    shape.gpus = 128;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.pp = 4;
+    shape.dp = 4;
+    shape.microBatches = 8;
+    shape.globalBatchSequences = 32;
+    const Parallelism p(shape);
     ExpectRejected([&] { p.ValidateFor(LlmModel::Custom(6, 1024, 16, 512, 100, 32 * 512)); }, "PP");
     ExpectRejected([&] { p.ValidateFor(LlmModel::Custom(8, 1536, 12, 512, 100, 32 * 512)); }, "TP");
     ExpectRejected([&] { p.ValidateFor(SmallDense(64)); }, "global batch (sequences)");
-    const Parallelism pe(128, 8, 8, 2, 8, 8, 1, 8);
+    Parallelism::Shape moeShape;
+    moeShape.gpus = 128;
+    moeShape.gpusPerDomain = 8;
+    moeShape.tp = 8;
+    moeShape.pp = 2;
+    moeShape.dp = 8;
+    moeShape.ep = 8;
+    moeShape.globalBatchSequences = 8;
+    const Parallelism pe(moeShape);
     LlmModel moe = SmallMoe(8);
     moe.experts = 12;
     moe.topK = 2;
     ExpectRejected([&] { pe.ValidateFor(moe); }, "EP");
     ExpectRejected([&] { pe.ValidateFor(SmallDense(8)); }, "EP");
-    ExpectRejected([] { Parallelism(8, 8, 8, 1, 1, 1, 1, 1).Coord(8); }, "rank");
+    ExpectRejected(
+        [] {
+            Par([](Parallelism::Shape& s) {
+                s.gpus = 8;
+                s.gpusPerDomain = 8;
+                s.tp = 8;
+                s.dp = 1;
+                s.globalBatchSequences = 1;
+            }).Coord(8);
+        },
+        "rank");
     ExpectRejected(
         [] {
             WorkloadOptions o;
@@ -210,6 +346,53 @@ TEST(Parallelism, RejectsInvalidCombinations)
             o.Validate();
         },
         "DP algorithm");
+}
+
+TEST(Parallelism, AZeroIsNamedByItsOwnField)
+{
+    // --micro-batches=0 was blamed on the model's global batch (the program
+    // made the batch from it first); each field's zero names that field
+    const std::vector<std::pair<uint32_t Parallelism::Shape::*, std::string>> fields = {
+        {&Parallelism::Shape::gpus, "GPUs (N)"},
+        {&Parallelism::Shape::gpusPerDomain, "HB domain size (K)"},
+        {&Parallelism::Shape::tp, "TP"},
+        {&Parallelism::Shape::pp, "PP"},
+        {&Parallelism::Shape::dp, "DP"},
+        {&Parallelism::Shape::ep, "EP"},
+        {&Parallelism::Shape::microBatches, "micro-batches"},
+    };
+    Parallelism::Shape valid;
+    valid.gpus = 128;
+    valid.gpusPerDomain = 8;
+    valid.tp = 8;
+    valid.pp = 4;
+    valid.dp = 4;
+    valid.microBatches = 2;
+    valid.globalBatchSequences = 16;
+    EXPECT_NO_THROW(Parallelism{valid});
+    for (const auto& [field, parameter] : fields)
+    {
+        Parallelism::Shape s = valid;
+        s.*field = 0;
+        ExpectRejected([&] { Parallelism{s}; }, parameter);
+    }
+    Parallelism::Shape s = valid;
+    s.globalBatchSequences = 0;
+    ExpectRejected([&] { Parallelism{s}; }, "global batch (sequences)");
+    // the defaults: what has no sensible default is refused by name
+    ExpectRejected([] { Parallelism{Parallelism::Shape()}; }, "GPUs (N)");
+    const Parallelism defaults([] {
+        Parallelism::Shape d;
+        d.gpus = 8;
+        d.gpusPerDomain = 8;
+        d.dp = 8;
+        d.globalBatchSequences = 8;
+        return d;
+    }());
+    EXPECT_EQ(defaults.Tp(), 1u);
+    EXPECT_EQ(defaults.Pp(), 1u);
+    EXPECT_EQ(defaults.Ep(), 1u);
+    EXPECT_EQ(defaults.MicroBatches(), 1u);
 }
 
 TEST(TrafficMatrix, PlacementKeepsTrafficOnDomainsAndRails)
@@ -382,7 +565,15 @@ TEST(TrafficMatrix, SparseAtPaperScaleForGpt1t)
     // GPT-1T as Megatron-LM trained it (TP 8 = one DGX, PP 64), DP 64 to fill
     // 32768 GPUs in HB domains of K = 8; batch 3072 x 2048 tokens, 48 micro-batches
     const LlmModel m = LlmModel::Get("gpt-1t");
-    const Parallelism p(32768, 8, 8, 64, 64, 1, 48, m.GlobalBatchSequences());
+    Parallelism::Shape shape;
+    shape.gpus = 32768;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.pp = 64;
+    shape.dp = 64;
+    shape.microBatches = 48;
+    shape.globalBatchSequences = m.GlobalBatchSequences();
+    const Parallelism p(shape);
     const TrainingIteration it(m, p);
     const auto tm = IterationTrafficMatrix::FromIteration(it);
     const TrafficStats st = tm.Stats();
@@ -398,7 +589,15 @@ TEST(TrafficMatrix, SparseAtPaperScaleForGpt1t)
 TEST(TrainingIteration, ComputeAndPipelineOrder)
 {
     const LlmModel m = LlmModel::Get("gpt-1t");
-    const Parallelism p(4096, 8, 8, 64, 8, 1, 16, 3072);
+    Parallelism::Shape shape;
+    shape.gpus = 4096;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.pp = 64;
+    shape.dp = 8;
+    shape.microBatches = 16;
+    shape.globalBatchSequences = 3072;
+    const Parallelism p(shape);
     WorkloadOptions o;
     o.computeEfficiency = 0.5;
     const TrainingIteration it(m, p, o);

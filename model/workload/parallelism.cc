@@ -14,70 +14,70 @@
 namespace ns3
 {
 
-Parallelism::Parallelism(uint32_t gpus,
-                         uint32_t gpusPerDomain,
-                         uint32_t tp,
-                         uint32_t pp,
-                         uint32_t dp,
-                         uint32_t ep,
-                         uint32_t microBatches,
-                         uint64_t globalBatchSequences)
-    : m_gpus(gpus),
-      m_k(gpusPerDomain),
-      m_tp(tp),
-      m_pp(pp),
-      m_dp(dp),
-      m_ep(ep),
+Parallelism::Parallelism(const Shape& shape)
+    : m_gpus(shape.gpus),
+      m_k(shape.gpusPerDomain),
+      m_tp(shape.tp),
+      m_pp(shape.pp),
+      m_dp(shape.dp),
+      m_ep(shape.ep),
       m_dpInner(1),
-      m_microBatches(microBatches),
-      m_globalBatch(globalBatchSequences)
+      m_microBatches(shape.microBatches),
+      m_globalBatch(shape.globalBatchSequences)
 {
-    FabricRequire(gpus >= 1, "GPUs (N)", gpus, "an integer >= 1");
-    FabricRequire(gpusPerDomain >= 1 && gpus % gpusPerDomain == 0,
+    FabricRequire(shape.gpus >= 1, "GPUs (N)", shape.gpus, "an integer >= 1");
+    FabricRequire(shape.gpusPerDomain >= 1 && shape.gpus % shape.gpusPerDomain == 0,
                   "HB domain size (K)",
-                  gpusPerDomain,
-                  fmt::format("a divisor of the GPU count {}", gpus));
-    FabricRequire(tp >= 1, "TP", tp, "an integer >= 1");
-    FabricRequire(pp >= 1, "PP", pp, "an integer >= 1");
-    FabricRequire(dp >= 1, "DP", dp, "an integer >= 1");
-    FabricRequire(static_cast<uint64_t>(tp) * pp * dp == gpus,
+                  shape.gpusPerDomain,
+                  fmt::format("a divisor of the GPU count {}", shape.gpus));
+    FabricRequire(shape.tp >= 1, "TP", shape.tp, "an integer >= 1");
+    FabricRequire(shape.pp >= 1, "PP", shape.pp, "an integer >= 1");
+    FabricRequire(shape.dp >= 1, "DP", shape.dp, "an integer >= 1");
+    FabricRequire(static_cast<uint64_t>(shape.tp) * shape.pp * shape.dp == shape.gpus,
                   "TP*PP*DP",
-                  fmt::format("{}*{}*{} = {}", tp, pp, dp, static_cast<uint64_t>(tp) * pp * dp),
-                  fmt::format("equal to the GPU count N = {}", gpus));
+                  fmt::format("{}*{}*{} = {}",
+                              shape.tp,
+                              shape.pp,
+                              shape.dp,
+                              static_cast<uint64_t>(shape.tp) * shape.pp * shape.dp),
+                  fmt::format("equal to the GPU count N = {}", shape.gpus));
     // the paper keeps TP inside one HB domain, so TP traffic never needs the NICs
-    FabricRequire(tp <= gpusPerDomain,
+    FabricRequire(shape.tp <= shape.gpusPerDomain,
                   "TP",
-                  tp,
-                  fmt::format("at most the HB domain size K = {}", gpusPerDomain));
-    FabricRequire(gpusPerDomain % tp == 0,
+                  shape.tp,
+                  fmt::format("at most the HB domain size K = {}", shape.gpusPerDomain));
+    FabricRequire(shape.gpusPerDomain % shape.tp == 0,
                   "TP",
-                  tp,
-                  fmt::format("a divisor of the HB domain size K = {}", gpusPerDomain));
-    const uint32_t perDomain = gpusPerDomain / tp; // TP groups per domain
-    FabricRequire(dp % perDomain == 0 || perDomain % dp == 0,
+                  shape.tp,
+                  fmt::format("a divisor of the HB domain size K = {}", shape.gpusPerDomain));
+    const uint32_t perDomain = shape.gpusPerDomain / shape.tp; // TP groups per domain
+    FabricRequire(shape.dp % perDomain == 0 || perDomain % shape.dp == 0,
                   "DP",
-                  dp,
+                  shape.dp,
                   fmt::format("a multiple or a divisor of K / TP = {} (so that every DP group "
                               "has the same number of members in each domain it touches)",
                               perDomain));
-    m_dpInner = std::min(dp, perDomain);
-    FabricRequire(ep >= 1 && dp % ep == 0,
+    m_dpInner = std::min(shape.dp, perDomain);
+    FabricRequire(
+        shape.ep >= 1 && shape.dp % shape.ep == 0,
+        "EP",
+        shape.ep,
+        fmt::format("a divisor of DP = {} (EP groups are made of DP replicas)", shape.dp));
+    FabricRequire((shape.ep <= m_dpInner && m_dpInner % shape.ep == 0) || shape.ep % m_dpInner == 0,
                   "EP",
-                  ep,
-                  fmt::format("a divisor of DP = {} (EP groups are made of DP replicas)", dp));
-    FabricRequire((ep <= m_dpInner && m_dpInner % ep == 0) || ep % m_dpInner == 0,
-                  "EP",
-                  ep,
+                  shape.ep,
                   fmt::format("a divisor or a multiple of N_Ds = {} (so that every EP group "
                               "has the same number of members in each domain it touches)",
                               m_dpInner));
-    FabricRequire(microBatches >= 1, "micro-batches", microBatches, "an integer >= 1");
-    FabricRequire(globalBatchSequences >= 1 &&
-                      globalBatchSequences % (static_cast<uint64_t>(dp) * microBatches) == 0,
+    FabricRequire(shape.microBatches >= 1, "micro-batches", shape.microBatches, "an integer >= 1");
+    FabricRequire(shape.globalBatchSequences >= 1 &&
+                      shape.globalBatchSequences %
+                              (static_cast<uint64_t>(shape.dp) * shape.microBatches) ==
+                          0,
                   "global batch (sequences)",
-                  globalBatchSequences,
+                  shape.globalBatchSequences,
                   fmt::format("a positive multiple of DP * micro-batches = {}",
-                              static_cast<uint64_t>(dp) * microBatches));
+                              static_cast<uint64_t>(shape.dp) * shape.microBatches));
 }
 
 void

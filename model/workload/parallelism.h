@@ -64,24 +64,28 @@ class Parallelism
 {
   public:
     /**
-     * \param gpus N
-     * \param gpusPerDomain K, GPUs per HB domain (a divisor of N)
-     * \param tp TP size (a divisor of K)
-     * \param pp PP size
-     * \param dp DP size
-     * \param ep EP size (1: no expert parallelism; a divisor of DP)
-     * \param microBatches micro-batches per replica and iteration (>= 1)
-     * \param globalBatchSequences global batch in sequences (a multiple of DP * microBatches)
-     * \throws FabricConfigError naming the first parameter that is wrong
+     * \brief The job's sizes, by name. The fields without a usable default
+     *        (gpus, gpusPerDomain, dp, globalBatchSequences) start at 0, which
+     *        the constructor refuses by name.
      */
-    Parallelism(uint32_t gpus,
-                uint32_t gpusPerDomain,
-                uint32_t tp,
-                uint32_t pp,
-                uint32_t dp,
-                uint32_t ep,
-                uint32_t microBatches,
-                uint64_t globalBatchSequences);
+    struct Shape
+    {
+        uint32_t gpus{0};                 //!< N
+        uint32_t gpusPerDomain{0};        //!< K, GPUs per HB domain (a divisor of N)
+        uint32_t tp{1};                   //!< TP size (a divisor of K)
+        uint32_t pp{1};                   //!< PP size
+        uint32_t dp{0};                   //!< DP size (TP * PP * DP = N)
+        uint32_t ep{1};                   //!< EP size (1: no expert parallelism; a divisor of DP)
+        uint32_t microBatches{1};         //!< micro-batches per replica and iteration (>= 1)
+        uint64_t globalBatchSequences{0}; //!< global batch in sequences (a multiple of
+                                          //!< DP * microBatches)
+    };
+
+    /**
+     * \param shape the sizes
+     * \throws FabricConfigError naming the first field that is wrong
+     */
+    explicit Parallelism(const Shape& shape);
 
     /**
      * \brief Check the job against a model: layers divisible by PP, heads by TP,
