@@ -9,10 +9,12 @@
  * "schedule_groups", "schedule_pieces"}]}.  --graphs=NAME;NAME overrides the two graphs;
  * --keep=0 keeps only the loads, not the schedule.
  */
+#include "program-support.h"
+
 #include "ns3/bfb-schedule.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
 #include "ns3/topology-finder.h"
 
 #include <chrono>
@@ -39,6 +41,7 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write the results as JSON to this path", json);
     cmd.AddValue("graphs", "';'-separated construction names", graphs);
     cmd.AddValue("keep", "keep the full schedule (1) or only the loads (0)", keep);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
     {

@@ -12,10 +12,12 @@
 // event is always ns-3's default scheduler's, a fixed yardstick that no
 // choice of scheduler moves; on another scheduler the bare loop also runs on
 // it, and that ratio is printed beside.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
 #include "ns3/topology-builders.h"
 
 #include <algorithm>
@@ -204,6 +206,7 @@ main(int argc, char* argv[])
                  "with --loop=bare: events pending in the bare loop (a fabric run prints its mean)",
                  barePending);
     cmd.AddValue("bare-events", "with --loop=bare: events the bare loop runs", bareEvents);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     // the run's scheduler (--SchedulerType): the bare loop runs on ns-3's
     // default map, and on it too when it is another one

@@ -35,9 +35,13 @@
  * the estimated packet-level wall time of the iteration (printed, not run).
  * --json=PATH writes {"scheduler": ns-3's SchedulerType, "runs": [...]}.
  */
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
 
 #include <chrono>
 #include <cmath>
@@ -220,7 +224,7 @@ RunOne(const ScaleConfig& c)
     using Clock = std::chrono::steady_clock;
     ClusterParams p;
     p.gpus = c.gpus;
-    p.platform = ProgramPlatform(c.preset);
+    p.platform = TopologyHelper::GetPlatform(c.preset);
     CheckNames(c);
     p.radix = c.radix;
     FabricRequire(c.topology == "rail-only" || c.topology == "rail-optimized",
@@ -274,10 +278,9 @@ RunOne(const ScaleConfig& c)
     }
     const auto t0 = Clock::now();
     const double cpu0 = CpuSeconds();
-    ProgramBackend installed =
-        InstallBackend("--backend",
-                       c.backend,
-                       c.topology == "rail-only" ? BuildRailOnly(p) : BuildRailOptimized(p));
+    InstalledTransport installed =
+        TransportHelper(c.backend, "--backend")
+            .Install(c.topology == "rail-only" ? BuildRailOnly(p) : BuildRailOptimized(p));
     Ptr<Transport> transport = installed.transport;
     const auto t1 = Clock::now();
     Workload w;
@@ -532,6 +535,7 @@ main(int argc, char* argv[])
                  "--table: message size of the packet-level calibration run (phases workload)",
                  calibrationBytes);
     cmd.AddValue("json", "write the results as JSON to this path", json);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     // the scheduler as the user chose it (--SchedulerType; by default the
@@ -547,7 +551,7 @@ main(int argc, char* argv[])
                       topology,
                       "rail-only, rail-optimized or both");
         // the platform as simulated: the preset with any --ns3::HbDomain::* flag
-        const HbDomainPreset platform = ProgramPlatform(c.preset);
+        const HbDomainPreset platform = TopologyHelper::GetPlatform(c.preset);
         CheckNames(c);
         const std::vector<std::string> topologies =
             topology == "both" ? std::vector<std::string>{"rail-only", "rail-optimized"}

@@ -10,9 +10,13 @@
 // the gap |flow - packet| / packet, the rows above --show-above, and how long
 // each backend took; --json writes every row. Figures are printed, never
 // asserted.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
 
 #include <algorithm>
 #include <cmath>
@@ -72,6 +76,7 @@ main(int argc, char* argv[])
     cmd.AddValue("max-bytes", "largest size (sizes double from 4 KiB)", maxBytes);
     cmd.AddValue("show-above", "list the rows whose gap exceeds this many percent", showAbove);
     cmd.AddValue("json", "write every row as JSON to this path", json);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
     {
@@ -107,7 +112,7 @@ main(int argc, char* argv[])
         for (const auto& [preset, gpus] : platforms)
         {
             ClusterParams p;
-            p.platform = ProgramPlatform(preset);
+            p.platform = TopologyHelper::GetPlatform(preset);
             p.gpus = gpus;
             p.radix = 64;
             const FabricTopology topo = BuildRailOnly(p);
@@ -129,22 +134,14 @@ main(int argc, char* argv[])
                         const uint64_t bytes = (size + unit - 1) / unit * unit;
                         const GridCase c{preset, gpus, collective, algorithm, chunk};
                         double t0 = WallSeconds();
-                        const CollectiveResult packet = RunCollectiveAlone(topo,
-                                                                           "packet",
-                                                                           chunk,
-                                                                           1,
-                                                                           collective,
-                                                                           algorithm,
-                                                                           bytes);
+                        const CollectiveResult packet =
+                            TransportHelper("packet", "--backend")
+                                .RunCollectiveAlone(topo, chunk, 1, collective, algorithm, bytes);
                         packetWall += WallSeconds() - t0;
                         t0 = WallSeconds();
-                        const CollectiveResult flow = RunCollectiveAlone(topo,
-                                                                         "flow",
-                                                                         chunk,
-                                                                         1,
-                                                                         collective,
-                                                                         algorithm,
-                                                                         bytes);
+                        const CollectiveResult flow =
+                            TransportHelper("flow", "--backend")
+                                .RunCollectiveAlone(topo, chunk, 1, collective, algorithm, bytes);
                         flowWall += WallSeconds() - t0;
                         FabricRequire(packet.complete && flow.complete,
                                       "collective",

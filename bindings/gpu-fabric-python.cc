@@ -31,11 +31,12 @@
 #include "ns3/hb-domain-preset.h"
 #include "ns3/iteration-program.h"
 #include "ns3/llm-model.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
+#include "ns3/topology-helper.h"
 #include "ns3/traffic-matrix.h"
 
 #include <csignal>
@@ -374,7 +375,7 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def_static("Get", &HbDomainPreset::Get, py::arg("name"))
         .def_static("Names", &HbDomainPreset::Names)
         .def_static("FromAttributes",
-                    &ProgramPlatform,
+                    &TopologyHelper::GetPlatform,
                     py::arg("name"),
                     "The preset with the ns3::HbDomain::* attribute defaults set by SetDefault "
                     "applied (named \"<name>+attributes\" when one changed it), as the programs' "

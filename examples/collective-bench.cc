@@ -12,9 +12,13 @@
 // allgather's send, reducescatter's receive and alltoall's per-peer count).
 // The alpha-beta predictions of the algorithms are in collective-metrics.h.
 // --backend=flow runs the same sweep on the flow-level backend (FlowTransport).
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -69,6 +73,7 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try
@@ -89,15 +94,15 @@ main(int argc, char* argv[])
             cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
         }
         ClusterParams p;
-        p.platform = ProgramPlatform(preset);
+        p.platform = TopologyHelper::GetPlatform(preset);
         p.gpus = gpus;
         p.radix = radix;
-        const FabricTopology topo =
-            BuildProgramTopology(cmd,
-                                 topology,
-                                 p,
-                                 graph,
-                                 static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+        TopologyHelper topologies(p);
+        topologies.SetGraph(graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+        topologies.SetGpusRequired(cmd.WasGiven("gpus"));
+        topologies.SetParameterNames("--topology", "--gpus", "--graph");
+        const FabricTopology topo = topologies.Create(topology);
+        const TransportHelper transports(backend, "--backend");
         const uint32_t nRanks = topo.GetNGpus();
         // nccl-tests' count argument: 4-byte elements, per rank for the
         // collectives whose count is per rank; sizes are whole counts so
@@ -160,7 +165,7 @@ main(int argc, char* argv[])
         for (const uint64_t b : sizes)
         {
             CollectiveResult r =
-                RunCollectiveAlone(topo, backend, chunkBytes, channels, collective, algorithm, b);
+                transports.RunCollectiveAlone(topo, chunkBytes, channels, collective, algorithm, b);
             if (!r.complete)
             {
                 // the report has a line per failed op: the first, and how many more

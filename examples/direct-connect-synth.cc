@@ -34,16 +34,19 @@
  * and "simulation": {"graph", "size_bytes", "bandwidth_bps", "link_delay_ns",
  * "chunks_per_shard", "chunks_per_shard_allreduce", "alpha_s"}.
  */
+#include "program-support.h"
+
 #include "ns3/bfb-collective.h"
 #include "ns3/bfb-schedule.h"
 #include "ns3/collective-baselines.h"
 #include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
 #include "ns3/schedule-checker.h"
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
+#include "ns3/transport-helper.h"
 
 #include <algorithm>
 #include <cmath>
@@ -165,7 +168,8 @@ Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& s
     const auto rate = static_cast<uint64_t>(sim.bandwidthBps);
     p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
     p.linkDelayNs = sim.delayNs;
-    ProgramBackend b = InstallBackend("--backend", sim.backend, BuildDirectConnect(g, rate, p));
+    InstalledTransport b =
+        TransportHelper(sim.backend, "--backend").Install(BuildDirectConnect(g, rate, p));
     Ptr<CollectiveRun> run = (b.fabric ? CollectiveHelper(b.fabric) : CollectiveHelper(b.transport))
                                  .Install(std::move(cs), Seconds(0));
     Simulator::Run();
@@ -497,6 +501,7 @@ main(int argc, char* argv[])
     cmd.AddValue("delay-ns", "with --simulate: link delay in nanoseconds", delayNs);
     std::string backend = "packet";
     cmd.AddValue("backend", "with --simulate: packet | flow (flow-level backend)", backend);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
     {

@@ -9,11 +9,13 @@
 // completion time and goodput, the router port's and its queue disc's
 // drops and backlog, and the line-rate bound (all bytes, with
 // TCP/IP/Ethernet framing, through the one bottleneck port).
+#include "program-support.h"
+
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
 #include "ns3/internet-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
 #include "ns3/traffic-control-module.h"
 
 #include <cmath>
@@ -103,6 +105,7 @@ main(int argc, char* argv[])
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
     cmd.AddValue("ascii", "write an ns-3 ASCII trace to this path (empty: none)", ascii);
     cmd.AddValue("json", "write results as JSON to this path", json);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try

@@ -4,9 +4,12 @@
 // examples/fabric-routes: the routing check utility. Builds a topology,
 // checks that every GPU pair is reachable, prints the hop-count histogram
 // and the path of any pair (the same ECMP hash as the packets).
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -38,18 +41,22 @@ main(int argc, char* argv[])
     cmd.AddValue("dst", "print the path to this rank (with --src)", dst);
     cmd.AddValue("flow-label", "flow label of the traced flow (ECMP entropy)", flowLabel);
     cmd.AddValue("json", "write the report as JSON to this path", json);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
     {
         cmd.OnlyWith("graph", topology == "direct-connect", "with --topology=direct-connect");
         cmd.OnlyWith("flow-label", src >= 0 || dst >= 0, "with --src and --dst");
         ClusterParams p;
-        p.platform = ProgramPlatform(preset);
+        p.platform = TopologyHelper::GetPlatform(preset);
         p.gpus = gpus;
         p.radix = radix;
         p.oversubscription = oversubscription;
-        const FabricTopology topo =
-            BuildProgramTopology(cmd, topology, p, graph, p.platform.nicRate.GetBitRate());
+        TopologyHelper topologies(p);
+        topologies.SetGraph(graph, p.platform.nicRate.GetBitRate());
+        topologies.SetGpusRequired(cmd.WasGiven("gpus"));
+        topologies.SetParameterNames("--topology", "--gpus", "--graph");
+        const FabricTopology topo = topologies.Create(topology);
         FabricRequire(flowLabel <= 65535, "--flow-label", flowLabel, "0 to 65535");
         // checked against the built topology (a direct-connect graph sets its
         // own GPU count), before any output

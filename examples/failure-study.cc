@@ -19,9 +19,12 @@
 // broken from the start and routing has already reacted (DetectNow).
 // Prints the iteration time, its slowdown over the healthy run of the same
 // design, and the capacity lost: network and NVLink bandwidth down, GPUs idle.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -163,10 +166,11 @@ main(int argc, char* argv[])
                  "rate of the degraded NVLink, fraction of nominal",
                  nvlinkFraction);
     cmd.AddValue("json", "write the results as JSON to this file", json);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
     {
-        const HbDomainPreset hw = ProgramPlatform(platform);
+        const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         const uint32_t k = hw.gpusPerDomain;
         // with the spare, (domains + 1) x K GPUs must fill a fat-tree whose
         // leaves are rail switches (radix 2 (domains + 1))

@@ -6,9 +6,12 @@
 // a rail, and across rails (relayed through the sender's HB domain) and
 // prints each message's path and completion time beside its closed-form
 // store-and-forward estimate.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -137,13 +140,14 @@ main(int argc, char* argv[])
     cmd.AddValue("bytes", "bytes per message", bytes);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("pcap", "write pcap files with this prefix (empty: none)", pcap);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try
     {
         FabricRequire(bytes > 0, "--bytes", bytes, "a positive byte count");
         ClusterParams p;
-        p.platform = ProgramPlatform(preset);
+        p.platform = TopologyHelper::GetPlatform(preset);
         p.gpus = 2 * p.platform.gpusPerDomain;
         p.radix = 64;
         const FabricTopology topo = BuildRailOnly(p);

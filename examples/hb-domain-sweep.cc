@@ -16,9 +16,12 @@
 //   rounded, clamped to [1, K]; b d_model enters as printed (no bytes factor).
 // --tp-mode and --activation-bytes show how the trends move under the other
 // readings.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -181,6 +184,7 @@ main(int argc, char* argv[])
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try
@@ -211,7 +215,7 @@ main(int argc, char* argv[])
                           activationBytesText,
                           "a positive number (1: the paper's formula; 2: BF16 bytes)");
         }
-        const HbDomainPreset hw = ProgramPlatform(platform);
+        const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         const uint32_t n = static_cast<uint32_t>(ParseInteger("--gpus", gpus));
         std::vector<uint32_t> ks;
         for (const auto& s : SplitList("--hb-sizes", hbSizes))
@@ -223,7 +227,7 @@ main(int argc, char* argv[])
                           fmt::format("a divisor of the GPU count {}", n));
             ks.push_back(k);
         }
-        const std::vector<LlmModel> modelList = ProgramModels("--models", models);
+        const std::vector<LlmModel> modelList = TopologyHelper::GetModels("--models", models);
         std::map<std::string, std::vector<SweepRow>> rows;
         nlohmann::json jrows = nlohmann::json::array();
         std::string csvText = "model,gpus,hb_size,tp,dp_inner,dp_outer,compute_s,dp_rail_s,"

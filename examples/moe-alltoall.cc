@@ -19,9 +19,13 @@
 // Pipelined: the collective layer's "pxn" all-to-all, where each piece moves
 // on to the rail as soon as it crossed NVLink (and in chunks of --chunk-bytes),
 // so the NVLink step hides behind the rail step.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -42,7 +46,7 @@ const std::map<std::string, double> kPaperOverheadPct = {{"dgx-a100", 8.2}, {"dg
 double
 Run(const FabricTopology& topo, const ParallelProgram& prog, const std::string& backend)
 {
-    ProgramBackend b = InstallBackend("--backend", backend, topo);
+    InstalledTransport b = TransportHelper(backend, "--backend").Install(topo);
     Ptr<ProgramRunner> runner = RunProgram(prog, b.transport);
     NS_ABORT_MSG_IF(!runner->IsComplete(), "all-to-all did not complete");
     NS_ABORT_MSG_IF(b.fabric && b.fabric->GetTotalDrops() != 0, "packets dropped");
@@ -129,6 +133,7 @@ main(int argc, char* argv[])
                  chunkText);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try
@@ -148,7 +153,7 @@ main(int argc, char* argv[])
         std::vector<HbDomainPreset> platforms;
         for (const auto& name : SplitList("--presets", presets))
         {
-            platforms.push_back(ProgramPlatform(name));
+            platforms.push_back(TopologyHelper::GetPlatform(name));
             const uint32_t k = platforms.back().gpusPerDomain;
             FabricRequire(
                 n % k == 0 && n / k >= 2,

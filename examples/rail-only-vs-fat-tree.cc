@@ -22,9 +22,13 @@
 // as long as it fits).
 // --quick runs 64 GPUs and a smaller model in seconds; --backend=flow runs the
 // same programs on the flow-level backend (fluid max-min fair flows).
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
 
 #include <cstdlib>
 #include <fmt/format.h>
@@ -42,13 +46,13 @@ namespace
 
 /// One of the three switched topologies (no direct-connect here), by name.
 FabricTopology
-Build(const ProgramFlags& flags, const std::string& topology, const ClusterParams& p)
+Build(const std::string& topology, const ClusterParams& p)
 {
     FabricRequire(topology == "rail-only" || topology == "rail-optimized" || topology == "fat-tree",
                   "--topologies",
                   topology,
                   "rail-only, rail-optimized or fat-tree");
-    return BuildProgramTopology(flags, topology, p, "", 0);
+    return TopologyHelper(p).Create(topology);
 }
 
 /// One result row.
@@ -187,6 +191,7 @@ main(int argc, char* argv[])
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try
@@ -211,7 +216,7 @@ main(int argc, char* argv[])
         const uint32_t layers = static_cast<uint32_t>(ParseInteger("--layers", layersText));
         const uint32_t hidden = static_cast<uint32_t>(ParseInteger("--hidden", hiddenText));
         const uint32_t seq = static_cast<uint32_t>(ParseInteger("--seq", seqText));
-        const HbDomainPreset hw = ProgramPlatform(platform);
+        const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         FabricRequire(n % hw.gpusPerDomain == 0,
                       "--gpus",
                       n,
@@ -285,13 +290,14 @@ main(int argc, char* argv[])
         std::vector<std::pair<std::string, FabricTopology>> simulated;
         for (const auto& topology : SplitList("--topologies", topologies))
         {
-            simulated.emplace_back(topology, Build(cmd, topology, cp));
+            simulated.emplace_back(topology, Build(topology, cp));
         }
         const uint32_t pn = static_cast<uint32_t>(ParseInteger("--paper-gpus", paperGpusText));
         const uint32_t pradix =
             static_cast<uint32_t>(ParseInteger("--paper-radix", paperRadixText));
         const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
-        const std::vector<LlmModel> paperModelList = ProgramModels("--paper-models", paperModels);
+        const std::vector<LlmModel> paperModelList =
+            TopologyHelper::GetModels("--paper-models", paperModels);
         ClusterParams pcp;
         pcp.gpus = pn;
         pcp.platform = phw;
@@ -299,7 +305,7 @@ main(int argc, char* argv[])
         std::vector<std::pair<std::string, FabricCounts>> paperCounts;
         for (const auto& [topology, topo] : simulated)
         {
-            paperCounts.emplace_back(topology, CountEquipment(Build(cmd, topology, pcp), pradix));
+            paperCounts.emplace_back(topology, CountEquipment(Build(topology, pcp), pradix));
         }
 
         fmt::print("Job: {} on {} x {} (K = {}), TP {} PP {} DP {}, {} micro-batches of {} "
@@ -321,7 +327,7 @@ main(int argc, char* argv[])
         for (const auto& [topology, topo] : simulated)
         {
             // the same topology feeds either backend
-            ProgramBackend installed = InstallBackend("--backend", backend, topo);
+            InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
             Ptr<ProgramRunner> runner = RunProgram(ip.program, installed.transport);
             NS_ABORT_MSG_IF(!runner->IsComplete(), "iteration did not complete on " << topology);
             Row r;

@@ -6,9 +6,12 @@
 // rail-only paper places it, computed without simulation; its sparsity at the
 // paper's scale (32768 GPUs) beside the paper's statements, and a heatmap of a
 // small cluster drawn with gnuplot.
+#include "program-support.h"
+
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -247,6 +250,7 @@ main(int argc, char* argv[])
     cmd.AddValue("png", "heatmap PNG path (none: no heatmap file)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the per-dimension table as CSV to this path", csv);
+    cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
     try
@@ -257,7 +261,7 @@ main(int argc, char* argv[])
             GnuplotPath("--png", png);
         }
         const LlmModel m = LlmModel::Get(model);
-        const HbDomainPreset hw = ProgramPlatform(platform);
+        const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         WorkloadOptions opt;
         opt.dpAlgorithm = dpAlgorithm;
         opt.epAlgorithm = epAlgorithm;

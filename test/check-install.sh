@@ -8,6 +8,20 @@ src="$2"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" > /dev/null
+# the by-name helpers are module API; the programs' support library is not
+for header in program-flags.h topology-helper.h transport-helper.h; do
+  if [ ! -e "$work/prefix/include/ns3/$header" ]; then
+    echo "ns3/$header is not installed" >&2
+    exit 1
+  fi
+done
+if [ -e "$work/prefix/include/ns3/program-support.h" ] \
+  || grep -q 'program-support' "$work/prefix/include/ns3/gpu-fabric-module.h" \
+  || ls "$work"/prefix/lib*/libgpu-fabric-program-support* > /dev/null 2>&1 \
+  || grep -rq 'program-support' "$work"/prefix/lib*/cmake/gpu-fabric/; then
+  echo "the programs' support library is installed or exported as module API" >&2
+  exit 1
+fi
 cmake -S "$src/test/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/consumer" > /dev/null
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"

@@ -15,9 +15,9 @@
 #include "ns3/fabric-routing.h"
 #include "ns3/flow-helper.h"
 #include "ns3/nstime.h"
-#include "ns3/program-support.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
+#include "ns3/transport-helper.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
@@ -255,7 +255,7 @@ CollectiveTime(const FabricTopology& topo,
                uint64_t bytes,
                uint64_t chunkBytes = 0)
 {
-    ProgramBackend b = InstallBackend("backend", flow ? "flow" : "packet", topo);
+    InstalledTransport b = TransportHelper(flow ? "flow" : "packet").Install(topo);
     Ptr<Fabric> fabric = b.fabric;
     Ptr<Transport> transport = b.transport;
     CollectiveHelper helper(transport);
@@ -798,7 +798,7 @@ TEST_F(FlowTransportTest, SinkSendsAreDeliveredLikeCallbackSends)
         RecordingSink sink;
         for (bool useSink : {false, true})
         {
-            ProgramBackend b = InstallBackend("backend", flow ? "flow" : "packet", topo);
+            InstalledTransport b = TransportHelper(flow ? "flow" : "packet").Install(topo);
             Ptr<Transport> t = b.transport;
             Completions c;
             Ptr<Object> owner = CreateObject<Object>();

@@ -6,7 +6,7 @@
  * programs themselves).
  */
 #include "ns3/fabric-error.h"
-#include "ns3/program-support.h"
+#include "ns3/program-flags.h"
 
 #include <gtest/gtest.h>
 #include <string>
@@ -262,38 +262,6 @@ TEST(ProgramFlags, ShownValueCutsAndEscapes)
     EXPECT_EQ(ShownValue(std::string(61, 'a')), std::string(60, 'a') + "... (61 bytes)");
     EXPECT_EQ(ShownValue("a\nb\tc"), "a\\nb\\x09c"); // one line
     EXPECT_EQ(ShownValue(std::string("a\0b", 3)), "a\\x00b");
-}
-
-TEST(ProgramFlags, GnuplotPathIsOneLiteralNamingExactlyThePath)
-{
-    // gnuplot's single quotes: '' is a quote, nothing else is special
-    EXPECT_EQ(GnuplotPath("--png", "plot.png"), "'./plot.png'");
-    EXPECT_EQ(GnuplotPath("--png", "/tmp/a b.png"), "'/tmp/a b.png'");
-    EXPECT_EQ(GnuplotPath("--png", "x';touch${IFS}PWNED;'"), "'./x'';touch${IFS}PWNED;'''");
-    EXPECT_EQ(GnuplotPath("--png", "it's $HOME\\x.png"), "'./it''s $HOME\\x.png'");
-    EXPECT_EQ(GnuplotPath("--png", "''"), "'./'''''");
-    EXPECT_EQ(GnuplotPath("--png", "a\"b\".png"), "'./a\"b\".png'");
-    // a leading | or < would be a shell command to gnuplot, ~ its home
-    EXPECT_EQ(GnuplotPath("--png", "|touch PWNED"), "'./|touch PWNED'");
-    EXPECT_EQ(GnuplotPath("--png", "<touch PWNED"), "'./<touch PWNED'");
-    EXPECT_EQ(GnuplotPath("--png", "~/x.png"), "'./~/x.png'");
-    EXPECT_EQ(GnuplotPath("--png", "-"), "'./-'");
-    // what a script cannot name is refused, naming the flag and the value
-    for (const std::string bad : {std::string("a\nb.png"), std::string("a\0b", 3), std::string()})
-    {
-        try
-        {
-            GnuplotPath("--png", bad);
-            ADD_FAILURE() << "accepted " << ::testing::PrintToString(bad);
-        }
-        catch (const FabricConfigError& e)
-        {
-            EXPECT_NE(std::string(e.what()).find("invalid --png: got '" + ShownValue(bad) +
-                                                 "', allowed: a file path without a newline"),
-                      std::string::npos)
-                << e.what();
-        }
-    }
 }
 
 } // namespace

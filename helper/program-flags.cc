@@ -1,26 +1,20 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  */
-#include "program-support.h"
+#include "program-flags.h"
 
-#include "ns3/collective-helper.h"
 #include "ns3/config.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-lookahead-scheduler.h"
-#include "ns3/flow-helper.h"
 #include "ns3/global-value.h"
-#include "ns3/hb-domain.h"
-#include "ns3/llm-model.h"
 #include "ns3/pointer.h"
 #include "ns3/scheduler.h"
 #include "ns3/simulator-impl.h"
 #include "ns3/string.h"
-#include "ns3/topology-finder.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,12 +22,9 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
 #include <new>
-#include <spawn.h>
 #include <sstream>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace ns3
@@ -446,6 +437,56 @@ ProgramFlags::BoolCheck()
 namespace
 {
 
+/// \return the process's peak resident set, MB (getrusage allocates nothing)
+double
+PeakRssMegabytes()
+{
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) * 1024 / 1e6;
+}
+
+/// The running program's name, for the out-of-memory handler (set once, by Parse).
+char g_programName[64] = "program";
+
+/**
+ * The last resort when memory runs out where no estimate refused the run up
+ * front: say so and exit with status 2, instead of the SIGABRT of an
+ * uncaught std::bad_alloc. It allocates nothing (an allocation just failed).
+ */
+[[noreturn]] void
+OutOfMemory()
+{
+    char text[512];
+    const int n = std::snprintf(text,
+                                sizeof(text),
+                                "%s: out of memory: a request for memory failed with %.1f MB in "
+                                "use at peak; the run needs more than this machine or its limit "
+                                "(ulimit -v) allows: give it smaller sizes\n",
+                                g_programName,
+                                PeakRssMegabytes());
+    if (n > 0)
+    {
+        [[maybe_unused]] const auto written =
+            write(STDERR_FILENO, text, std::min<size_t>(n, sizeof(text) - 1));
+    }
+    _exit(2);
+}
+
+/**
+ * mimalloc's error callback (mi_register_error): mimalloc, linked into the
+ * programs, aborts on a failed new without asking std::get_new_handler, but
+ * calls this first; anything but running out keeps its default handling.
+ */
+void
+MimallocError(int error, void* /* arg */)
+{
+    if (error == ENOMEM || error == EOVERFLOW)
+    {
+        OutOfMemory();
+    }
+}
+
 /// \return the scheduler NS_GLOBAL_VALUE ("name=value;name=value") names,
 /// else the module's (ns-3 reads the variable at start-up, before this module
 /// registers its types, and ignores a name it cannot resolve then)
@@ -476,48 +517,19 @@ ProgramSchedulerType()
     return FabricLookaheadScheduler::GetTypeId();
 }
 
-/// The running program's name, for the out-of-memory handler (set once, by Parse).
-char g_programName[64] = "program";
-
-/**
- * The last resort when memory runs out where no estimate refused the run up
- * front: say so and exit with status 2, instead of the SIGABRT of an
- * uncaught std::bad_alloc. It allocates nothing (an allocation just failed).
- */
-[[noreturn]] void
-OutOfMemory()
-{
-    char text[512];
-    const int n = std::snprintf(text,
-                                sizeof(text),
-                                "%s: out of memory: a request for memory failed with %.1f MB in "
-                                "use at peak; the run needs more than this machine or its limit "
-                                "(ulimit -v) allows: give it smaller sizes\n",
-                                g_programName,
-                                static_cast<double>(PeakRssBytes()) / 1e6);
-    if (n > 0)
-    {
-        [[maybe_unused]] const auto written =
-            write(STDERR_FILENO, text, std::min<size_t>(n, sizeof(text) - 1));
-    }
-    _exit(2);
-}
-
-/**
- * mimalloc's error callback (mi_register_error): mimalloc, linked into the
- * programs, aborts on a failed new without asking std::get_new_handler, but
- * calls this first; anything but running out keeps its default handling.
- */
-void
-MimallocError(int error, void* /* arg */)
-{
-    if (error == ENOMEM || error == EOVERFLOW)
-    {
-        OutOfMemory();
-    }
-}
-
 } // namespace
+
+void
+UseFabricScheduler()
+{
+    GlobalValue::Bind("SchedulerType", TypeIdValue(ProgramSchedulerType()));
+}
+
+void
+ProgramFlags::UseFabricScheduler()
+{
+    m_fabricScheduler = true;
+}
 
 void
 ProgramFlags::Parse(int argc, char* argv[])
@@ -588,16 +600,18 @@ ProgramFlags::Parse(int argc, char* argv[])
         raw.push_back(a.data());
     }
     RejectUnknownFlags(m_program, argc, raw.data(), m_known);
-    // The programs run on the module's scheduler: ns-3's order of events (so
-    // the same results), in less time on packet-level runs. --SchedulerType,
-    // parsed next, or NS_GLOBAL_VALUE naming it still decides.
-    try
+    // the module's scheduler if asked (UseFabricScheduler); --SchedulerType,
+    // parsed next, or NS_GLOBAL_VALUE naming it still decides
+    if (m_fabricScheduler)
     {
-        GlobalValue::Bind("SchedulerType", TypeIdValue(ProgramSchedulerType()));
-    }
-    catch (const FabricConfigError& e)
-    {
-        ExitBadInput(m_program, e.what());
+        try
+        {
+            ns3::UseFabricScheduler();
+        }
+        catch (const FabricConfigError& e)
+        {
+            ExitBadInput(m_program, e.what());
+        }
     }
     m_cmd.Parse(argc, raw.data());
 }
@@ -630,41 +644,6 @@ ProgramFlags::OnlyWith(const std::string& name, bool applies, const std::string&
                   "only " + when + " (it means nothing otherwise)");
 }
 
-FabricTopology
-BuildProgramTopology(const ProgramFlags& flags,
-                     const std::string& topology,
-                     ClusterParams p,
-                     const std::string& graph,
-                     uint64_t nodeBandwidthBps)
-{
-    if (topology == "rail-only")
-    {
-        return BuildRailOnly(p);
-    }
-    if (topology == "rail-optimized")
-    {
-        return BuildRailOptimized(p);
-    }
-    if (topology == "fat-tree")
-    {
-        return BuildFatTree(p);
-    }
-    FabricRequire(topology == "direct-connect",
-                  "--topology",
-                  topology,
-                  "rail-only, rail-optimized, fat-tree or direct-connect");
-    const DirectConnectGraph g = BuildFromName(graph);
-    FabricRequire(!flags.WasGiven("gpus") || p.gpus == g.NumNodes(),
-                  "--gpus",
-                  p.gpus,
-                  fmt::format("the node count of --graph={} ({}), or no --gpus: a direct-connect "
-                              "topology has one GPU per node",
-                              graph,
-                              g.NumNodes()));
-    p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
-    return BuildDirectConnect(g, nodeBandwidthBps, p);
-}
-
 bool
 FlagIsTrue(int argc, char* argv[], const std::string& name)
 {
@@ -682,54 +661,6 @@ FlagIsTrue(int argc, char* argv[], const std::string& name)
         }
     }
     return on;
-}
-
-void
-ProgramBackend::Dispose()
-{
-    if (fabric)
-    {
-        fabric->Dispose();
-    }
-    if (transport)
-    {
-        transport->Dispose();
-    }
-}
-
-ProgramBackend
-InstallBackend(const std::string& flag, const std::string& backend, const FabricTopology& topology)
-{
-    FabricRequire(backend == "packet" || backend == "flow", flag, backend, "packet or flow");
-    ProgramBackend b;
-    if (backend == "flow")
-    {
-        b.flow = FlowHelper().Install(topology);
-        b.transport = b.flow;
-    }
-    else
-    {
-        b.fabric = FabricHelper().Install(topology);
-        b.transport = b.fabric->GetTransport();
-    }
-    return b;
-}
-
-HbDomainPreset
-ProgramPlatform(const std::string& preset)
-{
-    return HbDomain::PlatformOf(preset);
-}
-
-std::vector<LlmModel>
-ProgramModels(const std::string& flag, const std::string& names)
-{
-    std::vector<LlmModel> models;
-    for (const auto& name : SplitList(flag, names))
-    {
-        models.push_back(LlmModel::Get(name));
-    }
-    return models;
 }
 
 uint64_t
@@ -806,137 +737,10 @@ ParseIntegerList(const std::string& flag, const std::string& text, uint64_t mini
     return out;
 }
 
-CollectiveResult
-RunCollectiveAlone(const FabricTopology& topology,
-                   const std::string& backend,
-                   uint64_t chunkBytes,
-                   uint32_t channels,
-                   const std::string& collective,
-                   const std::string& algorithm,
-                   uint64_t bytes)
-{
-    ProgramBackend installed = InstallBackend("--backend", backend, topology);
-    CollectiveHelper helper = installed.fabric ? CollectiveHelper(installed.fabric)
-                                               : CollectiveHelper(installed.transport);
-    if (installed.flow)
-    {
-        helper.SetDomainSize(topology.gpusPerDomain);
-    }
-    helper.SetChunkBytes(chunkBytes);
-    helper.SetChannels(channels);
-    // held here: without ns-3 nodes (flow backend) no application holds it
-    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topology.GetNGpus()),
-                                            collective,
-                                            algorithm,
-                                            bytes,
-                                            Seconds(0));
-    Simulator::Run();
-    const CollectiveResult result = run->GetResult();
-    run = nullptr;
-    installed.Dispose();
-    Simulator::Destroy();
-    return result;
-}
-
-uint64_t
-PeakRssBytes()
-{
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<uint64_t>(u.ru_maxrss) * 1024;
-}
-
-double
-WallSeconds()
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 std::string
 ShownValue(std::string_view text)
 {
     return FabricShownValue(text);
-}
-
-void
-WriteTextFile(const std::string& flag, const std::string& path, const std::string& text)
-{
-    WriteTextFile(flag, path, "a writable file path", path, text);
-}
-
-void
-WriteTextFile(const std::string& flag,
-              const std::string& value,
-              const std::string& allowed,
-              const std::string& path,
-              const std::string& text)
-{
-    std::ofstream f(path);
-    FabricRequire(f.good(), flag, value, allowed);
-    f << text;
-    // a text smaller than the stream's buffer reaches the file only here
-    f.close();
-    FabricRequire(!f.fail(), flag, path, "a path with room to write");
-}
-
-bool
-RenderPlot(const std::string& gp, const std::string& dat, const std::string& png)
-{
-    // an argument vector, no shell: the path is the user's text. "./" before
-    // a relative one, or gnuplot would read "-e..." as an option, "-" as stdin
-    std::string program = "gnuplot";
-    std::string script = gp.rfind('/', 0) == 0 ? gp : "./" + gp;
-    char* args[] = {program.data(), script.data(), nullptr};
-    std::fflush(stdout); // this program's lines before gnuplot's
-    pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, program.c_str(), nullptr, nullptr, args, environ);
-    if (spawned != 0)
-    {
-        fmt::print("note: {}; data in {} and script in {} (no PNG)\n",
-                   spawned == ENOENT
-                       ? std::string("gnuplot not found")
-                       : fmt::format("could not run gnuplot: {}", std::strerror(spawned)),
-                   dat,
-                   gp);
-        return false;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-    {
-        if (errno != EINTR)
-        {
-            status = -1; // not an exit status: reported as a failure
-            break;
-        }
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    {
-        fmt::print("note: gnuplot failed on {}; no PNG written\n", gp);
-        return false;
-    }
-    fmt::print("plot: {}\n", png);
-    return true;
-}
-
-std::string
-GnuplotPath(const std::string& flag, const std::string& path)
-{
-    FabricRequire(!path.empty() && path.find_first_of(std::string("\n\0", 2)) == std::string::npos,
-                  flag,
-                  path,
-                  "a file path without a newline or NUL character (a gnuplot script cannot "
-                  "name it)");
-    std::string literal = path[0] == '/' ? "'" : "'./";
-    for (const char c : path)
-    {
-        literal += c;
-        if (c == '\'')
-        {
-            literal += c; // '' is a quote inside gnuplot's single quotes
-        }
-    }
-    return literal + "'";
 }
 
 } // namespace ns3

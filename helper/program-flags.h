@@ -1,17 +1,11 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  */
-#ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
-#define GPU_FABRIC_PROGRAM_SUPPORT_H
+#ifndef GPU_FABRIC_PROGRAM_FLAGS_H
+#define GPU_FABRIC_PROGRAM_FLAGS_H
 
-#include "ns3/collective-application.h"
 #include "ns3/command-line.h"
 #include "ns3/data-rate.h"
-#include "ns3/fabric-helper.h"
-#include "ns3/flow-transport.h"
-#include "ns3/hb-domain-preset.h"
-#include "ns3/llm-model.h"
-#include "ns3/topology-builders.h"
 
 #include <cstdint>
 #include <functional>
@@ -28,12 +22,27 @@ namespace ns3
 {
 
 /**
+ * \file
  * \ingroup gpu-fabric
- * \brief What the module's programs (examples, benchmarks) share for their
- * command lines and outputs, so that every program rejects bad input the
- * same way: a message naming the flag, the value and what is allowed, and
- * exit status 2.
+ * \brief Command lines that reject bad input the same way in every program
+ * (examples, benchmarks, a user's scenario): a message naming the flag, the
+ * value and what is allowed, and exit status 2. Which topology or backend a
+ * name means is TopologyHelper's and TransportHelper's.
  */
+
+/**
+ * \ingroup gpu-fabric
+ * Make FabricLookaheadScheduler the simulator's scheduler (the SchedulerType
+ * global value): ns-3's order of events, so the same results as its map
+ * scheduler, in less time on packet-level runs. NS_GLOBAL_VALUE naming a
+ * SchedulerType wins (ns-3 reads it at start-up, before this module has
+ * registered its types, and would ignore the name). Call it before the
+ * simulator's first event; a --SchedulerType parsed afterwards still decides
+ * (ProgramFlags::UseFabricScheduler does it at that point of Parse).
+ * \throws FabricConfigError if NS_GLOBAL_VALUE's SchedulerType names no
+ *         ns-3 scheduler
+ */
+void UseFabricScheduler();
 
 /**
  * \ingroup gpu-fabric
@@ -70,6 +79,15 @@ class ProgramFlags
      */
     template <typename T>
     void AddValue(const std::string& name, const std::string& help, T& value);
+
+    /**
+     * Run on the module's scheduler: Parse then calls ns3::UseFabricScheduler
+     * after checking the flags and before setting them, so --SchedulerType
+     * (or NS_GLOBAL_VALUE) still decides, and a bad NS_GLOBAL_VALUE exits
+     * with status 2. The module's programs all call it. Without it Parse
+     * leaves the scheduler as it is (ns-3's map scheduler unless set).
+     */
+    void UseFabricScheduler();
 
     /**
      * Check every flag, then let CommandLine set the variables; exits with
@@ -115,6 +133,7 @@ class ProgramFlags
     std::set<std::string> m_bools;                 //!< bool flags (a bare --flag sets them true)
     std::map<std::string, std::string> m_given;    //!< flags the command line gave, and values
     std::map<std::string, std::string> m_defaults; //!< each flag's default, as text
+    bool m_fabricScheduler{false};                 //!< UseFabricScheduler was called
 };
 
 template <typename T>
@@ -230,93 +249,6 @@ std::vector<uint32_t> ParseIntegerList(const std::string& flag,
                                        uint64_t minimum = 1);
 
 /**
- * The platform a program simulates: the preset its flag names, with any
- * figure overridden through the ns3::HbDomain attributes (for example
- * --ns3::HbDomain::NvSwitchPlanes=2 on its command line).
- * HbDomain::PlatformOf: the preset named wins, and a
- * --ns3::HbDomain::Preset naming another one is refused.
- * \param preset the preset name \return the platform, validated
- * \throws FabricConfigError for an unknown preset, a bad figure, or a
- *         Preset attribute that names another preset
- */
-HbDomainPreset ProgramPlatform(const std::string& preset);
-
-/**
- * The model presets a list flag names, all looked up before any output.
- * \param flag the flag (for a list error) \param names comma-separated preset names
- * \return the models, in order
- * \throws FabricConfigError for an empty item or an unknown model
- */
-std::vector<LlmModel> ProgramModels(const std::string& flag, const std::string& names);
-
-/**
- * Build the topology a --topology flag names, as the programs that offer all
- * four do: rail-only, rail-optimized, fat-tree (from \p p) or direct-connect
- * (one GPU per node of the graph \p graph names, \p nodeBandwidthBps spread
- * over its arcs; p.gpus is then the graph's, and a --gpus the user gave must
- * equal it rather than be ignored).
- * \param flags the program's flags (was --gpus given?)
- * \param topology the --topology value \param p cluster parameters
- * \param graph the --graph value \param nodeBandwidthBps direct-connect only
- * \return the topology
- * \throws FabricConfigError naming the flag at fault
- */
-FabricTopology BuildProgramTopology(const ProgramFlags& flags,
-                                    const std::string& topology,
-                                    ClusterParams p,
-                                    const std::string& graph,
-                                    uint64_t nodeBandwidthBps);
-
-/**
- * The message layer a program runs on: the packet-level fabric (with its
- * Fabric, for drops and traces) or the flow-level backend, from one topology.
- */
-struct ProgramBackend
-{
-    Ptr<Fabric> fabric;       //!< packet level only
-    Ptr<FlowTransport> flow;  //!< flow level only
-    Ptr<Transport> transport; //!< either
-
-    /// Dispose of what was installed (call before Simulator::Destroy).
-    void Dispose();
-};
-
-/**
- * Install the backend a --backend flag names.
- * \param flag the flag (for the error) \param backend "packet" or "flow"
- * \param topology the topology \return the installed backend
- * \throws FabricConfigError for another name
- */
-ProgramBackend InstallBackend(const std::string& flag,
-                              const std::string& backend,
-                              const FabricTopology& topology);
-
-/**
- * Run one collective alone, on a fresh fabric in a fresh simulation: its
- * figure depends on nothing run before it (transport state, message ids and
- * so ECMP paths would otherwise carry over), so a row of a sweep equals the
- * same size run alone. Calls Simulator::Run and Simulator::Destroy.
- * \param topology the topology \param backend "packet" or "flow"
- * \param chunkBytes pipelining chunk (0: none) \param channels rings / trees
- * \param collective name \param algorithm name \param bytes the size
- * \return the result
- * \throws FabricConfigError for bad names or sizes
- */
-CollectiveResult RunCollectiveAlone(const FabricTopology& topology,
-                                    const std::string& backend,
-                                    uint64_t chunkBytes,
-                                    uint32_t channels,
-                                    const std::string& collective,
-                                    const std::string& algorithm,
-                                    uint64_t bytes);
-
-/// \return the process's peak resident set, bytes
-uint64_t PeakRssBytes();
-
-/// \return a monotonic wall clock, seconds
-double WallSeconds();
-
-/**
  * A value as an error message shows it: FabricShownValue (its first 60
  * bytes, then "... (N bytes)"; control characters escaped). A
  * FabricConfigError already shows its value so: this is for messages made
@@ -325,53 +257,6 @@ double WallSeconds();
  */
 std::string ShownValue(std::string_view text);
 
-/**
- * Write a text file (JSON, CSV, a gnuplot script), closed and checked: a
- * path that cannot be opened is "a writable file path", a write that fails
- * (a full disk) "a path with room to write", both FabricConfigError naming
- * \p flag and \p path.
- * \param flag the flag that named the path (for the error)
- * \param path the path \param text the contents
- */
-void WriteTextFile(const std::string& flag, const std::string& path, const std::string& text);
-
-/**
- * Write a text file whose path is derived from a flag's value (a plot's
- * .dat or .gp next to --png). A path that cannot be opened is refused as
- * "invalid <flag>: got '<value>', allowed: <allowed>"; a failed write as
- * with the overload above, naming \p flag and \p path.
- * \param flag the flag \param value its value \param allowed what the value must allow
- * \param path the file \param text the contents
- */
-void WriteTextFile(const std::string& flag,
-                   const std::string& value,
-                   const std::string& allowed,
-                   const std::string& path,
-                   const std::string& text);
-
-/**
- * Render a plot: run gnuplot on a script already written next to its data.
- * Without gnuplot, or if it fails, print a note saying where the data and
- * script are; a missing plot never fails a program.
- * \param gp the gnuplot script \param dat its data file \param png the image it writes
- * \return true if the PNG was written
- */
-bool RenderPlot(const std::string& gp, const std::string& dat, const std::string& png);
-
-/**
- * A file path as a gnuplot string literal, for a generated script's
- * "set output" or "plot": single-quoted, a quote doubled (gnuplot's only
- * escape in single quotes; backslashes, blanks and $ stay literal), and "./"
- * before a relative path (gnuplot would read a leading | or < as a shell
- * command to pipe to or from, and a leading ~ as the home directory).
- * \param flag the flag that gave the path, for the error
- * \param path the path
- * \return the literal, naming exactly \p path
- * \throws FabricConfigError for an empty path or one holding a newline or a
- *         NUL (a gnuplot script cannot name it)
- */
-std::string GnuplotPath(const std::string& flag, const std::string& path);
-
 } // namespace ns3
 
-#endif // GPU_FABRIC_PROGRAM_SUPPORT_H
+#endif // GPU_FABRIC_PROGRAM_FLAGS_H

@@ -1,0 +1,74 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_PROGRAM_SUPPORT_H
+#define GPU_FABRIC_PROGRAM_SUPPORT_H
+
+// What the module's programs (examples/, bench/) share beyond their command
+// lines: process metrics, checked file output and plots. A library of the
+// programs, not of the module: not installed, not exported (the flags are
+// ns3/program-flags.h, the scenarios ns3/topology-helper.h and
+// ns3/transport-helper.h).
+
+#include <cstdint>
+#include <string>
+
+namespace ns3
+{
+
+/// \return the process's peak resident set, bytes
+uint64_t PeakRssBytes();
+
+/// \return a monotonic wall clock, seconds
+double WallSeconds();
+
+/**
+ * Write a text file (JSON, CSV, a gnuplot script), closed and checked: a
+ * path that cannot be opened is "a writable file path", a write that fails
+ * (a full disk) "a path with room to write", both FabricConfigError naming
+ * \p flag and \p path.
+ * \param flag the flag that named the path (for the error)
+ * \param path the path \param text the contents
+ */
+void WriteTextFile(const std::string& flag, const std::string& path, const std::string& text);
+
+/**
+ * Write a text file whose path is derived from a flag's value (a plot's
+ * .dat or .gp next to --png). A path that cannot be opened is refused as
+ * "invalid <flag>: got '<value>', allowed: <allowed>"; a failed write as
+ * with the overload above, naming \p flag and \p path.
+ * \param flag the flag \param value its value \param allowed what the value must allow
+ * \param path the file \param text the contents
+ */
+void WriteTextFile(const std::string& flag,
+                   const std::string& value,
+                   const std::string& allowed,
+                   const std::string& path,
+                   const std::string& text);
+
+/**
+ * Render a plot: run gnuplot on a script already written next to its data.
+ * Without gnuplot, or if it fails, print a note saying where the data and
+ * script are; a missing plot never fails a program.
+ * \param gp the gnuplot script \param dat its data file \param png the image it writes
+ * \return true if the PNG was written
+ */
+bool RenderPlot(const std::string& gp, const std::string& dat, const std::string& png);
+
+/**
+ * A file path as a gnuplot string literal, for a generated script's
+ * "set output" or "plot": single-quoted, a quote doubled (gnuplot's only
+ * escape in single quotes; backslashes, blanks and $ stay literal), and "./"
+ * before a relative path (gnuplot would read a leading | or < as a shell
+ * command to pipe to or from, and a leading ~ as the home directory).
+ * \param flag the flag that gave the path, for the error
+ * \param path the path
+ * \return the literal, naming exactly \p path
+ * \throws FabricConfigError for an empty path or one holding a newline or a
+ *         NUL (a gnuplot script cannot name it)
+ */
+std::string GnuplotPath(const std::string& flag, const std::string& path);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_PROGRAM_SUPPORT_H

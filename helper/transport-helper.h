@@ -1,0 +1,126 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_TRANSPORT_HELPER_H
+#define GPU_FABRIC_TRANSPORT_HELPER_H
+
+#include "fabric-helper.h"
+#include "flow-helper.h"
+
+#include "ns3/collective-run.h"
+#include "ns3/fabric-topology.h"
+#include "ns3/flow-transport.h"
+#include "ns3/ptr.h"
+#include "ns3/transport.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The message layer TransportHelper installed: the packet-level
+ * fabric (with its Fabric, for drops and traces) or the flow-level backend,
+ * and the Transport both give.
+ */
+struct InstalledTransport
+{
+    Ptr<Fabric> fabric;       //!< packet level only
+    Ptr<FlowTransport> flow;  //!< flow level only
+    Ptr<Transport> transport; //!< either
+
+    /// Dispose of what was installed (call before Simulator::Destroy).
+    void Dispose();
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Install the backend a name chooses on a topology, as the module's
+ * programs do for their --backend flag:
+ *
+ * - "packet": FabricHelper, every packet through devices, switches and
+ *   PacketTransport (the default);
+ * - "flow": FlowHelper, fluid max-min fair flows (FlowTransport).
+ *
+ * The same FabricTopology feeds either, and code written against the
+ * Transport (CollectiveHelper, RunProgram) runs on both.
+ *
+ * \code
+ *   TransportHelper transports("flow");
+ *   InstalledTransport t = transports.Install(topology);
+ *   Ptr<ProgramRunner> runner = RunProgram(program, t.transport);
+ *   t.Dispose();
+ *   Simulator::Destroy();
+ * \endcode
+ *
+ * The name is checked when installing: a name other than those of
+ * GetNames() raises FabricConfigError naming the parameter ("backend" by
+ * default; a program gives "--backend").
+ */
+class TransportHelper
+{
+  public:
+    /**
+     * \param backend one of GetNames()
+     * \param parameter what gave the name (for an error)
+     */
+    explicit TransportHelper(const std::string& backend = "packet",
+                             const std::string& parameter = "backend");
+
+    /// \return the names the helper takes: "packet", "flow"
+    static std::vector<std::string> GetNames();
+
+    /**
+     * \param backend one of GetNames()
+     * \param parameter what gave the name (for an error)
+     */
+    void SetBackend(const std::string& backend, const std::string& parameter = "backend");
+
+    /// \return the backend's name
+    const std::string& GetBackend() const;
+
+    /// \return the helper "packet" installs with (set device and node attributes on it)
+    FabricHelper& GetFabricHelper();
+
+    /// \return the helper "flow" installs with (set transport attributes on it)
+    FlowHelper& GetFlowHelper();
+
+    /**
+     * \param topology the topology
+     * \return the installed backend
+     * \throws FabricConfigError for a name other than GetNames()
+     */
+    InstalledTransport Install(const FabricTopology& topology) const;
+
+    /**
+     * Run one collective alone, on a fresh backend in a fresh simulation:
+     * its figure depends on nothing run before it (transport state, message
+     * ids and so ECMP paths would otherwise carry over), so a row of a sweep
+     * equals the same size run alone. Calls Simulator::Run and
+     * Simulator::Destroy.
+     * \param topology the topology
+     * \param chunkBytes pipelining chunk (0: none) \param channels rings / trees
+     * \param collective name \param algorithm name \param bytes the size
+     * \return the result
+     * \throws FabricConfigError for bad names or sizes
+     */
+    CollectiveResult RunCollectiveAlone(const FabricTopology& topology,
+                                        uint64_t chunkBytes,
+                                        uint32_t channels,
+                                        const std::string& collective,
+                                        const std::string& algorithm,
+                                        uint64_t bytes) const;
+
+  private:
+    std::string m_backend;   //!< "packet" or "flow" (checked by Install)
+    std::string m_parameter; //!< what gave m_backend
+    FabricHelper m_fabric;   //!< installs "packet"
+    FlowHelper m_flow;       //!< installs "flow"
+};
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_TRANSPORT_HELPER_H
