@@ -87,35 +87,18 @@ Eq1Params(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus)
     return ap;
 }
 
-/// The iteration's TP size: \p forced, or the feasible size (a divisor of K
-/// and of the heads, with DP = N / TP dividing the global batch) with the
-/// shortest Eq. 1 iteration time (ties to the smaller).
+/// The iteration's TP size: \p forced, or Eq. 1's best feasible size
+/// (BestFeasibleTp: a divisor of K and of the heads, with DP = N / TP
+/// dividing the global batch, ties to the smaller).
 uint32_t
-ChooseTp(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus, uint32_t forced)
+IterationTp(const LlmModel& model, const HbDomainPreset& hw, uint32_t gpus, uint32_t forced)
 {
     if (forced != 0)
     {
         return forced;
     }
-    const AnalyticalModel eq1(Eq1Params(model, hw, gpus));
+    const uint32_t best = BestFeasibleTp(AnalyticalModel(Eq1Params(model, hw, gpus)), model);
     const uint64_t sequences = model.globalBatchTokens / model.seqLength;
-    uint32_t best = 0;
-    double bestTime = 0;
-    for (uint32_t tp = 1; tp <= hw.gpusPerDomain; ++tp)
-    {
-        const bool feasible = hw.gpusPerDomain % tp == 0 && model.heads % tp == 0 &&
-                              gpus % tp == 0 && sequences % (gpus / tp) == 0;
-        if (!feasible)
-        {
-            continue;
-        }
-        const double t = eq1.IterationTime(tp);
-        if (best == 0 || t < bestTime)
-        {
-            best = tp;
-            bestTime = t;
-        }
-    }
     FabricRequire(best != 0,
                   "--gpus",
                   gpus,
@@ -242,7 +225,7 @@ RunOne(const ScaleConfig& c)
     {
         // the program does not depend on the topology: built before the clock starts
         const LlmModel model = LlmModel::Get(c.model);
-        const uint32_t tp = ChooseTp(model, p.platform, c.gpus, c.tp);
+        const uint32_t tp = IterationTp(model, p.platform, c.gpus, c.tp);
         FabricRequire(c.gpus % tp == 0, "--tp", tp, fmt::format("a divisor of --gpus={}", c.gpus));
         const uint32_t dp = c.gpus / tp;
         Parallelism::Shape shape;

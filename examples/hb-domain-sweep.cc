@@ -57,26 +57,10 @@ struct SweepRow
     // a simulated column will be added here by the simulation examples
 };
 
-/// TP size for Eq. 1: the paper's N_M*, the minimiser of Eq. 1, or K.
-double
-ChooseTp(const AnalyticalModel& am, const std::string& mode)
-{
-    const double k = am.Params().K;
-    if (mode == "paper")
-    {
-        return am.ClampedOptimalTp();
-    }
-    if (mode == "eq1")
-    {
-        return std::clamp(am.Eq1MinimizingTp(), 1.0, k);
-    }
-    return k; // "domain": TP fills the HB domain
-}
-
 /**
  * \brief The analytical row of the sweep.
  * \param model the model \param platform platform (its K is replaced by \p k)
- * \param gpus N \param k HB domain size \param tpMode paper|eq1|domain
+ * \param gpus N \param k HB domain size \param tpMode how N_M is chosen
  * \param activationBytes factor on b d_model (1: the paper's formula)
  * \return the row
  */
@@ -85,7 +69,7 @@ AnalyticalRow(const LlmModel& model,
               HbDomainPreset platform,
               uint32_t gpus,
               uint32_t k,
-              const std::string& tpMode,
+              TpMode tpMode,
               double activationBytes)
 {
     platform.gpusPerDomain = k;
@@ -194,10 +178,7 @@ main(int argc, char* argv[])
         {
             GnuplotPath("--png", png);
         }
-        FabricRequire(tpMode == "paper" || tpMode == "eq1" || tpMode == "domain",
-                      "--tp-mode",
-                      tpMode,
-                      "paper, eq1 or domain");
+        const TpMode mode = TpModeFromName("--tp-mode", tpMode);
         double activationBytes = 0;
         {
             size_t used = 0;
@@ -262,7 +243,7 @@ main(int argc, char* argv[])
                        "T/T_ideal");
             for (uint32_t k : ks)
             {
-                const SweepRow r = AnalyticalRow(m, hw, n, k, tpMode, activationBytes);
+                const SweepRow r = AnalyticalRow(m, hw, n, k, mode, activationBytes);
                 const auto& a = r.analytical;
                 fmt::print("{:>6} {:>7.2f} {:>7.0f} {:>9.4f} {:>10.4f} {:>10.4f} {:>10.4f} "
                            "{:>10.4f} {:>10.4f} {:>9.3f}\n",

@@ -30,10 +30,10 @@
 #include "ns3/topology-helper.h"
 #include "ns3/transport-helper.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -257,29 +257,15 @@ main(int argc, char* argv[])
         const std::string modelName =
             fmt::format("gpt-scaled(l={},d={},seq={})", layers, hidden, seq);
 
-        // Eq. 1 of this job, per pipeline stage: a stage is a DP x TP job of
-        // N / PP GPUs over l / PP blocks doing 1 / PP of the FLOPs (so the
-        // compute and TP terms are unchanged and the DP term counts the
-        // stage's gradients over its DP domains); TP term in bytes.
+        // Eq. 1 of this job per pipeline stage, its TP term in bytes. A
+        // stage smaller than one HB domain is outside Eq. 1, which places
+        // whole domains: NaN then ("nan" in the table and CSV, null in the
+        // JSON)
         AnalyticalParams ap = AnalyticalParams::From(model, hw, n);
         ap.activationBytes = model.bytesPerActivation;
-        ap.N /= pp;
-        ap.l /= pp;
-        ap.M_flop /= pp;
-        // a stage smaller than one HB domain (several stages per domain) is
-        // outside Eq. 1, which places whole domains: no value then (NaN:
-        // "nan" in the table and CSV, null in the JSON)
-        const bool eq1Applies = ap.N >= hw.gpusPerDomain;
-        const double eq1 = eq1Applies ? AnalyticalModel(ap).IterationTime(tp)
-                                      : std::numeric_limits<double>::quiet_NaN();
-        // the slowest stage sets the 1F1B pace: the last one also computes
-        // the output layer
-        double slowest = 0;
-        for (uint32_t s = 0; s < pp; ++s)
-        {
-            slowest = std::max(slowest, it.ForwardSeconds(s) + it.BackwardSeconds(s));
-        }
-        const double bubble = (pp - 1) * slowest;
+        const double eq1 = PipelineStageIterationTime(ap, pp, tp);
+        const bool eq1Applies = !std::isnan(eq1);
+        const double bubble = it.PipelineBubbleSeconds();
 
         // everything the run needs is checked before any output, the paper's
         // scale too (it would otherwise fail after the simulations)

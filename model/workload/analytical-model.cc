@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 
 namespace ns3
 {
@@ -62,6 +63,17 @@ AnalyticalParams::Validate() const
                   "activation bytes factor",
                   activationBytes,
                   "a positive number (1: the paper's formula)");
+}
+
+AnalyticalParams
+AnalyticalParams::PipelineStage(uint32_t pp) const
+{
+    FabricRequire(pp >= 1, "PP size", pp, "an integer >= 1");
+    AnalyticalParams stage = *this;
+    stage.N /= pp;
+    stage.l /= pp;
+    stage.M_flop /= pp;
+    return stage;
 }
 
 AnalyticalModel::AnalyticalModel(const AnalyticalParams& params)
@@ -124,6 +136,73 @@ AnalyticalModel::IdealTime() const
     return p.M_flop / (p.N * p.C) + p.l / (p.B_F * p.N) *
                                         (2.0 * p.S_T * (p.N / nm - 1) +
                                          p.M_cc * p.b * p.activationBytes * p.d_model * (nm - 1));
+}
+
+double
+PipelineStageIterationTime(const AnalyticalParams& job, uint32_t pp, double N_M)
+{
+    const AnalyticalParams stage = job.PipelineStage(pp);
+    if (stage.N < stage.K)
+    {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    return AnalyticalModel(stage).IterationTime(N_M);
+}
+
+TpMode
+TpModeFromName(const std::string& parameter, const std::string& name)
+{
+    if (name == "paper")
+    {
+        return TpMode::Paper;
+    }
+    if (name == "eq1")
+    {
+        return TpMode::Eq1;
+    }
+    FabricRequire(name == "domain", parameter, name, "paper, eq1 or domain");
+    return TpMode::Domain;
+}
+
+double
+ChooseTp(const AnalyticalModel& eq1, TpMode mode)
+{
+    switch (mode)
+    {
+    case TpMode::Paper:
+        return eq1.ClampedOptimalTp();
+    case TpMode::Eq1:
+        return std::clamp(eq1.Eq1MinimizingTp(), 1.0, eq1.Params().K);
+    case TpMode::Domain:
+        break;
+    }
+    return eq1.Params().K;
+}
+
+uint32_t
+BestFeasibleTp(const AnalyticalModel& eq1, const LlmModel& model)
+{
+    const auto gpus = static_cast<uint32_t>(eq1.Params().N);
+    const auto k = static_cast<uint32_t>(eq1.Params().K);
+    const uint64_t sequences = model.globalBatchTokens / model.seqLength;
+    uint32_t best = 0;
+    double bestTime = 0;
+    for (uint32_t tp = 1; tp <= k; ++tp)
+    {
+        const bool feasible =
+            k % tp == 0 && model.heads % tp == 0 && gpus % tp == 0 && sequences % (gpus / tp) == 0;
+        if (!feasible)
+        {
+            continue;
+        }
+        const double t = eq1.IterationTime(tp);
+        if (best == 0 || t < bestTime)
+        {
+            best = tp;
+            bestTime = t;
+        }
+    }
+    return best;
 }
 
 } // namespace ns3

@@ -61,6 +61,18 @@ struct AnalyticalParams
 
     /// Throws FabricConfigError naming the first variable out of range.
     void Validate() const;
+
+    /**
+     * \brief The variables of one stage of a pipeline of \p pp stages: a
+     *        stage is a DP x TP job of N / PP GPUs over l / PP blocks doing
+     *        1 / PP of the FLOPs, so Eq. 1's compute and TP terms are those
+     *        of the whole job and its DP terms count the stage's gradients
+     *        over its DP domains.  Not validated (a stage smaller than one
+     *        HB domain has N < K).
+     * \param pp PP size (>= 1)
+     * \return N / pp, l / pp and M_flop / pp, the rest unchanged
+     */
+    AnalyticalParams PipelineStage(uint32_t pp) const;
 };
 
 /// Terms of Eq. 1, seconds.
@@ -154,6 +166,62 @@ class AnalyticalModel
   private:
     AnalyticalParams m_p; //!< variables
 };
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Eq. 1 for one stage of a pipelined job (AnalyticalParams::PipelineStage):
+ *        what a PP job's iteration takes by the paper's bandwidth terms,
+ *        without the pipeline bubble (TrainingIteration::PipelineBubbleSeconds),
+ *        the PP transfers and latencies.
+ * \param job the whole job's variables (N, l, M_flop of all its stages)
+ * \param pp PP size (>= 1)
+ * \param N_M TP size, in [1, K]
+ * \return seconds; NaN when a stage is smaller than one HB domain
+ *         (N / PP < K), which Eq. 1 does not cover: it places whole domains
+ * \throws FabricConfigError for pp = 0 or a bad variable or TP size
+ */
+double PipelineStageIterationTime(const AnalyticalParams& job, uint32_t pp, double N_M);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief How ChooseTp picks Eq. 1's TP size N_M.
+ */
+enum class TpMode
+{
+    Paper,  //!< "paper": the paper's N_M* as printed, clamped to [1, K] (ClampedOptimalTp)
+    Eq1,    //!< "eq1": the minimiser of Eq. 1 itself, clamped to [1, K]
+    Domain, //!< "domain": TP fills the HB domain, N_M = K
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \param parameter what gave the name (for an error)
+ * \param name "paper", "eq1" or "domain"
+ * \return the mode
+ * \throws FabricConfigError naming \p parameter for another name
+ */
+TpMode TpModeFromName(const std::string& parameter, const std::string& name);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The TP size N_M a mode gives for Eq. 1 (continuous: Eq. 1 takes a
+ *        fractional N_M; BestFeasibleTp picks a size a job can run).
+ * \param eq1 the model \param mode see TpMode
+ * \return N_M, in [1, K]
+ */
+double ChooseTp(const AnalyticalModel& eq1, TpMode mode);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The TP size a simulated job of \p model on Eq. 1's N GPUs in
+ *        domains of K can run with the shortest Eq. 1 iteration time: among
+ *        the sizes that divide K, the model's heads and N, with DP = N / TP
+ *        dividing the global batch (globalBatchTokens / seqLength sequences);
+ *        ties go to the smaller.
+ * \param eq1 the model (its N and K) \param model heads and batch
+ * \return the TP size, or 0 when no size is feasible
+ */
+uint32_t BestFeasibleTp(const AnalyticalModel& eq1, const LlmModel& model);
 
 } // namespace ns3
 

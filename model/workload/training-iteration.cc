@@ -198,6 +198,18 @@ TrainingIteration::ComputeSecondsPerIteration(uint32_t rank) const
     return m_par.MicroBatches() * (ForwardSeconds(stage) + BackwardSeconds(stage));
 }
 
+double
+TrainingIteration::PipelineBubbleSeconds() const
+{
+    // the slowest stage sets the 1F1B pace
+    double slowest = 0;
+    for (uint32_t s = 0; s < m_par.Pp(); ++s)
+    {
+        slowest = std::max(slowest, ForwardSeconds(s) + BackwardSeconds(s));
+    }
+    return (m_par.Pp() - 1) * slowest;
+}
+
 std::vector<PipelineStep>
 TrainingIteration::OneFOneBOrder(uint32_t stage) const
 {

@@ -198,6 +198,15 @@ class TrainingIteration
     double ComputeSecondsPerIteration(uint32_t rank) const;
 
     /**
+     * \brief The 1F1B pipeline bubble: (PP - 1) (F + B) of the slowest stage
+     *        (the last, which also computes the output layer, unless blocks
+     *        differ), the time a stage waits for the pipeline to fill and
+     *        drain.  0 without PP.
+     * \return seconds
+     */
+    double PipelineBubbleSeconds() const;
+
+    /**
      * \brief The 1F1B order of one stage (PipeDream-Flush / Megatron): PP - 1 -
      *        stage warm-up forwards (at most the micro-batch count), then
      *        alternating forward and backward, then the remaining backwards.
