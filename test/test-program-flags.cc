@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: GPL-2.0-only
  *
  * ProgramFlags on well-formed command lines, and on bad ones in death tests
- * (a bad flag exits the process with status 2; test-determinism runs the
+ * (a bad flag exits the process with status 2; test-programs-cli runs the
  * programs themselves).
  */
 #include "ns3/fabric-error.h"

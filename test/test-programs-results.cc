@@ -1,0 +1,183 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// What the programs compute and report: sizes, rows, results and failures
+// in their JSON.
+#include "program-run.h"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <sys/wait.h>
+#include <vector>
+
+namespace
+{
+
+using namespace gpu_fabric_test;
+
+TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
+{
+    // 1200 hosts of degree 3 choose L(GenKautz(3,400)), which is not its own
+    // reverse: its allreduce is BFB's reduce-scatter (an allgather on the
+    // reverse graph, T_B 1181/800) plus its allgather (1196/800), not twice
+    // the allgather (2.99). The double binary tree's busiest port carries M
+    // at d = 3 (T_B = 3, not d/2 = 1.5, under the 2(N-1)/N bound).
+    const auto j = RunJson("direct-connect-synth --nodes=1200 --degree=3", "dc-synth-1200");
+    ASSERT_TRUE(j.is_object());
+    ASSERT_EQ(j["chosen"]["name"], "L(GenKautz(3,400))");
+    ASSERT_EQ(j["baselines"].size(), 3u);
+    EXPECT_EQ(j["baselines"][0]["name"], "BFB L(GenKautz(3,400))");
+    EXPECT_DOUBLE_EQ(j["baselines"][0]["tb"].get<double>(), 2377.0 / 800);
+    EXPECT_TRUE(j["baselines"][0]["exact"].get<bool>());
+    EXPECT_EQ(j["baselines"][2]["name"], "DoubleBinaryTree");
+    EXPECT_DOUBLE_EQ(j["baselines"][2]["tb"].get<double>(), 3.0);
+    // speedups are the ratios of the printed alpha-beta times
+    const double bfb = j["baselines"][0]["time_s"].get<double>();
+    EXPECT_DOUBLE_EQ(j["allreduce_speedup"]["shifted_ring"].get<double>(),
+                     j["baselines"][1]["time_s"].get<double>() / bfb);
+    EXPECT_DOUBLE_EQ(j["allreduce_speedup"]["double_binary_tree"].get<double>(),
+                     j["baselines"][2]["time_s"].get<double>() / bfb);
+}
+
+TEST(Programs, CollectiveBenchSizesAreWholeCountsAndDirectConnectTakesTheGraphsGpus)
+{
+    // 24 ranks: allgather sizes are whole 4-byte elements per rank, so the
+    // default --min-bytes (1024) rounds up to 1056 = 11 x 96 and the count
+    // column times 96 is the simulated size
+    nlohmann::json j = RunJson("collective-bench --collective=allgather --gpus=24 --max-bytes=4224",
+                               "bench-sizes");
+    ASSERT_TRUE(j.is_object());
+    ASSERT_EQ(j["results"].size(), 3u) << j.dump();
+    for (size_t i = 0; i < 3; ++i)
+    {
+        EXPECT_EQ(j["results"][i]["bytes"].get<uint64_t>(), 1056u << i);
+        EXPECT_EQ(j["results"][i]["count"].get<uint64_t>(), 11u << i);
+    }
+    // --gpus equal to the graph's node count is accepted
+    j = RunJson("collective-bench --topology=direct-connect --graph='Hypercube(3)' --gpus=8 "
+                "--max-bytes=1024",
+                "bench-sizes");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["gpus"].get<uint32_t>(), 8u);
+}
+
+TEST(Programs, CollectiveBenchRowsDoNotDependOnTheSizesBeforeThem)
+{
+    // An all-to-all on an ECMP fat-tree: its paths follow the messages' flow
+    // labels, which came from transport state left by the sizes before (the
+    // 4 MiB row of a sweep from 1 MiB took 103.07 us, alone 84.69 us). Each
+    // size runs on a fresh fabric now: a sweep's row equals the size alone,
+    // on both backends.
+    for (const std::string backend : {"packet", "flow"})
+    {
+        double time[2] = {0, 0};
+        for (int alone = 0; alone < 2; ++alone)
+        {
+            const auto j =
+                RunJson("collective-bench --topology=fat-tree --gpus=32 --radix=8 "
+                        "--collective=alltoall --algorithm=direct "
+                        "--max-bytes=4194304 --backend=" +
+                            backend + (alone ? " --min-bytes=4194304" : " --min-bytes=1048576"),
+                        "bench-history-" + backend + std::to_string(alone));
+            ASSERT_TRUE(j.is_object());
+            ASSERT_EQ(j["results"].size(), alone ? 1u : 3u) << j.dump();
+            ASSERT_EQ(j["results"].back()["bytes"].get<uint64_t>(), 4194304u);
+            time[alone] = j["results"].back()["time_s"].get<double>();
+        }
+        EXPECT_GT(time[0], 0) << backend;
+        EXPECT_EQ(time[0], time[1]) << backend; // bit for bit, not approximately
+    }
+}
+
+TEST(Programs, CollectiveBenchChecksTheSweepsLargestSizeNotMaxBytes)
+{
+    // 4 TiB doubling up to 24 TiB tops out at 16 TiB, the largest size a
+    // collective may have: accepted (flow level, so it takes milliseconds);
+    // the check used to compare --max-bytes itself and refused it
+    const std::string json = ::testing::TempDir() + "bench-largest.json";
+    std::remove(json.c_str());
+    const std::string cmd = std::string(GPU_FABRIC_BIN_DIR) +
+                            "/collective-bench --backend=flow --min-bytes=4398046511104 "
+                            "--max-bytes=26388279066624 --json=" +
+                            json + " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto j = nlohmann::json::parse(Slurp(json));
+    ASSERT_EQ(j["results"].size(), 3u) << j.dump();
+    EXPECT_EQ(j["results"][2]["bytes"].get<uint64_t>(), uint64_t{1} << 44);
+}
+
+TEST(Programs, CollectiveBenchReportsASizeThatDidNotComplete)
+{
+    // no PFC, 20 kB switch buffers and congestion drops not resent: the
+    // all-to-all loses packets for good. The sweep stops there with status 1
+    // and says so (it printed a row of zeros and exited 0).
+    const std::string json = ::testing::TempDir() + "bench-failed.json";
+    const std::string err = ::testing::TempDir() + "bench-failed.err";
+    std::remove(json.c_str());
+    const std::string cmd =
+        std::string(GPU_FABRIC_BIN_DIR) +
+        "/collective-bench --topology=fat-tree --gpus=32 --radix=8 --collective=alltoall "
+        "--algorithm=direct --min-bytes=131072 --max-bytes=262144 "
+        "--ns3::FabricSwitch::PfcEnabled=false --ns3::FabricSwitch::GrowBufferForPfc=false "
+        "--ns3::FabricSwitch::PortBuffer=20000B "
+        "--ns3::PacketTransport::RecoverCongestionDrops=false --json=" +
+        json + " > /dev/null 2> " + err;
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << cmd;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << cmd;
+    EXPECT_NE(Slurp(err).find("the 131072-byte alltoall did not complete"), std::string::npos)
+        << Slurp(err);
+    const auto j = nlohmann::json::parse(Slurp(json));
+    EXPECT_TRUE(j["results"].empty()) << j.dump();
+    EXPECT_NE(j.value("error", std::string()).find("did not complete"), std::string::npos);
+}
+
+TEST(Programs, RailOnlyVsFatTreeRunsJobsWithStagesSmallerThanADomain)
+{
+    // PP 4 on 16 DGX GPUs: stages of 4 GPUs, two per HB domain. The
+    // simulation runs; Eq. 1 (whole domains) is reported as not applying
+    // (null) instead of failing the run with an error about K.
+    const auto j =
+        RunJson("rail-only-vs-fat-tree --quick --gpus=16 --tp=1 --pp=4 --png=none", "small-stages");
+    ASSERT_TRUE(j.is_object());
+    ASSERT_FALSE(j["results"].empty());
+    EXPECT_TRUE(j["results"][0]["analytical_time_s"].is_null());
+    EXPECT_GT(j["results"][0]["iteration_time_s"].get<double>(), 0);
+}
+
+TEST(Programs, FailureStudyNamesTheCommAFailedGpuHolds)
+{
+    // GPU 9 fails with no remedy: the iteration does not complete, and the
+    // row names the comm it broke (rank 9's TP group) and how many ranks wait
+    const auto j =
+        RunJson("failure-study --layers=1 --hidden=256 --seq=64 --micro-batches=1", "fs-comms");
+    ASSERT_TRUE(j.is_object());
+    uint32_t failedRows = 0;
+    for (const auto& row : j["rows"])
+    {
+        const auto comms = row["failed_comms"].get<std::vector<std::string>>();
+        const std::string scenario = row["scenario"].get<std::string>();
+        if (row["complete"].get<bool>())
+        {
+            EXPECT_TRUE(comms.empty()) << scenario;
+            EXPECT_TRUE(row["unfinished_ranks"].empty()) << scenario;
+            continue;
+        }
+        ++failedRows;
+        EXPECT_NE(scenario.find("no remedy"), std::string::npos) << scenario;
+        ASSERT_FALSE(comms.empty()) << scenario;
+        EXPECT_NE(comms[0].find("allreduce ring of 8 ranks"), std::string::npos) << comms[0];
+        EXPECT_NE(comms[0].find("GPU 9 down"), std::string::npos) << comms[0];
+        // TP 8 x DP 3: every rank ends up waiting on the broken group
+        const auto held = row["unfinished_ranks"].get<std::vector<uint32_t>>();
+        ASSERT_EQ(held.size(), 24u) << scenario;
+        for (uint32_t r = 0; r < 24; ++r)
+        {
+            EXPECT_EQ(held[r], r) << scenario;
+        }
+    }
+    EXPECT_EQ(failedRows, 2u); // one per design
+}
+
+} // namespace
