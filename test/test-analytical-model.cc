@@ -154,12 +154,22 @@ TEST(PipelineBubble, OneFOneBWaitsPpMinusOneStagesOfTheSlowest)
     const uint32_t d = 1024;
     const uint32_t v = 8192;
     const LlmModel model = LlmModel::Custom(8, d, 16, 1024, v, 4 * 2 * 1024);
+    const auto shape = [](uint32_t pp) {
+        Parallelism::Shape s;
+        s.gpus = 64;
+        s.gpusPerDomain = 8;
+        s.tp = 8;
+        s.pp = pp;
+        s.dp = 64 / (8 * pp);
+        s.microBatches = 2;
+        s.globalBatchSequences = s.dp * 2;
+        return s;
+    };
     const auto iteration = [&](uint32_t pp) {
-        const uint32_t dp = 64 / (8 * pp);
-        return TrainingIteration(model, Parallelism(64, 8, 8, pp, dp, 1, 2, dp * 2));
+        return TrainingIteration(model, Parallelism(shape(pp)));
     };
     const LlmModel sized = LlmModel::Custom(8, d, 16, 1024, v, 8 * 2 * 1024);
-    const TrainingIteration pp1(sized, Parallelism(64, 8, 8, 1, 8, 1, 2, 16));
+    const TrainingIteration pp1(sized, Parallelism(shape(1)));
     EXPECT_EQ(pp1.PipelineBubbleSeconds(), 0);
     // the last stage is the slowest: its 4 blocks of 24 d^2 FLOPs per token
     // and the output layer's 2 V d, for 1024 tokens over TP 8, forward and
