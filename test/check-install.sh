@@ -22,6 +22,12 @@ if [ -e "$work/prefix/include/ns3/program-support.h" ] \
   echo "the programs' support library is installed or exported as module API" >&2
   exit 1
 fi
+# internal headers (*-internal.h) stay in the source tree
+if find "$work/prefix" -name '*-internal.h' | grep -q .; then
+  echo "an internal header was installed:" >&2
+  find "$work/prefix" -name '*-internal.h' >&2
+  exit 1
+fi
 cmake -S "$src/test/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" > /dev/null
 cmake --build "$work/consumer" > /dev/null
 LD_LIBRARY_PATH="$work/prefix/lib:${LD_LIBRARY_PATH:-}" "$work/consumer/consumer"

@@ -7,9 +7,14 @@
 #include "scheduler-env.h"
 #include "tshark.h"
 
+// FabricPrefetchingTxSource: the traffic source's look-ahead hook is internal
+#include "../model/fabric/fabric-internal.h"
+
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
+#include "ns3/error-model.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
@@ -20,6 +25,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object-factory.h"
 #include "ns3/pcap-file.h"
+#include "ns3/pointer.h"
 #include "ns3/queue-size.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
@@ -1137,6 +1143,160 @@ TEST_F(FabricTest, PlainNodesUseItAsAPointToPointLink)
     EXPECT_EQ(dev[0]->GetStats().txBytes, 1014u + 514u);
 }
 
+TEST_F(FabricTest, AReceiveErrorModelDropsWhatItFindsCorruptAndReportsItAsLost)
+{
+    // As on PointToPointNetDevice: the receiver's ReceiveErrorModel (any
+    // ns-3 ErrorModel) decides per arriving frame; a corrupt one has used the
+    // wire, is discarded (PhyRxDrop, Lost, Stats::corrupted) and goes to the
+    // loss callback as a fault (not congestion), so a transport resends it.
+    Ptr<Node> a = CreateObject<Node>();
+    Ptr<Node> b = CreateObject<Node>();
+    const std::array<Ptr<FabricNetDevice>, 2> dev = PlainLink({a, b});
+    std::vector<uint64_t> received; // uids
+    b->RegisterProtocolHandler(Node::ProtocolHandler([&received](Ptr<NetDevice>,
+                                                                 Ptr<const Packet> p,
+                                                                 uint16_t,
+                                                                 const Address&,
+                                                                 const Address&,
+                                                                 NetDevice::PacketType) {
+                                   received.push_back(p->GetUid());
+                               }),
+                               0x0800,
+                               dev[1]);
+    std::vector<uint64_t> phyRxDrop;
+    std::vector<uint64_t> lostTrace;
+    std::vector<std::pair<uint64_t, bool>> reported;
+    ASSERT_TRUE(dev[1]->TraceConnectWithoutContext(
+        "PhyRxDrop",
+        Callback<void, Ptr<const Packet>>(
+            [&phyRxDrop](Ptr<const Packet> p) { phyRxDrop.push_back(p->GetUid()); })));
+    ASSERT_TRUE(dev[1]->TraceConnectWithoutContext(
+        "Lost",
+        Callback<void, Ptr<const Packet>>(
+            [&lostTrace](Ptr<const Packet> p) { lostTrace.push_back(p->GetUid()); })));
+    dev[1]->SetLossCallback(
+        FabricNetDevice::LossCallback([&reported](Ptr<const Packet> p, bool congestion) {
+            reported.emplace_back(p->GetUid(), congestion);
+        }));
+    // four packets; the model drops the second and the fourth by uid
+    std::vector<Ptr<Packet>> packets;
+    for (int i = 0; i < 4; ++i)
+    {
+        packets.push_back(Create<Packet>(1000));
+    }
+    Ptr<ListErrorModel> em = CreateObject<ListErrorModel>();
+    em->SetList(
+        {static_cast<uint32_t>(packets[1]->GetUid()), static_cast<uint32_t>(packets[3]->GetUid())});
+    dev[1]->SetAttribute("ReceiveErrorModel", PointerValue(em));
+    PointerValue set;
+    dev[1]->GetAttribute("ReceiveErrorModel", set);
+    EXPECT_EQ(set.Get<ErrorModel>(), em);
+    for (const auto& p : packets)
+    {
+        ASSERT_TRUE(dev[0]->Send(p, dev[1]->GetAddress(), 0x0800));
+    }
+    Simulator::Run();
+    const std::vector<uint64_t> dropped{packets[1]->GetUid(), packets[3]->GetUid()};
+    EXPECT_EQ(received, (std::vector<uint64_t>{packets[0]->GetUid(), packets[2]->GetUid()}));
+    EXPECT_EQ(phyRxDrop, dropped);
+    EXPECT_EQ(lostTrace, dropped);
+    ASSERT_EQ(reported.size(), 2u);
+    for (size_t i = 0; i < reported.size(); ++i)
+    {
+        EXPECT_EQ(reported[i].first, dropped[i]);
+        EXPECT_FALSE(reported[i].second); // a fault, not a congestion drop
+    }
+    const FabricNetDevice::Stats& s = dev[1]->GetStats();
+    EXPECT_EQ(s.arrivals, 4u);
+    EXPECT_EQ(s.corrupted, 2u);
+    EXPECT_EQ(s.rxPackets, 2u);
+    EXPECT_EQ(s.lost, 0u);
+    EXPECT_EQ(dev[0]->GetStats().txPackets, 4u); // they used the wire
+    // without the model every frame arrives
+    dev[1]->SetReceiveErrorModel(nullptr);
+    EXPECT_FALSE(dev[1]->GetReceiveErrorModel());
+    em->SetList({static_cast<uint32_t>(packets[0]->GetUid())});
+    ASSERT_TRUE(dev[0]->Send(packets[0], dev[1]->GetAddress(), 0x0800));
+    Simulator::Run();
+    EXPECT_EQ(received.size(), 3u);
+    EXPECT_EQ(dev[1]->GetStats().corrupted, 2u);
+}
+
+TEST_F(FabricTest, BitErrorRateSetsOneBitRateErrorModelOnBothEnds)
+{
+    // FabricChannel::BitErrorRate is a shorthand: both ends (one attached
+    // after it was set too) get the same RateErrorModel of unit bit and that
+    // rate; 0 takes it off, but not a model of one's own.
+    Ptr<FabricChannel> cable = CreateObject<FabricChannel>();
+    cable->SetAttribute("BitErrorRate", DoubleValue(1e-5));
+    std::array<Ptr<FabricNetDevice>, 2> dev;
+    for (int i = 0; i < 2; ++i)
+    {
+        dev[i] = CreateObject<FabricNetDevice>();
+        CreateObject<Node>()->AddDevice(dev[i]);
+        dev[i]->Attach(cable);
+    }
+    Ptr<RateErrorModel> em = DynamicCast<RateErrorModel>(dev[0]->GetReceiveErrorModel());
+    ASSERT_TRUE(em);
+    EXPECT_EQ(dev[1]->GetReceiveErrorModel(), em);
+    EXPECT_EQ(em->GetUnit(), RateErrorModel::ERROR_UNIT_BIT);
+    EXPECT_EQ(em->GetRate(), 1e-5);
+    cable->SetBitErrorRate(2e-6, 7);
+    EXPECT_EQ(dev[1]->GetReceiveErrorModel(), em);
+    EXPECT_EQ(em->GetRate(), 2e-6);
+    DoubleValue ber;
+    cable->GetAttribute("BitErrorRate", ber);
+    EXPECT_EQ(ber.Get(), 2e-6);
+    // 0: off again, but a model one set oneself stays
+    Ptr<ListErrorModel> own = CreateObject<ListErrorModel>();
+    dev[1]->SetReceiveErrorModel(own);
+    cable->SetAttribute("BitErrorRate", DoubleValue(0));
+    EXPECT_FALSE(dev[0]->GetReceiveErrorModel());
+    EXPECT_EQ(dev[1]->GetReceiveErrorModel(), own);
+    // and a rate of 1 or more is refused by name
+    try
+    {
+        cable->SetBitErrorRate(1.0);
+        ADD_FAILURE() << "no error for a bit-error rate of 1";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("bit-error rate"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(FabricTest, QueueBytesTracesEachChangeOfTheQueuesByteCount)
+{
+    // QueueBytes fires (old, new) whenever the transmit queue's byte count
+    // changes: three 1014-byte frames sent at once on an idle port, the
+    // first straight to the wire, the others queued and then sent; nothing
+    // once disconnected.
+    const std::array<Ptr<FabricNetDevice>, 2> dev =
+        PlainLink({CreateObject<Node>(), CreateObject<Node>()});
+    std::vector<std::pair<uint32_t, uint32_t>> seen;
+    const Callback<void, uint32_t, uint32_t> sink(
+        [&seen](uint32_t from, uint32_t to) { seen.emplace_back(from, to); });
+    ASSERT_TRUE(dev[0]->TraceConnectWithoutContext("QueueBytes", sink));
+    const auto sendThree = [&dev] {
+        for (int i = 0; i < 3; ++i)
+        {
+            ASSERT_TRUE(dev[0]->Send(Create<Packet>(1000), dev[1]->GetAddress(), 0x0800));
+        }
+    };
+    sendThree();
+    Simulator::Run();
+    const std::vector<std::pair<uint32_t, uint32_t>> expected{{0, 1014},
+                                                              {1014, 2028},
+                                                              {2028, 1014},
+                                                              {1014, 0}};
+    EXPECT_EQ(seen, expected);
+    ASSERT_TRUE(dev[0]->TraceDisconnectWithoutContext("QueueBytes", sink));
+    sendThree();
+    Simulator::Run();
+    EXPECT_EQ(seen, expected);
+    EXPECT_EQ(dev[0]->GetQueueBytes(), 0u);
+}
+
 TEST_F(FabricTest, TxFifoPacketsIsHowFarAheadTheSourcePicks)
 {
     // GPU 0 streams message A to GPU 1; 1.5 packet times in, a one-packet
@@ -1170,19 +1330,20 @@ TEST_F(FabricTest, TxFifoPacketsIsHowFarAheadTheSourcePicks)
     EXPECT_NEAR(doneB[2] - doneB[0], 2 * tp, 2e-9);
 }
 
-/// A FabricTxSource that sends `limit` 1000-byte packets to the peer, one
-/// per pull, and records its pulls and the prefetch stages asked before each.
-struct CountingTxSource : FabricTxSource
+/// What a test source does with each pull: sends `limit` 1000-byte packets
+/// to the peer, one per pull, and records its pulls (and the prefetch stages
+/// asked before each, for a source that prefetches).
+struct PullRecord
 {
     Ptr<FabricNetDevice> peer;
     uint32_t limit{20};
     uint32_t sent{0};
-    void* cookie{nullptr}; //!< the cookie it was given
+    void* cookie{nullptr}; //!< the cookie the source was given
     std::vector<Time> pulls;
     std::vector<std::vector<uint32_t>> askedBeforePull;
     std::vector<uint32_t> asked;
     bool wrongCookie{false};
-    uint32_t viaSource{0}; //!< pulls that came through TxReady (not a callback)
+    uint32_t viaSource{0}; //!< pulls that came through TxReady (not by hand)
 
     void Pull(FabricNetDevice* port)
     {
@@ -1195,59 +1356,62 @@ struct CountingTxSource : FabricTxSource
             port->Send(Create<Packet>(1000), peer->GetAddress(), 0x0800);
         }
     }
+};
+
+/// A traffic source (FabricTxSource, or one that prefetches) that records its pulls.
+template <typename Source>
+struct RecordingTxSource : Source
+{
+    PullRecord r; //!< what happened
 
     void TxReady(FabricNetDevice* port, void* c) override
     {
-        wrongCookie |= c != cookie;
-        ++viaSource;
-        Pull(port);
+        r.wrongCookie |= c != r.cookie;
+        ++r.viaSource;
+        r.Pull(port);
     }
+};
 
+/// A source without the prefetch hook.
+using CountingTxSource = RecordingTxSource<FabricTxSource>;
+
+/// A source that prefetches: it records the stages it is asked.
+struct PrefetchingCountingTxSource : RecordingTxSource<FabricPrefetchingTxSource>
+{
     void PrefetchTxReady(const void* c, uint32_t stage) const override
     {
         // a prefetch may not change the model; the test's record may
-        const_cast<CountingTxSource*>(this)->asked.push_back(stage);
-        const_cast<CountingTxSource*>(this)->wrongCookie |= c != cookie;
+        auto& record = const_cast<PullRecord&>(r);
+        record.asked.push_back(stage);
+        record.wrongCookie |= c != r.cookie;
     }
 };
 
-/// How RunPulledLink's port is fed: the one set last replaces the other.
+/// How RunPulledLink's port is fed.
 enum class Feed
 {
-    kCallback, //!< the source, then a callback calling its Pull
-    kSource,   //!< a callback that must not be called, then the source
-    kNothing,  //!< the callback, then the source, then no source
+    kSource,  //!< the source
+    kNothing, //!< the source, then no source
 };
 
 /// Two plain nodes joined by PlainLink, the first fed by `source` as `feed` says, on the given
-/// scheduler; its first packet is pulled at time 0; other events every 37 ns keep the scheduler's
-/// look-ahead window full.
+/// scheduler, `record` its record; its first packet is pulled at time 0; other events every
+/// 37 ns keep the scheduler's look-ahead window full.
 void
-RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, Feed feed)
+RunPulledLink(FabricTxSource* source, PullRecord& record, const ObjectFactory& scheduler, Feed feed)
 {
     Simulator::SetScheduler(scheduler);
     const std::array<Ptr<FabricNetDevice>, 2> dev =
         PlainLink({CreateObject<Node>(), CreateObject<Node>()});
-    source.peer = dev[1];
+    record.peer = dev[1];
     int cookie = 0;
-    source.cookie = &cookie;
-    const auto pull = [&source](Ptr<FabricNetDevice> port) { source.Pull(PeekPointer(port)); };
-    const auto stray = [](Ptr<FabricNetDevice>) { ADD_FAILURE() << "replaced callback called"; };
-    if (feed == Feed::kCallback)
+    record.cookie = &cookie;
+    dev[0]->SetTxSource(source, &cookie);
+    if (feed == Feed::kNothing)
     {
-        dev[0]->SetTxSource(&source, &cookie);
-        dev[0]->SetTxReadyCallback(FabricNetDevice::TxReadyCallback(pull));
+        dev[0]->SetTxSource(nullptr, nullptr);
     }
-    else
-    {
-        dev[0]->SetTxReadyCallback(FabricNetDevice::TxReadyCallback(stray));
-        dev[0]->SetTxSource(&source, &cookie);
-        if (feed == Feed::kNothing)
-        {
-            dev[0]->SetTxSource(nullptr, nullptr);
-        }
-    }
-    Simulator::Schedule(Time(0), [&source, d = PeekPointer(dev[0])] { source.Pull(d); });
+    Simulator::Schedule(Time(0), [&record, d = PeekPointer(dev[0])] { record.Pull(d); });
     for (int64_t t = 1; t < 25'000; t += 37)
     {
         Simulator::Schedule(NanoSeconds(t), [] {});
@@ -1256,70 +1420,74 @@ RunPulledLink(CountingTxSource& source, const ObjectFactory& scheduler, Feed fee
     Simulator::Destroy();
 }
 
-TEST_F(FabricTest, ATxSourceIsPulledAsTheCallbackIsAndAskedToPrefetchAhead)
+TEST_F(FabricTest, ATxSourceIsPulledAfterEachSerializationAndAskedToPrefetchAhead)
 {
-    // A FabricTxSource is pulled exactly when a TxReadyCallback would be
-    // (after each serialization while at most one packet waits), whatever
-    // the scheduler. On FabricLookaheadScheduler of Depth d, the end of
+    // A FabricTxSource is pulled after each serialization while at most one
+    // packet waits, at the same times whatever the scheduler and whether it
+    // prefetches. On FabricLookaheadScheduler of Depth d, the end of
     // serialization before a pull takes stages 1..d-1, and passes 2..d-1 on
-    // to the source as its stages 1..d-2 (stage 1 brings the port in, which
-    // holds the source's pointer); on another scheduler nothing is asked.
+    // to a prefetching source as its stages 1..d-2 (stage 1 brings the port
+    // in, which holds the source's pointer); on another scheduler nothing is
+    // asked, and a source without the hook never is.
     const auto lookahead = [](uint32_t depth) {
         ObjectFactory f("ns3::FabricLookaheadScheduler");
         f.Set("Depth", UintegerValue(depth));
         f.Set("MinPending", UintegerValue(0));
         return f;
     };
-    CountingTxSource byCallback;
-    RunPulledLink(byCallback, ObjectFactory("ns3::MapScheduler"), Feed::kCallback);
+    CountingTxSource onMap;
+    RunPulledLink(&onMap, onMap.r, ObjectFactory("ns3::MapScheduler"), Feed::kSource);
     // the first packet goes at once; a pull after each of the 20 ends of
     // serialization (the last finds nothing to send), 1014 ns apart
-    ASSERT_EQ(byCallback.pulls.size(), 21u);
-    for (uint32_t i = 0; i < byCallback.pulls.size(); ++i)
+    const std::vector<Time>& pulls = onMap.r.pulls;
+    ASSERT_EQ(pulls.size(), 21u);
+    for (uint32_t i = 0; i < pulls.size(); ++i)
     {
-        EXPECT_EQ(byCallback.pulls[i], NanoSeconds(1014 * i)) << "pull " << i;
+        EXPECT_EQ(pulls[i], NanoSeconds(1014 * i)) << "pull " << i;
     }
-    // the callback replaced the source: never called, never asked, also on
-    // the look-ahead scheduler
-    CountingTxSource byCallbackAhead;
-    RunPulledLink(byCallbackAhead, lookahead(5), Feed::kCallback);
-    EXPECT_EQ(byCallbackAhead.pulls, byCallback.pulls);
-    for (const CountingTxSource* s : {&byCallback, &byCallbackAhead})
+    // without the hook: pulled the same, never asked, also on the
+    // look-ahead scheduler
+    CountingTxSource plainAhead;
+    RunPulledLink(&plainAhead, plainAhead.r, lookahead(5), Feed::kSource);
+    EXPECT_EQ(plainAhead.r.pulls, pulls);
+    for (const PullRecord* s : {&onMap.r, &plainAhead.r})
     {
-        EXPECT_EQ(s->viaSource, 0u);
+        EXPECT_FALSE(s->wrongCookie);
+        EXPECT_EQ(s->viaSource, s->pulls.size() - 1); // all but the first
         for (const auto& asked : s->askedBeforePull)
         {
             EXPECT_TRUE(asked.empty());
         }
     }
-    // with no source left the port pulls nothing (the replaced callback
-    // neither): only the first packet, pulled by hand, goes
-    CountingTxSource none;
-    RunPulledLink(none, lookahead(5), Feed::kNothing);
-    EXPECT_EQ(none.pulls.size(), 1u);
-    EXPECT_EQ(none.sent, 1u);
+    // with no source left the port pulls nothing: only the first packet,
+    // pulled by hand, goes
+    PrefetchingCountingTxSource none;
+    RunPulledLink(&none, none.r, lookahead(5), Feed::kNothing);
+    EXPECT_EQ(none.r.pulls.size(), 1u);
+    EXPECT_EQ(none.r.sent, 1u);
     const std::vector<std::pair<ObjectFactory, uint32_t>> runs{
         {ObjectFactory("ns3::MapScheduler"), 0},
         {lookahead(5), 3},
         {lookahead(8), 6}};
     for (const auto& [scheduler, stages] : runs)
     {
-        CountingTxSource source;
-        RunPulledLink(source, scheduler, Feed::kSource);
+        PrefetchingCountingTxSource source;
+        RunPulledLink(&source, source.r, scheduler, Feed::kSource);
+        const PullRecord& r = source.r;
         const std::string name = scheduler.GetTypeId().GetName() + " " + std::to_string(stages);
-        EXPECT_FALSE(source.wrongCookie) << name;
-        EXPECT_EQ(source.pulls, byCallback.pulls) << name;
-        EXPECT_EQ(source.viaSource, source.pulls.size() - 1) << name; // all but the first
+        EXPECT_FALSE(r.wrongCookie) << name;
+        EXPECT_EQ(r.pulls, pulls) << name;
+        EXPECT_EQ(r.viaSource, r.pulls.size() - 1) << name; // all but the first
         std::vector<uint32_t> expected;
         for (uint32_t k = 1; k <= stages; ++k)
         {
             expected.push_back(k);
         }
-        ASSERT_EQ(source.askedBeforePull.size(), byCallback.pulls.size()) << name;
-        EXPECT_TRUE(source.askedBeforePull[0].empty()) << name; // the first pull is no event's
-        for (uint32_t i = 1; i < source.askedBeforePull.size(); ++i)
+        ASSERT_EQ(r.askedBeforePull.size(), pulls.size()) << name;
+        EXPECT_TRUE(r.askedBeforePull[0].empty()) << name; // the first pull is no event's
+        for (uint32_t i = 1; i < r.askedBeforePull.size(); ++i)
         {
-            EXPECT_EQ(source.askedBeforePull[i], expected) << name << ", pull " << i;
+            EXPECT_EQ(r.askedBeforePull[i], expected) << name << ", pull " << i;
         }
     }
 }

@@ -7,8 +7,10 @@
 // to one on ns-3's map scheduler.
 #include "record-now.h"
 
+// the recurring events and their look-ahead hooks are the module's internals
+#include "../model/fabric/fabric-internal.h"
+
 #include "ns3/config.h"
-#include "ns3/fabric-event.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-lookahead-scheduler.h"
 #include "ns3/global-value.h"
@@ -356,9 +358,9 @@ struct StageRecorder
         ranAt = Simulator::Now().GetTimeStep();
     }
 
-    void Prefetch(uint32_t stage) const
+    static void Prefetch(const StageRecorder& r, uint32_t stage)
     {
-        const_cast<StageRecorder*>(this)->asked.push_back(stage);
+        const_cast<StageRecorder&>(r).asked.push_back(stage);
     }
 };
 

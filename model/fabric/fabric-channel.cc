@@ -3,15 +3,15 @@
  */
 #include "fabric-channel.h"
 
+#include "fabric-internal.h"
 #include "fabric-net-device.h"
 
 #include "ns3/double.h"
+#include "ns3/error-model.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
-
-#include <cmath>
 
 namespace ns3
 {
@@ -22,23 +22,28 @@ NS_OBJECT_ENSURE_REGISTERED(FabricChannel);
 TypeId
 FabricChannel::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::FabricChannel")
-                            .SetParent<Channel>()
-                            .SetGroupName("GpuFabric")
-                            .AddConstructor<FabricChannel>()
-                            .AddAttribute("Delay",
-                                          "Propagation delay of the cable (one direction).",
-                                          TimeValue(NanoSeconds(500)),
-                                          MakeTimeAccessor(&FabricChannel::m_delay),
-                                          MakeTimeChecker(Time(0)))
-                            .AddAttribute("BitErrorRate",
-                                          "Probability that a bit is corrupted, in [0, 1); a "
-                                          "corrupted packet is discarded by its receiver (0: "
-                                          "none).",
-                                          DoubleValue(0),
-                                          MakeDoubleAccessor(&FabricChannel::m_ber),
-                                          // 1 would lose every packet, resent for ever
-                                          MakeDoubleChecker<double>(0, std::nextafter(1.0, 0.0)));
+    static TypeId tid =
+        TypeId("ns3::FabricChannel")
+            .SetParent<Channel>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<FabricChannel>()
+            .AddAttribute("Delay",
+                          "Propagation delay of the cable (one direction).",
+                          TimeValue(NanoSeconds(500)),
+                          MakeTimeAccessor(&FabricChannel::SetDelay, &FabricChannel::GetDelay),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("BitErrorRate",
+                          "Probability that a bit is corrupted, in [0, 1); a "
+                          "corrupted packet is discarded by its receiver (0: "
+                          "none). A shorthand: both ends get one "
+                          "RateErrorModel (unit bit, this rate) as their "
+                          "ReceiveErrorModel.",
+                          DoubleValue(0),
+                          MakeDoubleAccessor(static_cast<void (FabricChannel::*)(double)>(
+                                                 &FabricChannel::SetBitErrorRate),
+                                             &FabricChannel::GetBitErrorRate),
+                          // 1 would lose every packet, resent for ever
+                          MakeDoubleChecker<double>(0, std::nextafter(1.0, 0.0)));
     return tid;
 }
 
@@ -46,11 +51,13 @@ FabricChannel::FabricChannel()
 {
     m_dir[0].arrive = Create<FabricPrefetchingEvent<FabricChannel,
                                                     &FabricChannel::Arrive<0>,
-                                                    &FabricChannel::PrefetchArrive<0>>>(this);
+                                                    &FabricDataPlane::PrefetchArrive<0>>>(this);
     m_dir[1].arrive = Create<FabricPrefetchingEvent<FabricChannel,
                                                     &FabricChannel::Arrive<1>,
-                                                    &FabricChannel::PrefetchArrive<1>>>(this);
+                                                    &FabricDataPlane::PrefetchArrive<1>>>(this);
 }
+
+FabricChannel::~FabricChannel() = default;
 
 void
 FabricChannel::DoDispose()
@@ -59,6 +66,7 @@ FabricChannel::DoDispose()
     m_dir[1].arrive->Detach();
     m_dir[0].wire.clear();
     m_dir[1].wire.clear();
+    m_errorModel = nullptr;
     Channel::DoDispose();
 }
 
@@ -68,19 +76,17 @@ FabricChannel::Attach(Ptr<FabricNetDevice> device)
     NS_ABORT_MSG_IF(m_nDevices >= 2, "FabricChannel: a point-to-point cable takes two devices");
     // the device tells this channel of its link changes (the cached epochs):
     // it must know the channel even if attached here directly
-    if (!device->m_channel)
+    if (!device->m_port.channel)
     {
-        device->m_channel = this;
+        device->m_port.channel = this;
     }
-    device->m_channelEnd = static_cast<uint8_t>(m_nDevices);
+    device->m_port.channelEnd = static_cast<uint8_t>(m_nDevices);
     m_device[m_nDevices++] = device;
     RefreshEnds();
-}
-
-void
-FabricChannel::RefreshNodeIds()
-{
-    RefreshEnds();
+    if (m_ber > 0)
+    {
+        device->SetReceiveErrorModel(m_errorModel);
+    }
 }
 
 void
@@ -88,8 +94,8 @@ FabricChannel::RefreshEnds()
 {
     for (uint32_t i = 0; i < m_nDevices; ++i)
     {
-        m_nodeId[i] = m_device[i]->GetNodeId();
-        m_epoch[i] = m_device[i]->GetLinkEpoch();
+        m_send.nodeId[i] = m_device[i]->GetNodeId();
+        m_send.epoch[i] = m_device[i]->GetLinkEpoch();
         m_dir[1 - i].peer = PeekPointer(m_device[i]); // direction 1 - i ends at device i
     }
 }
@@ -101,14 +107,13 @@ FabricChannel::Transmit(const Ptr<Packet>& p,
                         Time now,
                         Time txTime)
 {
-    const uint32_t d = sender->m_channelEnd; // the sender's line is warm, the channel's cold
+    const uint32_t d = sender->m_port.channelEnd; // the sender's line is warm, the channel's cold
     Direction& dir = m_dir[d];
-    const bool corrupted = m_ber > 0 && Corrupt(p->GetSize());
     // in order on the wire: never before the packet ahead (see class doc)
-    const Time arrival = std::max(now + txTime + m_delay, dir.lastArrival);
+    const Time arrival = std::max(now + txTime + m_send.delay, dir.lastArrival);
     dir.lastArrival = arrival;
-    FabricRingPush(dir.wire, InFlight{p, meta, corrupted, m_epoch[1 - d]});
-    dir.arrive->Schedule(m_nodeId[1 - d], arrival - now);
+    FabricRingPush(dir.wire, InFlight{p, meta, m_send.epoch[1 - d]});
+    dir.arrive->Schedule(m_send.nodeId[1 - d], arrival - now);
 }
 
 template <uint32_t d>
@@ -118,83 +123,102 @@ FabricChannel::Arrive()
     Direction& dir = m_dir[d];
     const InFlight f = std::move(dir.wire.front());
     dir.wire.pop_front();
-    FabricNetDevice* peer = dir.peer;
-    if (f.corrupted)
-    {
-        peer->ReceiveCorrupted(f.packet, f.epoch);
-        return;
-    }
-    peer->Receive(f.packet, f.meta, f.epoch);
+    dir.peer->Receive(f.packet, f.meta, f.epoch);
 }
 
 template <uint32_t d>
 void
-FabricChannel::PrefetchArrive(uint32_t stage) const
+FabricDataPlane::PrefetchArrive(const FabricChannel& cable, uint32_t stage)
 {
     // each stage follows the pointers the stage before brought in
-    const Direction& dir = m_dir[d];
+    const FabricChannel::Direction& dir = cable.m_dir[d];
     if (stage == 1)
     {
-        FabricPrefetch(&dir, sizeof(Direction));
+        FabricPrefetchObject(dir);
         return;
     }
     if (dir.wire.empty() || dir.peer == nullptr)
     {
         return;
     }
-    const InFlight& f = dir.wire.front();
+    const FabricChannel::InFlight& f = dir.wire.front();
     if (stage == 2)
     {
-        FabricPrefetch(&f, sizeof(InFlight));
+        FabricPrefetchObject(f);
     }
     else if (stage == 3)
     {
-        FabricPrefetch(PeekPointer(f.packet), sizeof(Packet));
+        FabricPrefetchObject(*f.packet);
     }
-    dir.peer->PrefetchReceive(stage - 1, f.meta);
+    PrefetchReceive(*dir.peer, stage - 1, f.meta);
 }
 
 void
-FabricChannel::PrefetchTransmit(uint32_t end, uint32_t stage) const
+FabricDataPlane::PrefetchTransmit(const FabricChannel& cable, uint32_t end, uint32_t stage)
 {
-    const Direction& dir = m_dir[end & 1];
+    const FabricChannel::Direction& dir = cable.m_dir[end & 1];
     if (stage == 1)
     {
-        FabricPrefetch(this, 64);
-        FabricPrefetch(&dir, sizeof(Direction));
+        FabricPrefetchObject(cable.m_send);
+        FabricPrefetchObject(dir);
     }
     else if (stage == 2)
     {
         // the slot after the newest packet on the wire, and the event's count
         if (!dir.wire.empty())
         {
-            FabricPrefetch(&dir.wire.back(), 2 * sizeof(InFlight));
+            FabricPrefetch(&dir.wire.back(), 2 * sizeof(FabricChannel::InFlight));
         }
-        FabricPrefetch(PeekPointer(dir.arrive), 16);
+        FabricPrefetchObject(*dir.arrive);
     }
-}
-
-bool
-FabricChannel::Corrupt(uint32_t bytes) const
-{
-    if (!m_rng)
-    {
-        m_rng = CreateObject<UniformRandomVariable>();
-    }
-    const double bits = 8.0 * bytes;
-    const double p = -std::expm1(bits * std::log1p(-m_ber));
-    return m_rng->GetValue() < p;
 }
 
 void
-FabricChannel::SetBitErrorRate(double ber, int64_t stream)
+FabricChannel::SetDelay(Time delay)
+{
+    m_send.delay = delay;
+}
+
+void
+FabricChannel::SetBitErrorRate(double ber)
 {
     FabricRequire(ber >= 0 && ber < 1, "bit-error rate", ber, "a probability in [0, 1)");
     m_ber = ber;
     if (ber > 0)
     {
-        m_rng = CreateObject<UniformRandomVariable>();
-        m_rng->SetStream(stream);
+        if (!m_errorModel)
+        {
+            m_errorModel = CreateObject<RateErrorModel>();
+            m_errorModel->SetUnit(RateErrorModel::ERROR_UNIT_BIT);
+        }
+        m_errorModel->SetRate(ber);
+    }
+    InstallErrorModel();
+}
+
+void
+FabricChannel::SetBitErrorRate(double ber, int64_t stream)
+{
+    SetBitErrorRate(ber);
+    if (m_errorModel)
+    {
+        m_errorModel->AssignStreams(stream);
+    }
+}
+
+void
+FabricChannel::InstallErrorModel()
+{
+    for (uint32_t i = 0; i < m_nDevices; ++i)
+    {
+        if (m_ber > 0)
+        {
+            m_device[i]->SetReceiveErrorModel(m_errorModel);
+        }
+        else if (m_errorModel && m_device[i]->GetReceiveErrorModel() == m_errorModel)
+        {
+            m_device[i]->SetReceiveErrorModel(nullptr); // only the one set here
+        }
     }
 }
 
@@ -240,7 +264,7 @@ FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
     }
     Ptr<FabricNetDevice> peer = GetPeer(sender);
     Simulator::ScheduleWithContext(peer->GetNode()->GetId(),
-                                   m_delay,
+                                   m_send.delay,
                                    &FabricNetDevice::ReceiveFlowControl,
                                    peer,
                                    pause,

@@ -4,14 +4,12 @@
 #ifndef GPU_FABRIC_FABRIC_CHANNEL_H
 #define GPU_FABRIC_FABRIC_CHANNEL_H
 
-#include "fabric-event.h"
 #include "fabric-header.h"
 
 #include "ns3/channel.h"
 #include "ns3/nstime.h"
 #include "ns3/packet.h"
 #include "ns3/ptr.h"
-#include "ns3/random-variable-stream.h"
 
 #include <boost/circular_buffer.hpp>
 
@@ -19,6 +17,8 @@ namespace ns3
 {
 
 class FabricNetDevice;
+class FabricRecurringEventBase;
+class RateErrorModel;
 
 /**
  * \ingroup gpu-fabric
@@ -37,6 +37,10 @@ class FabricNetDevice;
  * a FIFO and delivers the head at each arrival, through one reusable event.
  * A Delay lowered during a run applies to packets sent after the ones
  * already on the wire (they cannot be overtaken).
+ *
+ * Bit errors are the receiving devices' (FabricNetDevice's ReceiveErrorModel);
+ * BitErrorRate is a shorthand that sets one RateErrorModel of unit bit on
+ * both ends.
  */
 class FabricChannel : public Channel
 {
@@ -44,12 +48,70 @@ class FabricChannel : public Channel
     /// \return the TypeId
     static TypeId GetTypeId();
     FabricChannel();
+    ~FabricChannel() override;
 
     /**
      * Attach a device; a channel takes exactly two.
      * \param device the device
      */
     void Attach(Ptr<FabricNetDevice> device);
+
+    /**
+     * Carry a flow-control frame from \p sender to the peer.
+     * \param sender the device asking its peer to pause or resume
+     * \param pause true to pause the peer's transmitter, false to resume it
+     */
+    void SendFlowControl(const FabricNetDevice* sender, bool pause) const;
+
+    /**
+     * Take the cable down or up (both ends, see FabricNetDevice::SetLinkUp).
+     * \param up the new state
+     */
+    void SetLinkUp(bool up);
+    /// \return false while the cable is down
+    bool IsUp() const;
+
+    /**
+     * Corrupt packets at random (the BitErrorRate attribute): a packet of b
+     * bits is discarded by its receiver with probability 1 - (1 - ber)^b (it
+     * still occupies the wire). Both ends get one RateErrorModel of unit bit
+     * as their ReceiveErrorModel (replacing theirs), with \p ber its rate;
+     * 0 takes it off them again. A device attached later gets it too.
+     * \param ber bit-error rate in [0, 1); 0 turns corruption off
+     */
+    void SetBitErrorRate(double ber);
+    /**
+     * SetBitErrorRate(ber), its draws from one ns-3 random stream.
+     * \param ber bit-error rate in [0, 1); 0 turns corruption off
+     * \param stream random stream index (ns-3 RngStream), for reproducible runs
+     */
+    void SetBitErrorRate(double ber, int64_t stream);
+    /// \return the bit-error rate
+    double GetBitErrorRate() const;
+
+    /// \return the propagation delay
+    Time GetDelay() const
+    {
+        return m_send.delay;
+    }
+
+    /**
+     * \param sender one end of the channel
+     * \return the other end
+     */
+    Ptr<FabricNetDevice> GetPeer(const FabricNetDevice* sender) const;
+
+    std::size_t GetNDevices() const override;
+    Ptr<NetDevice> GetDevice(std::size_t i) const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    friend class FabricNetDevice; // the device's entry points below
+    friend class FabricDataPlane; // prefetch hooks (fabric-internal.h, not installed)
+
+    // Called by the devices only.
 
     /**
      * Carry a data packet from \p sender to the peer.
@@ -69,66 +131,14 @@ class FabricChannel : public Channel
     /// epoch (a device calls it when it joins a node or its link changes).
     void RefreshEnds();
 
-    /// The same as RefreshEnds() (its name before link epochs were kept).
-    void RefreshNodeIds();
+    /// Give the attached ends the BitErrorRate's error model, or take it off.
+    void InstallErrorModel();
 
-    /**
-     * Carry a flow-control frame from \p sender to the peer.
-     * \param sender the device asking its peer to pause or resume
-     * \param pause true to pause the peer's transmitter, false to resume it
-     */
-    void SendFlowControl(const FabricNetDevice* sender, bool pause) const;
-
-    /**
-     * Take the cable down or up (both ends, see FabricNetDevice::SetLinkUp).
-     * \param up the new state
-     */
-    void SetLinkUp(bool up);
-    /// \return false while the cable is down
-    bool IsUp() const;
-
-    /**
-     * Corrupt packets at random: a packet of b bits is discarded by its
-     * receiver with probability 1 - (1 - ber)^b (it still occupies the wire).
-     * \param ber bit-error rate in [0, 1); 0 turns corruption off
-     * \param stream random stream index (ns-3 RngStream), for reproducible runs
-     */
-    void SetBitErrorRate(double ber, int64_t stream);
-    /// \return the bit-error rate
-    double GetBitErrorRate() const;
-
-    /// \return the propagation delay
-    Time GetDelay() const
-    {
-        return m_delay;
-    }
-
-    /**
-     * \param sender one end of the channel
-     * \return the other end
-     */
-    Ptr<FabricNetDevice> GetPeer(const FabricNetDevice* sender) const;
-
-    /**
-     * Prefetch what Transmit() from end \p end reads (FabricLookaheadScheduler).
-     * \param end the sending end (FabricNetDevice's channel end)
-     * \param stage 1: this cable's fields, 2: the wire's next slot and event
-     */
-    void PrefetchTransmit(uint32_t end, uint32_t stage) const;
-
-    std::size_t GetNDevices() const override;
-    Ptr<NetDevice> GetDevice(std::size_t i) const override;
-
-  protected:
-    void DoDispose() override;
-
-  private:
     /// A packet on the wire.
     struct InFlight
     {
         Ptr<Packet> packet;   //!< the packet
         FabricFrameMeta meta; //!< travels with it
-        bool corrupted;       //!< bit errors: the receiver discards it
         uint32_t epoch;       //!< the receiver's link epoch when it was sent
     };
 
@@ -143,23 +153,28 @@ class FabricChannel : public Channel
         FabricNetDevice* peer{nullptr}; //!< the receiving end (m_device holds it)
     };
 
-    bool Corrupt(uint32_t bytes) const;
     /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
     template <uint32_t d>
     void Arrive();
-    /// Stage \p stage of what the next Arrive<d>() reads (FabricRecurringEventBase::Prefetch).
-    template <uint32_t d>
-    void PrefetchArrive(uint32_t stage) const;
+    /// \param delay the propagation delay (the Delay attribute)
+    void SetDelay(Time delay);
+
+    /// What every send reads besides its direction.
+    struct SendFields
+    {
+        Time delay;               //!< propagation delay
+        uint32_t nodeId[2]{0, 0}; //!< node of each end (spares a device read)
+        uint32_t epoch[2]{0, 0};  //!< link epoch of each end (see FabricNetDevice)
+    };
+
     // What a packet's send reads comes first, beside the object's header;
     // then each direction's fields; the rest after.
-    Time m_delay;               //!< propagation delay
-    double m_ber{0};            //!< bit-error rate (0: none)
-    uint32_t m_nodeId[2]{0, 0}; //!< node of each end (spares a device read)
-    uint32_t m_epoch[2]{0, 0};  //!< link epoch of each end (see FabricNetDevice::GetLinkEpoch)
-    Direction m_dir[2];         //!< by sending end
-    mutable Ptr<UniformRandomVariable> m_rng; //!< corruption draws (only with m_ber > 0)
-    Ptr<FabricNetDevice> m_device[2];         //!< the two ends
-    uint32_t m_nDevices{0};                   //!< ends attached so far
+    SendFields m_send;                //!< read by every send
+    Direction m_dir[2];               //!< by sending end
+    Ptr<FabricNetDevice> m_device[2]; //!< the two ends
+    uint32_t m_nDevices{0};           //!< ends attached so far
+    double m_ber{0};                  //!< bit-error rate (0: none)
+    Ptr<RateErrorModel> m_errorModel; //!< the ends' error model for m_ber, once made
 };
 
 } // namespace ns3

@@ -3,7 +3,7 @@
  */
 #include "fabric-lookahead-scheduler.h"
 
-#include "fabric-event.h"
+#include "fabric-internal.h"
 
 #include "ns3/event-impl.h"
 #include "ns3/log.h"

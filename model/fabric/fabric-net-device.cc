@@ -5,10 +5,12 @@
 
 #include "fabric-channel.h"
 #include "fabric-header.h"
+#include "fabric-internal.h"
 #include "fabric-node.h"
 
 #include "ns3/boolean.h"
 #include "ns3/drop-tail-queue.h"
+#include "ns3/error-model.h"
 #include "ns3/ethernet-header.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
@@ -16,6 +18,9 @@
 #include "ns3/pointer.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
+
+#include <cstddef>
+#include <type_traits>
 
 namespace ns3
 {
@@ -73,25 +78,37 @@ FabricNetDevice::GetTypeId()
             .AddAttribute("PfcEnabled",
                           "Send pause/resume frames to the peer (lossless link).",
                           BooleanValue(true),
-                          MakeBooleanAccessor(&FabricNetDevice::m_pfcEnabled),
+                          MakeBooleanAccessor(&FabricNetDevice::SetPfcEnabled,
+                                              &FabricNetDevice::GetPfcEnabled),
                           MakeBooleanChecker())
-            .AddAttribute("PfcXoff",
-                          "Bytes received on this port and still buffered in the node at "
-                          "which a pause frame is sent.",
-                          UintegerValue(128 * 1024),
-                          MakeUintegerAccessor(&FabricNetDevice::m_pfcXoff),
-                          MakeUintegerChecker<uint32_t>(1))
-            .AddAttribute("PfcXon",
-                          "Buffered bytes at or below which a resume frame is sent.",
-                          UintegerValue(96 * 1024),
-                          MakeUintegerAccessor(&FabricNetDevice::m_pfcXon),
-                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute(
+                "PfcXoff",
+                "Bytes received on this port and still buffered in the node at "
+                "which a pause frame is sent.",
+                UintegerValue(128 * 1024),
+                MakeUintegerAccessor(&FabricNetDevice::SetPfcXoff, &FabricNetDevice::GetPfcXoff),
+                MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute(
+                "PfcXon",
+                "Buffered bytes at or below which a resume frame is sent.",
+                UintegerValue(96 * 1024),
+                MakeUintegerAccessor(&FabricNetDevice::SetPfcXon, &FabricNetDevice::GetPfcXon),
+                MakeUintegerChecker<uint32_t>())
             .AddAttribute("EcnThreshold",
                           "Mark packets CE when the transmit queue holds more than this many "
                           "bytes at enqueue (0 disables marking).",
                           UintegerValue(0),
-                          MakeUintegerAccessor(&FabricNetDevice::m_ecnThreshold),
+                          MakeUintegerAccessor(&FabricNetDevice::SetEcnThreshold,
+                                               &FabricNetDevice::GetEcnThreshold),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("ReceiveErrorModel",
+                          "The error model that decides which arriving frames are corrupt "
+                          "(discarded, PhyRxDrop and Lost traces, reported as lost); none by "
+                          "default. FabricChannel's BitErrorRate sets one on both ends.",
+                          PointerValue(),
+                          MakePointerAccessor(&FabricNetDevice::SetReceiveErrorModel,
+                                              &FabricNetDevice::GetReceiveErrorModel),
+                          MakePointerChecker<ErrorModel>())
             .AddTraceSource("MacTx",
                             "A packet was handed to the device for transmission.",
                             MakeTraceSourceAccessor(&FabricNetDevice::m_macTxTrace),
@@ -107,8 +124,13 @@ FabricNetDevice::GetTypeId()
                             "ns3::Packet::TracedCallback")
             .AddTraceSource("Lost",
                             "A packet was lost: its link went down (queued, offered or on "
-                            "the wire) or it arrived corrupted (bit errors).",
+                            "the wire) or the ReceiveErrorModel found it corrupt.",
                             MakeTraceSourceAccessor(&FabricNetDevice::m_lossTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("PhyRxDrop",
+                            "The ReceiveErrorModel found an arriving frame corrupt; it is "
+                            "discarded.",
+                            MakeTraceSourceAccessor(&FabricNetDevice::m_phyRxDropTrace),
                             "ns3::Packet::TracedCallback")
             .AddTraceSource("LinkState",
                             "The link went up (true) or down (false).",
@@ -136,26 +158,28 @@ FabricNetDevice::GetTypeId()
                             "ns3::TracedCallback::Bool")
             .AddTraceSource("QueueBytes",
                             "Bytes in the transmit queue (queue depth).",
-                            MakeTraceSourceAccessor(&FabricNetDevice::m_queueBytes),
+                            MakeTraceSourceAccessor(&FabricNetDevice::m_queueBytesTrace),
                             "ns3::TracedValueCallback::Uint32");
     return tid;
 }
 
 FabricNetDevice::FabricNetDevice()
-    : m_txDone(Create<FabricPrefetchingEvent<FabricNetDevice,
-                                             &FabricNetDevice::TransmitComplete,
-                                             &FabricNetDevice::PrefetchTransmitComplete>>(this)),
-      m_bitRate(DataRate("100Gbps").GetBitRate()),
-      m_rate("100Gbps"),
+    : m_rate("100Gbps"),
       m_address(Mac48Address::Allocate())
 {
     NS_LOG_FUNCTION(this);
-    m_macTxTrace.BindMask(&m_traces, kTraceMacTx);
-    m_macRxTrace.BindMask(&m_traces, kTraceMacRx);
-    m_phyTxBeginTrace.BindMask(&m_traces, kTracePhyTxBegin);
-    m_phyTxEndTrace.BindMask(&m_traces, kTracePhyTxEnd);
-    m_snifferTrace.BindMask(&m_traces, kTraceSniffer);
-    m_promiscSnifferTrace.BindMask(&m_traces, kTracePromiscSniffer);
+    m_port.txDone =
+        Create<FabricPrefetchingEvent<FabricNetDevice,
+                                      &FabricNetDevice::TransmitComplete,
+                                      &FabricDataPlane::PrefetchTransmitComplete>>(this);
+    m_port.bitRate = m_rate.GetBitRate();
+    m_macTxTrace.BindMask(&m_port.traces, kTraceMacTx);
+    m_macRxTrace.BindMask(&m_port.traces, kTraceMacRx);
+    m_phyTxBeginTrace.BindMask(&m_port.traces, kTracePhyTxBegin);
+    m_phyTxEndTrace.BindMask(&m_port.traces, kTracePhyTxEnd);
+    m_snifferTrace.BindMask(&m_port.traces, kTraceSniffer);
+    m_promiscSnifferTrace.BindMask(&m_port.traces, kTracePromiscSniffer);
+    m_queueBytesTrace.BindMask(&m_port.traces, kTraceQueueBytes);
 }
 
 FabricNetDevice::~FabricNetDevice() = default;
@@ -164,16 +188,17 @@ void
 FabricNetDevice::DoDispose()
 {
     m_node = nullptr;
-    m_fabricNode = nullptr;
-    m_channel = nullptr;
-    m_queue = nullptr;
-    m_txPacket = nullptr;
-    m_queuedFrames.clear();
-    m_txDone->Detach();
-    m_txReady = TxReadyCallback();
-    m_txSource = nullptr;
-    m_txCookie = nullptr;
+    m_port.fabricNode = nullptr;
+    m_port.channel = nullptr;
+    m_port.queue = nullptr;
+    m_port.txPacket = nullptr;
+    m_port.queuedFrames.clear();
+    m_port.txDone->Detach();
+    m_port.txSource = nullptr;
+    m_port.txCookie = nullptr;
+    m_port.txPrefetch = nullptr;
     m_loss = LossCallback();
+    m_receiveErrorModel = nullptr;
     m_rxCallback = NetDevice::ReceiveCallback();
     m_promiscCallback = NetDevice::PromiscReceiveCallback();
     m_linkChangeCallbacks = TracedCallback<>();
@@ -201,17 +226,17 @@ FabricNetDevice::ConnectQueueInterface()
     // it can. Only packets that wait pass through the Queue<Packet> (one that
     // finds the port idle goes straight to the wire), which is all the
     // interface needs to see.
-    if (m_queueInterface && m_queue && m_interfaceQueue != PeekPointer(m_queue))
+    if (m_queueInterface && m_port.queue && m_interfaceQueue != PeekPointer(m_port.queue))
     {
-        m_queueInterface->GetTxQueue(0)->ConnectQueueTraces(m_queue);
-        m_interfaceQueue = PeekPointer(m_queue);
+        m_queueInterface->GetTxQueue(0)->ConnectQueueTraces(m_port.queue);
+        m_interfaceQueue = PeekPointer(m_port.queue);
     }
 }
 
 bool
 FabricNetDevice::Attach(Ptr<FabricChannel> channel)
 {
-    m_channel = channel;
+    m_port.channel = channel;
     channel->Attach(this);
     EnsureQueue(); // its traces can be connected before the first packet
     return true;
@@ -220,8 +245,8 @@ FabricNetDevice::Attach(Ptr<FabricChannel> channel)
 void
 FabricNetDevice::SetQueue(Ptr<Queue<Packet>> queue)
 {
-    m_queue = queue;
-    if (m_channel)
+    m_port.queue = queue;
+    if (m_port.channel)
     {
         EnsureQueue(); // an attached device never goes without a queue
     }
@@ -231,7 +256,7 @@ FabricNetDevice::SetQueue(Ptr<Queue<Packet>> queue)
 Ptr<Queue<Packet>>
 FabricNetDevice::GetQueue() const
 {
-    return m_queue;
+    return m_port.queue;
 }
 
 void
@@ -242,8 +267,8 @@ FabricNetDevice::SetDataRate(DataRate rate)
                   rate,
                   "a positive rate, e.g. 400Gbps");
     m_rate = rate;
-    m_bitRate = rate.GetBitRate();
-    m_txTimeBytes = UINT32_MAX; // the cached serialization time is stale
+    m_port.bitRate = rate.GetBitRate();
+    m_port.txTimeBytes = UINT32_MAX; // the cached serialization time is stale
     // GetTxBacklog's time steps per byte (a DataRate's transmission time is
     // a 128-bit division each call)
     m_stepsPerByte = 8.0 * static_cast<double>(Seconds(1).GetTimeStep()) /
@@ -257,38 +282,83 @@ FabricNetDevice::GetDataRate() const
 }
 
 void
-FabricNetDevice::SetTxReadyCallback(TxReadyCallback cb)
-{
-    m_txReady = cb;
-    m_txSource = nullptr;
-    m_txCookie = nullptr;
-}
-
-void
 FabricNetDevice::SetTxSource(FabricTxSource* source, void* cookie)
 {
-    m_txReady = TxReadyCallback();
-    m_txSource = source;
-    m_txCookie = source != nullptr ? cookie : nullptr;
-}
-
-bool
-FabricNetDevice::HasTxPull() const
-{
-    return m_txSource != nullptr || !m_txReady.IsNull();
+    m_port.txSource = source;
+    m_port.txCookie = source != nullptr ? cookie : nullptr;
+    // asked once here, not per pull
+    m_port.txPrefetch = dynamic_cast<const FabricPrefetchingTxSource*>(source);
 }
 
 void
 FabricNetDevice::NotifyTxReady()
 {
-    if (m_txSource != nullptr)
+    if (m_port.txSource != nullptr)
     {
-        m_txSource->TxReady(this, m_txCookie);
+        m_port.txSource->TxReady(this, m_port.txCookie);
     }
-    else if (!m_txReady.IsNull())
-    {
-        m_txReady(this);
-    }
+}
+
+void
+FabricNetDevice::SetReceiveErrorModel(Ptr<ErrorModel> em)
+{
+    m_receiveErrorModel = em;
+    // an arrival looks at the model only while this bit is set
+    m_port.rxChecks = em ? (m_port.rxChecks | kRxCheckErrors) : (m_port.rxChecks & ~kRxCheckErrors);
+}
+
+Ptr<ErrorModel>
+FabricNetDevice::GetReceiveErrorModel() const
+{
+    return m_receiveErrorModel;
+}
+
+void
+FabricNetDevice::SetPfcEnabled(bool enabled)
+{
+    m_port.pfcEnabled = enabled;
+}
+
+bool
+FabricNetDevice::GetPfcEnabled() const
+{
+    return m_port.pfcEnabled;
+}
+
+void
+FabricNetDevice::SetPfcXoff(uint32_t bytes)
+{
+    m_port.pfcXoff = bytes;
+}
+
+uint32_t
+FabricNetDevice::GetPfcXoff() const
+{
+    return m_port.pfcXoff;
+}
+
+void
+FabricNetDevice::SetPfcXon(uint32_t bytes)
+{
+    m_port.pfcXon = bytes;
+}
+
+uint32_t
+FabricNetDevice::GetPfcXon() const
+{
+    return m_port.pfcXon;
+}
+
+void
+FabricNetDevice::SetEcnThreshold(uint32_t bytes)
+{
+    m_port.ecnThreshold = bytes;
+}
+
+uint32_t
+FabricNetDevice::GetEcnThreshold() const
+{
+    return m_port.ecnThreshold;
 }
 
 void
@@ -319,30 +389,30 @@ FabricNetDevice::SetLinkUp(bool up)
 bool
 FabricNetDevice::ChangeLinkState(bool up)
 {
-    if (up == m_up)
+    if (up == m_port.up)
     {
         return false;
     }
     NS_LOG_FUNCTION(this << up);
-    m_up = up;
-    m_faulted = true;
-    ++m_linkEpoch; // frames in flight (data and pause/resume) are lost
-    if (m_channel)
+    m_port.up = up;
+    m_port.rxChecks |= kRxCheckEpoch;
+    ++m_port.linkEpoch; // frames in flight (data and pause/resume) are lost
+    if (m_port.channel)
     {
-        m_channel->RefreshEnds(); // it stamps packets with the receiver's epoch
+        m_port.channel->RefreshEnds(); // it stamps packets with the receiver's epoch
     }
     m_linkTrace(up);
-    if (m_txPaused)
+    if (m_port.txPaused)
     {
-        m_stats.pausedTime += Simulator::Now() - m_pausedSince;
+        m_port.stats.pausedTime += Simulator::Now() - m_pausedSince;
     }
-    m_txPaused = false;
-    m_peerPaused = false; // pause frames do not survive a link reset
+    m_port.txPaused = false;
+    m_port.peerPaused = false; // pause frames do not survive a link reset
     if (!up)
     {
         // everything queued is lost; the packet being serialized is lost on
         // the wire (the receiver discards it, see LostOnWire)
-        while (!m_queuedFrames.empty())
+        while (!m_port.queuedFrames.empty())
         {
             QueuedFrame frame;
             Ptr<Packet> p = PopQueued(frame);
@@ -350,7 +420,7 @@ FabricNetDevice::ChangeLinkState(bool up)
             {
                 frame.ingress->ReleaseIngress(p->GetSize());
             }
-            ++m_stats.lost;
+            ++m_port.stats.lost;
             Lose(p);
         }
     }
@@ -361,7 +431,7 @@ void
 FabricNetDevice::NotifyLinkChanged()
 {
     m_linkChangeCallbacks(); // the device is in its new state
-    if (!m_up)
+    if (!m_port.up)
     {
         return;
     }
@@ -369,11 +439,23 @@ FabricNetDevice::NotifyLinkChanged()
     NotifyTxReady();
 }
 
+uint32_t
+FabricNetDevice::GetNodeId() const
+{
+    return m_port.nodeId;
+}
+
+uint32_t
+FabricNetDevice::GetLinkEpoch() const
+{
+    return m_port.linkEpoch;
+}
+
 bool
 FabricNetDevice::LostOnWire(uint32_t epoch) const
 {
     // down now, or down and up again since it was sent (however briefly)
-    return !m_up || epoch != m_linkEpoch;
+    return !m_port.up || epoch != m_port.linkEpoch;
 }
 
 void
@@ -391,56 +473,56 @@ FabricNetDevice::IsNvLink() const
 void
 FabricNetDevice::SetPortIndex(uint32_t index)
 {
-    m_portIndex = index;
+    m_port.portIndex = index;
 }
 
 uint32_t
 FabricNetDevice::GetPortIndex() const
 {
-    return m_portIndex;
+    return m_port.portIndex;
 }
 
 const FabricNetDevice::Stats&
 FabricNetDevice::GetStats() const
 {
-    return m_stats;
+    return m_port.stats;
 }
 
 uint32_t
 FabricNetDevice::GetQueuePackets() const
 {
-    return m_queuedFrames.size();
+    return m_port.queuedFrames.size();
 }
 
 uint32_t
 FabricNetDevice::GetQueueBytes() const
 {
-    return m_queueBytes;
+    return m_port.queueBytes;
 }
 
 bool
 FabricNetDevice::IsTxPaused() const
 {
-    return m_txPaused;
+    return m_port.txPaused;
 }
 
 bool
 FabricNetDevice::IsTxBusy() const
 {
-    return Simulator::Now() < m_txEnd;
+    return Simulator::Now() < m_port.txEnd;
 }
 
 Time
 FabricNetDevice::GetTxBacklog() const
 {
     const Time now = Simulator::Now();
-    const Time wire = m_txEnd > now ? m_txEnd - now : Time(0);
-    if (m_queueBytes == 0)
+    const Time wire = m_port.txEnd > now ? m_port.txEnd - now : Time(0);
+    if (m_port.queueBytes == 0)
     {
         return wire;
     }
     return wire + TimeStep(static_cast<uint64_t>(
-                      std::llround(static_cast<double>(m_queueBytes) * m_stepsPerByte)));
+                      std::llround(static_cast<double>(m_port.queueBytes) * m_stepsPerByte)));
 }
 
 bool
@@ -461,19 +543,19 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
 {
     // a programming error, but a clear one rather than a null dereference;
     // an attached device always has its queue (Attach, SetQueue)
-    FabricRequire(m_channel != nullptr,
+    FabricRequire(m_port.channel != nullptr,
                   "FabricNetDevice channel",
                   "none",
                   "a FabricChannel: Attach() the device before sending");
-    if (!m_up)
+    if (!m_port.up)
     {
-        ++m_stats.lost;
+        ++m_port.stats.lost;
         Lose(p);
         return false;
     }
-    FireIfConnected(m_traces, kTraceMacTx, m_macTxTrace, p);
+    FireIfConnected(m_port.traces, kTraceMacTx, m_macTxTrace, p);
     const uint32_t size = p->GetSize();
-    if (size > m_mtu)
+    if (size > m_port.mtu)
     {
         // Send() refuses such packets and IP fragments to GetMtu(); a larger
         // frame forwarded here means a port's Mtu below the transport's
@@ -481,15 +563,15 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
         // not a loss to retransmit 64 times
         throw FabricConfigError(
             "FabricNetDevice::Mtu",
-            fmt::format("{} on port {} of node {}", m_mtu, m_portIndex, m_nodeId),
+            fmt::format("{} on port {} of node {}", m_port.mtu, m_port.portIndex, m_port.nodeId),
             fmt::format("at least the {}-byte frames forwarded through it (set Mtu on every "
                         "port, e.g. FabricHelper::SetDeviceAttribute)",
                         size));
     }
-    if (!m_txPaused && !m_txEventPending && m_queuedFrames.empty())
+    if (!m_port.txPaused && !m_port.txEventPending && m_port.queuedFrames.empty())
     {
         const Time now = Simulator::Now();
-        if (now >= m_txEnd)
+        if (now >= m_port.txEnd)
         {
             // The transmitter is idle and nothing waits: the packet goes straight
             // to the wire without entering the queue (it would leave it at once).
@@ -505,11 +587,11 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
     QueuedFrame frame = queued;
     // only a FabricHeader has a CE flag (an IP frame from Send() has none);
     // marked once the queue has taken it, so a dropped packet is no mark
-    const bool markCe = m_ecnThreshold != 0 && m_queueBytes > m_ecnThreshold &&
+    const bool markCe = m_port.ecnThreshold != 0 && m_port.queueBytes > m_port.ecnThreshold &&
                         (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p));
-    if (!m_queue->Enqueue(p))
+    if (!m_port.queue->Enqueue(p))
     {
-        ++m_stats.drops;
+        ++m_port.stats.drops;
         m_dropTrace(p);
         if (!m_loss.IsNull())
         {
@@ -521,16 +603,16 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
     {
         MarkCe(p, frame);
     }
-    FabricRingPush(m_queuedFrames, std::move(frame));
+    FabricRingPush(m_port.queuedFrames, std::move(frame));
     FabricNetDevice* ingress = queued.ingress;
     if (ingress != nullptr)
     {
         ingress->ChargeIngress(size);
     }
-    m_queueBytes += size;
-    if (m_queueBytes > m_stats.maxQueueBytes)
+    SetQueueBytes(m_port.queueBytes + size);
+    if (m_port.queueBytes > m_port.stats.maxQueueBytes)
     {
-        m_stats.maxQueueBytes = m_queueBytes;
+        m_port.stats.maxQueueBytes = m_port.queueBytes;
     }
     KickTransmitter();
     return true;
@@ -539,11 +621,11 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
 void
 FabricNetDevice::EnsureQueue()
 {
-    if (!m_queue)
+    if (!m_port.queue)
     {
         // A port given no queue (a GPU's) still has one: an unbounded enough FIFO.
-        m_queue = CreateObject<DropTailQueue<Packet>>();
-        m_queue->SetMaxSize(QueueSize("64MB"));
+        m_port.queue = CreateObject<DropTailQueue<Packet>>();
+        m_port.queue->SetMaxSize(QueueSize("64MB"));
         ConnectQueueInterface();
     }
 }
@@ -553,19 +635,19 @@ FabricNetDevice::KickTransmitter()
 {
     // the frame ring mirrors the queue, and reading it is cheaper than
     // Queue<Packet>'s logged accessors
-    if (m_txPaused || m_txEventPending || m_queuedFrames.empty())
+    if (m_port.txPaused || m_port.txEventPending || m_port.queuedFrames.empty())
     {
         return;
     }
     const Time now = Simulator::Now();
-    if (now >= m_txEnd)
+    if (now >= m_port.txEnd)
     {
         StartTransmission(now);
     }
     else
     {
-        m_txEventPending = true;
-        m_txDone->Schedule(m_nodeId, m_txEnd - now);
+        m_port.txEventPending = true;
+        m_port.txDone->Schedule(m_port.nodeId, m_port.txEnd - now);
     }
 }
 
@@ -578,16 +660,28 @@ FabricNetDevice::MarkCe(const Ptr<Packet>& p, QueuedFrame& frame)
     p->AddHeader(h);
     frame.meta.header = h; // the copy beside the packet says the same
     frame.meta.hasHeader = true;
-    ++m_stats.ecnMarks;
+    ++m_port.stats.ecnMarks;
+}
+
+void
+FabricNetDevice::SetQueueBytes(uint32_t bytes)
+{
+    const uint32_t old = m_port.queueBytes;
+    m_port.queueBytes = bytes;
+    // as a TracedValue: fired when the value changes
+    if ((m_port.traces & kTraceQueueBytes) != 0 && old != bytes)
+    {
+        m_queueBytesTrace(old, bytes);
+    }
 }
 
 Ptr<Packet>
 FabricNetDevice::PopQueued(QueuedFrame& frame)
 {
-    Ptr<Packet> p = m_queue->Dequeue();
-    m_queueBytes -= p->GetSize();
-    frame = m_queuedFrames.front();
-    m_queuedFrames.pop_front();
+    Ptr<Packet> p = m_port.queue->Dequeue();
+    SetQueueBytes(m_port.queueBytes - p->GetSize());
+    frame = m_port.queuedFrames.front();
+    m_port.queuedFrames.pop_front();
     return p;
 }
 
@@ -607,25 +701,26 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
     {
         frame.ingress->ReleaseIngress(size);
     }
-    if ((m_traces & kTracePhyTxEnd) != 0)
+    if ((m_port.traces & kTracePhyTxEnd) != 0)
     {
-        m_txPacket = p; // kept only for the PhyTxEnd trace
+        m_port.txPacket = p; // kept only for the PhyTxEnd trace
     }
-    FireIfConnected(m_traces, kTracePhyTxBegin, m_phyTxBeginTrace, p);
-    FireIfConnected(m_traces, kTraceSniffer, m_snifferTrace, p);
-    FireIfConnected(m_traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
-    ++m_stats.txPackets;
-    m_stats.txBytes += size;
+    FireIfConnected(m_port.traces, kTracePhyTxBegin, m_phyTxBeginTrace, p);
+    FireIfConnected(m_port.traces, kTraceSniffer, m_snifferTrace, p);
+    FireIfConnected(m_port.traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
+    ++m_port.stats.txPackets;
+    m_port.stats.txBytes += size;
     const Time txTime = SerializationTime(size);
-    m_channel->Transmit(p, frame.meta, this, now, txTime);
-    m_txEnd = now + txTime;
+    m_port.channel->Transmit(p, frame.meta, this, now, txTime);
+    m_port.txEnd = now + txTime;
     // The end of serialization is an event only when something depends on
-    // it; otherwise the next Enqueue compares the clock with m_txEnd. This
+    // it; otherwise the next Enqueue compares the clock with m_port.txEnd. This
     // removes about half of the events on uncongested hops.
-    if (!m_queuedFrames.empty() || HasTxPull() || (m_traces & kTracePhyTxEnd) != 0)
+    if (!m_port.queuedFrames.empty() || m_port.txSource != nullptr ||
+        (m_port.traces & kTracePhyTxEnd) != 0)
     {
-        m_txEventPending = true;
-        m_txDone->Schedule(m_nodeId, txTime);
+        m_port.txEventPending = true;
+        m_port.txDone->Schedule(m_port.nodeId, txTime);
     }
 }
 
@@ -636,90 +731,59 @@ FabricNetDevice::SerializationTime(uint32_t bytes)
     // that back-to-back packets run at exactly DataRate whatever the time
     // resolution (rounding each packet would bias NVLink rates by ~1%).
     // the rate is cached: DataRate::GetBitRate() is an out-of-line call
-    const uint64_t rate = m_bitRate;
-    if (bytes != m_txTimeBytes)
+    const uint64_t rate = m_port.bitRate;
+    if (bytes != m_port.txTimeBytes)
     {
         // bytes x 8 x steps per second = base x rate + baseRem; frames are
         // mostly one size, so the 128-bit division runs once per size change
         const auto stepsPerSecond = static_cast<unsigned __int128>(Seconds(1).GetTimeStep());
         const unsigned __int128 num = static_cast<unsigned __int128>(bytes) * 8 * stepsPerSecond;
-        m_txTimeBytes = bytes;
-        m_txTimeBase = static_cast<uint64_t>(num / rate);
-        m_txTimeBaseRem = static_cast<uint64_t>(num % rate);
+        m_port.txTimeBytes = bytes;
+        m_port.txTimeBase = static_cast<uint64_t>(num / rate);
+        m_port.txTimeBaseRem = static_cast<uint64_t>(num % rate);
     }
     // both remainders are below the rate, so their sum carries at most one step
-    uint64_t steps = m_txTimeBase;
-    uint64_t rem = m_txTimeBaseRem + m_txCarry;
+    uint64_t steps = m_port.txTimeBase;
+    uint64_t rem = m_port.txTimeBaseRem + m_port.txCarry;
     if (rem >= rate)
     {
         rem -= rate;
         ++steps;
     }
-    m_txCarry = rem;
+    m_port.txCarry = rem;
     return TimeStep(steps);
 }
 
 void
 FabricNetDevice::TransmitComplete()
 {
-    ++m_stats.serializationEnds;
-    m_txEventPending = false;
-    if (m_txPacket)
+    ++m_port.stats.serializationEnds;
+    m_port.txEventPending = false;
+    if (m_port.txPacket)
     {
-        m_phyTxEndTrace(m_txPacket);
+        m_phyTxEndTrace(m_port.txPacket);
     }
-    m_txPacket = nullptr;
-    if (!m_txPaused && !m_queuedFrames.empty())
+    m_port.txPacket = nullptr;
+    if (!m_port.txPaused && !m_port.queuedFrames.empty())
     {
         StartTransmission(Simulator::Now());
     }
-    if (m_queuedFrames.size() <= 1 && !m_txPaused)
+    if (m_port.queuedFrames.size() <= 1 && !m_port.txPaused)
     {
         NotifyTxReady();
     }
 }
 
-void
-FabricNetDevice::PrefetchTransmitComplete(uint32_t stage) const
-{
-    switch (stage)
-    {
-    case 1:
-        PrefetchEnqueue(1);
-        break;
-    case 2:
-    case 3:
-        // the frame to send: its ring slot, its input port, the queue's head
-        if (!m_queuedFrames.empty())
-        {
-            const QueuedFrame& front = m_queuedFrames.front();
-            if (stage == 2)
-            {
-                FabricPrefetch(&front, sizeof(QueuedFrame));
-            }
-            else if (front.ingress != nullptr)
-            {
-                FabricPrefetch(reinterpret_cast<const char*>(front.ingress) + 32, 32);
-            }
-        }
-        PrefetchQueue(stage - 1);
-        if (m_channel)
-        {
-            m_channel->PrefetchTransmit(m_channelEnd, stage - 1);
-        }
-        break;
-    default:
-        PrefetchQueue(stage - 1);
-    }
-    if (stage > 1 && m_txSource != nullptr)
-    {
-        // the pull that follows (the source's pointer came in at stage 1)
-        m_txSource->PrefetchTxReady(m_txCookie, stage - 1);
-    }
-}
+// The prefetch hooks read the port's fields in the ranges Port's offsets
+// give: what the input side reads, all of it, and the counters of every hop.
+static_assert(std::is_standard_layout_v<FabricNetDevice::Stats>,
+              "the hop counters' range is taken with offsetof");
 
 namespace
 {
+/// Bytes of Stats that every hop updates (the counters before drops).
+constexpr std::size_t kHopStatsBytes = offsetof(FabricNetDevice::Stats, drops);
+
 /// Reads a Queue<Packet>'s container, which ns-3 keeps protected, to
 /// prefetch its head (the pointer to member is named through a derived class).
 struct QueueContainerPeek : Queue<Packet>
@@ -732,18 +796,64 @@ struct QueueContainerPeek : Queue<Packet>
 } // namespace
 
 void
-FabricNetDevice::PrefetchQueue(uint32_t stage) const
+FabricDataPlane::PrefetchTransmitComplete(const FabricNetDevice& port, uint32_t stage)
 {
-    if (!m_queue)
+    using QueuedFrame = FabricNetDevice::QueuedFrame;
+    static_assert(std::is_standard_layout_v<FabricNetDevice::Port>,
+                  "the port's prefetch ranges are taken with offsetof");
+    const FabricNetDevice::Port& d = port.m_port;
+    switch (stage)
+    {
+    case 1:
+        PrefetchEnqueue(port, 1);
+        break;
+    case 2:
+    case 3:
+        // the frame to send: its ring slot, its input port, the queue's head
+        if (!d.queuedFrames.empty())
+        {
+            const QueuedFrame& front = d.queuedFrames.front();
+            if (stage == 2)
+            {
+                FabricPrefetchObject(front);
+            }
+            else if (front.ingress != nullptr)
+            {
+                // what releasing its charge reads: the input side's fields
+                FabricPrefetch(&front.ingress->m_port,
+                               offsetof(FabricNetDevice::Port, queuedFrames));
+            }
+        }
+        PrefetchQueue(port, stage - 1);
+        if (d.channel)
+        {
+            PrefetchTransmit(*d.channel, d.channelEnd, stage - 1);
+        }
+        break;
+    default:
+        PrefetchQueue(port, stage - 1);
+    }
+    if (stage > 1 && d.txPrefetch != nullptr)
+    {
+        // the pull that follows (the source's pointer came in at stage 1)
+        d.txPrefetch->PrefetchTxReady(d.txCookie, stage - 1);
+    }
+}
+
+void
+FabricDataPlane::PrefetchQueue(const FabricNetDevice& port, uint32_t stage)
+{
+    const Ptr<Queue<Packet>>& queue = port.m_port.queue;
+    if (!queue)
     {
         return;
     }
     if (stage == 1)
     {
-        FabricPrefetch(PeekPointer(m_queue), sizeof(Queue<Packet>));
+        FabricPrefetchObject(*queue);
         return;
     }
-    const auto& packets = QueueContainerPeek::Of(*m_queue);
+    const auto& packets = QueueContainerPeek::Of(*queue);
     if (packets.empty())
     {
         return;
@@ -751,86 +861,96 @@ FabricNetDevice::PrefetchQueue(uint32_t stage) const
     if (stage == 2)
     {
         // the list node: its address is the head's, read from the list
-        FabricPrefetch(&packets.front(), sizeof(Ptr<Packet>));
+        FabricPrefetchObject(packets.front());
     }
     else if (stage == 3)
     {
-        FabricPrefetch(PeekPointer(packets.front()), sizeof(Packet));
+        FabricPrefetchObject(*packets.front());
     }
 }
 
 void
-FabricNetDevice::PrefetchEnqueue(uint32_t stage) const
+FabricDataPlane::PrefetchEnqueue(const FabricNetDevice& port, uint32_t stage)
 {
+    const FabricNetDevice::Port& d = port.m_port;
     if (stage == 1)
     {
-        // the output port's fields and the counters (see the layout note)
-        const auto* first = reinterpret_cast<const char*>(this) + 32;
-        FabricPrefetch(first, reinterpret_cast<const char*>(&m_stats) + 64 - first);
+        // both sides' fields and the counters of every hop
+        FabricPrefetch(&d, offsetof(FabricNetDevice::Port, stats) + kHopStatsBytes);
         return;
     }
-    if (m_channel)
+    if (d.channel)
     {
-        m_channel->PrefetchTransmit(m_channelEnd, stage - 1);
+        PrefetchTransmit(*d.channel, d.channelEnd, stage - 1);
     }
-    if (stage == 2 && (m_txEventPending || m_txPaused || !m_queuedFrames.empty()))
+    if (stage == 2 && (d.txEventPending || d.txPaused || !d.queuedFrames.empty()))
     {
         // a busy port queues the frame
-        PrefetchQueue(1);
-        if (!m_queuedFrames.empty())
+        PrefetchQueue(port, 1);
+        if (!d.queuedFrames.empty())
         {
-            FabricPrefetch(&m_queuedFrames.back(), 2 * sizeof(QueuedFrame));
+            FabricPrefetch(&d.queuedFrames.back(), 2 * sizeof(FabricNetDevice::QueuedFrame));
         }
     }
 }
 
 void
-FabricNetDevice::PrefetchReceive(uint32_t stage, const FabricFrameMeta& meta) const
+FabricDataPlane::PrefetchReceive(const FabricNetDevice& port,
+                                 uint32_t stage,
+                                 const FabricFrameMeta& meta)
 {
+    const FabricNetDevice::Port& d = port.m_port;
     if (stage == 1)
     {
-        FabricPrefetch(reinterpret_cast<const char*>(this) + 32, 32);
-        FabricPrefetch(&m_stats, 64);
+        FabricPrefetch(&d, offsetof(FabricNetDevice::Port, queuedFrames));
+        FabricPrefetch(&d.stats, kHopStatsBytes);
     }
-    else if (m_fabricNode != nullptr && meta.hasHeader)
+    else if (d.fabricNode != nullptr && meta.hasHeader)
     {
-        m_fabricNode->PrefetchForward(stage - 1, meta.header);
+        PrefetchForward(*d.fabricNode, stage - 1, meta.header);
     }
 }
 
-void
-FabricNetDevice::ReceiveCorrupted(Ptr<Packet> p, uint32_t epoch)
+bool
+FabricNetDevice::DropOnArrival(const Ptr<Packet>& p, uint32_t epoch)
 {
-    ++m_stats.arrivals;
-    if (m_faulted && LostOnWire(epoch))
+    if ((m_port.rxChecks & kRxCheckEpoch) != 0 && LostOnWire(epoch))
     {
-        ++m_stats.lost;
+        ++m_port.stats.lost;
+        Lose(p);
+        return true;
     }
-    else
+    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(p))
     {
-        ++m_stats.corrupted;
+        // as PointToPointNetDevice; the packet has used the wire, and a
+        // transport resends it as any lost packet
+        NS_LOG_LOGIC("frame of " << p->GetSize() << " bytes corrupt: dropped");
+        ++m_port.stats.corrupted;
+        m_phyRxDropTrace(p);
+        Lose(p);
+        return true;
     }
-    Lose(p);
+    return false;
 }
 
 void
 FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch)
 {
-    ++m_stats.arrivals;
-    if (m_faulted && LostOnWire(epoch))
+    ++m_port.stats.arrivals;
+    // one test of the port's first line unless a link flap or an error model
+    // asks for more
+    if (m_port.rxChecks != 0 && DropOnArrival(p, epoch))
     {
-        ++m_stats.lost;
-        Lose(p);
         return;
     }
-    ++m_stats.rxPackets;
-    m_stats.rxBytes += p->GetSize();
-    FireIfConnected(m_traces, kTraceSniffer, m_snifferTrace, p);
-    FireIfConnected(m_traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
-    FireIfConnected(m_traces, kTraceMacRx, m_macRxTrace, p);
-    if (m_fabricNode != nullptr)
+    ++m_port.stats.rxPackets;
+    m_port.stats.rxBytes += p->GetSize();
+    FireIfConnected(m_port.traces, kTraceSniffer, m_snifferTrace, p);
+    FireIfConnected(m_port.traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
+    FireIfConnected(m_port.traces, kTraceMacRx, m_macRxTrace, p);
+    if (m_port.fabricNode != nullptr)
     {
-        m_fabricNode->ReceiveFromPort(this, p, meta.hasHeader ? &meta.header : nullptr);
+        m_port.fabricNode->ReceiveFromPort(this, p, meta.hasHeader ? &meta.header : nullptr);
         return;
     }
     ReceiveOnPlainNode(p);
@@ -844,7 +964,7 @@ FabricNetDevice::ReceiveOnPlainNode(const Ptr<Packet>& p)
     if (p->GetSize() < kEthernetHeaderBytes)
     {
         NS_LOG_WARN("frame of " << p->GetSize() << " bytes has no Ethernet II header");
-        ++m_stats.corrupted;
+        ++m_port.stats.corrupted;
         Lose(p);
         return;
     }
@@ -875,30 +995,30 @@ FabricNetDevice::ReceiveOnPlainNode(const Ptr<Packet>& p)
 void
 FabricNetDevice::ChargeIngress(uint32_t bytes)
 {
-    m_ingressBytes += bytes;
-    if (m_pfcEnabled && !m_peerPaused && m_ingressBytes >= m_pfcXoff)
+    m_port.ingressBytes += bytes;
+    if (m_port.pfcEnabled && !m_port.peerPaused && m_port.ingressBytes >= m_port.pfcXoff)
     {
-        m_peerPaused = true;
-        ++m_stats.pausesSent;
-        m_channel->SendFlowControl(this, true);
+        m_port.peerPaused = true;
+        ++m_port.stats.pausesSent;
+        m_port.channel->SendFlowControl(this, true);
     }
 }
 
 void
 FabricNetDevice::ReleaseIngress(uint32_t bytes)
 {
-    m_ingressBytes -= bytes;
-    if (m_peerPaused && m_ingressBytes <= m_pfcXon)
+    m_port.ingressBytes -= bytes;
+    if (m_port.peerPaused && m_port.ingressBytes <= m_port.pfcXon)
     {
-        m_peerPaused = false;
-        m_channel->SendFlowControl(this, false);
+        m_port.peerPaused = false;
+        m_port.channel->SendFlowControl(this, false);
     }
 }
 
 void
 FabricNetDevice::ReceiveFlowControl(bool pause, uint32_t epoch)
 {
-    ++m_stats.flowControlFrames;
+    ++m_port.stats.flowControlFrames;
     if (LostOnWire(epoch))
     {
         // lost with the link: a pause from before a reset would otherwise
@@ -909,21 +1029,21 @@ FabricNetDevice::ReceiveFlowControl(bool pause, uint32_t epoch)
     m_pfcTrace(pause);
     if (pause)
     {
-        ++m_stats.pausesRecv;
-        if (!m_txPaused)
+        ++m_port.stats.pausesRecv;
+        if (!m_port.txPaused)
         {
             m_pausedSince = Simulator::Now();
         }
-        m_txPaused = true;
+        m_port.txPaused = true;
         return;
     }
-    if (m_txPaused)
+    if (m_port.txPaused)
     {
-        m_stats.pausedTime += Simulator::Now() - m_pausedSince;
+        m_port.stats.pausedTime += Simulator::Now() - m_pausedSince;
     }
-    m_txPaused = false;
+    m_port.txPaused = false;
     KickTransmitter();
-    if (m_queuedFrames.size() <= 1)
+    if (m_port.queuedFrames.size() <= 1)
     {
         NotifyTxReady();
     }
@@ -944,7 +1064,7 @@ FabricNetDevice::GetIfIndex() const
 Ptr<Channel>
 FabricNetDevice::GetChannel() const
 {
-    return m_channel;
+    return m_port.channel;
 }
 
 void
@@ -969,13 +1089,13 @@ FabricNetDevice::SetFrameMtu(uint16_t mtu)
                               FabricHeader::kSerializedSize + 1,
                               UINT16_MAX,
                               FabricHeader::kSerializedSize));
-    m_mtu = mtu;
+    m_port.mtu = mtu;
 }
 
 uint16_t
 FabricNetDevice::GetFrameMtu() const
 {
-    return m_mtu;
+    return m_port.mtu;
 }
 
 bool
@@ -1000,13 +1120,13 @@ FabricNetDevice::SetMtu(const uint16_t mtu)
 uint16_t
 FabricNetDevice::GetMtu() const
 {
-    return m_mtu - kEthernetHeaderBytes;
+    return m_port.mtu - kEthernetHeaderBytes;
 }
 
 bool
 FabricNetDevice::IsLinkUp() const
 {
-    return m_channel != nullptr && m_up;
+    return m_port.channel != nullptr && m_port.up;
 }
 
 void
@@ -1066,7 +1186,7 @@ FabricNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocol
     if (packet->GetSize() > GetMtu())
     {
         NS_LOG_WARN("packet of " << packet->GetSize() << " bytes exceeds the MTU " << GetMtu());
-        ++m_stats.drops;
+        ++m_port.stats.drops;
         m_dropTrace(packet);
         return false;
     }
@@ -1086,7 +1206,7 @@ FabricNetDevice::DestinationMac(const Address& dest) const
         return Mac48Address::ConvertFrom(dest);
     }
     // point to point: a destination that is no MAC address means the peer
-    Ptr<FabricNetDevice> peer = m_channel ? m_channel->GetPeer(this) : nullptr;
+    Ptr<FabricNetDevice> peer = m_port.channel ? m_port.channel->GetPeer(this) : nullptr;
     return peer ? peer->m_address : Mac48Address::GetBroadcast();
 }
 
@@ -1109,11 +1229,11 @@ void
 FabricNetDevice::SetNode(Ptr<Node> node)
 {
     m_node = node;
-    m_nodeId = node->GetId();
-    m_fabricNode = dynamic_cast<FabricNode*>(PeekPointer(node));
-    if (m_channel)
+    m_port.nodeId = node->GetId();
+    m_port.fabricNode = dynamic_cast<FabricNode*>(PeekPointer(node));
+    if (m_port.channel)
     {
-        m_channel->RefreshEnds(); // it schedules arrivals in our node's context
+        m_port.channel->RefreshEnds(); // it schedules arrivals in our node's context
     }
 }
 

@@ -4,8 +4,8 @@
 #ifndef GPU_FABRIC_FABRIC_NET_DEVICE_H
 #define GPU_FABRIC_FABRIC_NET_DEVICE_H
 
-#include "fabric-event.h"
 #include "fabric-header.h"
+#include "fabric-traced-callback.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/mac48-address.h"
@@ -14,47 +14,39 @@
 #include "ns3/nstime.h"
 #include "ns3/queue.h"
 #include "ns3/traced-callback.h"
-#include "ns3/traced-value.h"
 
 #include <boost/circular_buffer.hpp>
 
 namespace ns3
 {
 
+class ErrorModel;
 class FabricChannel;
 class FabricNetDevice;
 class FabricNode;
+class FabricPrefetchingTxSource;
+class FabricRecurringEventBase;
 
 /**
  * \ingroup gpu-fabric
- * \brief A traffic source that a FabricNetDevice pulls packets from, called
- * directly instead of through a TxReadyCallback.
+ * \brief A traffic source that a FabricNetDevice pulls packets from
+ * (FabricNetDevice::SetTxSource), pacing it at line rate without timers.
  *
- * A pull runs once per packet a GPU sends, and a large run finds the source's
- * state for that port cold. A source set with FabricNetDevice::SetTxSource
- * is asked, stage by stage before each end of serialization, to prefetch
- * what its pull will read (FabricLookaheadScheduler's look-ahead), and is
- * called without the indirections of an ns-3 Callback. PacketTransport is one.
+ * The port calls TxReady whenever it can take packets: after each end of
+ * serialization while at most one packet waits in its queue, when a pause
+ * ends, and when its link comes back up. The source then sends what it has
+ * (FabricNetDevice::Enqueue or Send) and returns. PacketTransport is one.
  */
 class FabricTxSource
 {
   public:
     virtual ~FabricTxSource() = default;
     /**
-     * The port can take packets (as a TxReadyCallback).
+     * The port can take packets.
      * \param port the port
      * \param cookie what the source gave SetTxSource for this port
      */
     virtual void TxReady(FabricNetDevice* port, void* cookie) = 0;
-    /**
-     * Prefetch stage \p stage of what the next TxReady for \p cookie reads:
-     * stage 1 may only prefetch the cookie's object (it is not in cache
-     * yet), stage k may read what stages below k prefetched. Nothing here
-     * may change state.
-     * \param cookie what the source gave SetTxSource for the port
-     * \param stage the stage, from 1
-     */
-    virtual void PrefetchTxReady(const void* cookie, uint32_t stage) const = 0;
 };
 
 /**
@@ -90,6 +82,12 @@ class FabricTxSource
  * ns-3 protocol above the device reads, is the largest packet Send() takes:
  * Mtu minus the 14-byte Ethernet II header, as Ethernet's 1500-byte MTU
  * excludes its framing.
+ *
+ * Bit errors: a ReceiveErrorModel (any ns3::ErrorModel, as on
+ * PointToPointNetDevice) decides for each arriving frame whether it is
+ * corrupt; a corrupt frame has used the wire, is discarded (PhyRxDrop and
+ * Lost traces, Stats::corrupted) and is reported to the loss callback, so a
+ * transport resends it. FabricChannel's BitErrorRate sets one on both ends.
  */
 class FabricNetDevice : public NetDevice
 {
@@ -98,6 +96,15 @@ class FabricNetDevice : public NetDevice
     static TypeId GetTypeId();
     FabricNetDevice();
     ~FabricNetDevice() override;
+
+    // the traces and the pull's prefetching point into the device
+    FabricNetDevice(const FabricNetDevice&) = delete;
+    FabricNetDevice& operator=(const FabricNetDevice&) = delete;
+
+    /// \param rate the line rate (must be positive)
+    void SetDataRate(DataRate rate);
+    /// \return the line rate
+    DataRate GetDataRate() const;
 
     /**
      * Connect to a channel.
@@ -114,10 +121,13 @@ class FabricNetDevice : public NetDevice
     /// \return the transmit queue
     Ptr<Queue<Packet>> GetQueue() const;
 
-    /// \param rate the line rate (must be positive)
-    void SetDataRate(DataRate rate);
-    /// \return the line rate
-    DataRate GetDataRate() const;
+    /**
+     * \param em the error model that decides which arriving frames are
+     *        corrupt (discarded), or nullptr for none
+     */
+    void SetReceiveErrorModel(Ptr<ErrorModel> em);
+    /// \return the receive error model, if any
+    Ptr<ErrorModel> GetReceiveErrorModel() const;
 
     /// Ethernet II header bytes Send() adds to each packet
     static constexpr uint16_t kEthernetHeaderBytes = 14;
@@ -166,17 +176,8 @@ class FabricNetDevice : public NetDevice
     Time GetTxBacklog() const;
 
     /**
-     * Called by the transmitter whenever its queue drains to at most one
-     * packet, so that a traffic source can pull the next packet (pacing at
-     * line rate without timers).
-     */
-    typedef Callback<void, Ptr<FabricNetDevice>> TxReadyCallback;
-    /// \param cb callback invoked when the device can take more packets
-    /// (replaces a source set with SetTxSource)
-    void SetTxReadyCallback(TxReadyCallback cb);
-    /**
-     * Pull from \p source instead of a TxReadyCallback (which this replaces):
-     * the same calls, made directly, with prefetching ahead of them.
+     * Pull packets from \p source: its TxReady is called whenever this port
+     * can take packets (see FabricTxSource).
      * \param source the source, or nullptr for none; it must outlive the
      *        device or be unset first
      * \param cookie passed back to \p source with each call for this port
@@ -204,7 +205,7 @@ class FabricNetDevice : public NetDevice
     /// \return false while the link is down (cheap, non-virtual)
     bool IsUp() const
     {
-        return m_up;
+        return m_port.up;
     }
 
     /// \param nvlink true if this port is an NVLink (GPUs stripe messages over NVLink ports)
@@ -220,7 +221,7 @@ class FabricNetDevice : public NetDevice
     /// Counters, cheap to read at the end of a run.
     struct Stats
     {
-        // the counters of every packet hop first (56 bytes)
+        // the counters of every packet hop first (up to drops)
         uint64_t arrivals{0};          //!< packets whose last bit arrived (one event each)
         uint64_t rxPackets{0};         //!< packets received
         uint64_t rxBytes{0};           //!< bytes received
@@ -230,7 +231,7 @@ class FabricNetDevice : public NetDevice
         uint32_t maxQueueBytes{0};     //!< high-water mark of the transmit queue
         uint64_t drops{0};             //!< packets dropped (queue full, or over the MTU in Send)
         uint64_t lost{0};       //!< packets lost to a down link (queued, on the wire, offered)
-        uint64_t corrupted{0};  //!< packets received with bit errors and discarded
+        uint64_t corrupted{0};  //!< packets the ReceiveErrorModel found corrupt (discarded)
         uint64_t ecnMarks{0};   //!< packets marked CE at enqueue
         uint64_t pausesSent{0}; //!< pause frames sent to the peer
         uint64_t pausesRecv{0}; //!< pause frames received from the peer
@@ -241,62 +242,11 @@ class FabricNetDevice : public NetDevice
     /// \return the counters
     const Stats& GetStats() const;
 
-    /**
-     * Stage \p stage of what receiving a frame reads, then forwarding it
-     * (FabricLookaheadScheduler; stage 1: this port's fields).
-     * \param stage the stage
-     * \param meta the frame's header data
-     */
-    void PrefetchReceive(uint32_t stage, const FabricFrameMeta& meta) const;
-
-    /**
-     * Stage \p stage of what queueing a frame here reads (stage 1: this
-     * port's fields, 2: its cable and queue, 3: the cable's slot and event).
-     * \param stage the stage
-     */
-    void PrefetchEnqueue(uint32_t stage) const;
-
     /// \return the owner if it is a FabricNode, else nullptr (cheap: no Ptr)
     FabricNode* GetFabricNode() const
     {
-        return m_fabricNode;
+        return m_port.fabricNode;
     }
-
-    /// \return the id of the owning node (cached; the channel schedules with it)
-    uint32_t GetNodeId() const
-    {
-        return m_nodeId;
-    }
-
-    /**
-     * The link's state changes so far (each down and each up adds one). A
-     * frame carries the receiver's count from when it was sent: if the count
-     * differs on arrival, the link went down meanwhile and the frame was lost
-     * with it, however short the outage.
-     * \return the count
-     */
-    uint32_t GetLinkEpoch() const
-    {
-        return m_linkEpoch;
-    }
-
-    /**
-     * Called by the channel: the last bit of \p p has arrived.
-     * \param p the packet
-     * \param meta what the sender passed along with it
-     * \param epoch this device's GetLinkEpoch() when \p p was sent
-     */
-    void Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch);
-    /**
-     * Called by the channel: \p p arrived with bit errors (discarded, counted).
-     * \param p the packet \param epoch GetLinkEpoch() when it was sent
-     */
-    void ReceiveCorrupted(Ptr<Packet> p, uint32_t epoch);
-    /**
-     * Called by the channel: the peer asks this transmitter to pause/resume.
-     * \param pause pause (true) or resume \param epoch GetLinkEpoch() when sent
-     */
-    void ReceiveFlowControl(bool pause, uint32_t epoch);
 
     // NetDevice
     void SetIfIndex(const uint32_t index) override;
@@ -333,12 +283,37 @@ class FabricNetDevice : public NetDevice
     void NotifyNewAggregate() override;
 
   private:
-    friend class FabricChannel; // takes both ends down/up before either reacts
+    friend class FabricChannel;   // the channel's entry points below
+    friend class FabricDataPlane; // prefetch hooks (fabric-internal.h, not installed)
 
+    // Called by the channel only.
+
+    /**
+     * The last bit of \p p has arrived.
+     * \param p the packet
+     * \param meta what the sender passed along with it
+     * \param epoch this device's link epoch when \p p was sent
+     */
+    void Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch);
+    /**
+     * The peer asks this transmitter to pause/resume.
+     * \param pause pause (true) or resume \param epoch the link epoch when sent
+     */
+    void ReceiveFlowControl(bool pause, uint32_t epoch);
     /// Set the link state (queue flushed when going down); \return whether it changed
     bool ChangeLinkState(bool up);
     /// After a change: link-change callbacks, and a restart when up.
     void NotifyLinkChanged();
+    /// \return the id of the owning node (cached; the channel schedules with it)
+    uint32_t GetNodeId() const;
+    /**
+     * The link's state changes so far (each down and each up adds one). A
+     * frame carries the receiver's count from when it was sent: if the count
+     * differs on arrival, the link went down meanwhile and the frame was lost
+     * with it, however short the outage.
+     * \return the count
+     */
+    uint32_t GetLinkEpoch() const;
 
     /// What the device keeps beside each packet of its Queue<Packet>.
     struct QueuedFrame
@@ -347,12 +322,11 @@ class FabricNetDevice : public NetDevice
         FabricNetDevice* ingress{nullptr}; //!< input port charged for it, or nullptr
     };
 
-    /// Stage \p stage of what the next TransmitComplete() reads.
-    void PrefetchTransmitComplete(uint32_t stage) const;
-    /// Stage \p stage of what dequeuing reads (1: the queue, 2: its head, 3: the packet).
-    void PrefetchQueue(uint32_t stage) const;
     /// Queue \p p (MacTx fired by the caller).
     bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
+    /// A frame that arrived is lost on the wire or corrupt: counted, traced,
+    /// reported; \return true if so (then it is gone)
+    bool DropOnArrival(const Ptr<Packet>& p, uint32_t epoch);
     /// A frame for a plain ns-3 node: strip its Ethernet II header, hand it up.
     void ReceiveOnPlainNode(const Ptr<Packet>& p);
     /// Send()'s destination as a MAC address (the peer's if \p dest is none).
@@ -360,10 +334,10 @@ class FabricNetDevice : public NetDevice
     void EnsureQueue();
     /// Connect the aggregated NetDeviceQueueInterface (if any) to the queue (if any).
     void ConnectQueueInterface();
-    /// \return whether a traffic source pulls from this port
-    bool HasTxPull() const;
-    /// Let the traffic source pull (TxReadyCallback or FabricTxSource).
+    /// Let the traffic source pull, if there is one.
     void NotifyTxReady();
+    /// \param bytes the transmit queue's new byte count (QueueBytes trace)
+    void SetQueueBytes(uint32_t bytes);
     /// Take the oldest waiting packet out of the queue, and \p frame beside it.
     Ptr<Packet> PopQueued(QueuedFrame& frame);
     /// Send the oldest waiting packet; \p now is the simulation time.
@@ -381,7 +355,17 @@ class FabricNetDevice : public NetDevice
     void Lose(Ptr<Packet> p);
     bool LostOnWire(uint32_t epoch) const;
 
-    /// Bits of m_traces: which packet traces have a sink.
+    // attribute accessors of fields kept with the data path's
+    void SetPfcEnabled(bool enabled);
+    bool GetPfcEnabled() const;
+    void SetPfcXoff(uint32_t bytes);
+    uint32_t GetPfcXoff() const;
+    void SetPfcXon(uint32_t bytes);
+    uint32_t GetPfcXon() const;
+    void SetEcnThreshold(uint32_t bytes);
+    uint32_t GetEcnThreshold() const;
+
+    /// Bits of Port::traces: which traces of every packet have a sink.
     enum TraceBit : uint8_t
     {
         kTraceMacTx = 1,
@@ -390,70 +374,90 @@ class FabricNetDevice : public NetDevice
         kTracePhyTxEnd = 8,
         kTraceSniffer = 16,
         kTracePromiscSniffer = 32,
+        kTraceQueueBytes = 64,
     };
 
-    // What a packet hop reads comes first, grouped by the role the port plays
-    // (a large run keeps thousands of ports, and a hop finds them cold): after
-    // the object's 32-byte header, the input port's fields and the flags (to
-    // byte 64), the output port's and its pull (to 256, the port index
-    // last), the counters of every hop (from 256). On a 64-byte boundary, which the allocator does
-    // not promise, that is one cache line for the input port, three for the output, one for the
-    // counters.
-    FabricNode* m_fabricNode{nullptr}; //!< owner as a FabricNode, if it is one
-    uint32_t m_ingressBytes{0};        //!< bytes from this port buffered in the node
-    uint32_t m_pfcXoff{0};             //!< pause threshold, bytes
-    uint32_t m_pfcXon{0};              //!< resume threshold, bytes
-    uint32_t m_linkEpoch{0};           //!< link state changes so far (GetLinkEpoch)
-    bool m_faulted{false};             //!< the link has been down at least once
-    bool m_pfcEnabled{true};           //!< send pause frames
-    bool m_peerPaused{false};          //!< we have paused the peer
-    uint8_t m_traces{0};               //!< TraceBit of each packet trace with a sink
-    bool m_up{true};                   //!< link state
-    bool m_txPaused{false};            //!< peer sent pause
-    bool m_txEventPending{false};      //!< a TransmitComplete is scheduled
-    uint8_t m_channelEnd{0};           //!< which end of m_channel this is (set by it)
-    // the output port
-    boost::circular_buffer<QueuedFrame> m_queuedFrames; //!< beside each queued packet
-    Ptr<FabricChannel> m_channel;                       //!< the cable
-    Ptr<Queue<Packet>> m_queue;                         //!< transmit queue
-    Ptr<FabricRecurringEventBase> m_txDone;             //!< end of serialization (reused)
-    Time m_txEnd;                                       //!< end of the current serialization
-    TracedValue<uint32_t> m_queueBytes;                 //!< bytes in the transmit queue
-    TxReadyCallback m_txReady;                          //!< the traffic source's pull
-    FabricTxSource* m_txSource{nullptr};                //!< or this source's
-    void* m_txCookie{nullptr};                          //!< its cookie for this port
-    uint32_t m_nodeId{0};                               //!< owner's id
-    uint16_t m_mtu{0};                                  //!< largest frame, header included
-    uint32_t m_ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
-    uint32_t m_txTimeBytes{UINT32_MAX}; //!< frame size of the cached serialization time
-    uint64_t m_bitRate{0};              //!< the line rate in bit/s
-    uint64_t m_txTimeBase{0};           //!< its time steps, rounded down
-    uint64_t m_txTimeBaseRem{0};        //!< and the remainder (bit-steps modulo the rate)
-    uint64_t m_txCarry{0};              //!< remainder of serialization times (exact long-run rate)
-    Ptr<Packet> m_txPacket;             //!< packet being serialized (only for PhyTxEnd)
-    uint32_t m_portIndex{0};            //!< port index in the FabricNode
-    Stats m_stats;                      //!< counters (those of every hop first, 256 bytes in)
+    /// Bits of Port::rxChecks: what an arriving frame must be checked for.
+    enum RxCheckBit : uint8_t
+    {
+        kRxCheckEpoch = 1,  //!< the link has been down: frames may be lost on the wire
+        kRxCheckErrors = 2, //!< a ReceiveErrorModel is set
+    };
+
+    /**
+     * What a packet hop reads, grouped by the role the port plays (a large
+     * run keeps thousands of ports, and a hop finds them cold): the input
+     * side's fields and the flags both sides test (with the Object's own
+     * fields, one cache line), the transmitter, then the counters of every
+     * hop. The prefetch hooks (FabricDataPlane) take their ranges from this
+     * struct's offsets, so it is kept standard-layout (checked).
+     */
+    struct Port
+    {
+        // the input side and the flags
+        FabricNode* fabricNode{nullptr}; //!< owner as a FabricNode, if it is one
+        uint32_t ingressBytes{0};        //!< bytes from this port buffered in the node
+        uint32_t pfcXoff{0};             //!< pause threshold, bytes
+        uint32_t pfcXon{0};              //!< resume threshold, bytes
+        uint32_t linkEpoch{0};           //!< link state changes so far (GetLinkEpoch)
+        uint8_t rxChecks{0};             //!< RxCheckBit of what arrivals are checked for
+        bool pfcEnabled{true};           //!< send pause frames
+        bool peerPaused{false};          //!< we have paused the peer
+        uint8_t traces{0};               //!< TraceBit of each packet trace with a sink
+        bool up{true};                   //!< link state
+        bool txPaused{false};            //!< peer sent pause
+        bool txEventPending{false};      //!< a TransmitComplete is scheduled
+        uint8_t channelEnd{0};           //!< which end of the channel this is (set by it)
+        // the transmitter
+        boost::circular_buffer<QueuedFrame> queuedFrames; //!< beside each queued packet
+        Ptr<FabricChannel> channel;                       //!< the cable
+        Ptr<Queue<Packet>> queue;                         //!< transmit queue
+        Ptr<FabricRecurringEventBase> txDone;             //!< end of serialization (reused)
+        Time txEnd;                                       //!< end of the current serialization
+        uint32_t queueBytes{0};                           //!< bytes in the transmit queue
+        FabricTxSource* txSource{nullptr};                //!< the traffic source's pull
+        void* txCookie{nullptr};                          //!< its cookie for this port
+        /// the source's prefetching, if it has one (fabric-internal.h)
+        const FabricPrefetchingTxSource* txPrefetch{nullptr};
+        uint32_t nodeId{0};               //!< owner's id
+        uint16_t mtu{0};                  //!< largest frame, header included
+        uint32_t ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
+        uint32_t txTimeBytes{UINT32_MAX}; //!< frame size of the cached serialization time
+        uint64_t bitRate{0};              //!< the line rate in bit/s
+        uint64_t txTimeBase{0};           //!< its time steps, rounded down
+        uint64_t txTimeBaseRem{0};        //!< and the remainder (bit-steps modulo the rate)
+        uint64_t txCarry{0};   //!< remainder of serialization times (exact long-run rate)
+        Ptr<Packet> txPacket;  //!< packet being serialized (only for PhyTxEnd)
+        uint32_t portIndex{0}; //!< port index in the FabricNode
+        // the counters, those of every hop first
+        Stats stats; //!< counters
+    };
+
+    Port m_port; //!< what a packet hop reads
 
     DataRate m_rate;          //!< line rate
     double m_stepsPerByte{0}; //!< time steps per byte at m_rate
 
-    Ptr<Node> m_node;       //!< owner
-    uint32_t m_ifIndex{0};  //!< interface index in the node
-    bool m_nvlink{false};   //!< NVLink port
-    Mac48Address m_address; //!< MAC address (for ns-3 APIs only)
-    Time m_pausedSince;     //!< when the current pause began
-    LossCallback m_loss;    //!< lost packets, for a transport
+    Ptr<Node> m_node;                    //!< owner
+    uint32_t m_ifIndex{0};               //!< interface index in the node
+    bool m_nvlink{false};                //!< NVLink port
+    Mac48Address m_address;              //!< MAC address (for ns-3 APIs only)
+    Time m_pausedSince;                  //!< when the current pause began
+    LossCallback m_loss;                 //!< lost packets, for a transport
+    Ptr<ErrorModel> m_receiveErrorModel; //!< which arriving frames are corrupt, if set
     NetDevice::ReceiveCallback m_rxCallback;
     NetDevice::PromiscReceiveCallback m_promiscCallback;
-    // the packet traces of every hop: tested through m_traces
+    // the traces of every packet: tested through Port::traces
     FabricTracedCallback<Ptr<const Packet>> m_macTxTrace;
     FabricTracedCallback<Ptr<const Packet>> m_macRxTrace;
     FabricTracedCallback<Ptr<const Packet>> m_phyTxBeginTrace;
     FabricTracedCallback<Ptr<const Packet>> m_phyTxEndTrace;
     FabricTracedCallback<Ptr<const Packet>> m_snifferTrace;
     FabricTracedCallback<Ptr<const Packet>> m_promiscSnifferTrace;
+    FabricTracedCallback<uint32_t, uint32_t> m_queueBytesTrace; //!< old and new byte count
     TracedCallback<Ptr<const Packet>> m_dropTrace;
     TracedCallback<Ptr<const Packet>> m_lossTrace;
+    TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;
     TracedCallback<bool> m_linkTrace;
     TracedCallback<bool> m_pfcTrace;
     TracedCallback<> m_linkChangeCallbacks;         //!< NetDevice::AddLinkChangeCallback

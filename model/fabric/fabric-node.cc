@@ -3,6 +3,8 @@
  */
 #include "fabric-node.h"
 
+#include "fabric-internal.h"
+
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
@@ -32,14 +34,14 @@ FabricNode::GetTypeId()
 
 FabricNode::FabricNode()
 {
-    m_salt = FabricEcmpHash(GetId(), 0x9e3779b9U, 0, 0);
+    m_fwd.salt = FabricEcmpHash(GetId(), 0x9e3779b9U, 0, 0);
 }
 
 void
 FabricNode::DoDispose()
 {
     m_loss = FabricNetDevice::LossCallback();
-    m_ports.clear();
+    m_fwd.ports.clear();
     Node::DoDispose();
 }
 
@@ -57,71 +59,71 @@ FabricNode::AddPort(Ptr<FabricNetDevice> device)
                   xon.Get(),
                   fmt::format("less than PfcXoff ({}) on port {} of node {}",
                               xoff.Get(),
-                              m_ports.size(),
+                              m_fwd.ports.size(),
                               GetId()));
     AddDevice(device); // sets the device's node
-    device->SetPortIndex(m_ports.size());
-    m_ports.push_back(device);
-    return m_ports.size() - 1;
+    device->SetPortIndex(m_fwd.ports.size());
+    m_fwd.ports.push_back(device);
+    return m_fwd.ports.size() - 1;
 }
 
 uint32_t
 FabricNode::GetNPorts() const
 {
-    return m_ports.size();
+    return m_fwd.ports.size();
 }
 
 Ptr<FabricNetDevice>
 FabricNode::GetPort(uint32_t i) const
 {
-    return m_ports.at(i);
+    return m_fwd.ports.at(i);
 }
 
 void
 FabricNode::SetEcmpSalt(uint32_t salt)
 {
-    m_salt = salt;
+    m_fwd.salt = salt;
 }
 
 void
 FabricNode::SetSourceRoutes(std::shared_ptr<const FabricSourceRoutes> routes)
 {
-    m_sourceRoutes = std::move(routes);
+    m_fwd.sourceRoutes = std::move(routes);
 }
 
 void
 FabricNode::SetRoutingTable(FabricRoutingTable table)
 {
-    m_table = std::move(table);
+    m_fwd.table = std::move(table);
 }
 
 const FabricRoutingTable&
 FabricNode::GetRoutingTable() const
 {
-    return m_table;
+    return m_fwd.table;
 }
 
 inline uint32_t
 FabricNode::SelectPortIndex(const FabricHeaderData& h) const
 {
-    const uint32_t n = m_table.GetNPorts(h.dst);
+    const uint32_t n = m_fwd.table.GetNPorts(h.dst);
     if (n == 0)
     {
         return UINT32_MAX;
     }
-    const uint32_t i = n == 1 ? 0 : FabricEcmpHash(h.src, h.dst, h.flowLabel, m_salt) % n;
-    return m_table.GetPort(h.dst, i);
+    const uint32_t i = n == 1 ? 0 : FabricEcmpHash(h.src, h.dst, h.flowLabel, m_fwd.salt) % n;
+    return m_fwd.table.GetPort(h.dst, i);
 }
 
 FabricNetDevice*
 FabricNode::SelectPort(const FabricHeaderData& h) const
 {
     const uint32_t port = SelectPortIndex(h);
-    return port == UINT32_MAX ? nullptr : PeekPointer(m_ports[port]);
+    return port == UINT32_MAX ? nullptr : PeekPointer(m_fwd.ports[port]);
 }
 
 void
-FabricNode::PrefetchForward(uint32_t stage, const FabricHeaderData& h) const
+FabricDataPlane::PrefetchForward(const FabricNode& node, uint32_t stage, const FabricHeaderData& h)
 {
     if ((h.flags & FabricHeader::kFlagSourceRoute) != 0)
     {
@@ -132,19 +134,16 @@ FabricNode::PrefetchForward(uint32_t stage, const FabricHeaderData& h) const
     case 1:
         // a node's own fields stay in cache (a few hundred nodes, each on
         // many paths): the route is asked for at once, one stage earlier
-        FabricPrefetch(this, 64); // the vtable pointer (HandlePacket)
-        // the fields a forward reads, m_ports to m_salt (declared in that order)
-        FabricPrefetch(&m_ports,
-                       reinterpret_cast<const char*>(&m_salt + 1) -
-                           reinterpret_cast<const char*>(&m_ports));
-        m_table.PrefetchRoute(h.dst);
+        FabricPrefetch(&node); // its vtable pointer (HandlePacket)
+        FabricPrefetchObject(node.m_fwd);
+        node.m_fwd.table.PrefetchRoute(h.dst);
         break;
     default: {
         // the port SelectPort() will return (a disposed node has no ports left)
-        const uint32_t port = SelectPortIndex(h);
-        if (port < m_ports.size())
+        const uint32_t port = node.SelectPortIndex(h);
+        if (port < node.m_fwd.ports.size())
         {
-            m_ports[port]->PrefetchEnqueue(stage - 1);
+            PrefetchEnqueue(*node.m_fwd.ports[port], stage - 1);
         }
     }
     }
@@ -208,11 +207,11 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
 {
     if (h.flags & FabricHeader::kFlagSourceRoute)
     {
-        const auto* route = m_sourceRoutes && h.flowLabel < m_sourceRoutes->ports.size()
-                                ? &m_sourceRoutes->ports[h.flowLabel]
+        const auto* route = m_fwd.sourceRoutes && h.flowLabel < m_fwd.sourceRoutes->ports.size()
+                                ? &m_fwd.sourceRoutes->ports[h.flowLabel]
                                 : nullptr;
         const uint32_t hop = h.hop + 1u;
-        if (route == nullptr || hop >= route->size() || (*route)[hop] >= m_ports.size())
+        if (route == nullptr || hop >= route->size() || (*route)[hop] >= m_fwd.ports.size())
         {
             NS_LOG_WARN("node " << GetId() << ": bad source route " << h.flowLabel);
             DropUnroutable(p, true);
@@ -223,7 +222,7 @@ FabricNode::Forward(FabricNetDevice* port, const Ptr<Packet>& p, const FabricHea
         p->RemoveHeader(next);
         next.hop = hop;
         p->AddHeader(next);
-        return m_ports[(*route)[hop]]->Enqueue(p, next, port);
+        return m_fwd.ports[(*route)[hop]]->Enqueue(p, next, port);
     }
     FabricNetDevice* out = SelectPort(h);
     if (out == nullptr)

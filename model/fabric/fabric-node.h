@@ -65,14 +65,6 @@ class FabricNode : public Node
     FabricNetDevice* SelectPort(const FabricHeaderData& h) const;
 
     /**
-     * Stage \p stage of what forwarding \p h reads (FabricLookaheadScheduler;
-     * stage 1: this node's fields and the route, 2 and 3: the output port's).
-     * \param stage the stage
-     * \param h the packet's header data
-     */
-    void PrefetchForward(uint32_t stage, const FabricHeaderData& h) const;
-
-    /**
      * Called by a port for every received packet.
      * \param port the input port
      * \param p the packet
@@ -121,6 +113,8 @@ class FabricNode : public Node
     void NotifyLoss(Ptr<const Packet> p) const;
 
   private:
+    friend class FabricDataPlane; // prefetch hooks (fabric-internal.h, not installed)
+
     /**
      * What SelectPort() picks, as a port index (inline in fabric-node.cc,
      * its only user: the data plane's hot path).
@@ -129,13 +123,19 @@ class FabricNode : public Node
      */
     uint32_t SelectPortIndex(const FabricHeaderData& h) const;
 
-    FabricNetDevice::LossCallback m_loss;                     //!< dropped packets
-    std::vector<Ptr<FabricNetDevice>> m_ports;                //!< ports by index
-    FabricRoutingTable m_table;                               //!< destination -> ports
-    std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
-    uint32_t m_salt{0};                                       //!< ECMP salt (from the node id)
-    uint64_t m_noRouteDrops{0};                               //!< packets without route
-    TracedCallback<Ptr<const Packet>> m_noRouteTrace;         //!< dropped: no route
+    /// What a forward reads of the node (prefetched as one).
+    struct Forwarding
+    {
+        std::vector<Ptr<FabricNetDevice>> ports;                //!< ports by index
+        FabricRoutingTable table;                               //!< destination -> ports
+        std::shared_ptr<const FabricSourceRoutes> sourceRoutes; //!< explicit routes
+        uint32_t salt{0};                                       //!< ECMP salt (from the node id)
+    };
+
+    FabricNetDevice::LossCallback m_loss;             //!< dropped packets
+    Forwarding m_fwd;                                 //!< what a forward reads
+    uint64_t m_noRouteDrops{0};                       //!< packets without route
+    TracedCallback<Ptr<const Packet>> m_noRouteTrace; //!< dropped: no route
 };
 
 } // namespace ns3

@@ -3,6 +3,8 @@
  */
 #include "packet-transport.h"
 
+#include "../fabric/fabric-internal.h"
+
 #include "ns3/boolean.h"
 #include "ns3/fabric-channel.h"
 #include "ns3/fabric-error.h"
@@ -93,7 +95,36 @@ PacketTransport::GetTypeId()
     return tid;
 }
 
-PacketTransport::PacketTransport() = default;
+/// What the GPU ports pull from: the transport's pull and its prefetch.
+class PacketTransport::TxPull : public FabricPrefetchingTxSource
+{
+  public:
+    /// \param owner the transport
+    explicit TxPull(PacketTransport* owner)
+        : m_owner(owner)
+    {
+    }
+
+    void TxReady(FabricNetDevice* port, void* cookie) override
+    {
+        m_owner->TxReady(port, cookie);
+    }
+
+    void PrefetchTxReady(const void* cookie, uint32_t stage) const override
+    {
+        m_owner->PrefetchTxReady(cookie, stage);
+    }
+
+  private:
+    PacketTransport* m_owner; //!< the transport
+};
+
+PacketTransport::PacketTransport()
+    : m_txPull(std::make_unique<TxPull>(this))
+{
+}
+
+PacketTransport::~PacketTransport() = default;
 
 void
 PacketTransport::DetachGpus()
@@ -141,7 +172,7 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
         {
             Ptr<FabricNetDevice> port = gpus[r]->GetPort(i);
             m_endpoints[r].busy[i].ep = &m_endpoints[r];
-            port->SetTxSource(this, &m_endpoints[r].busy[i]);
+            port->SetTxSource(m_txPull.get(), &m_endpoints[r].busy[i]);
             mtu = std::min<uint32_t>(mtu, port->GetFrameMtu());
             const auto channel = DynamicCast<FabricChannel>(port->GetChannel());
             const Ptr<FabricNetDevice> peer =
@@ -516,8 +547,8 @@ PacketTransport::PrefetchTxReady(const void* cookie, uint32_t stage) const
             }
             if (turn.message < m_messages.size())
             {
-                // the fields a pull reads, src to failed (declared first)
-                FabricPrefetch(&m_messages[turn.message], offsetof(Message, failed) + 1);
+                // the fields a pull reads
+                FabricPrefetchObject<MessageHead>(m_messages[turn.message]);
             }
         }
         break;

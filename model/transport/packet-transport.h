@@ -71,12 +71,13 @@ namespace ns3
  * destination has no route any more, an end of it is a GPU that went down,
  * or one packet was lost more than MaxRetransmissions times.
  */
-class PacketTransport : public Transport, private FabricTxSource
+class PacketTransport : public Transport
 {
   public:
     /// \return the TypeId
     static TypeId GetTypeId();
     PacketTransport();
+    ~PacketTransport() override;
 
     /**
      * Serve these GPUs (index = rank).
@@ -162,7 +163,8 @@ class PacketTransport : public Transport, private FabricTxSource
     void DoDispose() override;
 
   private:
-    struct Message
+    /// What a pull reads of a message (prefetched as one: PrefetchTxReady).
+    struct MessageHead
     {
         uint32_t src{0};
         uint32_t dst{0};
@@ -176,7 +178,12 @@ class PacketTransport : public Transport, private FabricTxSource
         bool routed{false};    //!< follows a source route (flowLabel = route id)
         bool completed{false};
         bool failed{false}; //!< given up (reported through MessageFailed)
-        uint32_t lost{0};   //!< packets lost and not yet resent successfully
+    };
+
+    /// A message: what a pull reads, then the rest.
+    struct Message : MessageHead
+    {
+        uint32_t lost{0}; //!< packets lost and not yet resent successfully
         Time start;
         Time firstLoss; //!< time of its first lost packet
         Delivery delivery;
@@ -190,11 +197,13 @@ class PacketTransport : public Transport, private FabricTxSource
     void DetachGpus();
     void Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports);
     struct PortTurns;
-    /// A GPU port can take packets (FabricTxSource; \p cookie: its PortTurns).
-    void TxReady(FabricNetDevice* port, void* cookie) override;
+    /// The GPU ports' traffic source (a FabricTxSource that prefetches; packet-transport.cc).
+    class TxPull;
+    /// A GPU port can take packets (TxPull; \p cookie: its PortTurns).
+    void TxReady(FabricNetDevice* port, void* cookie);
     /// Prefetch what TxReady will read, from the port's PortTurns to the
-    /// connection and message at its head (FabricTxSource).
-    void PrefetchTxReady(const void* cookie, uint32_t stage) const override;
+    /// connection and message at its head (TxPull).
+    void PrefetchTxReady(const void* cookie, uint32_t stage) const;
     /// Feed \p port from its connections (round robin) while its FIFO has
     /// room, at most \p limit packets; \return packets it took
     uint32_t Pump(FabricNetDevice* port, uint32_t limit = UINT32_MAX);
@@ -215,6 +224,7 @@ class PacketTransport : public Transport, private FabricTxSource
     MessageReport Report(uint32_t id) const;
 
     std::vector<Ptr<FabricGpu>> m_gpus; //!< rank -> GPU
+    std::unique_ptr<TxPull> m_txPull;   //!< what the GPU ports pull from
 
     /// Messages from one GPU to one destination through one port, served in
     /// order (a queue pair); ports serve their connections in round robin.

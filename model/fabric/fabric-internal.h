@@ -1,20 +1,32 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-only
  */
-#ifndef GPU_FABRIC_FABRIC_EVENT_H
-#define GPU_FABRIC_FABRIC_EVENT_H
+#ifndef GPU_FABRIC_FABRIC_INTERNAL_H
+#define GPU_FABRIC_FABRIC_INTERNAL_H
+
+// The packet-level data plane's internals, for the module's own sources and
+// tests only: not installed (CMakeLists.txt installs no *-internal.h) and
+// included by a relative path. It holds what ties ports, cables and nodes to
+// FabricLookaheadScheduler (recurring events that tell the scheduler what it
+// is inserting and say what their next occurrence will read), the prefetch
+// hooks of ports, cables, nodes and traffic sources, and the FIFO helper of
+// the data plane's rings. No public header includes it.
+
+#include "fabric-channel.h"
+#include "fabric-header.h"
+#include "fabric-net-device.h"
+#include "fabric-node.h"
 
 #include "ns3/event-impl.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
 #include "ns3/simulator.h"
-#include "ns3/traced-callback.h"
 
 #include <algorithm>
 #include <atomic>
 #include <boost/circular_buffer.hpp>
+#include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace ns3
 {
@@ -110,6 +122,17 @@ FabricPrefetch(const void* p, std::size_t bytes = 1)
 }
 
 /**
+ * Prefetch the cache lines of one object.
+ * \param object the object
+ */
+template <typename T>
+void
+FabricPrefetchObject(const T& object)
+{
+    FabricPrefetch(&object, sizeof(T));
+}
+
+/**
  * \ingroup gpu-fabric
  * \brief A FabricRecurringEventBase that calls one member function.
  * \tparam T the owner
@@ -152,9 +175,9 @@ class FabricRecurringEvent : public FabricRecurringEventBase
  * read (FabricLookaheadScheduler).
  * \tparam T the owner
  * \tparam F the member function each occurrence calls
- * \tparam P the owner's member that prefetches stage k of what F reads
+ * \tparam P prefetches stage k of what F reads, given the owner
  */
-template <typename T, void (T::*F)(), void (T::*P)(uint32_t) const>
+template <typename T, void (T::*F)(), void (*P)(const T&, uint32_t)>
 class FabricPrefetchingEvent : public FabricRecurringEvent<T, F>
 {
   public:
@@ -167,7 +190,7 @@ class FabricPrefetchingEvent : public FabricRecurringEvent<T, F>
   protected:
     void DoPrefetch(uint32_t stage) const override
     {
-        (this->m_owner->*P)(stage);
+        P(*this->m_owner, stage);
     }
 };
 
@@ -191,74 +214,100 @@ FabricRingPush(boost::circular_buffer<T>& ring, T&& item)
 
 /**
  * \ingroup gpu-fabric
- * A TracedCallback that keeps one bit of its owner's mask set while a sink
- * is connected, so that a hot path tests one byte of its owner instead of
- * each trace's list (a cache line apart, in a run that keeps thousands of
- * ports cold). Connecting and disconnecting work as for a TracedCallback:
- * the trace source accessors call the methods of the member's own type.
+ * \brief A FabricTxSource that can say what its next pull will read.
+ *
+ * A pull runs once per packet a GPU sends, and a large run finds the
+ * source's state for that port cold. A port whose source is one of these
+ * (FabricNetDevice::SetTxSource) asks it, stage by stage before each end of
+ * serialization, to prefetch what its pull will read (FabricLookaheadScheduler's
+ * look-ahead). PacketTransport's source is one.
  */
-template <typename... Ts>
-class FabricTracedCallback : public TracedCallback<Ts...>
+class FabricPrefetchingTxSource : public FabricTxSource
 {
   public:
-    FabricTracedCallback() = default;
-    // a copy would point into its original's owner
-    FabricTracedCallback(const FabricTracedCallback&) = delete;
-    FabricTracedCallback& operator=(const FabricTracedCallback&) = delete;
+    /**
+     * Prefetch stage \p stage of what the next TxReady for \p cookie reads:
+     * stage 1 may only prefetch the cookie's object (it is not in cache
+     * yet), stage k may read what stages below k prefetched. Nothing here
+     * may change state.
+     * \param cookie what the source gave SetTxSource for the port
+     * \param stage the stage, from 1
+     */
+    virtual void PrefetchTxReady(const void* cookie, uint32_t stage) const = 0;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The data plane's prefetch hooks: stage k of what the next step of
+ * a port, a cable or a node will read, asked by the recurring events during
+ * FabricLookaheadScheduler's look-ahead (stage 1 reads only the object
+ * itself, stage k what stages below k brought in). Nothing here changes
+ * state. The classes name it their friend; the hooks live in their .cc files.
+ */
+class FabricDataPlane
+{
+  public:
+    /**
+     * What receiving a frame on \p port reads, then forwarding it (stage
+     * 1: the port's fields).
+     * \param port the receiving port
+     * \param stage the stage
+     * \param meta the frame's header data
+     */
+    static void PrefetchReceive(const FabricNetDevice& port,
+                                uint32_t stage,
+                                const FabricFrameMeta& meta);
 
     /**
-     * Mirror the connection state in \p mask.
-     * \param mask the owner's byte
-     * \param bit the bit of this trace
+     * What queueing a frame on \p port reads (stage 1: the port's fields,
+     * 2: its cable and queue, 3: the cable's slot and event).
+     * \param port the output port
+     * \param stage the stage
      */
-    void BindMask(uint8_t* mask, uint8_t bit)
-    {
-        m_mask = mask;
-        m_bit = bit;
-        Update();
-    }
+    static void PrefetchEnqueue(const FabricNetDevice& port, uint32_t stage);
 
-    /// \copydoc TracedCallback::ConnectWithoutContext
-    void ConnectWithoutContext(const CallbackBase& callback)
-    {
-        TracedCallback<Ts...>::ConnectWithoutContext(callback);
-        Update();
-    }
+    /**
+     * What the next end of serialization on \p port reads.
+     * \param port the port
+     * \param stage the stage
+     */
+    static void PrefetchTransmitComplete(const FabricNetDevice& port, uint32_t stage);
 
-    /// \copydoc TracedCallback::Connect
-    void Connect(const CallbackBase& callback, std::string path)
-    {
-        TracedCallback<Ts...>::Connect(callback, path);
-        Update();
-    }
+    /**
+     * What dequeuing from \p port's queue reads (1: the queue, 2: its head,
+     * 3: the packet).
+     * \param port the port
+     * \param stage the stage
+     */
+    static void PrefetchQueue(const FabricNetDevice& port, uint32_t stage);
 
-    /// \copydoc TracedCallback::DisconnectWithoutContext
-    void DisconnectWithoutContext(const CallbackBase& callback)
-    {
-        TracedCallback<Ts...>::DisconnectWithoutContext(callback);
-        Update();
-    }
+    /**
+     * What a transmission from end \p end of \p cable reads.
+     * \param cable the cable
+     * \param end the sending end (the device's channel end)
+     * \param stage 1: the cable's fields, 2: the wire's next slot and event
+     */
+    static void PrefetchTransmit(const FabricChannel& cable, uint32_t end, uint32_t stage);
 
-    /// \copydoc TracedCallback::Disconnect
-    void Disconnect(const CallbackBase& callback, std::string path)
-    {
-        TracedCallback<Ts...>::Disconnect(callback, path);
-        Update();
-    }
+    /**
+     * What the next arrival in direction \p d of \p cable reads.
+     * \tparam d the direction (its sending end)
+     * \param cable the cable
+     * \param stage the stage
+     */
+    template <uint32_t d>
+    static void PrefetchArrive(const FabricChannel& cable, uint32_t stage);
 
-  private:
-    void Update()
-    {
-        if (m_mask != nullptr)
-        {
-            *m_mask = this->IsEmpty() ? (*m_mask & ~m_bit) : (*m_mask | m_bit);
-        }
-    }
-
-    uint8_t* m_mask{nullptr}; //!< the owner's mask
-    uint8_t m_bit{0};         //!< this trace's bit in it
+    /**
+     * What forwarding \p h at \p node reads (stage 1: the node's fields and
+     * the route, 2 and 3: the output port's).
+     * \param node the node
+     * \param stage the stage
+     * \param h the packet's header data
+     */
+    static void PrefetchForward(const FabricNode& node, uint32_t stage, const FabricHeaderData& h);
 };
 
 } // namespace ns3
 
-#endif // GPU_FABRIC_FABRIC_EVENT_H
+#endif // GPU_FABRIC_FABRIC_INTERNAL_H
