@@ -116,12 +116,10 @@ PayloadOnPath(const FabricTopology& topo,
     const bool inDomain = path.size() == 3 && topo.Node(path[0]).kind == TopoNodeKind::Gpu &&
                           topo.Node(path[1]).kind == TopoNodeKind::NvSwitch;
     const uint32_t planes = inDomain ? NvLinkPorts(topo, path.front()).first : 0;
-    UintegerValue minStripe;
-    transport.GetAttribute("StripeMinPayload", minStripe);
     return PacketPayload(bytes,
                          transport.GetPayloadPerPacket(),
                          planes,
-                         static_cast<uint32_t>(minStripe.Get()));
+                         transport.GetStripeMinPayload());
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <set>
 
 namespace ns3
@@ -104,7 +105,83 @@ ClearNames()
     g_namesClearScheduled = false;
 }
 
+/// Attributes FabricHelper sets on every object from the topology.
+struct TopologySet
+{
+    const char* type;      //!< TypeId name
+    const char* attribute; //!< attribute
+    const char* setter;    //!< FabricHelper's setter that refuses it
+    const char* instead;   //!< what sets it
+};
+
+const TopologySet kTopologySets[] = {
+    {"ns3::FabricNetDevice",
+     "DataRate",
+     "SetDeviceAttribute",
+     "every cable's rate (ClusterParams, the preset's NVLink and NIC rates)"},
+    {"ns3::FabricChannel", "Delay", "", "every cable's latency (ClusterParams, the preset)"},
+    {"ns3::FabricGpu", "Rank", "SetGpuAttribute", "every GPU's rank"},
+    {"ns3::FabricSwitch", "Role", "SetSwitchAttribute", "every switch's role"},
+};
+
+/// Throw if \p name is an attribute of kTopologySets for \p setter.
+void
+RequireNotTopologySet(const std::string& setter, const std::string& name, const AttributeValue& v)
+{
+    for (const TopologySet& t : kTopologySets)
+    {
+        if (setter == t.setter && name == t.attribute)
+        {
+            TypeId::AttributeInformation info;
+            TypeId::LookupByName(t.type).LookupAttributeByName(name, &info);
+            throw FabricConfigError(fmt::format("FabricHelper::{}(\"{}\")", setter, name),
+                                    v.SerializeToString(info.checker),
+                                    fmt::format("another attribute: FabricHelper sets {} from the "
+                                                "topology (FabricLinkHelper takes it)",
+                                                t.instead));
+        }
+    }
+}
+
 } // namespace
+
+bool
+AttributeDefaultChanged(TypeId tid, const std::string& name, std::string* value)
+{
+    TypeId::AttributeInformation info;
+    if (!tid.LookupAttributeByName(name, &info))
+    {
+        return false;
+    }
+    const std::string now = info.initialValue->SerializeToString(info.checker);
+    if (now == info.originalInitialValue->SerializeToString(info.checker))
+    {
+        return false;
+    }
+    if (value != nullptr)
+    {
+        *value = now;
+    }
+    return true;
+}
+
+void
+FabricHelper::RequireTopologyAttributesUnset()
+{
+    for (const TopologySet& t : kTopologySets)
+    {
+        std::string value;
+        if (AttributeDefaultChanged(TypeId::LookupByName(t.type), t.attribute, &value))
+        {
+            throw FabricConfigError(
+                fmt::format("{}::{}", t.type, t.attribute),
+                value,
+                fmt::format("its default with FabricHelper, which sets {} from the topology "
+                            "(FabricLinkHelper takes it)",
+                            t.instead));
+        }
+    }
+}
 
 FabricHelper::FabricHelper()
 {
@@ -118,25 +195,35 @@ FabricHelper::FabricHelper()
 void
 FabricHelper::SetSwitchAttribute(const std::string& name, const AttributeValue& value)
 {
+    RequireNotTopologySet("SetSwitchAttribute", name, value);
     m_switchFactory.Set(name, value);
 }
 
 void
 FabricHelper::SetNvSwitchAttribute(const std::string& name, const AttributeValue& value)
 {
+    RequireNotTopologySet("SetSwitchAttribute", name, value);
     m_nvswitchFactory.Set(name, value);
 }
 
 void
 FabricHelper::SetGpuAttribute(const std::string& name, const AttributeValue& value)
 {
+    RequireNotTopologySet("SetGpuAttribute", name, value);
     m_gpuFactory.Set(name, value);
 }
 
 void
 FabricHelper::SetDeviceAttribute(const std::string& name, const AttributeValue& value)
 {
+    RequireNotTopologySet("SetDeviceAttribute", name, value);
     m_deviceFactory.Set(name, value);
+}
+
+uint32_t
+FabricHelper::GetDeviceFrameMtu() const
+{
+    return m_deviceFactory.Create<FabricNetDevice>()->GetFrameMtu();
 }
 
 void
@@ -184,6 +271,9 @@ FabricHelper::ChooseNamePrefix(const std::vector<std::string>& names) const
 Ptr<Fabric>
 FabricHelper::Install(const FabricTopology& topology) const
 {
+    // a device's own checks first (Mtu=0, DataRate=0bps name their rule)
+    m_deviceFactory.Create<FabricNetDevice>();
+    RequireTopologyAttributesUnset();
     // before any node: the tables are the largest part of a fabric
     RequireRoutingTablesFit(topology);
     // and the names, so that a taken prefix leaves no half-built fabric

@@ -17,6 +17,15 @@ namespace ns3
 
 /**
  * \ingroup gpu-fabric
+ * \param tid a TypeId \param name one of its attributes (its own or a parent's)
+ * \param value set to the default's text when it was changed (may be null)
+ * \return whether the attribute's default was changed from the one it was
+ *         registered with (Config::SetDefault, --ns3:: flags)
+ */
+bool AttributeDefaultChanged(TypeId tid, const std::string& name, std::string* value = nullptr);
+
+/**
+ * \ingroup gpu-fabric
  * \brief Instantiates a FabricTopology in ns-3.
  *
  * Attributes set here apply to every object of that kind; per-link rate and
@@ -55,6 +64,19 @@ class FabricHelper : public FabricDeviceTraceHelper
     void SetGpuAttribute(const std::string& name, const AttributeValue& value);
     /// Set an attribute of every FabricNetDevice (before the switch's own).
     void SetDeviceAttribute(const std::string& name, const AttributeValue& value);
+
+    /**
+     * \return the frame Mtu Install gives the devices (their Mtu attribute as
+     *         set here or by default)
+     * \throws FabricConfigError if that Mtu is invalid
+     */
+    uint32_t GetDeviceFrameMtu() const;
+
+    /// \brief Throw FabricConfigError if an attribute the topology sets (a device's
+    /// DataRate, a cable's Delay, a GPU's Rank, a switch's Role) was given a
+    /// default of its own: it could not take effect (TransportHelper
+    /// checks it for the flow level too, which takes them from the topology).
+    static void RequireTopologyAttributesUnset();
 
     /**
      * Name the next fabrics' nodes, fabric and transport with this prefix

@@ -9,6 +9,9 @@
 #include "ns3/flow-transport.h"
 #include "ns3/object-factory.h"
 
+#include <set>
+#include <string>
+
 namespace ns3
 {
 
@@ -32,6 +35,17 @@ class FlowHelper
     void SetTransportAttribute(const std::string& name, const AttributeValue& value);
 
     /**
+     * Frame the flows as the packet level would on devices of this Mtu:
+     * PacketPayload = \p frameMtu minus the FabricHeader, PacketOverhead =
+     * the FabricHeader, unless either was set with SetTransportAttribute or
+     * its default changed (Config::SetDefault, --ns3:: flags).
+     * TransportHelper calls it with its FabricHelper's device Mtu, so that
+     * both backends cut messages alike.
+     * \param frameMtu the devices' frame Mtu (ns3::FabricNetDevice::Mtu)
+     */
+    void SetFrameMtu(uint32_t frameMtu);
+
+    /**
      * Flow backend on a topology, routes derived on demand (scales to 32k GPUs).
      * \param topology the topology (read during the call only)
      * \return the transport
@@ -40,13 +54,24 @@ class FlowHelper
 
     /**
      * Flow backend with the routing tables of a packet-level fabric (same
-     * paths by construction; for cross-validation).
+     * paths by construction; for cross-validation), framed as its
+     * transport's packets (their payload and StripeMinPayload, unless set
+     * here or by default, as SetFrameMtu).
      * \param fabric the fabric \return the transport
      */
     Ptr<FlowTransport> Install(Ptr<Fabric> fabric) const;
 
   private:
-    ObjectFactory m_factory; //!< FlowTransport factory
+    /**
+     * \param frameMtu devices' frame Mtu (0: none given)
+     * \param minStripe a transport's StripeMinPayload (0: none given)
+     * \return the factory with that framing, where the user set none
+     */
+    ObjectFactory Framed(uint32_t frameMtu, uint32_t minStripe) const;
+
+    ObjectFactory m_factory;     //!< FlowTransport factory
+    std::set<std::string> m_set; //!< attributes set with SetTransportAttribute
+    uint32_t m_frameMtu{0};      //!< SetFrameMtu (0: not given)
 };
 
 } // namespace ns3

@@ -71,7 +71,12 @@ TransportHelper::Install(const FabricTopology& topology) const
     InstalledTransport b;
     if (m_backend == "flow")
     {
-        b.flow = m_flow.Install(topology);
+        // framed as the packet level's devices would be: both backends cut
+        // messages alike
+        FabricHelper::RequireTopologyAttributesUnset();
+        FlowHelper flow = m_flow;
+        flow.SetFrameMtu(m_fabric.GetDeviceFrameMtu());
+        b.flow = flow.Install(topology);
         b.transport = b.flow;
     }
     else

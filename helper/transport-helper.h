@@ -82,10 +82,13 @@ class TransportHelper
     /// \return the backend's name
     const std::string& GetBackend() const;
 
-    /// \return the helper "packet" installs with (set device and node attributes on it)
+    /// \return the helper "packet" installs with (set device and node
+    ///         attributes on it); "flow" takes its devices' Mtu as framing
     FabricHelper& GetFabricHelper();
 
-    /// \return the helper "flow" installs with (set transport attributes on it)
+    /// \return the helper "flow" installs with (set transport attributes on
+    ///         it); Install gives it the FabricHelper's device Mtu
+    ///         (FlowHelper::SetFrameMtu), so both backends cut messages alike
     FlowHelper& GetFlowHelper();
 
     /**

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <gtest/gtest.h>
 #include <map>
 #include <random>
@@ -720,6 +721,52 @@ TEST_F(FabricTest, RandomTrafficConservesBytesAndIsDeterministic)
     EXPECT_EQ(first, second);
     const auto other = RunRandomTraffic(8, &sent, &delivered, &exact);
     EXPECT_NE(first, other);
+}
+
+TEST_F(FabricTest, AttributesTheTopologySetsCannotBeSetOnFabricHelper)
+{
+    // the helper sets every cable's rate and latency, every GPU's rank and
+    // every switch's role from the topology: a value for them could never
+    // take effect, so it is refused by name (it was silently overridden)
+    ClusterParams p;
+    p.gpus = 16;
+    const FabricTopology topo = BuildRailOnly(p);
+    const auto refused = [](const std::function<void()>& f, const std::string& what) {
+        try
+        {
+            f();
+            ADD_FAILURE() << what << " accepted";
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("from the topology"), std::string::npos)
+                << e.what();
+        }
+    };
+    for (const auto& [attribute, value] : std::vector<std::pair<std::string, std::string>>{
+             {"ns3::FabricNetDevice::DataRate", "200Gbps"},
+             {"ns3::FabricChannel::Delay", "+700ns"},
+             {"ns3::FabricGpu::Rank", "3"},
+             {"ns3::FabricSwitch::Role", "spine"}})
+    {
+        Config::SetDefault(attribute, StringValue(value));
+        refused([&topo] { FabricHelper().Install(topo); },
+                fmt::format("invalid {}: got '", attribute));
+        Config::Reset();
+    }
+    FabricHelper helper;
+    refused([&helper] { helper.SetDeviceAttribute("DataRate", StringValue("200Gbps")); },
+            "invalid FabricHelper::SetDeviceAttribute(\"DataRate\"): got '200Gbps'");
+    refused([&helper] { helper.SetSwitchAttribute("Role", StringValue("spine")); },
+            "SetSwitchAttribute(\"Role\")");
+    refused([&helper] { helper.SetGpuAttribute("Rank", UintegerValue(3)); },
+            "SetGpuAttribute(\"Rank\")");
+    // what the topology does not set is taken, and the defaults still build
+    helper.SetDeviceAttribute("Mtu", UintegerValue(2048 + FabricHeader::kSerializedSize));
+    Ptr<Fabric> fabric = helper.Install(topo);
+    EXPECT_EQ(fabric->GetTransport()->GetPayloadPerPacket(), 2048U);
+    fabric->Dispose();
 }
 
 TEST_F(FabricTest, BadInputIsRejectedWithTheParameterNamed)

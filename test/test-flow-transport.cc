@@ -469,7 +469,7 @@ TEST_F(FlowTransportTest, ConcurrentStripedMessagesUseEveryPlaneOnBothLevels)
     // its GPU's last packet, so the planes share them as the fluid does;
     // starting each on plane 0 queued them there (packet level 6.86 and
     // 0.53 us against the flow level's 5.19 and 0.45 us, which were right).
-    Config::SetDefault("ns3::PacketTransport::StripeMinPayload", UintegerValue(4096));
+    Config::SetDefault("ns3::Transport::StripeMinPayload", UintegerValue(4096));
     ClusterParams a100 = Dgx(8, 64);
     a100.platform = HbDomainPreset::Get("dgx-a100");
     const FabricTopology topo = BuildRailOnly(a100);
@@ -487,24 +487,22 @@ TEST_F(FlowTransportTest, TheFlowLevelCutsShortStripedMessagesAsThePacketLevel)
 {
     // One 4 KiB message in a DGX-H100 domain (4 planes of 900 Gb/s): cut
     // into 4 packets of 1 KiB, or whole with StripeMinPayload 4096. The
-    // flow level follows the packet level's attribute default unless its
-    // own is set (with a separate default of its own, setting only the
-    // packet level's left the flow level 20 % faster: 0.219 against 0.272 us)
+    // attribute belongs to Transport, so one default sets both levels (with
+    // a default of each level's own, setting only the packet level's left
+    // the flow level 20 % faster: 0.219 against 0.272 us)
     const FabricTopology topo = BuildRailOnly(Dgx(8, 64));
     const std::vector<Message> one{{0, 5, 4096}};
     const double lat = 2 * 100e-9;
     const auto closedForm = [lat](double payload) {
         return 2 * (payload + FabricHeader::kSerializedSize) * 8 / 900e9 + lat;
     };
+    EXPECT_NEAR(MessagesTime(topo, false, one), closedForm(1024), 2e-9);
     EXPECT_NEAR(MessagesTime(topo, true, one), closedForm(1024), 2e-9);
-    Config::SetDefault("ns3::PacketTransport::StripeMinPayload", UintegerValue(4096));
+    Config::SetDefault("ns3::Transport::StripeMinPayload", UintegerValue(4096));
     EXPECT_NEAR(MessagesTime(topo, false, one), closedForm(4096), 2e-9);
     EXPECT_NEAR(MessagesTime(topo, true, one), closedForm(4096), 2e-9);
-    // its own value wins, as a default or set after installing (it is read
-    // per message); 0 is "follow" again
-    Config::SetDefault("ns3::FlowTransport::StripeMinPayload", UintegerValue(2048));
-    EXPECT_NEAR(MessagesTime(topo, true, one), closedForm(2048), 2e-9);
-    Config::SetDefault("ns3::FlowTransport::StripeMinPayload", UintegerValue(0));
+    // an instance's own value wins, also set after installing (it is read
+    // per message)
     Ptr<FlowTransport> flow = FlowHelper().Install(topo);
     flow->SetAttribute("StripeMinPayload", UintegerValue(2048));
     Time done;
@@ -512,6 +510,70 @@ TEST_F(FlowTransportTest, TheFlowLevelCutsShortStripedMessagesAsThePacketLevel)
     Simulator::Run();
     EXPECT_NEAR(done.GetSeconds(), closedForm(2048), 2e-9);
     flow->Dispose();
+}
+
+TEST_F(FlowTransportTest, BothBackendsAreFramedByTheDevicesMtu)
+{
+    // TransportHelper gives the flow level its FabricHelper's device Mtu:
+    // with 1 KiB frames a 1 MiB message across rails (one 400 Gb/s NIC, a
+    // rail switch, the peer's NIC) is 1024 packets of 1024 + 26 bytes on both
+    // levels; the flow level kept its own 4096-byte payload before, 1.9 %
+    // fewer wire bytes than the packets it stands for
+    const FabricTopology topo = BuildRailOnly(Dgx(16, 64));
+    const auto payloadOf = [&topo](TransportHelper& helper) {
+        InstalledTransport b = helper.Install(topo);
+        UintegerValue payload;
+        UintegerValue overhead;
+        if (b.flow)
+        {
+            b.flow->GetAttribute("PacketPayload", payload);
+            b.flow->GetAttribute("PacketOverhead", overhead);
+        }
+        else
+        {
+            payload.Set(b.fabric->GetTransport()->GetPayloadPerPacket());
+            overhead.Set(FabricHeader::kSerializedSize);
+        }
+        b.Dispose();
+        Simulator::Destroy();
+        return std::make_pair(payload.Get(), overhead.Get());
+    };
+    for (const char* backend : {"packet", "flow"})
+    {
+        TransportHelper helper(backend);
+        helper.GetFabricHelper().SetDeviceAttribute(
+            "Mtu",
+            UintegerValue(1024 + FabricHeader::kSerializedSize));
+        EXPECT_EQ(payloadOf(helper),
+                  std::make_pair(uint64_t{1024}, uint64_t{FabricHeader::kSerializedSize}))
+            << backend;
+    }
+    // what the user set on the flow level is kept: on its helper, or as the
+    // attribute's default
+    TransportHelper flow("flow");
+    flow.GetFabricHelper().SetDeviceAttribute("Mtu", UintegerValue(1050));
+    flow.GetFlowHelper().SetTransportAttribute("PacketPayload", UintegerValue(512));
+    EXPECT_EQ(payloadOf(flow).first, 512U);
+    Config::SetDefault("ns3::FlowTransport::PacketOverhead", UintegerValue(0));
+    EXPECT_EQ(payloadOf(flow), std::make_pair(uint64_t{512}, uint64_t{0}));
+    Config::Reset();
+    // and the same message takes the same time on both levels (with the
+    // flow level's own 4096-byte payload its wire bytes were 1.9 % fewer)
+    const auto timeOf = [&topo](const char* backend) {
+        TransportHelper helper(backend);
+        helper.GetFabricHelper().SetDeviceAttribute("Mtu", UintegerValue(1050));
+        InstalledTransport b = helper.Install(topo);
+        Time done;
+        b.transport->Send(0, 8, 1 << 20, MakeBoundCallback(&RecordNow, &done));
+        Simulator::Run();
+        b.Dispose();
+        Simulator::Destroy();
+        return done.GetSeconds();
+    };
+    const double packetTime = timeOf("packet");
+    const double flowTime = timeOf("flow");
+    EXPECT_NEAR(flowTime, packetTime, packetTime * 0.005);
+    EXPECT_GT(flowTime, 1024.0 * 1050 * 8 / 400e9);
 }
 
 TEST_F(FlowTransportTest, ChunkedTreesInADomainUseEveryPlaneOnBothLevels)

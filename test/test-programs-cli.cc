@@ -158,6 +158,13 @@ TEST(Programs, BadDeviceAndPlatformAttributesExitWithStatusTwo)
          "--ns3::FabricNetDevice::DataRate=0bps",
          "invalid FabricNetDevice::DataRate: got '0bps', allowed: a positive rate"},
         {"hb-domain-messages",
+         "--ns3::FabricNetDevice::DataRate=200Gbps",
+         "invalid ns3::FabricNetDevice::DataRate: got '200000000000bps', allowed: its default "
+         "with FabricHelper, which sets every cable's rate"},
+        {"collective-bench",
+         "--ns3::FabricChannel::Delay=1us",
+         "invalid ns3::FabricChannel::Delay: got '+1000ns', allowed: its default"},
+        {"hb-domain-messages",
          "--ns3::FabricNetDevice::TxQueue=0",
          "invalid --ns3::FabricNetDevice::TxQueue: got '0', allowed: the TypeId name of "
          "ns3::Queue<Packet>: ns3::DropTailQueue<Packet>"},

@@ -7,7 +7,6 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
-#include "ns3/packet-transport.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -62,7 +61,9 @@ FlowTransport::GetTypeId()
             .AddConstructor<FlowTransport>()
             .AddAttribute("PacketPayload",
                           "Payload bytes per packet of the packet level (its MTU minus the "
-                          "FabricHeader); with PacketOverhead it sets the wire bytes of a flow.",
+                          "FabricHeader); with PacketOverhead it sets the wire bytes of a flow. "
+                          "TransportHelper sets both from its FabricHelper's device Mtu unless "
+                          "set on the FlowHelper or as the default.",
                           UintegerValue(4096),
                           MakeUintegerAccessor(&FlowTransport::m_payload),
                           MakeUintegerChecker<uint32_t>(1))
@@ -70,17 +71,6 @@ FlowTransport::GetTypeId()
                           "Header bytes on the wire per packet (0: pure fluid, no overhead).",
                           UintegerValue(26),
                           MakeUintegerAccessor(&FlowTransport::m_overhead),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("StripeMinPayload",
-                          "As PacketTransport's: a message striped over NVLink planes to a GPU "
-                          "of its domain, of less than a full packet per plane, is cut into a "
-                          "packet per plane of at least this payload, which sets its packets' "
-                          "count (hence its wire bytes and latency). 0: the default of "
-                          "ns3::PacketTransport::StripeMinPayload (Config::SetDefault, "
-                          "--ns3:: flags) when the transport is set up, so that setting that "
-                          "default sets both levels.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&FlowTransport::m_minStripe),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("StoreAndForward",
                           "Add the packet level's store-and-forward latency: one packet's "
@@ -136,16 +126,6 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     const uint32_t nv = topo.GetNVertices();
     m_nRanks = topo.GetNGpus();
     m_k = topo.gpusPerDomain;
-    {
-        // the packet level's default (Config::SetDefault and --ns3:: flags
-        // included), for StripeMinPayload 0
-        TypeId::AttributeInformation info;
-        const bool found =
-            PacketTransport::GetTypeId().LookupAttributeByName("StripeMinPayload", &info);
-        NS_ABORT_MSG_UNLESS(found, "ns3::PacketTransport has no attribute StripeMinPayload");
-        m_packetMinStripe =
-            static_cast<uint32_t>(DynamicCast<const UintegerValue>(info.initialValue)->Get());
-    }
     m_railRelay = topo.railRelay;
     m_gpuVertex.resize(m_nRanks);
     for (uint32_t r = 0; r < m_nRanks; ++r)
@@ -679,10 +659,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
                     // destination (one relayed out of the domain is not)
                     const auto planes = static_cast<uint32_t>(
                         std::llround(m_capacity[m_aggOut[v]] / m_capacity[e0]));
-                    f.payload = PacketPayload(f.bytes,
-                                              m_payload,
-                                              planes,
-                                              m_minStripe != 0 ? m_minStripe : m_packetMinStripe);
+                    f.payload = PacketPayload(f.bytes, m_payload, planes, GetStripeMinPayload());
                     if (m_storeAndForward)
                     {
                         f.planeRate = m_capacity[e0];
@@ -700,8 +677,7 @@ FlowTransport::Route(uint32_t id, uint16_t flowLabel)
             NextHops(v, dst, m_hops); // not a plane structure: plain ECMP
         }
         first = false;
-        const uint32_t i =
-            n == 1 ? 0 : FabricEcmpHash(src, dst, flowLabel, VertexSalt(v)) % n;
+        const uint32_t i = n == 1 ? 0 : FabricEcmpHash(src, dst, flowLabel, VertexSalt(v)) % n;
         const uint32_t e = m_hops[i];
         const uint32_t t = m_edgeTarget[e];
         f.links.push_back(e);

@@ -355,8 +355,6 @@ class FlowTransport : public Transport
     // ---- attributes ----
     uint32_t m_payload{4096};
     uint32_t m_overhead{26};
-    uint32_t m_minStripe{0};         //!< StripeMinPayload (0: the packet level's default)
-    uint32_t m_packetMinStripe{256}; //!< PacketTransport's StripeMinPayload default (BuildLinks)
     bool m_storeAndForward{true};
     bool m_stripe{true};
     bool m_fifo{true};

@@ -33,16 +33,6 @@ PacketTransport::GetTypeId()
             .SetParent<Transport>()
             .SetGroupName("GpuFabric")
             .AddConstructor<PacketTransport>()
-            .AddAttribute("StripeMinPayload",
-                          "A message striped over NVLink planes to a GPU of its domain, of "
-                          "less than a full packet per plane, is cut into a packet per plane "
-                          "of at least this payload (fewer packets if it is short), as NVLink "
-                          "sprays a transfer over its links. FlowTransport follows this "
-                          "attribute's default (not an instance's value) unless its own "
-                          "StripeMinPayload is set.",
-                          UintegerValue(256),
-                          MakeUintegerAccessor(&PacketTransport::m_minStripe),
-                          MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("TxFifoPackets",
                           "Packets a GPU port keeps ready in its queue behind the one on the "
                           "wire, as a NIC's transmit FIFO: the round robin among its "
@@ -414,7 +404,7 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         m.payload = PacketPayload(m.bytes,
                                   m_payload,
                                   inDomain ? static_cast<uint32_t>(ports.size()) : 1,
-                                  m_minStripe);
+                                  GetStripeMinPayload());
     }
     bool wasIdle = false; // the single port had nothing to send
     for (FabricNetDevice* port : ports)

@@ -278,7 +278,6 @@ class PacketTransport : public Transport
     std::vector<Message> m_messages;                          //!< by id
     MessageIdPool m_ids;                                      //!< message ids
     uint32_t m_payload{0};                                    //!< payload bytes per packet
-    uint32_t m_minStripe{256}; //!< least payload of a striped message's packets
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};

@@ -10,6 +10,7 @@
 #include "ns3/fabric-memory.h"
 #include "ns3/fabric-work.h"
 #include "ns3/rng-seed-manager.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 #include <iostream>
@@ -26,6 +27,16 @@ Transport::GetTypeId()
         TypeId("ns3::Transport")
             .SetParent<Object>()
             .SetGroupName("GpuFabric")
+            .AddAttribute("StripeMinPayload",
+                          "A message striped over NVLink planes to a GPU of its domain, of "
+                          "less than a full packet per plane, is cut into a packet per plane "
+                          "of at least this payload (fewer packets if it is short), as NVLink "
+                          "sprays a transfer over its links. Both backends cut messages by "
+                          "this rule (PacketPayload()), each with its own value of it: "
+                          "--ns3::Transport::StripeMinPayload sets both.",
+                          UintegerValue(256),
+                          MakeUintegerAccessor(&Transport::m_minStripe),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("ShowProgress",
                           "When the work declared to the transport (ExpectWork: collectives "
                           "and programs installed on it) is estimated above the global value "

@@ -296,6 +296,13 @@ class Transport : public Object
         return m_flowLabelSalt;
     }
 
+    /// \return the least payload of a striped message's packets (attribute
+    ///         StripeMinPayload, shared by both backends: PacketPayload())
+    uint32_t GetStripeMinPayload() const
+    {
+        return m_minStripe;
+    }
+
   protected:
     Transport();
 
@@ -325,6 +332,7 @@ class Transport : public Object
 
   private:
     uint32_t m_flowLabelSalt;       //!< FlowLabelSalt of the run's seed
+    uint32_t m_minStripe{256};      //!< StripeMinPayload
     bool m_showProgress{true};      //!< ShowProgress
     uint64_t m_expectedMessages{0}; //!< declared by ExpectWork
     uint64_t m_expectedBytes{0};    //!< declared by ExpectWork
