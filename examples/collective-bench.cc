@@ -13,6 +13,7 @@
 // The alpha-beta predictions of the algorithms are in collective-metrics.h.
 // --backend=flow runs the same sweep on the flow-level backend (FlowTransport).
 #include "program-support.h"
+#include "results-table.h"
 
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
@@ -194,36 +195,18 @@ main(int argc, char* argv[])
                    p.platform.name,
                    radix,
                    backend == "flow" ? ", flow-level backend" : "");
-        fmt::print("{:>12} {:>12} {:>12} {:>10} {:>10}\n",
-                   "size(B)",
-                   "count",
-                   "time(us)",
-                   "algbw(GB/s)",
-                   "busbw(GB/s)");
         // nccl-tests' count column: the count argument of the NCCL call
         auto count = [perRank](uint64_t bytes) { return bytes / 4 / perRank; };
-        nlohmann::json rows = nlohmann::json::array();
-        std::string csvText = "bytes,count,time_s,algbw_gbps,busbw_gbps\n";
+        ResultsTable table({{"bytes", "size(B)", "B", "{:>12}"},
+                            {"count", "count", "", "{:>12}"},
+                            {"time_s", "time(us)", "s", "{:>12.2f}", 1e6, "{:.9e}"},
+                            {"algbw_gbps", "algbw(GB/s)", "GB/s", "{:>10.2f}", 1, "{:.6f}"},
+                            {"busbw_gbps", "busbw(GB/s)", "GB/s", "{:>10.2f}", 1, "{:.6f}"}});
         for (const auto& r : results)
         {
-            fmt::print("{:>12} {:>12} {:>12.2f} {:>10.2f} {:>10.2f}\n",
-                       r.bytes,
-                       count(r.bytes),
-                       r.timeS * 1e6,
-                       r.algbwGBps,
-                       r.busbwGBps);
-            rows.push_back({{"bytes", r.bytes},
-                            {"count", count(r.bytes)},
-                            {"time_s", r.timeS},
-                            {"algbw_gbps", r.algbwGBps},
-                            {"busbw_gbps", r.busbwGBps}});
-            csvText += fmt::format("{},{},{:.9e},{:.6f},{:.6f}\n",
-                                   r.bytes,
-                                   count(r.bytes),
-                                   r.timeS,
-                                   r.algbwGBps,
-                                   r.busbwGBps);
+            table.AddRow({r.bytes, count(r.bytes), r.timeS, r.algbwGBps, r.busbwGBps});
         }
+        fmt::print("{}", table.Table());
         if (!json.empty())
         {
             nlohmann::json j = {{"topology", topology},
@@ -232,7 +215,7 @@ main(int argc, char* argv[])
                                 {"collective", collective},
                                 {"algorithm", algorithm},
                                 {"backend", backend},
-                                {"results", rows}};
+                                {"results", table.Json()}};
             if (!failure.empty())
             {
                 j["error"] = failure; // results hold the sizes before it
@@ -241,7 +224,7 @@ main(int argc, char* argv[])
         }
         if (!csv.empty())
         {
-            WriteTextFile("--csv", csv, csvText);
+            WriteTextFile("--csv", csv, table.Csv());
         }
         if (!failure.empty())
         {

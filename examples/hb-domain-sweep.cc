@@ -17,6 +17,7 @@
 // --tp-mode and --activation-bytes show how the trends move under the other
 // readings.
 #include "program-support.h"
+#include "results-table.h"
 
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
@@ -210,9 +211,23 @@ main(int argc, char* argv[])
         }
         const std::vector<LlmModel> modelList = TopologyHelper::GetModels("--models", models);
         std::map<std::string, std::vector<SweepRow>> rows;
-        nlohmann::json jrows = nlohmann::json::array();
-        std::string csvText = "model,gpus,hb_size,tp,dp_inner,dp_outer,compute_s,dp_rail_s,"
-                              "dp_domain_s,tp_s,iteration_time_s,ideal_time_s\n";
+        // one column list for the table (one per model), the CSV and the
+        // JSON rows; the CSV's names of the terms are shorter than the JSON's
+        ResultsTable table(
+            {ResultsColumn{"model", "", "", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             ResultsColumn{"gpus", "", "", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             {"hb_size", "K", "", "{:>6}"},
+             {"tp", "N_M", "", "{:>7.2f}"},
+             ResultsColumn{"dp_inner", "", "", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             {"dp_outer", "N_Df", "", "{:>7.0f}"},
+             ResultsColumn{"compute_time_s", "compute", "s", "{:>9.4f}"}.CsvAs("compute_s"),
+             ResultsColumn{"dp_rail_time_s", "DP rail", "s", "{:>10.4f}"}.CsvAs("dp_rail_s"),
+             ResultsColumn{"dp_domain_time_s", "DP domain", "s", "{:>10.4f}"}.CsvAs("dp_domain_s"),
+             ResultsColumn{"tp_time_s", "TP", "s", "{:>10.4f}"}.CsvAs("tp_s"),
+             {"iteration_time_s", "T_iter s", "s", "{:>10.4f}"},
+             ResultsColumn{"analytical_time_s", "", "s", "{}"}.In(ResultsColumn::kJson),
+             {"ideal_time_s", "T_ideal s", "s", "{:>10.4f}"},
+             ResultsColumn{"vs_ideal", "T/T_ideal", "", "{:>9.3f}"}.In(ResultsColumn::kTable)});
         fmt::print("Rail-only analytical model, N = {}, platform {} (B_F = {} Gb/s, B_S = {} "
                    "Gb/s, C = {} TFLOP/s), TP mode {}, activation bytes {}\n",
                    n,
@@ -230,59 +245,26 @@ main(int argc, char* argv[])
                        m.hiddenSize,
                        m.globalBatchTokens,
                        m.tpRoundsPerBlock);
-            fmt::print("{:>6} {:>7} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
-                       "K",
-                       "N_M",
-                       "N_Df",
-                       "compute",
-                       "DP rail",
-                       "DP domain",
-                       "TP",
-                       "T_iter s",
-                       "T_ideal s",
-                       "T/T_ideal");
+            fmt::print("{}", table.Heading());
             for (uint32_t k : ks)
             {
                 const SweepRow r = AnalyticalRow(m, hw, n, k, mode, activationBytes);
                 const auto& a = r.analytical;
-                fmt::print("{:>6} {:>7.2f} {:>7.0f} {:>9.4f} {:>10.4f} {:>10.4f} {:>10.4f} "
-                           "{:>10.4f} {:>10.4f} {:>9.3f}\n",
-                           k,
-                           a.N_M,
-                           a.N_Df,
-                           a.compute,
-                           a.dpRail,
-                           a.dpDomain,
-                           a.tp,
-                           a.total,
-                           r.idealTime,
-                           a.total / r.idealTime);
-                csvText += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n",
-                                       m.name,
-                                       n,
-                                       k,
-                                       a.N_M,
-                                       a.N_Ds,
-                                       a.N_Df,
-                                       a.compute,
-                                       a.dpRail,
-                                       a.dpDomain,
-                                       a.tp,
-                                       a.total,
-                                       r.idealTime);
-                jrows.push_back({{"model", m.name},
-                                 {"gpus", n},
-                                 {"hb_size", k},
-                                 {"tp", a.N_M},
-                                 {"dp_inner", a.N_Ds},
-                                 {"dp_outer", a.N_Df},
-                                 {"compute_time_s", a.compute},
-                                 {"dp_rail_time_s", a.dpRail},
-                                 {"dp_domain_time_s", a.dpDomain},
-                                 {"tp_time_s", a.tp},
-                                 {"iteration_time_s", a.total},
-                                 {"analytical_time_s", a.total},
-                                 {"ideal_time_s", r.idealTime}});
+                table.AddRow({m.name,
+                              n,
+                              k,
+                              a.N_M,
+                              a.N_Ds,
+                              a.N_Df,
+                              a.compute,
+                              a.dpRail,
+                              a.dpDomain,
+                              a.tp,
+                              a.total,
+                              a.total,
+                              r.idealTime,
+                              a.total / r.idealTime});
+                fmt::print("{}", table.Line(table.Rows() - 1));
                 rows[m.name].push_back(r);
             }
         }
@@ -355,13 +337,13 @@ main(int argc, char* argv[])
                                       {"platform", hw.name},
                                       {"tp_mode", tpMode},
                                       {"activation_bytes", activationBytes},
-                                      {"results", jrows},
+                                      {"results", table.Json()},
                                       {"trends", jtrends}};
             WriteTextFile("--json", json, j.dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            WriteTextFile("--csv", csv, csvText);
+            WriteTextFile("--csv", csv, table.Csv());
         }
     }
     catch (const FabricConfigError& e)

@@ -20,6 +20,7 @@
 // on to the rail as soon as it crossed NVLink (and in chunks of --chunk-bytes),
 // so the NVLink step hides behind the rail step.
 #include "program-support.h"
+#include "results-table.h"
 
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
@@ -161,22 +162,37 @@ main(int argc, char* argv[])
                 n,
                 fmt::format("a multiple of K = {} ({}) with at least 2 HB domains", k, name));
         }
-        nlohmann::json rows = nlohmann::json::array();
+        // one column list for the table and the JSON rows
+        using Column = ResultsColumn;
+        const unsigned jsonOnly = Column::kJson;
+        const unsigned both = Column::kTable | Column::kJson;
+        ResultsTable table(
+            {Column{"preset", "preset", "", "{:<10}"}.In(both),
+             Column{"backend", "", "", "{}"}.In(jsonOnly),
+             Column{"gpus", "", "", "{}"}.In(jsonOnly),
+             Column{"gpus_per_domain", "K", "", "{:>4}"}.In(both),
+             Column{"domains", "D", "", "{:>4}"}.In(Column::kTable),
+             Column{"bytes", "", "B", "{}"}.In(jsonOnly),
+             Column{"rail_only_time_s", "rail-only s", "s", "{:>13.6f}"}.In(both),
+             Column{"fat_tree_time_s", "fat-tree s", "s", "{:>13.6f}"}.In(both),
+             Column{"overhead_pct", "overhead", "%", "{:>9.2f}%"}.In(both),
+             Column{"model_overhead_pct", "model", "%", "{:>9.2f}%"}.In(both),
+             Column{"nic_to_nvlink_pct", "", "%", "{}"}.In(jsonOnly),
+             Column{"pipelined_time_s", "pipelined s", "s", "{:>12.6f}"}.In(both),
+             Column{"pipelined_overhead_pct", "pipelined", "%", "{:>9.2f}%"}.In(both),
+             Column{"paper", "paper", "", "{:>8}"}.In(Column::kTable),
+             Column{"chunk_bytes", "", "B", "{}"}.In(jsonOnly),
+             Column{"paper_overhead_pct", "", "%", "{}"}.In(jsonOnly)});
+        for (const char* percent : {"overhead_pct", "model_overhead_pct", "pipelined_overhead_pct"})
+        {
+            table.SetHeadingFormat(percent, "{:>10}"); // the cell's width and its %
+        }
+        table.SetHeadingFormat("paper", "{:>9}");
         fmt::print("MoE all-to-all of {} bytes per GPU on {} GPUs: rail-only (two steps: NVLink, "
                    "then rails) vs rail-optimized fat-tree (direct)\n",
                    bytes,
                    n);
-        fmt::print("{:<10} {:>4} {:>4} {:>13} {:>13} {:>10} {:>10} {:>12} {:>10} {:>9}\n",
-                   "preset",
-                   "K",
-                   "D",
-                   "rail-only s",
-                   "fat-tree s",
-                   "overhead",
-                   "model",
-                   "pipelined s",
-                   "pipelined",
-                   "paper");
+        fmt::print("{}", table.Heading());
         for (const HbDomainPreset& hw : platforms)
         {
             const uint32_t k = hw.gpusPerDomain;
@@ -208,37 +224,24 @@ main(int argc, char* argv[])
             const double pipelined = 100.0 * (pipe / ft - 1.0);
             const double ratio = 100.0 * p.nicRateBps / p.nvlinkRateBps;
             auto paper = kPaperOverheadPct.find(hw.name);
-            fmt::print("{:<10} {:>4} {:>4} {:>13.6f} {:>13.6f} {:>9.2f}% {:>9.2f}% {:>12.6f} "
-                       "{:>9.2f}% {:>8}\n",
-                       hw.name,
-                       k,
-                       n / k,
-                       ro,
-                       ft,
-                       overhead,
-                       model,
-                       pipe,
-                       pipelined,
-                       paper == kPaperOverheadPct.end() ? std::string("-")
-                                                        : fmt::format("{:.1f}%", paper->second));
-            nlohmann::json row = {{"preset", hw.name},
-                                  {"backend", backend},
-                                  {"gpus", n},
-                                  {"gpus_per_domain", k},
-                                  {"bytes", bytes},
-                                  {"rail_only_time_s", ro},
-                                  {"fat_tree_time_s", ft},
-                                  {"overhead_pct", overhead},
-                                  {"model_overhead_pct", model},
-                                  {"nic_to_nvlink_pct", ratio},
-                                  {"pipelined_time_s", pipe},
-                                  {"pipelined_overhead_pct", pipelined},
-                                  {"chunk_bytes", chunk}};
-            if (paper != kPaperOverheadPct.end())
-            {
-                row["paper_overhead_pct"] = paper->second;
-            }
-            rows.push_back(row);
+            const bool published = paper != kPaperOverheadPct.end();
+            table.AddRow({hw.name,
+                          backend,
+                          n,
+                          k,
+                          n / k,
+                          bytes,
+                          ro,
+                          ft,
+                          overhead,
+                          model,
+                          ratio,
+                          pipe,
+                          pipelined,
+                          published ? fmt::format("{:.1f}%", paper->second) : std::string("-"),
+                          chunk,
+                          published ? ResultsTable::Cell(paper->second) : ResultsTable::None()});
+            fmt::print("{}", table.Line(table.Rows() - 1));
         }
         fmt::print("paper: all-to-all through NVLink forwarding costs 8.2% (DGX A100) to 11.2% "
                    "(DGX H100) over a rail-optimized fat-tree; NIC / NVLink = 8.3% and 11.1%.\n"
@@ -246,7 +249,9 @@ main(int argc, char* argv[])
                    "'pipelined' = the NVLink step overlapped with the rail step (pxn, chunked).\n");
         if (!json.empty())
         {
-            WriteTextFile("--json", json, nlohmann::json({{"results", rows}}).dump(2) + "\n");
+            WriteTextFile("--json",
+                          json,
+                          nlohmann::json({{"results", table.Json()}}).dump(2) + "\n");
         }
     }
     catch (const FabricConfigError& e)

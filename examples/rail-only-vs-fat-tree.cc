@@ -23,6 +23,7 @@
 // --quick runs 64 GPUs and a smaller model in seconds; --backend=flow runs the
 // same programs on the flow-level backend (fluid max-min fair flows).
 #include "program-support.h"
+#include "results-table.h"
 
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
@@ -363,21 +364,6 @@ main(int argc, char* argv[])
                 refCost = r.cost;
             }
         }
-        fmt::print("\n{:<15} {:>6} {:<34} {:>5} {:>12} {:>9} {:>12} {:>8} {:>8} {:>13} {:>9}\n",
-                   "topology",
-                   "GPUs",
-                   "model",
-                   "how",
-                   "iteration s",
-                   "vs ropt",
-                   "Eq. 1 s",
-                   "switches",
-                   "xcvrs",
-                   "cost $",
-                   "vs ropt");
-        nlohmann::json jrows = nlohmann::json::array();
-        std::string csvText = "topology,gpus,model,simulated,iteration_time_s,analytical_time_s,"
-                              "switches,transceivers,cost_usd,power_w\n";
         std::map<std::pair<uint32_t, std::string>, double> paperRefCost;
         for (const Row& r : rows)
         {
@@ -386,66 +372,67 @@ main(int argc, char* argv[])
                 paperRefCost[{r.gpus, r.model}] = r.cost;
             }
         }
+        // one column list for the table, the CSV and the JSON rows; the
+        // simulated rows carry the job's parameters in their JSON
+        ResultsTable table(
+            {{"topology", "topology", "", "{:<15}"},
+             {"gpus", "GPUs", "", "{:>6}"},
+             {"model", "model", "", "{:<34}"},
+             ResultsColumn{"how", "how", "", "{:>5}"}.In(ResultsColumn::kTable),
+             ResultsColumn{"simulated", "", "", "{}"}.In(ResultsColumn::kCsv |
+                                                         ResultsColumn::kJson),
+             {"iteration_time_s", "iteration s", "s", "{:>12.6f}"},
+             ResultsColumn{"time_vs_ropt", "vs ropt", "", "{:>9}"}.In(ResultsColumn::kTable),
+             ResultsColumn{"time_vs_rail_optimized", "", "", "{}"}.In(ResultsColumn::kJson),
+             {"analytical_time_s", "Eq. 1 s", "s", "{:>12.6f}"},
+             {"switches", "switches", "", "{:>8}"},
+             {"transceivers", "xcvrs", "", "{:>8}"},
+             {"cost_usd", "cost $", "USD", "{:>13.0f}"},
+             ResultsColumn{"cost_vs_rail_optimized", "vs ropt", "", "{:>9.3f}"}.In(
+                 ResultsColumn::kTable | ResultsColumn::kJson),
+             ResultsColumn{"power_w", "", "W", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             ResultsColumn{"pipeline_bubble_s", "", "s", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"analytical_with_bubble_s", "", "s", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"platform", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"tp", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"pp", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"dp", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"micro_batches", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"radix", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"backend", "", "", "{}"}.In(ResultsColumn::kJson)});
+        const auto none = ResultsTable::None();
         for (const Row& r : rows)
         {
             const double tRel = r.simulated && refTime > 0 ? r.time / refTime : 1.0;
             double cRef = r.simulated ? refCost : paperRefCost[{r.gpus, r.model}];
             const double cRel = cRef > 0 ? r.cost / cRef : 1.0;
-            fmt::print("{:<15} {:>6} {:<34} {:>5} {:>12.6f} {:>9} {:>12.6f} {:>8} {:>8} {:>13.0f} "
-                       "{:>9}\n",
-                       r.topology,
-                       r.gpus,
-                       r.model,
-                       r.simulated ? "sim" : "Eq.1",
-                       r.time,
-                       r.simulated ? fmt::format("{:.4f}", tRel) : std::string("same"),
-                       r.analytical,
-                       r.counts.switches,
-                       r.counts.transceivers,
-                       r.cost,
-                       fmt::format("{:.3f}", cRel));
-            nlohmann::json j = {{"topology", r.topology},
-                                {"gpus", r.gpus},
-                                {"model", r.model},
-                                {"simulated", r.simulated},
-                                {"iteration_time_s", r.time},
-                                {"analytical_time_s", r.analytical},
-                                {"switches", r.counts.switches},
-                                {"transceivers", r.counts.transceivers},
-                                {"cost_usd", r.cost},
-                                {"power_w", r.power},
-                                {"cost_vs_rail_optimized", cRel}};
-            if (r.simulated)
-            {
-                j["time_vs_rail_optimized"] = tRel;
-                j["pipeline_bubble_s"] = r.bubble;
-                j["analytical_with_bubble_s"] = r.analytical + r.bubble;
-                j["platform"] = hw.name;
-                j["tp"] = tp;
-                j["pp"] = pp;
-                j["dp"] = dp;
-                j["micro_batches"] = m;
-                j["radix"] = radix;
-                j["backend"] = backend;
-            }
-            else
-            {
-                j["platform"] = phw.name;
-                j["radix"] = pradix;
-            }
-            jrows.push_back(j);
-            csvText += fmt::format("{},{},{},{},{},{},{},{},{},{}\n",
-                                   r.topology,
-                                   r.gpus,
-                                   r.model,
-                                   r.simulated,
-                                   r.time,
-                                   r.analytical,
-                                   r.counts.switches,
-                                   r.counts.transceivers,
-                                   r.cost,
-                                   r.power);
+            using Cell = ResultsTable::Cell;
+            const auto simulatedOnly = [&](Cell c) { return r.simulated ? c : none; };
+            table.AddRow({r.topology,
+                          r.gpus,
+                          r.model,
+                          r.simulated ? "sim" : "Eq.1",
+                          r.simulated,
+                          r.time,
+                          r.simulated ? fmt::format("{:.4f}", tRel) : std::string("same"),
+                          simulatedOnly(tRel),
+                          r.analytical,
+                          r.counts.switches,
+                          r.counts.transceivers,
+                          r.cost,
+                          cRel,
+                          r.power,
+                          simulatedOnly(r.bubble),
+                          simulatedOnly(r.analytical + r.bubble),
+                          r.simulated ? hw.name : phw.name,
+                          simulatedOnly(tp),
+                          simulatedOnly(pp),
+                          simulatedOnly(dp),
+                          simulatedOnly(m),
+                          r.simulated ? radix : pradix,
+                          simulatedOnly(backend)});
         }
+        fmt::print("\n{}", table.Table());
         if (eq1Applies)
         {
             fmt::print("\nEq. 1 (the paper's model: compute + DP + TP bandwidth terms, here per "
@@ -497,11 +484,13 @@ main(int argc, char* argv[])
         }
         if (!json.empty())
         {
-            WriteTextFile("--json", json, nlohmann::json({{"results", jrows}}).dump(2) + "\n");
+            WriteTextFile("--json",
+                          json,
+                          nlohmann::json({{"results", table.Json()}}).dump(2) + "\n");
         }
         if (!csv.empty())
         {
-            WriteTextFile("--csv", csv, csvText);
+            WriteTextFile("--csv", csv, table.Csv());
         }
     }
     catch (const FabricConfigError& e)
