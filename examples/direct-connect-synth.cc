@@ -77,33 +77,6 @@ EqualsItsReverse(const DirectConnectGraph& g)
     return forward == backward;
 }
 
-/// Parse a whole string as a number; reject trailing junk, NaN and infinities.
-double
-ParseNumber(const std::string& flag, const std::string& text, const std::string& allowed)
-{
-    size_t used = 0;
-    double v = 0;
-    try
-    {
-        v = std::stod(text, &used);
-    }
-    catch (const std::exception&)
-    {
-        used = 0;
-    }
-    FabricRequire(used == text.size() && used > 0 && std::isfinite(v), flag, text, allowed);
-    return v;
-}
-
-uint32_t
-ParseCount(const std::string& flag, const std::string& text, const std::string& allowed)
-{
-    bool digits = !text.empty() && text.size() <= 9 &&
-                  text.find_first_not_of("0123456789") == std::string::npos;
-    FabricRequire(digits, flag, text, allowed);
-    return static_cast<uint32_t>(std::stoul(text));
-}
-
 nlohmann::json
 FractionList(const std::vector<Fraction>& v, bool exact)
 {
@@ -462,31 +435,63 @@ RunFinder(uint32_t nodes,
 int
 main(int argc, char* argv[])
 {
-    std::string nodes = "128";
-    std::string degree = "4";
-    std::string alpha = "1e-5";
-    std::string bandwidth = "1e11";
-    std::string size = "1048576";
-    std::string depth = "2";
-    std::string productBfbNodes = std::to_string(FinderOptions().maxProductBfbNodes);
+    uint32_t nodes = 128;
+    uint32_t degree = 4;
+    double alpha = 1e-5;
+    double bandwidth = 1e11;
+    double size = 1048576;
+    uint32_t depth = 2;
+    uint32_t productBfbNodes = FinderOptions().maxProductBfbNodes;
     std::string graph;
     std::string edges;
     std::string json;
     bool simulate = false;
-    std::string chunks = "0";
-    std::string delayNs = "100";
+    uint32_t chunks = 0;
+    uint32_t delayNs = 100;
     ProgramFlags cmd("direct-connect-synth", __FILE__);
     cmd.Usage("Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).");
-    cmd.AddValue("nodes", "number of hosts N for the finder", nodes);
-    cmd.AddValue("degree", "ports per host d for the finder", degree);
-    cmd.AddValue("alpha", "per-step latency alpha, seconds", alpha);
-    cmd.AddValue("bandwidth", "per-host bandwidth B, bits per second", bandwidth);
-    cmd.AddValue("size", "allgather message size M, bytes", size);
-    cmd.AddValue("depth", "expansion depth of the finder (0..4)", depth);
-    cmd.AddValue("product-bfb-nodes",
-                 "finder: products up to this many hosts are evaluated with BFB on the product "
-                 "(exact), larger ones with the dimension-ordered schedule (an upper bound)",
-                 productBfbNodes);
+    // counts of at most nine digits, as before they were typed
+    const auto count = [](uint32_t most) { return [most](uint32_t v) { return v <= most; }; };
+    const auto any = [](double) { return true; };
+    cmd.AddValue<uint32_t>("nodes",
+                           "number of hosts N for the finder",
+                           nodes,
+                           "an integer N >= 2",
+                           [](uint32_t v) { return v >= 2 && v <= 999999999; });
+    cmd.AddValue<uint32_t>("degree",
+                           "ports per host d for the finder",
+                           degree,
+                           "an integer 1 <= d < N",
+                           count(999999999)); // 1 <= d < N checked once N is known
+    cmd.AddValue<double>("alpha",
+                         "per-step latency alpha, seconds",
+                         alpha,
+                         "a finite number of seconds >= 0",
+                         [](double v) { return v >= 0; });
+    // ranges that depend on --simulate are checked after parsing
+    cmd.AddValue<double>("bandwidth",
+                         "per-host bandwidth B, bits per second",
+                         bandwidth,
+                         "a finite rate > 0 in bit/s",
+                         any);
+    cmd.AddValue<double>("size",
+                         "allgather message size M, bytes",
+                         size,
+                         FlagIsTrue(argc, argv, "simulate") ? "a whole number of bytes >= 1"
+                                                            : "a finite number of bytes >= 0",
+                         any);
+    cmd.AddValue<uint32_t>("depth",
+                           "expansion depth of the finder (0..4)",
+                           depth,
+                           "an integer 0..4",
+                           count(4));
+    cmd.AddValue<uint32_t>(
+        "product-bfb-nodes",
+        "finder: products up to this many hosts are evaluated with BFB on the product "
+        "(exact), larger ones with the dimension-ordered schedule (an upper bound)",
+        productBfbNodes,
+        "an integer number of hosts, 0 to 999999999",
+        count(999999999));
     cmd.AddValue("graph", "construction name, e.g. L(L(K(4,4))): print its BFB instead", graph);
     cmd.AddValue("edges", "edge-list file ('u v' per line): print its BFB instead", edges);
     cmd.AddValue("json", "write the results as JSON to this path", json);
@@ -494,11 +499,18 @@ main(int argc, char* argv[])
                  "also run BFB allgather and allreduce on the packet-level fabric "
                  "(--size bytes, --bandwidth bit/s per host; --alpha is not used)",
                  simulate);
-    cmd.AddValue("chunks",
-                 "with --simulate: chunks per shard (0: the exact count, at most 64; for allreduce "
-                 "also a multiple of 2..d when that stays <= 64)",
-                 chunks);
-    cmd.AddValue("delay-ns", "with --simulate: link delay in nanoseconds", delayNs);
+    cmd.AddValue<uint32_t>(
+        "chunks",
+        "with --simulate: chunks per shard (0: the exact count, at most 64; for allreduce "
+        "also a multiple of 2..d when that stays <= 64)",
+        chunks,
+        "an integer >= 0 (0: exact)",
+        count(999999999));
+    cmd.AddValue<uint32_t>("delay-ns",
+                           "with --simulate: link delay in nanoseconds",
+                           delayNs,
+                           "an integer number of ns >= 0",
+                           count(999999999));
     std::string backend = "packet";
     cmd.AddValue("backend", "with --simulate: packet | flow (flow-level backend)", backend);
     cmd.UseFabricScheduler();
@@ -527,19 +539,18 @@ main(int argc, char* argv[])
         sim.enabled = simulate;
         if (simulate)
         {
-            const double m = ParseNumber("--size", size, "a whole number of bytes >= 1");
-            FabricRequire(m >= 1 && m <= 1e15 && std::floor(m) == m,
+            FabricRequire(size >= 1 && size <= 1e15 && std::floor(size) == size,
                           "--size",
-                          size,
+                          cmd.ValueText("size"),
                           "a whole number of bytes, 1 .. 1e15, with --simulate");
-            sim.bytes = static_cast<uint64_t>(m);
-            sim.bandwidthBps = ParseNumber("--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
+            sim.bytes = static_cast<uint64_t>(size);
+            sim.bandwidthBps = bandwidth;
             FabricRequire(sim.bandwidthBps >= 1e3 && sim.bandwidthBps <= 1e15,
                           "--bandwidth",
-                          bandwidth,
+                          cmd.ValueText("bandwidth"),
                           "a rate of 1e3 .. 1e15 bit/s with --simulate");
-            sim.chunksPerShard = ParseCount("--chunks", chunks, "an integer >= 0 (0: exact)");
-            sim.delayNs = ParseCount("--delay-ns", delayNs, "an integer number of ns >= 0");
+            sim.chunksPerShard = chunks;
+            sim.delayNs = delayNs;
             sim.backend = backend;
         }
         if (!graph.empty())
@@ -551,27 +562,25 @@ main(int argc, char* argv[])
             return RunGraph(LoadEdgeList(edges), json, sim);
         }
         FinderWorkload w;
-        w.alphaSeconds = ParseNumber("--alpha", alpha, "a finite number of seconds >= 0");
-        w.bandwidthBps = ParseNumber("--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
-        w.messageBytes = ParseNumber("--size", size, "a finite number of bytes >= 0");
-        uint32_t n = ParseCount("--nodes", nodes, "an integer N >= 2");
-        uint32_t d = ParseCount("--degree", degree, "an integer 1 <= d < N");
-        uint32_t k = ParseCount("--depth", depth, "an integer 0..4");
-        FabricRequire(n >= 2, "--nodes", nodes, "an integer N >= 2");
-        FabricRequire(d >= 1 && d < n,
+        w.alphaSeconds = alpha;
+        w.bandwidthBps = bandwidth;
+        w.messageBytes = size;
+        FabricRequire(degree >= 1 && degree < nodes,
                       "--degree",
-                      degree,
-                      fmt::format("an integer 1 <= d < N = {}", n));
-        FabricRequire(k <= 4, "--depth", depth, "an integer 0..4");
+                      cmd.ValueText("degree"),
+                      fmt::format("an integer 1 <= d < N = {}", nodes));
         FinderOptions o;
-        o.maxDepth = k;
-        o.maxProductBfbNodes = ParseCount("--product-bfb-nodes",
-                                          productBfbNodes,
-                                          "an integer number of hosts, 0 to 999999999");
-        FabricRequire(w.alphaSeconds >= 0, "--alpha", alpha, "a finite number of seconds >= 0");
-        FabricRequire(w.bandwidthBps > 0, "--bandwidth", bandwidth, "a finite rate > 0 in bit/s");
-        FabricRequire(w.messageBytes >= 0, "--size", size, "a finite number of bytes >= 0");
-        return RunFinder(n, d, w, o, json, sim);
+        o.maxDepth = depth;
+        o.maxProductBfbNodes = productBfbNodes;
+        FabricRequire(w.bandwidthBps > 0,
+                      "--bandwidth",
+                      cmd.ValueText("bandwidth"),
+                      "a finite rate > 0 in bit/s");
+        FabricRequire(w.messageBytes >= 0,
+                      "--size",
+                      cmd.ValueText("size"),
+                      "a finite number of bytes >= 0");
+        return RunFinder(nodes, degree, w, o, json, sim);
     }
     catch (const FabricConfigError& e)
     {

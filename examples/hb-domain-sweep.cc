@@ -139,10 +139,10 @@ main(int argc, char* argv[])
 {
     std::string models = "gpt3-175b,opt-175b";
     std::string platform = "gh200-256-hotnets";
-    std::string gpus = "32768";
+    uint32_t n = 32768;
     std::string hbSizes = "8,16,32,64,128,256,512,1024";
     std::string tpMode = "paper";
-    std::string activationBytesText = "1";
+    double activationBytes = 1;
     std::string png = "hb-domain-sweep.png";
     std::string json;
     std::string csv;
@@ -158,14 +158,17 @@ main(int argc, char* argv[])
         "platform",
         fmt::format("platform preset (B_F, B_S, C): {}", fmt::join(HbDomainPreset::Names(), "|")),
         platform);
-    cmd.AddValue("gpus", "GPUs N", gpus);
+    cmd.AddInteger("gpus", "GPUs N", n);
     cmd.AddValue("hb-sizes", "comma-separated HB domain sizes K (divisors of N)", hbSizes);
     cmd.AddValue("tp-mode",
                  "TP size: paper (N_M* as printed) | eq1 (minimiser of Eq. 1) | domain (TP = K)",
                  tpMode);
-    cmd.AddValue("activation-bytes",
-                 "factor on b*d_model in the TP term (1: the paper's formula; 2: BF16 bytes)",
-                 activationBytesText);
+    cmd.AddValue<double>(
+        "activation-bytes",
+        "factor on b*d_model in the TP term (1: the paper's formula; 2: BF16 bytes)",
+        activationBytes,
+        "a positive number (1: the paper's formula; 2: BF16 bytes)",
+        [](double v) { return v > 0; });
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
@@ -180,25 +183,7 @@ main(int argc, char* argv[])
             GnuplotPath("--png", png);
         }
         const TpMode mode = TpModeFromName("--tp-mode", tpMode);
-        double activationBytes = 0;
-        {
-            size_t used = 0;
-            try
-            {
-                activationBytes = std::stod(activationBytesText, &used);
-            }
-            catch (const std::exception&)
-            {
-                used = 0;
-            }
-            FabricRequire(used == activationBytesText.size() && used > 0 &&
-                              std::isfinite(activationBytes) && activationBytes > 0,
-                          "--activation-bytes",
-                          activationBytesText,
-                          "a positive number (1: the paper's formula; 2: BF16 bytes)");
-        }
         const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
-        const uint32_t n = static_cast<uint32_t>(ParseInteger("--gpus", gpus));
         std::vector<uint32_t> ks;
         for (const auto& s : SplitList("--hb-sizes", hbSizes))
         {

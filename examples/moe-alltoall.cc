@@ -113,9 +113,9 @@ int
 main(int argc, char* argv[])
 {
     std::string presets = "dgx-a100,dgx-h100";
-    std::string gpusText = "64";
-    std::string bytesText = std::to_string(16ULL << 20);
-    std::string chunkText = std::to_string(64ULL << 10);
+    uint32_t n = 64;
+    uint64_t bytes = 16ULL << 20;
+    uint64_t chunk = 64ULL << 10;
     std::string json;
     std::string backend = "packet";
 
@@ -126,12 +126,23 @@ main(int argc, char* argv[])
                  fmt::format("comma-separated platform presets: {}",
                              fmt::join(HbDomainPreset::Names(), "|")),
                  presets);
-    cmd.AddValue("gpus", "GPUs N (a multiple of K with at least 2 domains)", gpusText);
-    cmd.AddValue("bytes", "all-to-all send buffer per GPU, bytes", bytesText);
-    cmd.AddValue("chunk-bytes",
-                 "chunk of the pipelined pxn all-to-all, bytes (0: per piece); below the piece "
-                 "size (bytes / GPUs) to pipeline",
-                 chunkText);
+    // checked in the type each is used in (4294967312 GPUs would wrap to 16)
+    cmd.AddInteger("gpus",
+                   "GPUs N (a multiple of K with at least 2 domains)",
+                   n,
+                   2,
+                   std::numeric_limits<uint32_t>::max());
+    cmd.AddInteger("bytes",
+                   "all-to-all send buffer per GPU, bytes",
+                   bytes,
+                   1,
+                   std::numeric_limits<uint64_t>::max());
+    cmd.AddInteger("chunk-bytes",
+                   "chunk of the pipelined pxn all-to-all, bytes (0: per piece); below the piece "
+                   "size (bytes / GPUs) to pipeline",
+                   chunk,
+                   0,
+                   std::numeric_limits<uint64_t>::max());
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
     cmd.UseFabricScheduler();
@@ -139,13 +150,6 @@ main(int argc, char* argv[])
 
     try
     {
-        // checked in the type it is used in (4294967312 would wrap to 16)
-        const auto n = static_cast<uint32_t>(
-            ParseInteger("--gpus", gpusText, 2, std::numeric_limits<uint32_t>::max()));
-        const uint64_t bytes =
-            ParseInteger("--bytes", bytesText, 1, std::numeric_limits<uint64_t>::max());
-        const uint64_t chunk =
-            ParseInteger("--chunk-bytes", chunkText, 0, std::numeric_limits<uint64_t>::max());
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
                       backend,

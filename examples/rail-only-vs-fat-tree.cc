@@ -126,24 +126,24 @@ int
 main(int argc, char* argv[])
 {
     bool quick = false;
-    std::string gpusText = "128";
+    uint32_t n = 128;
     std::string platform = "dgx-h100";
-    std::string tpText = "8";
-    std::string ppText = "2";
-    std::string mbText = "4";
-    std::string layersText = "8";
-    std::string hiddenText = "2048";
-    std::string seqText = "1024";
+    uint32_t tp = 8;
+    uint32_t pp = 2;
+    uint32_t m = 4;
+    uint32_t layers = 8;
+    uint32_t hidden = 2048;
+    uint32_t seq = 1024;
     std::string radixText = "auto";
     std::string topologies = "rail-only,rail-optimized,fat-tree";
     std::string granularity = "layer";
     bool overlapDp = false;
     std::string backend = "packet";
     std::string pricePreset = "hotnets2023";
-    std::string paperGpusText = "32768";
+    uint32_t pn = 32768;
     std::string paperModels = "gpt3-175b,opt-175b";
     std::string paperPlatform = "gh200-256-hotnets";
-    std::string paperRadixText = "64";
+    uint32_t pradix = 64;
     std::string png = "rail-only-vs-fat-tree.png";
     std::string json;
     std::string csv;
@@ -151,10 +151,10 @@ main(int argc, char* argv[])
     // --quick changes the defaults only: flags given with it still apply
     if (FlagIsTrue(argc, argv, "quick"))
     {
-        gpusText = "64";
-        layersText = "4";
-        hiddenText = "1024";
-        mbText = "2";
+        n = 64;
+        layers = 4;
+        hidden = 1024;
+        m = 2;
     }
     ProgramFlags cmd("rail-only-vs-fat-tree", __FILE__);
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "
@@ -162,16 +162,16 @@ main(int argc, char* argv[])
     cmd.AddValue("quick",
                  "small defaults (64 GPUs, 4 blocks of d_model 1024, 2 micro-batches)",
                  quick);
-    cmd.AddValue("gpus", "simulated GPUs N", gpusText);
+    cmd.AddInteger("gpus", "simulated GPUs N", n);
     cmd.AddValue("platform",
                  fmt::format("platform preset: {}", fmt::join(HbDomainPreset::Names(), "|")),
                  platform);
-    cmd.AddValue("tp", "TP size (divides K)", tpText);
-    cmd.AddValue("pp", "PP size (DP = N / (TP PP))", ppText);
-    cmd.AddValue("micro-batches", "micro-batches per replica (one sequence each)", mbText);
-    cmd.AddValue("layers", "blocks of the scaled-down GPT", layersText);
-    cmd.AddValue("hidden", "d_model of the scaled-down GPT (16 heads)", hiddenText);
-    cmd.AddValue("seq", "sequence length, tokens", seqText);
+    cmd.AddInteger("tp", "TP size (divides K)", tp);
+    cmd.AddInteger("pp", "PP size (DP = N / (TP PP))", pp);
+    cmd.AddInteger("micro-batches", "micro-batches per replica (one sequence each)", m);
+    cmd.AddInteger("layers", "blocks of the scaled-down GPT", layers);
+    cmd.AddInteger("hidden", "d_model of the scaled-down GPT (16 heads)", hidden);
+    cmd.AddInteger("seq", "sequence length, tokens", seq);
     cmd.AddValue("radix",
                  "ports per network switch (auto: 2 x GPUs per rail, at least 8, so that a rail "
                  "fills half a leaf of the rail-optimized fat-tree)",
@@ -185,10 +185,10 @@ main(int argc, char* argv[])
     cmd.AddValue("price-preset",
                  fmt::format("prices: {}", fmt::join(FabricCostModel::PricePresets(), "|")),
                  pricePreset);
-    cmd.AddValue("paper-gpus", "GPUs of the formula rows (the paper's scale)", paperGpusText);
+    cmd.AddInteger("paper-gpus", "GPUs of the formula rows (the paper's scale)", pn);
     cmd.AddValue("paper-models", "comma-separated model presets of the formula rows", paperModels);
     cmd.AddValue("paper-platform", "platform of the formula rows (K, B_F, B_S, C)", paperPlatform);
-    cmd.AddValue("paper-radix", "switch radix of the formula rows' cost", paperRadixText);
+    cmd.AddInteger("paper-radix", "switch radix of the formula rows' cost", pradix);
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
@@ -210,13 +210,6 @@ main(int argc, char* argv[])
                       "--granularity",
                       granularity,
                       "layer or micro-batch");
-        const uint32_t n = static_cast<uint32_t>(ParseInteger("--gpus", gpusText));
-        const uint32_t tp = static_cast<uint32_t>(ParseInteger("--tp", tpText));
-        const uint32_t pp = static_cast<uint32_t>(ParseInteger("--pp", ppText));
-        const uint32_t m = static_cast<uint32_t>(ParseInteger("--micro-batches", mbText));
-        const uint32_t layers = static_cast<uint32_t>(ParseInteger("--layers", layersText));
-        const uint32_t hidden = static_cast<uint32_t>(ParseInteger("--hidden", hiddenText));
-        const uint32_t seq = static_cast<uint32_t>(ParseInteger("--seq", seqText));
         const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         FabricRequire(n % hw.gpusPerDomain == 0,
                       "--gpus",
@@ -279,9 +272,6 @@ main(int argc, char* argv[])
         {
             simulated.emplace_back(topology, Build(topology, cp));
         }
-        const uint32_t pn = static_cast<uint32_t>(ParseInteger("--paper-gpus", paperGpusText));
-        const uint32_t pradix =
-            static_cast<uint32_t>(ParseInteger("--paper-radix", paperRadixText));
         const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
         const std::vector<LlmModel> paperModelList =
             TopologyHelper::GetModels("--paper-models", paperModels);

@@ -209,17 +209,17 @@ main(int argc, char* argv[])
 {
     std::string model = "gpt-1t";
     std::string platform = "dgx-h100";
-    std::string hbSize = "0";
-    std::string gpus = "32768";
-    std::string tp = "8";
-    std::string pp = "64";
-    std::string dp = "0";
-    std::string ep = "1";
-    std::string microBatches = "0";
+    uint32_t hbSize = 0;
+    uint32_t gpus = 32768;
+    uint32_t tp = 8;
+    uint32_t pp = 64;
+    uint32_t dp = 0;
+    uint32_t ep = 1;
+    uint32_t microBatches = 0;
     std::string dpAlgorithm = "hierarchical";
     std::string epAlgorithm = "pxn";
-    std::string heatmapGpus = "128";
-    std::string heatmapPp = "4";
+    uint32_t heatmapGpus = 128;
+    uint32_t heatmapPp = 4;
     std::string png = "traffic-sparsity.png";
     std::string json;
     std::string csv;
@@ -234,19 +234,23 @@ main(int argc, char* argv[])
     cmd.AddValue("platform",
                  fmt::format("platform preset: {}", fmt::join(HbDomainPreset::Names(), "|")),
                  platform);
-    cmd.AddValue("hb-size", "GPUs per HB domain K (0: the platform's)", hbSize);
-    cmd.AddValue("gpus", "GPUs N of the large cluster", gpus);
-    cmd.AddValue("tp", "tensor-parallel size (both clusters)", tp);
-    cmd.AddValue("pp", "pipeline-parallel size of the large cluster", pp);
-    cmd.AddValue("dp", "data-parallel size (0: N / (TP PP))", dp);
-    cmd.AddValue("ep", "expert-parallel size (MoE models; divides DP)", ep);
-    cmd.AddValue("micro-batches", "micro-batches per replica (0: one sequence each)", microBatches);
+    cmd.AddInteger("hb-size", "GPUs per HB domain K (0: the platform's)", hbSize, 0);
+    cmd.AddInteger("gpus", "GPUs N of the large cluster", gpus, 1);
+    cmd.AddInteger("tp", "tensor-parallel size (both clusters)", tp, 1);
+    cmd.AddInteger("pp", "pipeline-parallel size of the large cluster", pp, 1);
+    cmd.AddInteger("dp", "data-parallel size (0: N / (TP PP))", dp, 0);
+    cmd.AddInteger("ep", "expert-parallel size (MoE models; divides DP)", ep, 1);
+    cmd.AddInteger("micro-batches",
+                   "micro-batches per replica (0: one sequence each)",
+                   microBatches,
+                   0);
     cmd.AddValue("dp-algorithm", "DP AllReduce: hierarchical|ring", dpAlgorithm);
     cmd.AddValue("ep-algorithm", "EP AllToAll: pxn|direct", epAlgorithm);
-    cmd.AddValue("heatmap-gpus",
-                 "GPUs of the heatmap cluster (<= 1024; 0: no heatmap)",
-                 heatmapGpus);
-    cmd.AddValue("heatmap-pp", "pipeline-parallel size of the heatmap cluster", heatmapPp);
+    cmd.AddInteger("heatmap-gpus",
+                   "GPUs of the heatmap cluster (<= 1024; 0: no heatmap)",
+                   heatmapGpus,
+                   0);
+    cmd.AddInteger("heatmap-pp", "pipeline-parallel size of the heatmap cluster", heatmapPp, 1);
     cmd.AddValue("png", "heatmap PNG path (none: no heatmap file)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the per-dimension table as CSV to this path", csv);
@@ -267,18 +271,10 @@ main(int argc, char* argv[])
         opt.epAlgorithm = epAlgorithm;
         opt.gpuFlops = hw.gpuFlops;
         opt.Validate();
-        uint32_t k = static_cast<uint32_t>(ParseInteger("--hb-size", hbSize, 0));
-        k = k == 0 ? hw.gpusPerDomain : k;
-        const JobSpec big{static_cast<uint32_t>(ParseInteger("--gpus", gpus, 1)),
-                          k,
-                          static_cast<uint32_t>(ParseInteger("--tp", tp, 1)),
-                          static_cast<uint32_t>(ParseInteger("--pp", pp, 1)),
-                          static_cast<uint32_t>(ParseInteger("--dp", dp, 0)),
-                          static_cast<uint32_t>(ParseInteger("--ep", ep, 1)),
-                          static_cast<uint32_t>(ParseInteger("--micro-batches", microBatches, 0))};
-        const uint32_t hGpus =
-            static_cast<uint32_t>(ParseInteger("--heatmap-gpus", heatmapGpus, 0));
-        const uint32_t hPp = static_cast<uint32_t>(ParseInteger("--heatmap-pp", heatmapPp, 1));
+        const uint32_t k = hbSize == 0 ? hw.gpusPerDomain : hbSize;
+        const JobSpec big{gpus, k, tp, pp, dp, ep, microBatches};
+        const uint32_t hGpus = heatmapGpus;
+        const uint32_t hPp = heatmapPp;
         FabricRequire(hGpus <= 1024, "--heatmap-gpus", hGpus, "at most 1024 (a dense plot)");
 
         const TrainingIteration it = MakeIteration(m, big, opt, "--");

@@ -663,6 +663,14 @@ FlagIsTrue(int argc, char* argv[], const std::string& name)
     return on;
 }
 
+std::string
+IntegerRangeText(uint64_t minimum, uint64_t maximum)
+{
+    return maximum == std::numeric_limits<uint64_t>::max()
+               ? fmt::format("an integer >= {}", minimum)
+               : fmt::format("an integer from {} to {}", minimum, maximum);
+}
+
 uint64_t
 ParseInteger(const std::string& flag, const std::string& text, uint64_t minimum, uint64_t maximum)
 {
@@ -676,9 +684,7 @@ ParseInteger(const std::string& flag, const std::string& text, uint64_t minimum,
     {
         used = 0;
     }
-    const std::string allowed = maximum == std::numeric_limits<uint64_t>::max()
-                                    ? fmt::format("an integer >= {}", minimum)
-                                    : fmt::format("an integer from {} to {}", minimum, maximum);
+    const std::string allowed = IntegerRangeText(minimum, maximum);
     if (!(used == text.size() && used > 0 && text[0] != '-' && v >= minimum && v <= maximum))
     {
         throw FabricConfigError(flag, text, allowed);

@@ -8,6 +8,7 @@
 #include "ns3/data-rate.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -81,6 +82,39 @@ class ProgramFlags
     void AddValue(const std::string& name, const std::string& help, T& value);
 
     /**
+     * Add a numeric flag --name=value that must also satisfy \p valid: a
+     * value that is not a number of the type, or that \p valid refuses,
+     * exits with status 2 as "invalid --name: got '<value>', allowed:
+     * <allowed>" (the default is not checked).
+     * \param name the flag without dashes \param help its help text
+     * \param value the variable it sets (its default shown in --help)
+     * \param allowed what is allowed, for the message
+     * \param valid whether a value of the type is allowed
+     */
+    template <typename T>
+    void AddValue(const std::string& name,
+                  const std::string& help,
+                  T& value,
+                  const std::string& allowed,
+                  std::function<bool(T)> valid);
+
+    /**
+     * Add an integer flag from \p minimum to \p maximum, refused as
+     * ParseInteger refuses a value out of its range ("an integer from 1 to
+     * 2147483647", or "an integer >= 1" without a maximum).
+     * \param name the flag without dashes \param help its help text
+     * \param value the variable it sets
+     * \param minimum smallest allowed \param maximum largest allowed (at
+     *        most the type's)
+     */
+    template <typename T>
+    void AddInteger(const std::string& name,
+                    const std::string& help,
+                    T& value,
+                    uint64_t minimum = 1,
+                    uint64_t maximum = (uint64_t{1} << 31) - 1);
+
+    /**
      * Run on the module's scheduler: Parse then calls ns3::UseFabricScheduler
      * after checking the flags and before setting them, so --SchedulerType
      * (or NS_GLOBAL_VALUE) still decides, and a bad NS_GLOBAL_VALUE exits
@@ -125,6 +159,13 @@ class ProgramFlags
     static Check RealCheck();
     /// \return the check of a bool flag (CommandLine's spellings)
     static Check BoolCheck();
+    /**
+     * \param value a floating-point default
+     * \return its text with the fewest digits (at least a stream's six) that
+     *         read back as \p value
+     */
+    template <typename T>
+    static std::string RealText(T value);
 
     std::string m_program;
     CommandLine m_cmd;
@@ -159,7 +200,22 @@ ProgramFlags::AddValue(const std::string& name, const std::string& help, T& valu
     std::ostringstream text;
     text << std::boolalpha << value;
     m_defaults[name] = text.str();
-    if constexpr (std::is_same_v<T, std::string>)
+    if constexpr (std::is_floating_point_v<T>)
+    {
+        // a stream's six digits would show 1048576 as 1.04858e+06 in --help:
+        // the default is shown with the digits that read back as it
+        m_defaults[name] = RealText(value);
+        T* target = &value;
+        m_cmd.AddValue(name,
+                       help,
+                       Callback<bool, std::string>([target](std::string given) {
+                           std::istringstream in(given); // as CommandLine reads it
+                           in >> *target;
+                           return !in.fail();
+                       }),
+                       m_defaults[name]);
+    }
+    else if constexpr (std::is_same_v<T, std::string>)
     {
         // CommandLine would read it with >>, which stops at the first blank;
         // through a callback it gets the whole value, and --help still shows
@@ -177,6 +233,85 @@ ProgramFlags::AddValue(const std::string& name, const std::string& help, T& valu
     {
         m_cmd.AddValue(name, help, value);
     }
+}
+
+template <typename T>
+std::string
+ProgramFlags::RealText(T value)
+{
+    std::string shown;
+    for (int digits = 6; digits <= std::numeric_limits<T>::max_digits10; ++digits)
+    {
+        std::ostringstream text;
+        text.precision(digits);
+        text << value;
+        shown = text.str();
+        std::istringstream back(shown);
+        T read{};
+        back >> read;
+        if (read == value)
+        {
+            break;
+        }
+    }
+    return shown;
+}
+
+/**
+ * \param minimum smallest allowed \param maximum largest allowed
+ * \return what ParseInteger and ProgramFlags::AddInteger allow: "an integer
+ *         from <minimum> to <maximum>", or "an integer >= <minimum>" when
+ *         \p maximum is the largest uint64_t
+ */
+std::string IntegerRangeText(uint64_t minimum, uint64_t maximum);
+
+template <typename T>
+void
+ProgramFlags::AddValue(const std::string& name,
+                       const std::string& help,
+                       T& value,
+                       const std::string& allowed,
+                       std::function<bool(T)> valid)
+{
+    static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>,
+                  "a checked flag is an integer or a floating-point number");
+    AddValue(name, help, value);
+    // the type's own check first (CommandLine would misread what it refuses)
+    m_checks[name] = [typeCheck = m_checks[name], allowed, valid](const std::string& text) {
+        if (!typeCheck(text).empty())
+        {
+            return allowed;
+        }
+        T v{};
+        if constexpr (std::is_floating_point_v<T>)
+        {
+            v = static_cast<T>(std::strtold(text.c_str(), nullptr));
+        }
+        else if constexpr (std::is_signed_v<T>)
+        {
+            v = static_cast<T>(std::strtoll(text.c_str(), nullptr, 10));
+        }
+        else
+        {
+            v = static_cast<T>(std::strtoull(text.c_str(), nullptr, 10));
+        }
+        return valid(v) ? std::string() : allowed;
+    };
+}
+
+template <typename T>
+void
+ProgramFlags::AddInteger(const std::string& name,
+                         const std::string& help,
+                         T& value,
+                         uint64_t minimum,
+                         uint64_t maximum)
+{
+    static_assert(std::is_integral_v<T> && std::is_unsigned_v<T> && !std::is_same_v<T, bool>,
+                  "AddInteger takes an unsigned integer flag");
+    AddValue<T>(name, help, value, IntegerRangeText(minimum, maximum), [minimum, maximum](T v) {
+        return v >= minimum && v <= maximum;
+    });
 }
 
 /**

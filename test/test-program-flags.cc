@@ -6,9 +6,12 @@
  * programs themselves).
  */
 #include "ns3/fabric-error.h"
+#include "ns3/global-value.h"
 #include "ns3/program-flags.h"
+#include "ns3/type-id.h"
 
 #include <gtest/gtest.h>
+#include <limits>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -28,9 +31,14 @@ struct Parsed
     double fraction{0};
     std::string name{"x"};
     std::string path{"two words.json"};
+    uint32_t gpus{128};             //!< AddInteger, 1 to 2^31 - 1
+    uint64_t total{0};              //!< AddInteger, >= 0
+    double scale{1};                //!< AddValue with a check, > 0
+    double size{1048576};           //!< more digits than a stream shows
+    float weight{0.1F};             //!< a float, shown as a float reads back
     std::vector<std::string> given; //!< the flags WasGiven reports
 
-    explicit Parsed(std::vector<std::string> args)
+    explicit Parsed(std::vector<std::string> args, bool fabricScheduler = false)
     {
         ProgramFlags flags("test-program", __FILE__);
         flags.AddValue("keep", "a bool that defaults to true", keep);
@@ -40,6 +48,23 @@ struct Parsed
         flags.AddValue("fraction", "a double", fraction);
         flags.AddValue("name", "a string", name);
         flags.AddValue("path", "a string whose default has a blank", path);
+        flags.AddInteger("gpus", "an integer in a range", gpus);
+        flags.AddInteger("total",
+                         "an integer without a maximum",
+                         total,
+                         0,
+                         std::numeric_limits<uint64_t>::max());
+        flags.AddValue<double>("scale",
+                               "a checked double",
+                               scale,
+                               "a positive number",
+                               [](double v) { return v > 0; });
+        flags.AddValue("size", "a double with seven digits", size);
+        flags.AddValue("weight", "a float", weight);
+        if (fabricScheduler)
+        {
+            flags.UseFabricScheduler();
+        }
         std::vector<char*> argv;
         for (auto& a : args)
         {
@@ -75,6 +100,9 @@ TEST(ProgramFlags, NumbersAsNs3ReadsThem)
     EXPECT_DOUBLE_EQ(p.fraction, 0.5);
     EXPECT_EQ(Parsed({"p", "--count=4294967295"}).count, 4294967295u);
     EXPECT_DOUBLE_EQ(Parsed({"p", "--fraction=1e-6"}).fraction, 1e-6);
+    EXPECT_EQ(Parsed({"p", "--size=123456789.5"}).size, 123456789.5);
+    EXPECT_EQ(Parsed({"p", "--weight=-2.5e-3"}).weight, -2.5e-3F);
+    EXPECT_EQ(Parsed({"p"}).size, 1048576); // the default stays
 }
 
 TEST(ProgramFlags, WasGivenTellsAGivenDefaultFromNone)
@@ -149,6 +177,50 @@ ExpectRefused(const std::vector<std::string>& args, const std::string& said)
         << ShownValue(args.back());
 }
 
+TEST(ProgramFlags, ARangedFlagIsTypedAndRefusedByItsRange)
+{
+    const Parsed p({"p", "--gpus=+64", "--total=18446744073709551615", "--scale=2.5"});
+    EXPECT_EQ(p.gpus, 64u);
+    EXPECT_EQ(p.total, 18446744073709551615ull);
+    EXPECT_DOUBLE_EQ(p.scale, 2.5);
+    EXPECT_EQ(Parsed({"p"}).gpus, 128u); // the default is not checked, nor changed
+    // as ParseInteger words it: what is not a number of the type and what is
+    // out of the range are refused alike
+    for (const std::string bad : {"0", "2147483648", "abc", "-5", "12abc", "1.5", "99999999999"})
+    {
+        ExpectRefused({"p", "--gpus=" + bad},
+                      "invalid --gpus: got '" + bad +
+                          "', allowed: an integer from 1 to 2147483647");
+    }
+    ExpectRefused({"p", "--total=-1"}, "invalid --total: got '-1', allowed: an integer >= 0");
+    for (const std::string bad : {"0", "-1", "x", "1e999", "nan"})
+    {
+        ExpectRefused({"p", "--scale=" + bad},
+                      "invalid --scale: got '" + bad + "', allowed: a positive number");
+    }
+}
+
+TEST(ProgramFlags, ParsingChangesTheSchedulerOnlyWhenAsked)
+{
+    const auto scheduler = [] {
+        TypeIdValue v;
+        GlobalValue::GetValueByName("SchedulerType", v);
+        return v.Get().GetName();
+    };
+    GlobalValue::Bind("SchedulerType", TypeIdValue(TypeId::LookupByName("ns3::MapScheduler")));
+    Parsed({"p", "--count=3"});
+    EXPECT_EQ(scheduler(), "ns3::MapScheduler");
+    Parsed({"p", "--count=3"}, true);
+    EXPECT_EQ(scheduler(), "ns3::FabricLookaheadScheduler");
+    // --SchedulerType still decides
+    Parsed({"p", "--SchedulerType=ns3::HeapScheduler"}, true);
+    EXPECT_EQ(scheduler(), "ns3::HeapScheduler");
+    // the free function, for a scenario of one's own
+    UseFabricScheduler();
+    EXPECT_EQ(scheduler(), "ns3::FabricLookaheadScheduler");
+    GlobalValue::Bind("SchedulerType", TypeIdValue(TypeId::LookupByName("ns3::MapScheduler")));
+}
+
 TEST(ProgramFlags, AStringFlagTakesItsWholeValue)
 {
     // CommandLine reads a string with >>: "my results.json" was "my",
@@ -171,6 +243,19 @@ TEST(ProgramFlags, HelpShowsAStringDefaultWhole)
         },
         ::testing::ExitedWithCode(0),
         Literal("--path:") + ".*" + Literal("[two words.json]"));
+}
+
+TEST(ProgramFlags, HelpShowsARealDefaultAsItReadsBack)
+{
+    // a stream's six digits showed 1048576 as 1.04858e+06, which is not it
+    EXPECT_EXIT(
+        {
+            dup2(STDERR_FILENO, STDOUT_FILENO);
+            Parsed({"p", "--help"});
+        },
+        ::testing::ExitedWithCode(0),
+        Literal("--size:") + ".*" + Literal("[1048576]") + ".*" + Literal("--weight:") + ".*" +
+            Literal("[0.1]"));
 }
 
 TEST(ProgramFlags, ANumberWithTrailingTextIsRefused)
