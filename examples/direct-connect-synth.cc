@@ -15,6 +15,12 @@
  *       there: the prediction's alpha is one hop (link delay plus one packet at B/d)
  *   --json=PATH writes the same results as one JSON object.
  *
+ * Work is estimated before it starts (EstimateBfbWork, EstimateFinderWork): a run
+ * estimated beyond --GpuFabricMaxRunSeconds (default 12 h; 0 lifts the limit) is
+ * refused naming --graph's hosts, --depth or --nodes; one beyond
+ * --GpuFabricWarnRunSeconds (default 60 s) is announced on stderr with its
+ * estimate and reports its progress there at most every 10 s.
+ *
  * JSON for one graph: {"nodes", "degree", "steps", "tb", "tb_optimal", "step_loads"}
  * plus "name", "tb_exact" and "step_loads_exact" (fractions as "p/q" strings), and
  * "paper": {"steps", "tb_exact"} for the paper's worked examples (BiRing(4),
@@ -42,6 +48,7 @@
 #include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-work.h"
 #include "ns3/program-flags.h"
 #include "ns3/schedule-checker.h"
 #include "ns3/topology-builders.h"
@@ -49,10 +56,12 @@
 #include "ns3/transport-helper.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
@@ -60,6 +69,93 @@ using namespace ns3;
 
 namespace
 {
+
+/**
+ * A long run's announcement and progress on stderr: the estimate once, when
+ * it exceeds GpuFabricWarnRunSeconds, then a line at most every 10 s.
+ */
+class LongRun
+{
+  public:
+    /// \param what the work, for the lines ("BFB allgather on K(64)")
+    explicit LongRun(std::string what)
+        : m_what(std::move(what)),
+          m_start(std::chrono::steady_clock::now()),
+          m_last(m_start)
+    {
+    }
+
+    /// Announce the run if its estimate is long; progress lines follow only then.
+    void Start(double seconds, const std::string& detail)
+    {
+        if (m_shown || seconds <= FabricWarnRunSeconds())
+        {
+            return;
+        }
+        m_shown = true;
+        std::cerr << fmt::format("direct-connect-synth: {} is estimated to take {} ({}); "
+                                 "progress every 10 s (GpuFabricWarnRunSeconds={:g})\n",
+                                 m_what,
+                                 FabricDurationText(seconds),
+                                 detail,
+                                 FabricWarnRunSeconds());
+    }
+
+    /// Report the progress \p text makes, at most every 10 s (made only then).
+    template <typename Text>
+    void Progress(Text text)
+    {
+        const auto now = std::chrono::steady_clock::now();
+        if (!m_shown || now - m_last < std::chrono::seconds(10))
+        {
+            return;
+        }
+        m_last = now;
+        std::cerr << fmt::format(
+            "direct-connect-synth: {}: {}, {} so far\n",
+            m_what,
+            text(),
+            FabricDurationText(std::chrono::duration<double>(now - m_start).count()));
+    }
+
+  private:
+    std::string m_what;                            //!< the work
+    std::chrono::steady_clock::time_point m_start; //!< when it began
+    std::chrono::steady_clock::time_point m_last;  //!< last line
+    bool m_shown{false};                           //!< announced
+};
+
+/**
+ * \return BFB options that announce a long run of \p runs allgathers'
+ * worth (an allreduce is two) on \p g and report its progress
+ */
+BfbOptions
+LongBfbOptions(const DirectConnectGraph& g, const std::string& what, double runs, bool keep = true)
+{
+    auto line = std::make_shared<LongRun>(fmt::format("BFB {} on {}", what, g.Name()));
+    BfbOptions o;
+    o.keepSchedule = keep;
+    o.onStart = [line, runs](const BfbWork& w) {
+        line->Start(runs * w.seconds, fmt::format("{:.2g} steps", runs * w.steps));
+    };
+    // an allreduce is two allgathers, each counting from 0: numbered passes
+    auto pass = std::make_shared<std::pair<uint64_t, uint64_t>>(1, 0); // (pass, last done)
+    o.progress = [line, pass, runs](uint64_t done, uint64_t total) {
+        if (done < pass->second)
+        {
+            ++pass->first;
+        }
+        pass->second = done;
+        line->Progress([&] {
+            const uint64_t n = total / 2;
+            const std::string of =
+                runs > 1 ? fmt::format("pass {} of {}: ", pass->first, runs) : "";
+            return done <= n ? fmt::format("{}distance table, {} of {} rows", of, done, n)
+                             : fmt::format("{}{} of {} hosts solved", of, done - n, n);
+        });
+    };
+    return o;
+}
 
 /// \return whether \p g has the same arcs as its reverse (counted with multiplicity)
 bool
@@ -165,10 +261,12 @@ Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& s
 
 /// Run --simulate for \p g, print the table and add the keys to \p j.
 void
-SimulateGraph(const DirectConnectGraph& g, const SimSettings& sim, nlohmann::json& j)
+SimulateGraph(const DirectConnectGraph& g,
+              const BfbSchedule& ag,
+              const SimSettings& sim,
+              nlohmann::json& j)
 {
-    const BfbSchedule ag = BfbAllGather(g);
-    const BfbSchedule ar = BfbAllReduce(g);
+    const BfbSchedule ar = BfbAllReduce(g, LongBfbOptions(g, "allreduce", 2));
     const SimOutcome a = Simulate(g, ag, sim);
     // reductions into one chunk are chained (BfbToCollectiveSchedule): chunks
     // per shard that are a multiple of every in-degree keep all in-arcs busy
@@ -238,7 +336,7 @@ const std::map<std::string, std::pair<uint32_t, std::string>> kPaperExamples = {
 int
 RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings& sim)
 {
-    auto s = BfbAllGather(g);
+    auto s = BfbAllGather(g, LongBfbOptions(g, "allgather", 1));
     fmt::print("graph {}: N = {}, d = {}{}\n",
                g.Name(),
                g.NumNodes(),
@@ -269,7 +367,7 @@ RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings
     nlohmann::json j;
     if (sim.enabled)
     {
-        SimulateGraph(g, sim, j);
+        SimulateGraph(g, s, sim, j);
     }
     if (!json.empty())
     {
@@ -307,10 +405,34 @@ int
 RunFinder(uint32_t nodes,
           uint32_t degree,
           const FinderWorkload& w,
-          const FinderOptions& o,
+          FinderOptions o,
           const std::string& json,
           const SimSettings& sim)
 {
+    // the search's work up front: refused by --nodes if its bases alone are
+    // too long, else by --depth; announced, with progress, if long
+    const FinderWork plan = EstimateFinderWork(nodes, degree, o);
+    FinderOptions bases = o;
+    bases.maxDepth = 0;
+    const bool byNodes = o.maxDepth == 0 || !(EstimateFinderWork(nodes, degree, bases).seconds <=
+                                              FabricMaxRunSeconds());
+    const std::string planText = FinderWorkText(plan, nodes, degree, o);
+    if (byNodes)
+    {
+        FabricRequireWork(plan.seconds, "--nodes", nodes, planText);
+    }
+    else
+    {
+        FabricRequireWork(plan.seconds, "--depth", o.maxDepth, planText);
+    }
+    auto line = std::make_shared<LongRun>(
+        fmt::format("the finder for N = {}, d = {} at depth {}", nodes, degree, o.maxDepth));
+    line->Start(
+        plan.seconds,
+        fmt::format("about {:.0f} BFB evaluations, {:.2g} steps", plan.bfbRuns, plan.steps));
+    o.progress = [line](uint64_t done, uint64_t total) {
+        line->Progress([&] { return fmt::format("{} of about {} BFB evaluations", done, total); });
+    };
     auto r = FindTopology(nodes, degree, w, o);
     fmt::print("N = {}, d = {}: {} candidates, {} on the (T_L, T_B) frontier (allgather)\n",
                nodes,
@@ -373,9 +495,7 @@ RunFinder(uint32_t nodes,
     bool chosenExact = true;
     if (nodes <= 4096)
     {
-        BfbOptions bo;
-        bo.keepSchedule = false;
-        auto ar = BfbAllReduce(chosenGraph, bo);
+        auto ar = BfbAllReduce(chosenGraph, LongBfbOptions(chosenGraph, "allreduce", 2, false));
         chosen.steps = ar.Steps();
         chosen.tb = ar.Tb();
     }
@@ -404,7 +524,10 @@ RunFinder(uint32_t nodes,
     nlohmann::json j;
     if (sim.enabled)
     {
-        SimulateGraph(chosenGraph, sim, j);
+        SimulateGraph(chosenGraph,
+                      BfbAllGather(chosenGraph, LongBfbOptions(chosenGraph, "allgather", 1)),
+                      sim,
+                      j);
     }
     if (!json.empty())
     {

@@ -126,6 +126,66 @@ TEST(Programs, GraphNamesAndEdgeListsAreBoundedBeforeTheyRun)
     }
 }
 
+TEST(Programs, LongSynthesisIsRefusedOrAnnouncedUpFront)
+{
+    // Hypercube(20) spent 20 s and 2-3 GB building; BFB and the finder ran
+    // unannounced for as long as they took
+    struct Bad
+    {
+        std::vector<std::string> args;
+        std::vector<std::string> said;
+    };
+
+    const std::string within = "allowed: a run estimated to finish within ";
+    for (const auto& bad : std::vector<Bad>{
+             {{"--graph=Hypercube(20)"},
+              {"invalid Hypercube dimension: got '20', allowed: a graph of at most 16777216 "
+               "hosts and 4194304 arcs; Hypercube(20) would have 1048576 hosts and 20971520 "
+               "arcs"}},
+             {{"--graph=Hypercube(8)", "--GpuFabricMaxRunSeconds=0.001"},
+              {"invalid graph Hypercube(8) hosts: got '256', " + within, "; BFB allgather ("}},
+             // (its bases alone, at depth 0, are estimated at 0.03 s)
+             {{"--depth=4", "--GpuFabricMaxRunSeconds=0.1"},
+              {"invalid --depth: got '4', " + within,
+               "the finder for N = 128, d = 4 at depth 4 (about "}},
+             // the bases alone are too long: no depth would do
+             {{"--nodes=1024", "--depth=0", "--GpuFabricMaxRunSeconds=0.001"},
+              {"invalid --nodes: got '1024', " + within}}})
+    {
+        const auto [status, text] =
+            RunArgv("direct-connect-synth", bad.args, "long-synthesis", "", "", 60, 0);
+        EXPECT_EQ(status, 2) << bad.args[0] << ": " << text;
+        for (const auto& s : bad.said)
+        {
+            EXPECT_NE(text.find(s), std::string::npos) << bad.args[0] << ": " << text;
+        }
+    }
+    // beyond GpuFabricWarnRunSeconds: announced with the estimate, and run
+    const auto [status, text] = RunArgv("direct-connect-synth",
+                                        {"--graph=K(16)", "--GpuFabricWarnRunSeconds=0.000001"},
+                                        "long-synthesis",
+                                        "",
+                                        "",
+                                        60,
+                                        0);
+    EXPECT_EQ(status, 0) << text;
+    EXPECT_NE(text.find("direct-connect-synth: BFB allgather on K(16) is estimated to take "),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("T_B = 15/16"), std::string::npos) << text;
+    // bfb-scale --bfb=0 builds the graphs and gives BFB's estimate without running it
+    const nlohmann::json j = RunJson("bfb-scale --bfb=0 --graphs='Hypercube(3);K(8)'", "bfb-build");
+    ASSERT_TRUE(j.contains("runs")) << j;
+    ASSERT_EQ(j["runs"].size(), 2u) << j;
+    EXPECT_EQ(j["runs"][0]["arcs"], 24);
+    EXPECT_EQ(j["runs"][1]["arcs"], 56);
+    for (const auto& run : j["runs"])
+    {
+        EXPECT_GT(run["estimate_steps"].get<double>(), 0) << run;
+        EXPECT_FALSE(run.contains("wall_time_s")) << run;
+    }
+}
+
 TEST(Programs, BadDeviceAndPlatformAttributesExitWithStatusTwo)
 {
     // each crashed (a device's check threw, then tearing down the half-built

@@ -25,8 +25,9 @@ struct FabricWorkRates
     static constexpr double kPacketEventsPerSecond = 2.0e6;
     /// flow-level messages per wall second (flow-scale: 12.8 M flows in 30 s)
     static constexpr double kFlowMessagesPerSecond = 1.0e5;
-    /// inner-loop steps per second of the BFB synthesis (bfb-scale)
-    static constexpr double kBfbStepsPerSecond = 1.0e8;
+    /// steps per second of the BFB synthesis (BfbWorkSteps: one step is one
+    /// arc of a distance search; bfb-scale: about 9e8)
+    static constexpr double kBfbStepsPerSecond = 6.0e8;
 };
 
 /**

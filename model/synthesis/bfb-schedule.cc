@@ -5,10 +5,12 @@
 
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-memory.h"
+#include "ns3/fabric-work.h"
 
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <numeric>
@@ -377,12 +379,14 @@ SolveGroups(const GroupProblem& pb)
     return sol;
 }
 
-/// Reverse BFS: dist[v] = hops from v to u.
+/// Reverse BFS: dist[v] = hops from v to u (Dist's maximum: unreachable).
+template <typename Dist>
 void
-DistancesTo(const DirectConnectGraph& g, uint32_t u, uint16_t* dist, std::vector<uint32_t>& queue)
+DistancesTo(const DirectConnectGraph& g, uint32_t u, Dist* dist, std::vector<uint32_t>& queue)
 {
+    constexpr Dist kUnreached = std::numeric_limits<Dist>::max();
     const uint32_t n = g.NumNodes();
-    std::fill(dist, dist + n, std::numeric_limits<uint16_t>::max());
+    std::fill(dist, dist + n, kUnreached);
     queue.clear();
     dist[u] = 0;
     queue.push_back(u);
@@ -393,9 +397,9 @@ DistancesTo(const DirectConnectGraph& g, uint32_t u, uint16_t* dist, std::vector
         for (uint32_t a : g.InArcs(x))
         {
             uint32_t w = arcs[a].from;
-            if (dist[w] == std::numeric_limits<uint16_t>::max())
+            if (dist[w] == kUnreached)
             {
-                dist[w] = static_cast<uint16_t>(dist[x] + 1);
+                dist[w] = static_cast<Dist>(dist[x] + 1);
                 queue.push_back(w);
             }
         }
@@ -473,7 +477,264 @@ RequireBfbMemory(const DirectConnectGraph& g, const BfbOptions& options)
                         : ""));
 }
 
+// Weights of BfbWorkSteps' terms, in steps of a distance search's arc (about
+// 1.1 ns on bench/README.md's machine), fitted to bfb-scale over twelve
+// graphs: a source sorted and grouped by a host, a problem answered
+// directly, a max-flow problem and an element of its network; then what
+// keeping the schedule adds to a source, a problem and an element.
+constexpr double kStepsPerSource = 70;
+constexpr double kStepsPerDirectProblem = 90;
+constexpr double kStepsPerFlowProblem = 900;
+constexpr double kStepsPerFlowElement = 90;
+constexpr double kKeptStepsPerSource = 30;
+constexpr double kKeptStepsPerProblem = 460;
+constexpr double kKeptStepsPerFlowElement = 50;
+// A host's in-arc test reads, for every source, one entry in each of its k
+// in-neighbours' rows of the distance table: once those rows (2 N k bytes)
+// outgrow the second-level cache, every read misses (K(2048): 100 s for an
+// estimate of 44 s at one step per read; K(1024), 2 MB of rows, still fits).
+constexpr double kCachedRowBytes = 2 * 1024 * 1024;
+constexpr double kStepsPerMissedRead = 6;
+
+/// Longest in-arc set EstimateBfbWork analyses exactly (one 64-bit key).
+constexpr uint32_t kAnalysedInArcs = 64;
+
 } // namespace
+
+double
+BfbWorkSteps(const BfbWorkShape& shape)
+{
+    const double n = shape.hosts;
+    const double words = std::max(1.0, std::ceil(shape.maxInDegree / 64));
+    const bool kept = shape.keepSchedule;
+    const double readSteps = 2 * n * shape.maxInDegree <= kCachedRowBytes ? 1 : kStepsPerMissedRead;
+    const double distances = n * (n + shape.arcs) + readSteps * n * shape.arcs; // table, tests
+    const double perSource = kStepsPerSource * words + (kept ? kKeptStepsPerSource : 0);
+    const double problems = shape.directProblems + shape.flowProblems;
+    const double perHost =
+        kStepsPerDirectProblem * shape.directProblems + kStepsPerFlowProblem * shape.flowProblems +
+        kStepsPerFlowElement * shape.flowSize +
+        (kept ? kKeptStepsPerProblem * problems + kKeptStepsPerFlowElement * shape.flowSize : 0);
+    return distances + perSource * n * n + n * perHost;
+}
+
+namespace
+{
+
+/// Host 0's view of a BFB run, standing for every host's.
+struct HostView
+{
+    BfbWorkShape shape; //!< what the work depends on
+    double steps{0};    //!< the steps with sources (T_L, from host 0)
+    double groups{0};   //!< groups of sources over all steps
+    double pairs{0};    //!< (group, eligible arc) pairs over all steps
+};
+
+/**
+ * Host 0's problems: its sources at each distance t, grouped by their eligible
+ * in-arcs (those whose tail is one step closer), found with a search towards
+ * host 0 and one towards each in-neighbour (up to kAnalysedInArcs of them).
+ * A denser host is charged from a forward search: a problem per step, one
+ * group per source, and a max-flow over every eligible pair unless each host
+ * has a single one.
+ */
+HostView
+AnalyseHost(const DirectConnectGraph& g)
+{
+    HostView view;
+    BfbWorkShape& shape = view.shape;
+    const uint32_t n = g.NumNodes();
+    shape.hosts = n;
+    if (n == 0)
+    {
+        return view;
+    }
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        shape.maxInDegree = std::max<double>(shape.maxInDegree, g.InDegree(u));
+    }
+    const auto& arcs = g.Arcs();
+    for (const auto& a : arcs)
+    {
+        shape.arcs += a.from != a.to;
+    }
+    std::vector<uint32_t> tails; // of host 0's in-arcs, self-loops left out
+    for (uint32_t a : g.InArcs(0))
+    {
+        if (arcs[a].from != 0)
+        {
+            tails.push_back(arcs[a].from);
+        }
+    }
+    constexpr uint32_t kUnreached = std::numeric_limits<uint32_t>::max();
+    if (tails.size() > kAnalysedInArcs)
+    {
+        const std::vector<uint32_t> from = g.BfsDistances(0);
+        double eligible = 0;
+        bool single = true;
+        std::vector<uint32_t> predecessors(n, 0);
+        for (const auto& a : arcs)
+        {
+            if (a.from != a.to && from[a.from] != kUnreached && from[a.from] + 1 == from[a.to])
+            {
+                eligible += 1;
+                single = single && ++predecessors[a.to] == 1;
+            }
+        }
+        uint32_t ecc = 0;
+        for (const uint32_t d : from)
+        {
+            ecc = d == kUnreached ? ecc : std::max(ecc, d);
+        }
+        view.steps = ecc;
+        view.groups = n - 1.0;
+        view.pairs = eligible;
+        if (single)
+        {
+            shape.directProblems = ecc;
+        }
+        else
+        {
+            shape.flowProblems = ecc;
+            shape.flowSize = view.groups + eligible + static_cast<double>(tails.size());
+        }
+        return view;
+    }
+    std::vector<uint32_t> queue;
+    std::vector<uint32_t> toZero(n);
+    DistancesTo(g, 0, toZero.data(), queue);
+    uint32_t ecc = 0;
+    for (const uint32_t d : toZero)
+    {
+        ecc = d == kUnreached ? ecc : std::max(ecc, d);
+    }
+    std::vector<std::vector<uint32_t>> toTail(tails.size(), std::vector<uint32_t>(n));
+    for (size_t i = 0; i < tails.size(); ++i)
+    {
+        DistancesTo(g, tails[i], toTail[i].data(), queue);
+    }
+    std::vector<std::unordered_map<uint64_t, uint32_t>> groups(ecc + 1);
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        const uint32_t t = toZero[v];
+        if (t == 0 || t == kUnreached)
+        {
+            continue;
+        }
+        uint64_t key = 0;
+        for (size_t i = 0; i < tails.size(); ++i)
+        {
+            key |= uint64_t{toTail[i][v] + 1u == t} << i;
+        }
+        ++groups[t][key];
+    }
+    for (const auto& step : groups)
+    {
+        if (step.empty())
+        {
+            continue;
+        }
+        uint64_t used = 0;
+        double pairs = 0;
+        bool single = true;
+        for (const auto& [key, count] : step)
+        {
+            used |= key;
+            pairs += __builtin_popcountll(key);
+            single = single && __builtin_popcountll(key) == 1;
+        }
+        const double usedArcs = __builtin_popcountll(used);
+        view.steps += 1;
+        view.groups += static_cast<double>(step.size());
+        view.pairs += pairs;
+        if (single || pairs == usedArcs) // one arc each, or disjoint sets
+        {
+            shape.directProblems += 1;
+        }
+        else
+        {
+            shape.flowProblems += 1;
+            shape.flowSize += static_cast<double>(step.size()) + pairs + usedArcs;
+        }
+    }
+    return view;
+}
+
+/// \return the work of \p view in steps and seconds, the schedule kept or not
+BfbWork
+WorkOf(const HostView& view, bool keepSchedule)
+{
+    BfbWorkShape shape = view.shape;
+    shape.keepSchedule = keepSchedule;
+    BfbWork w;
+    w.steps = BfbWorkSteps(shape);
+    w.seconds = w.steps / FabricWorkRates::kBfbStepsPerSecond;
+    w.problems = shape.hosts * view.steps;
+    w.groups = shape.hosts * view.groups;
+    return w;
+}
+
+/**
+ * Refuse, before allocating, a kept schedule that cannot fit, counted from
+ * host 0's view (RequireBfbMemory's bound counts a record per step and host,
+ * far below what a graph whose sources each form their own group keeps, such
+ * as a hypercube): per host, every step's record (reserved for every host), a
+ * group per group of sources with two small allocations, the n - 1 piece ids,
+ * and a split per group and per other eligible pair that carries a share (a
+ * max-flow's split is mostly integral: half of them, by bfb-scale's peak
+ * memory on Hypercube(12), 1.7 GB against 2.8 GB estimated).
+ */
+void
+RequireScheduleMemory(const DirectConnectGraph& g, const HostView& view)
+{
+    const double n = g.NumNodes();
+    const double table = 2.0 * n * n;
+    const double splits = view.groups + (view.pairs - view.groups) / 2;
+    const double perHost = view.steps * sizeof(BfbNodeStep) +
+                           view.groups * (sizeof(BfbGroup) + 32) + splits * sizeof(BfbSplit) +
+                           4.0 * (n - 1);
+    const double schedule = n * perHost;
+    FabricRequireMemory(table + schedule,
+                        "graph " + g.Name() + " hosts",
+                        g.NumNodes(),
+                        fmt::format("BFB's distance table ({}) and schedule ({:.3g} groups of "
+                                    "sources, about {:.3g} splits: {})",
+                                    FabricBytesText(table),
+                                    n * view.groups,
+                                    n * splits,
+                                    FabricBytesText(schedule)));
+}
+
+/**
+ * Refuse, before any work, a BFB run whose estimate exceeds
+ * GpuFabricMaxRunSeconds; \p runs allgathers' worth (an allreduce is two).
+ */
+BfbWork
+RequireBfbWork(const DirectConnectGraph& g,
+               const HostView& view,
+               const BfbOptions& options,
+               double runs,
+               const std::string& what)
+{
+    BfbWork w = WorkOf(view, options.keepSchedule);
+    w.steps *= runs;
+    w.seconds *= runs;
+    w.problems *= runs;
+    w.groups *= runs;
+    FabricRequireWork(w.seconds,
+                      "graph " + g.Name() + " hosts",
+                      g.NumNodes(),
+                      fmt::format("BFB {} ({:.2g} steps)", what, w.steps));
+    return w;
+}
+
+} // namespace
+
+BfbWork
+EstimateBfbWork(const DirectConnectGraph& g, const BfbOptions& options)
+{
+    return WorkOf(AnalyseHost(g), options.keepSchedule);
+}
 
 BfbSchedule
 BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
@@ -488,6 +749,17 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
                   "not strongly connected",
                   "a strongly connected graph (every host reaches every host)");
     RequireBfbMemory(g, options);
+    const HostView view = AnalyseHost(g);
+    if (options.keepSchedule)
+    {
+        RequireScheduleMemory(g, view);
+    }
+    const BfbWork work = RequireBfbWork(g, view, options, 1, "allgather");
+    if (options.onStart)
+    {
+        options.onStart(work);
+    }
+    const uint64_t progressTotal = 2 * uint64_t{n};
 
     // distTo[u * n + v] = dist(v -> u); row u is what host u's problems read,
     // and row w of an in-neighbour gives dist(v -> w): both are sequential scans.
@@ -500,6 +772,10 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
         uint16_t* row = &distTo[size_t{u} * n];
         DistancesTo(g, u, row, queue);
         diameter = std::max<uint32_t>(diameter, *std::max_element(row, row + n));
+        if (options.progress)
+        {
+            options.progress(u + 1, progressTotal);
+        }
     }
 
     BfbSchedule s;
@@ -642,6 +918,10 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
                 step.nodes.push_back(std::move(ns));
             }
         }
+        if (options.progress)
+        {
+            options.progress(uint64_t{n} + u + 1, progressTotal);
+        }
     }
     return s;
 }
@@ -670,6 +950,8 @@ ReverseToReduceScatter(const BfbSchedule& ag)
 BfbSchedule
 BfbReduceScatter(const DirectConnectGraph& g, const BfbOptions& options)
 {
+    // before the reverse graph is built (the allgather on it checks again)
+    RequireBfbWork(g, AnalyseHost(g), options, 1, "reduce-scatter");
     auto rs = ReverseToReduceScatter(BfbAllGather(g.Reverse(), options));
     rs.graphName = g.Name();
     return rs;
@@ -678,6 +960,8 @@ BfbReduceScatter(const DirectConnectGraph& g, const BfbOptions& options)
 BfbSchedule
 BfbAllReduce(const DirectConnectGraph& g, const BfbOptions& options)
 {
+    // both halves up front: a refusal after the reduce-scatter would waste it
+    RequireBfbWork(g, AnalyseHost(g), options, 2, "allreduce (reduce-scatter and allgather)");
     auto ar = BfbReduceScatter(g, options);
     auto ag = BfbAllGather(g, options);
     ar.kind = SynthCollective::ALLREDUCE;

@@ -8,6 +8,7 @@
 
 #include <boost/rational.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -123,12 +124,83 @@ class BfbSchedule
     void RecomputeLoads();
 };
 
+/// An up-front estimate of the work of one BFB allgather.
+struct BfbWork
+{
+    double steps{0};   //!< steps (BfbWorkSteps)
+    double seconds{0}; //!< steps / FabricWorkRates::kBfbStepsPerSecond
+    /// (step, host) problems solved: the BfbNodeStep records a kept schedule holds
+    double problems{0};
+    /// groups of sources over all problems: the BfbGroup records a kept schedule holds
+    double groups{0};
+};
+
 /// Knobs of the BFB solver.
 struct BfbOptions
 {
     /// Keep the per-host groups; false keeps only the loads (saves memory).
     bool keepSchedule{true};
+    /**
+     * Called as the run advances, with (done, total): the distance table's
+     * rows, then the hosts whose problems are solved (total = 2 N).  Empty:
+     * not called.  Programs use it to show progress; the model prints nothing.
+     */
+    std::function<void(uint64_t, uint64_t)> progress;
+    /**
+     * Called once the run's memory and work estimates are accepted, before
+     * the work starts, with the work estimate (programs warn of a long run
+     * there).  Empty: not called.
+     */
+    std::function<void(const BfbWork&)> onStart;
 };
+
+/**
+ * \brief What BFB allgather's work depends on, seen from one host (host 0):
+ * BfbWorkSteps turns it into steps.
+ */
+struct BfbWorkShape
+{
+    double hosts{0};       //!< N
+    double arcs{0};        //!< A, self-loops not counted
+    double maxInDegree{0}; //!< largest in-degree (sets the 64-bit words of an in-arc set)
+    /// (step) problems of one host answered directly: one eligible arc per
+    /// source, or sources in groups with disjoint arc sets
+    double directProblems{0};
+    double flowProblems{0};  //!< problems of one host that need max-flow
+    double flowSize{0};      //!< their groups, group-arc pairs and arcs, summed
+    bool keepSchedule{true}; //!< the schedule is kept (BfbOptions::keepSchedule)
+};
+
+/**
+ * \brief The steps of BFB allgather on a graph of this shape: the distance
+ * table (N breadth-first searches) and every host's test of its in-arcs
+ * against every source, N (N + A) + N A, one step each (six for a test once
+ * a host's in-neighbours' rows of the table, 2 N d bytes, outgrow a 2 MiB
+ * cache); every host's sort and
+ * grouping of its N sources (some 70 steps per source and 64-bit word of an
+ * in-arc set); and N times the host's problems, each at a fixed cost (90
+ * steps answered directly, 900 with a max-flow) plus 90 per element of a
+ * max-flow.  Keeping the schedule adds 30 per source, 460 per problem and 50
+ * per max-flow element.  The weights are fitted to bfb-scale's wall times
+ * (bench/README.md, "BFB work estimate"); a step is about a nanosecond there.
+ * \param shape the graph's shape
+ * \return the steps
+ */
+double BfbWorkSteps(const BfbWorkShape& shape);
+
+/**
+ * \brief Estimate BFB allgather's work on \p g before running it: host 0's
+ * problems, found from breadth-first searches towards it and towards its
+ * in-neighbours (up to 64 of them; a denser graph is charged a max-flow per
+ * step with every eligible pair in it), stand for every host's: exact for a
+ * vertex-transitive graph (K, Hypercube, Torus, Hamming, circulants and their
+ * products), one host's view for the others.  Costs (1 + in-degree of host 0)
+ * breadth-first searches.
+ * \param g the graph (strongly connected)
+ * \param options the run's options (keepSchedule costs more)
+ * \return the estimate (BfbReduceScatter costs the same, BfbAllReduce twice)
+ */
+BfbWork EstimateBfbWork(const DirectConnectGraph& g, const BfbOptions& options = {});
 
 /**
  * \brief BFB allgather on a strongly connected graph.
@@ -138,7 +210,10 @@ struct BfbOptions
  * busiest in-arc of u, solved exactly per (step, host) with max-flow.
  * d is the graph's MaxDegree() (its Degree() when regular).
  * \throws FabricConfigError if N < 2, d = 0, N > 65535 or the graph is not
- * strongly connected
+ * strongly connected; or, before any work, if its memory estimate does not
+ * fit (FabricRequireMemory) or its work estimate (EstimateBfbWork) exceeds
+ * GpuFabricMaxRunSeconds (FabricRequireWork), both naming
+ * "graph <name> hosts"
  */
 BfbSchedule BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options = {});
 

@@ -4,12 +4,15 @@
 #include "topology-finder.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-work.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace ns3
@@ -278,12 +281,353 @@ BuildFromName(const std::string& name)
 namespace
 {
 
+/// Builds one base graph (throws FabricConfigError if it does not exist).
+using BaseBuilder = std::function<DirectConnectGraph()>;
+
+void TorusDims(uint32_t rest,
+               uint32_t left,
+               uint32_t minSide,
+               std::vector<uint32_t>& dims,
+               std::vector<BaseBuilder>& out);
+
+/// \return the base constructions the finder evaluates with BFB for (n, d)
+std::vector<BaseBuilder>
+BaseBuilders(uint32_t n, uint32_t d)
+{
+    std::vector<BaseBuilder> out;
+    if (n == d + 1)
+    {
+        out.emplace_back([n] { return MakeCompleteDigraph(n); });
+    }
+    if (n == 2 * d)
+    {
+        out.emplace_back([d] { return MakeCompleteBipartite(d); });
+    }
+    if (d == 1)
+    {
+        out.emplace_back([n] { return MakeRing(n); });
+    }
+    if (d == 2 && n >= 3)
+    {
+        out.emplace_back([n] { return MakeBiRing(n); });
+        // C(N,{a,a+1}) is best near a = sqrt(N); try a small window around it
+        auto r = static_cast<uint32_t>(std::lround(std::sqrt(double(n))));
+        for (uint32_t a = (r > 3 ? r - 2 : 1); a <= r + 2 && a + 1 < n; ++a)
+        {
+            out.emplace_back([n, a] { return MakeCirculant(n, {a, a + 1}); });
+        }
+    }
+    if (d % 2 == 0 && d >= 4)
+    {
+        std::vector<uint32_t> dims;
+        TorusDims(n, d / 2, 3, dims, out);
+    }
+    if (d < 31 && n == (1u << d))
+    {
+        out.emplace_back([d] { return MakeHypercube(d); });
+    }
+    for (uint32_t q = 3; q <= d + 1; ++q)
+    {
+        if (d % (q - 1) != 0 || d / (q - 1) < 2)
+        {
+            continue;
+        }
+        uint32_t dims = d / (q - 1);
+        uint64_t size = 1;
+        for (uint32_t i = 0; i < dims && size <= n; ++i)
+        {
+            size *= q;
+        }
+        if (size == n)
+        {
+            out.emplace_back([dims, q] { return MakeHamming(dims, q); });
+        }
+    }
+    if (d >= 2)
+    {
+        uint64_t size = d + 1;
+        for (uint32_t D = 2; size * d <= n; ++D)
+        {
+            size *= d;
+            if (size == n)
+            {
+                out.emplace_back([d, D] { return MakeKautz(d, D); });
+            }
+        }
+        if (n > d + 1)
+        {
+            out.emplace_back([d, n] { return MakeGeneralizedKautz(d, n); });
+        }
+    }
+    if (n == 10 && d == 3)
+    {
+        out.emplace_back([] { return MakePetersen(); });
+    }
+    return out;
+}
+
+/// Tori of \p left dimensions with sides >= \p minSide, non-decreasing, whose product is \p rest.
+void
+TorusDims(uint32_t rest,
+          uint32_t left,
+          uint32_t minSide,
+          std::vector<uint32_t>& dims,
+          std::vector<BaseBuilder>& out)
+{
+    if (left == 1)
+    {
+        if (rest >= minSide)
+        {
+            dims.push_back(rest);
+            out.emplace_back([copy = dims] { return MakeTorus(copy); });
+            dims.pop_back();
+        }
+        return;
+    }
+    for (uint32_t side = minSide; uint64_t{side} * side <= rest; ++side)
+    {
+        if (rest % side == 0)
+        {
+            dims.push_back(side);
+            TorusDims(rest / side, left - 1, side, dims, out);
+            dims.pop_back();
+        }
+    }
+}
+
+/**
+ * The product splits of (n, d) the finder expands: N = n1 n2, d = d1 + d2,
+ * unordered ((n1, d1) <= (n2, d2)).
+ */
+template <typename Visit>
+void
+ForEachProductSplit(uint32_t n, uint32_t d, Visit visit)
+{
+    for (uint32_t n1 = 2; uint64_t{n1} * 2 <= n; ++n1)
+    {
+        if (n % n1 != 0)
+        {
+            continue;
+        }
+        uint32_t n2 = n / n1;
+        for (uint32_t d1 = 1; d1 < d; ++d1)
+        {
+            uint32_t d2 = d - d1;
+            if (std::make_pair(n1, d1) > std::make_pair(n2, d2))
+            {
+                continue;
+            }
+            visit(n1, d1, n2, d2);
+        }
+    }
+}
+
+/// \return the BFB options the finder evaluates with: loads only
+BfbOptions
+LoadsOnly()
+{
+    BfbOptions o;
+    o.keepSchedule = false;
+    return o;
+}
+
+/**
+ * Sub-frontier size the planner assumes: the Pareto frontiers the finder
+ * keeps have a few points (1-3 for most sub-problems, up to 6 at the sizes
+ * bench/README.md lists), but their sizes are only known once their
+ * candidates are evaluated.
+ */
+constexpr double kFrontierGuess = 3;
+
+/**
+ * \return an estimate of BFB's steps on a product of \p n hosts and degree
+ * \p d whose factors are not known: a max-flow problem per host and step,
+ * 2 sqrt(n) steps (a two-dimensional torus's), each over a few groups of
+ * sources on the host's d arcs.
+ */
+double
+GenericProductSteps(uint32_t n, uint32_t d)
+{
+    BfbWorkShape shape;
+    shape.hosts = n;
+    shape.arcs = double(n) * d;
+    shape.maxInDegree = d;
+    shape.flowProblems = 2 * std::sqrt(double(n));
+    shape.flowSize = shape.flowProblems * 4.0 * d;
+    shape.keepSchedule = false;
+    return BfbWorkSteps(shape);
+}
+
+/**
+ * The finder's recursion over (n, d, depth) without BFB: counts the
+ * candidates, and the BFB runs with their estimated steps, that the search
+ * will evaluate, with every sub-frontier assumed to hold
+ * min(its candidates, kFrontierGuess) points.  Bases are built (cheap) and
+ * estimated with EstimateBfbWork; a product, whose factors come from the
+ * frontiers, is estimated from products of its factors' bases.
+ */
+class FinderPlanner
+{
+  public:
+    explicit FinderPlanner(const FinderOptions& o)
+        : m_opt(o)
+    {
+    }
+
+    /// \return the estimated candidates of Finder::All(n, d, depth)
+    double All(uint32_t n, uint32_t d, uint32_t depth)
+    {
+        double count = Bases(n, d);
+        if (depth > 0)
+        {
+            count += Expansions(n, d, depth);
+        }
+        m_work.candidates += count;
+        return count;
+    }
+
+    /// \return the plan so far, seconds included
+    FinderWork Work() const
+    {
+        FinderWork w = m_work;
+        w.seconds = w.steps / FabricWorkRates::kBfbStepsPerSecond;
+        return w;
+    }
+
+  private:
+    double Frontier(uint32_t n, uint32_t d, uint32_t depth)
+    {
+        auto key = std::make_tuple(n, d, depth);
+        auto it = m_memo.find(key);
+        if (it == m_memo.end())
+        {
+            it = m_memo.emplace(key, std::min(All(n, d, depth), kFrontierGuess)).first;
+        }
+        return it->second;
+    }
+
+    double Bases(uint32_t n, uint32_t d)
+    {
+        if (n > m_opt.maxBaseNodes)
+        {
+            return 0;
+        }
+        double count = 0;
+        for (const auto& build : BaseBuilders(n, d))
+        {
+            try
+            {
+                const DirectConnectGraph g = build();
+                if (m_bases.insert(g.Name()).second)
+                {
+                    m_work.bfbRuns += 1;
+                    m_work.steps += EstimateBfbWork(g, LoadsOnly()).steps;
+                }
+                count += 1;
+            }
+            catch (const FabricConfigError&)
+            {
+                // a family member that does not exist for these parameters
+            }
+        }
+        return count;
+    }
+
+    double Expansions(uint32_t n, uint32_t d, uint32_t depth)
+    {
+        double count = 0;
+        if (n % d == 0 && n / d >= 2)
+        {
+            count += Frontier(n / d, d, depth - 1);
+        }
+        for (uint32_t m = 2; m <= d; ++m)
+        {
+            if (d % m == 0 && n % m == 0 && n / m >= 2)
+            {
+                count += Frontier(n / m, d / m, depth - 1);
+            }
+        }
+        ForEachProductSplit(n, d, [&](uint32_t n1, uint32_t d1, uint32_t n2, uint32_t d2) {
+            const double fa = Frontier(n1, d1, depth - 1);
+            const double fb = Frontier(n2, d2, depth - 1);
+            const double pairs = n1 == n2 && d1 == d2 ? fa * (fa + 1) / 2 : fa * fb;
+            count += pairs;
+            if (n <= m_opt.maxProductBfbNodes)
+            {
+                m_work.bfbRuns += pairs;
+                m_work.steps += pairs * ProductSteps(n1, d1, n2, d2);
+            }
+        });
+        return count;
+    }
+
+    /**
+     * \return the estimated BFB steps of a product of an (n1, d1) and an
+     * (n2, d2) graph: the mean over products of their bases (up to four of
+     * each: a frontier mixes few-step graphs with a ring-like one of many
+     * steps), or GenericProductSteps if one has none
+     */
+    double ProductSteps(uint32_t n1, uint32_t d1, uint32_t n2, uint32_t d2)
+    {
+        auto key = std::make_tuple(n1, d1, n2, d2);
+        auto it = m_productSteps.find(key);
+        if (it != m_productSteps.end())
+        {
+            return it->second;
+        }
+        const auto bases = [](uint32_t n, uint32_t d) {
+            std::vector<DirectConnectGraph> out;
+            for (const auto& build : BaseBuilders(n, d))
+            {
+                try
+                {
+                    out.push_back(build());
+                }
+                catch (const FabricConfigError&)
+                {
+                    continue; // does not exist for these parameters
+                }
+                if (out.size() == 4)
+                {
+                    break;
+                }
+            }
+            return out;
+        };
+        const auto gs = bases(n1, d1);
+        const auto hs = gs.empty() ? std::vector<DirectConnectGraph>() : bases(n2, d2);
+        double steps = GenericProductSteps(n1 * n2, d1 + d2);
+        if (!hs.empty())
+        {
+            double sum = 0;
+            for (const auto& g : gs)
+            {
+                for (const auto& h : hs)
+                {
+                    sum += EstimateBfbWork(CartesianProduct(g, h), LoadsOnly()).steps;
+                }
+            }
+            steps = sum / static_cast<double>(gs.size() * hs.size());
+        }
+        return m_productSteps.emplace(key, steps).first->second;
+    }
+
+    FinderOptions m_opt;                                               //!< limits
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, double> m_memo; //!< frontier sizes
+    std::set<std::string> m_bases;                                     //!< bases counted
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, double>
+        m_productSteps; //!< estimated steps of a product, by its factors' (n, d)
+    FinderWork m_work;  //!< the plan
+};
+
 /// Enumeration state: memo of sub-frontiers and of evaluated bases.
 class Finder
 {
   public:
-    explicit Finder(const FinderOptions& o)
-        : m_opt(o)
+    /// \param o limits \param plannedRuns the BFB runs EstimateFinderWork expects
+    Finder(const FinderOptions& o, double plannedRuns)
+        : m_opt(o),
+          m_plannedRuns(static_cast<uint64_t>(std::ceil(plannedRuns)))
     {
     }
 
@@ -337,9 +681,12 @@ class Finder
             auto it = m_bases.find(g.Name());
             if (it == m_bases.end())
             {
-                BfbOptions bo;
-                bo.keepSchedule = false;
-                auto s = BfbAllGather(g, bo);
+                auto s = BfbAllGather(g, LoadsOnly());
+                ++m_bfbRuns;
+                if (m_opt.progress)
+                {
+                    m_opt.progress(m_bfbRuns, std::max(m_bfbRuns, m_plannedRuns));
+                }
                 SynthCandidate c;
                 c.name = g.Name();
                 c.nodes = g.NumNodes();
@@ -361,106 +708,9 @@ class Finder
 
     void Bases(uint32_t n, uint32_t d, std::vector<SynthCandidate>& out)
     {
-        if (n == d + 1)
+        for (const auto& build : BaseBuilders(n, d))
         {
-            AddBase(n, out, [&] { return MakeCompleteDigraph(n); });
-        }
-        if (n == 2 * d)
-        {
-            AddBase(n, out, [&] { return MakeCompleteBipartite(d); });
-        }
-        if (d == 1)
-        {
-            AddBase(n, out, [&] { return MakeRing(n); });
-        }
-        if (d == 2 && n >= 3)
-        {
-            AddBase(n, out, [&] { return MakeBiRing(n); });
-            // C(N,{a,a+1}) is best near a = sqrt(N); try a small window around it
-            auto r = static_cast<uint32_t>(std::lround(std::sqrt(double(n))));
-            for (uint32_t a = (r > 3 ? r - 2 : 1); a <= r + 2 && a + 1 < n; ++a)
-            {
-                AddBase(n, out, [&] { return MakeCirculant(n, {a, a + 1}); });
-            }
-        }
-        if (d % 2 == 0 && d >= 4)
-        {
-            std::vector<uint32_t> dims;
-            TorusDims(n, d / 2, 3, dims, out);
-        }
-        if (d < 31 && n == (1u << d))
-        {
-            AddBase(n, out, [&] { return MakeHypercube(d); });
-        }
-        for (uint32_t q = 3; q <= d + 1; ++q)
-        {
-            if (d % (q - 1) != 0 || d / (q - 1) < 2)
-            {
-                continue;
-            }
-            uint32_t dims = d / (q - 1);
-            uint64_t size = 1;
-            for (uint32_t i = 0; i < dims && size <= n; ++i)
-            {
-                size *= q;
-            }
-            if (size == n)
-            {
-                AddBase(n, out, [&] { return MakeHamming(dims, q); });
-            }
-        }
-        if (d >= 2)
-        {
-            uint64_t size = d + 1;
-            for (uint32_t D = 2; size * d <= n; ++D)
-            {
-                size *= d;
-                if (size == n)
-                {
-                    AddBase(n, out, [&] { return MakeKautz(d, D); });
-                }
-            }
-            if (n > d + 1)
-            {
-                AddBase(n, out, [&] { return MakeGeneralizedKautz(d, n); });
-            }
-        }
-        if (n == 10 && d == 3)
-        {
-            AddBase(n, out, [] { return MakePetersen(); });
-        }
-    }
-
-    void TorusDims(uint32_t rest,
-                   uint32_t left,
-                   uint32_t minSide,
-                   std::vector<uint32_t>& dims,
-                   std::vector<SynthCandidate>& out)
-    {
-        if (left == 1)
-        {
-            if (rest >= minSide)
-            {
-                dims.push_back(rest);
-                uint64_t n = 1;
-                for (auto x : dims)
-                {
-                    n *= x;
-                }
-                auto copy = dims;
-                AddBase(static_cast<uint32_t>(n), out, [&] { return MakeTorus(copy); });
-                dims.pop_back();
-            }
-            return;
-        }
-        for (uint32_t side = minSide; uint64_t{side} * side <= rest; ++side)
-        {
-            if (rest % side == 0)
-            {
-                dims.push_back(side);
-                TorusDims(rest / side, left - 1, side, dims, out);
-                dims.pop_back();
-            }
+            AddBase(n, out, build);
         }
     }
 
@@ -513,61 +763,47 @@ class Finder
             }
         }
         // Cartesian product: N = N1 N2, d = d1 + d2; unordered pairs only.
-        for (uint32_t n1 = 2; uint64_t{n1} * 2 <= n; ++n1)
-        {
-            if (n % n1 != 0)
+        ForEachProductSplit(n, d, [&](uint32_t n1, uint32_t d1, uint32_t n2, uint32_t d2) {
+            const auto fa = Frontier(n1, d1, depth - 1);
+            const auto fb = Frontier(n2, d2, depth - 1);
+            bool same = n1 == n2 && d1 == d2;
+            for (size_t i = 0; i < fa.size(); ++i)
             {
-                continue;
-            }
-            uint32_t n2 = n / n1;
-            for (uint32_t d1 = 1; d1 < d; ++d1)
-            {
-                uint32_t d2 = d - d1;
-                if (std::make_pair(n1, d1) > std::make_pair(n2, d2))
+                for (size_t j = same ? i : 0; j < fb.size(); ++j)
                 {
-                    continue;
-                }
-                const auto fa = Frontier(n1, d1, depth - 1);
-                const auto fb = Frontier(n2, d2, depth - 1);
-                bool same = n1 == n2 && d1 == d2;
-                for (size_t i = 0; i < fa.size(); ++i)
-                {
-                    for (size_t j = same ? i : 0; j < fb.size(); ++j)
+                    const auto& g = fa[i];
+                    const auto& h = fb[j];
+                    if (n <= m_opt.maxProductBfbNodes)
                     {
-                        const auto& g = fa[i];
-                        const auto& h = fb[j];
-                        if (n <= m_opt.maxProductBfbNodes)
-                        {
-                            // its own limit: maxBaseNodes is for bases
-                            auto name = fmt::format("Prod({},{})", g.name, h.name);
-                            AddWithBfb(n, m_opt.maxProductBfbNodes, out, [&] {
-                                return BuildFromName(name);
-                            });
-                            continue;
-                        }
-                        Fraction alpha;
-                        auto cost = ProductCost(g.stepLoads,
-                                                g.nodes,
-                                                g.degree,
-                                                h.stepLoads,
-                                                h.nodes,
-                                                h.degree,
-                                                &alpha);
-                        SynthCandidate c;
-                        c.name = fmt::format("Prod({},{})", g.name, h.name);
-                        c.nodes = n;
-                        c.degree = d;
-                        c.steps = cost.steps;
-                        c.tb = cost.tb;
-                        c.stepLoads =
-                            ProductStepLoads(g.stepLoads, g.nodes, h.stepLoads, h.nodes, alpha);
-                        // a factor's loop v->v makes (v,w)->(v,w) in every layer
-                        c.selfLoops = g.selfLoops || h.selfLoops;
-                        out.push_back(c);
+                        // its own limit: maxBaseNodes is for bases
+                        auto name = fmt::format("Prod({},{})", g.name, h.name);
+                        AddWithBfb(n, m_opt.maxProductBfbNodes, out, [&] {
+                            return BuildFromName(name);
+                        });
+                        continue;
                     }
+                    Fraction alpha;
+                    auto cost = ProductCost(g.stepLoads,
+                                            g.nodes,
+                                            g.degree,
+                                            h.stepLoads,
+                                            h.nodes,
+                                            h.degree,
+                                            &alpha);
+                    SynthCandidate c;
+                    c.name = fmt::format("Prod({},{})", g.name, h.name);
+                    c.nodes = n;
+                    c.degree = d;
+                    c.steps = cost.steps;
+                    c.tb = cost.tb;
+                    c.stepLoads =
+                        ProductStepLoads(g.stepLoads, g.nodes, h.stepLoads, h.nodes, alpha);
+                    // a factor's loop v->v makes (v,w)->(v,w) in every layer
+                    c.selfLoops = g.selfLoops || h.selfLoops;
+                    out.push_back(c);
                 }
             }
-        }
+        });
     }
 
     FinderOptions m_opt; //!< limits
@@ -575,9 +811,48 @@ class Finder
         m_memo;                                    //!< sub-frontiers
     std::map<std::string, SynthCandidate> m_bases; //!< evaluated bases by name
     size_t m_considered{0};                        //!< candidates seen
+    uint64_t m_plannedRuns{0};                     //!< BFB runs the plan expects
+    uint64_t m_bfbRuns{0};                         //!< BFB runs done
 };
 
+/// Refuse a search whose plan exceeds GpuFabricMaxRunSeconds; \return the plan.
+FinderWork
+RequireFinderWork(uint32_t nodes, uint32_t degree, const FinderOptions& options)
+{
+    const FinderWork w = EstimateFinderWork(nodes, degree, options);
+    FabricRequireWork(w.seconds,
+                      "finder depth",
+                      options.maxDepth,
+                      FinderWorkText(w, nodes, degree, options));
+    return w;
+}
+
 } // namespace
+
+FinderWork
+EstimateFinderWork(uint32_t nodes, uint32_t degree, const FinderOptions& options)
+{
+    FabricRequire(nodes >= 2, "nodes", nodes, "N >= 2");
+    FabricRequire(degree >= 1, "degree", degree, "d >= 1");
+    FabricRequire(degree < nodes, "degree", degree, fmt::format("d < N = {}", nodes));
+    FabricRequire(options.maxDepth <= 4, "finder depth", options.maxDepth, "0..4");
+    FinderPlanner p(options);
+    p.All(nodes, degree, options.maxDepth);
+    return p.Work();
+}
+
+std::string
+FinderWorkText(const FinderWork& w, uint32_t nodes, uint32_t degree, const FinderOptions& options)
+{
+    return fmt::format("the finder for N = {}, d = {} at depth {} (about {:.0f} candidates, "
+                       "{:.0f} of them evaluated with BFB: {:.2g} steps)",
+                       nodes,
+                       degree,
+                       options.maxDepth,
+                       w.candidates,
+                       w.bfbRuns,
+                       w.steps);
+}
 
 std::vector<SynthCandidate>
 EnumerateCandidates(uint32_t nodes, uint32_t degree, const FinderOptions& options)
@@ -586,7 +861,7 @@ EnumerateCandidates(uint32_t nodes, uint32_t degree, const FinderOptions& option
     FabricRequire(degree >= 1, "degree", degree, "d >= 1");
     FabricRequire(degree < nodes, "degree", degree, fmt::format("d < N = {}", nodes));
     FabricRequire(options.maxDepth <= 4, "finder depth", options.maxDepth, "0..4");
-    Finder f(options);
+    Finder f(options, RequireFinderWork(nodes, degree, options).bfbRuns);
     return f.All(nodes, degree, options.maxDepth);
 }
 
@@ -641,7 +916,7 @@ FindTopology(uint32_t nodes,
     FabricRequire(degree >= 1, "degree", degree, "d >= 1");
     FabricRequire(degree < nodes, "degree", degree, fmt::format("d < N = {}", nodes));
     FabricRequire(options.maxDepth <= 4, "finder depth", options.maxDepth, "0..4");
-    Finder f(options);
+    Finder f(options, RequireFinderWork(nodes, degree, options).bfbRuns);
     auto all = f.All(nodes, degree, options.maxDepth);
     FabricRequire(!all.empty(),
                   "nodes and degree",

@@ -9,6 +9,7 @@
 #include "ns3/direct-connect-graph.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,43 @@ struct FinderOptions
     /// Products up to this size are evaluated with BFB on the product graph itself
     /// (exact); larger ones use the dimension-ordered construction of ProductCost.
     uint32_t maxProductBfbNodes{1024};
+    /**
+     * Called after each BFB evaluation with (evaluations done, total): the
+     * total is EstimateFinderWork's bfbRuns, raised to the count done when the
+     * search needs more.  Empty: not called.  Programs show progress with it;
+     * the model prints nothing.
+     */
+    std::function<void(uint64_t, uint64_t)> progress;
 };
+
+/// The finder's work, estimated before it searches (EstimateFinderWork).
+struct FinderWork
+{
+    double candidates{0}; //!< candidates it will consider (FinderResult::considered)
+    double bfbRuns{0};    //!< of them, graphs evaluated with BFB (bases and products)
+    double steps{0};      //!< their BFB steps (BfbWorkSteps)
+    double seconds{0};    //!< steps / FabricWorkRates::kBfbStepsPerSecond
+};
+
+/**
+ * \brief Estimate the finder's work before it searches: the same recursion
+ * over (N, d, depth) without BFB, every sub-frontier assumed to keep a few
+ * points (their real sizes are known only after their BFB runs).  Bases are
+ * built and estimated with EstimateBfbWork; a product of N <=
+ * maxProductBfbNodes hosts is estimated from products of its factors'
+ * bases.  FindTopology and
+ * EnumerateCandidates refuse (FabricRequireWork, naming "finder depth") a
+ * search whose estimate exceeds GpuFabricMaxRunSeconds.
+ * \throws FabricConfigError if N < 2, d < 1, d >= N or the depth exceeds 4
+ */
+FinderWork EstimateFinderWork(uint32_t nodes, uint32_t degree, const FinderOptions& options = {});
+
+/// \return the estimate for a message: "the finder for N = .., d = .. at depth .. (about ..
+/// candidates, .. of them evaluated with BFB: .. steps)"
+std::string FinderWorkText(const FinderWork& work,
+                           uint32_t nodes,
+                           uint32_t degree,
+                           const FinderOptions& options);
 
 /// The alpha-beta workload a topology is chosen for.
 struct FinderWorkload
@@ -75,7 +112,8 @@ struct FinderResult
  * of degree d.  Sub-constructions are pruned to their own Pareto frontier
  * before being expanded (the closed forms of L and Deg are monotone in
  * (T_L, T_B); for products this is a heuristic).
- * \throws FabricConfigError if N < 2 or d < 1
+ * \throws FabricConfigError if N < 2 or d < 1, or if EstimateFinderWork exceeds
+ * GpuFabricMaxRunSeconds
  */
 std::vector<SynthCandidate> EnumerateCandidates(uint32_t nodes,
                                                 uint32_t degree,
@@ -89,7 +127,8 @@ double CandidateTime(const SynthCandidate& c, const FinderWorkload& w);
 
 /**
  * \brief Frontier for (N, d) and the best point for the workload.
- * \throws FabricConfigError if no candidate reaches (N, d), or the workload is invalid
+ * \throws FabricConfigError if no candidate reaches (N, d), or the workload is invalid,
+ * or (before the search) if EstimateFinderWork exceeds GpuFabricMaxRunSeconds
  */
 FinderResult FindTopology(uint32_t nodes,
                           uint32_t degree,

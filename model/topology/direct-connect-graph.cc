@@ -4,25 +4,86 @@
 #include "direct-connect-graph.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-memory.h"
 
 #include <algorithm>
 #include <boost/graph/strong_components.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace ns3
 {
+
+DirectConnectGraph::DirectConnectGraph()
+    : m_graph(std::make_unique<BoostGraph>())
+{
+}
 
 DirectConnectGraph::DirectConnectGraph(uint32_t nodes, std::string name)
     : m_nodes(nodes),
       m_name(std::move(name)),
       m_out(nodes),
       m_in(nodes),
-      m_graph(nodes)
+      m_graph(std::make_unique<BoostGraph>(nodes))
 {
 }
+
+DirectConnectGraph::DirectConnectGraph(const DirectConnectGraph& other)
+    : m_nodes(other.m_nodes),
+      m_name(other.m_name),
+      m_arcs(other.m_arcs),
+      m_out(other.m_out),
+      m_in(other.m_in),
+      m_graph(std::make_unique<BoostGraph>(other.Graph()))
+{
+}
+
+DirectConnectGraph&
+DirectConnectGraph::operator=(const DirectConnectGraph& other)
+{
+    if (this != &other)
+    {
+        *this = DirectConnectGraph(other);
+    }
+    return *this;
+}
+
+DirectConnectGraph::DirectConnectGraph(DirectConnectGraph&& other) noexcept
+    : m_nodes(std::exchange(other.m_nodes, 0)),
+      m_name(std::move(other.m_name)),
+      m_arcs(std::move(other.m_arcs)),
+      m_out(std::move(other.m_out)),
+      m_in(std::move(other.m_in)),
+      m_graph(std::move(other.m_graph))
+{
+    other.m_arcs.clear();
+    other.m_out.clear();
+    other.m_in.clear();
+}
+
+DirectConnectGraph&
+DirectConnectGraph::operator=(DirectConnectGraph&& other) noexcept
+{
+    if (this != &other)
+    {
+        m_nodes = std::exchange(other.m_nodes, 0);
+        m_name = std::move(other.m_name);
+        m_arcs = std::move(other.m_arcs);
+        m_out = std::move(other.m_out);
+        m_in = std::move(other.m_in);
+        m_graph = std::move(other.m_graph);
+        other.m_arcs.clear();
+        other.m_out.clear();
+        other.m_in.clear();
+    }
+    return *this;
+}
+
+DirectConnectGraph::~DirectConnectGraph() = default;
 
 void
 DirectConnectGraph::CheckNode(uint32_t u, const char* what) const
@@ -39,7 +100,7 @@ DirectConnectGraph::AddArc(uint32_t from, uint32_t to)
     m_arcs.push_back({from, to});
     m_out[from].push_back(id);
     m_in[to].push_back(id);
-    boost::add_edge(from, to, id, m_graph);
+    boost::add_edge(from, to, id, *m_graph);
     return id;
 }
 
@@ -148,10 +209,11 @@ DirectConnectGraph::IsStronglyConnected() const
         return false;
     }
     std::vector<uint32_t> component(m_nodes);
+    const BoostGraph& graph = Graph();
     auto count = boost::strong_components(
-        m_graph,
+        graph,
         boost::make_iterator_property_map(component.begin(),
-                                          boost::get(boost::vertex_index, m_graph)));
+                                          boost::get(boost::vertex_index, graph)));
     return count == 1;
 }
 
@@ -224,7 +286,8 @@ DirectConnectGraph::SetName(std::string name)
 const DirectConnectGraph::BoostGraph&
 DirectConnectGraph::Graph() const
 {
-    return m_graph;
+    static const BoostGraph empty;
+    return m_graph ? *m_graph : empty;
 }
 
 // ---------------------------------------------------------------- generators
@@ -232,21 +295,66 @@ DirectConnectGraph::Graph() const
 namespace
 {
 
-/// Reject sizes that would overflow 32-bit host ids or blow up memory.
-void
-RequireSize(uint64_t n, const std::string& what)
+/// Bytes per arc and per host of a built graph (bench/bfb-scale, peak
+/// resident memory over graphs of 0.5-4 M arcs): the arc, its id in two
+/// per-host lists, and the Boost mirror's list node and two edge records.
+constexpr double kGraphBytesPerArc = 150;
+/// per host: two id lists and the Boost mirror's two edge lists
+constexpr double kGraphBytesPerHost = 120;
+
+/// \return a count for a message: whole when it is, else in e-notation
+std::string
+CountText(double n)
 {
-    FabricRequire(n <= (1u << 24), what, n, "at most 16777216 hosts");
+    if (!std::isfinite(n))
+    {
+        return "more than 1e308";
+    }
+    return n < 1e15 ? fmt::format("{:.0f}", n) : fmt::format("{:.3g}", n);
 }
 
 } // namespace
+
+double
+DirectConnectGraphBytes(double hosts, double arcs)
+{
+    return kGraphBytesPerHost * hosts + kGraphBytesPerArc * arcs;
+}
+
+void
+RequireGraphSize(const std::string& parameter,
+                 const std::string& value,
+                 double hosts,
+                 double arcs,
+                 const std::string& graph)
+{
+    const std::string size = fmt::format("{} would have {} hosts and {} arcs",
+                                         FabricShownValue(graph),
+                                         CountText(hosts),
+                                         CountText(arcs));
+    if (!(hosts <= static_cast<double>(kMaxGraphHosts) &&
+          arcs <= static_cast<double>(kMaxGraphArcs)))
+    {
+        throw FabricConfigError(parameter,
+                                value,
+                                fmt::format("a graph of at most {} hosts and {} arcs; {}",
+                                            kMaxGraphHosts,
+                                            kMaxGraphArcs,
+                                            size));
+    }
+    FabricRequireMemory(DirectConnectGraphBytes(hosts, arcs),
+                        parameter,
+                        value,
+                        "the graph " + size);
+}
 
 DirectConnectGraph
 MakeCompleteDigraph(uint32_t n)
 {
     FabricRequire(n >= 2, "K(n) hosts", n, "n >= 2");
-    RequireSize(uint64_t{n} * n, "K(n) arcs");
-    DirectConnectGraph g(n, fmt::format("K({})", n));
+    const std::string name = fmt::format("K({})", n);
+    RequireGraphSize("K(n) hosts", std::to_string(n), n, double(n) * (n - 1), name);
+    DirectConnectGraph g(n, name);
     for (uint32_t u = 0; u < n; ++u)
     {
         for (uint32_t v = 0; v < n; ++v)
@@ -264,8 +372,9 @@ DirectConnectGraph
 MakeCompleteBipartite(uint32_t d)
 {
     FabricRequire(d >= 1, "K(d,d) degree", d, "d >= 1");
-    RequireSize(uint64_t{d} * d, "K(d,d) arcs");
-    DirectConnectGraph g(2 * d, fmt::format("K({},{})", d, d));
+    const std::string name = fmt::format("K({},{})", d, d);
+    RequireGraphSize("K(d,d) degree", std::to_string(d), 2.0 * d, 2.0 * d * d, name);
+    DirectConnectGraph g(2 * d, name);
     for (uint32_t u = 0; u < d; ++u)
     {
         for (uint32_t v = d; v < 2 * d; ++v)
@@ -281,8 +390,9 @@ DirectConnectGraph
 MakeRing(uint32_t n)
 {
     FabricRequire(n >= 2, "Ring(n) hosts", n, "n >= 2");
-    RequireSize(n, "Ring(n) hosts");
-    DirectConnectGraph g(n, fmt::format("Ring({})", n));
+    const std::string name = fmt::format("Ring({})", n);
+    RequireGraphSize("Ring(n) hosts", std::to_string(n), n, n, name);
+    DirectConnectGraph g(n, name);
     for (uint32_t u = 0; u < n; ++u)
     {
         g.AddArc(u, (u + 1) % n);
@@ -294,8 +404,9 @@ DirectConnectGraph
 MakeBiRing(uint32_t n)
 {
     FabricRequire(n >= 3, "BiRing(n) hosts", n, "n >= 3");
-    RequireSize(n, "BiRing(n) hosts");
-    DirectConnectGraph g(n, fmt::format("BiRing({})", n));
+    const std::string name = fmt::format("BiRing({})", n);
+    RequireGraphSize("BiRing(n) hosts", std::to_string(n), n, 2.0 * n, name);
+    DirectConnectGraph g(n, name);
     for (uint32_t u = 0; u < n; ++u)
     {
         g.AddArc(u, (u + 1) % n);
@@ -308,16 +419,16 @@ DirectConnectGraph
 MakeTorus(const std::vector<uint32_t>& dims)
 {
     FabricRequire(!dims.empty(), "Torus dimensions", "none", "at least one side length");
-    uint64_t n = 1;
-    std::string name = "Torus(";
+    double n = 1;
+    std::string sides;
     for (size_t k = 0; k < dims.size(); ++k)
     {
         FabricRequire(dims[k] >= 3, "Torus side length", dims[k], "each side >= 3");
         n *= dims[k];
-        RequireSize(n, "Torus hosts");
-        name += (k ? "," : "") + std::to_string(dims[k]);
+        sides += (k ? "," : "") + std::to_string(dims[k]);
     }
-    name += ")";
+    const std::string name = "Torus(" + sides + ")";
+    RequireGraphSize("Torus side lengths", sides, n, 2.0 * dims.size() * n, name);
     std::vector<const DirectConnectGraph*> factors;
     std::vector<DirectConnectGraph> rings;
     rings.reserve(dims.size());
@@ -337,9 +448,12 @@ MakeTorus(const std::vector<uint32_t>& dims)
 DirectConnectGraph
 MakeHypercube(uint32_t k)
 {
-    FabricRequire(k >= 1 && k <= 20, "Hypercube dimension", k, "1..20");
+    FabricRequire(k >= 1, "Hypercube dimension", k, "k >= 1");
+    const std::string name = fmt::format("Hypercube({})", k);
+    const double hosts = std::ldexp(1.0, static_cast<int>(std::min<uint32_t>(k, 2000)));
+    RequireGraphSize("Hypercube dimension", std::to_string(k), hosts, k * hosts, name);
     uint32_t n = 1u << k;
-    DirectConnectGraph g(n, fmt::format("Hypercube({})", k));
+    DirectConnectGraph g(n, name);
     for (uint32_t u = 0; u < n; ++u)
     {
         for (uint32_t i = 0; i < k; ++i)
@@ -355,13 +469,17 @@ MakeHamming(uint32_t dims, uint32_t q)
 {
     FabricRequire(dims >= 1, "Hamming dimensions", dims, "dims >= 1");
     FabricRequire(q >= 2, "Hamming alphabet size", q, "q >= 2");
-    uint64_t n = 1;
-    for (uint32_t i = 0; i < dims; ++i)
+    // q^dims by steps, stopped once past the cap: dims may be 10^9
+    double n = 1;
+    for (uint32_t i = 0; i < dims && n <= static_cast<double>(kMaxGraphHosts); ++i)
     {
         n *= q;
-        RequireSize(n, "Hamming hosts");
     }
-    RequireSize(n * dims * (q - 1), "Hamming arcs");
+    RequireGraphSize("Hamming(dims,q)",
+                     fmt::format("{},{}", dims, q),
+                     n,
+                     n * dims * (q - 1.0),
+                     fmt::format("Hamming({},{})", dims, q));
     auto kq = MakeCompleteDigraph(q);
     auto g = CartesianPower(kq, dims);
     g.SetName(fmt::format("Hamming({},{})", dims, q));
@@ -373,7 +491,12 @@ MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps)
 {
     FabricRequire(n >= 2, "circulant hosts", n, "N >= 2");
     FabricRequire(!steps.empty(), "circulant offsets", "none", "at least one offset");
-    RequireSize(uint64_t{n} * steps.size(), "circulant arcs");
+    // the size before the offsets: their check is quadratic in their number
+    RequireGraphSize("circulant C(N,S)",
+                     fmt::format("N = {}, {} offsets", n, steps.size()),
+                     n,
+                     double(n) * steps.size(),
+                     fmt::format("C({},{{...}})", n));
     std::vector<uint32_t> seen;
     std::string list;
     for (auto s : steps)
@@ -402,14 +525,19 @@ MakeKautz(uint32_t d, uint32_t D)
 {
     FabricRequire(d >= 1, "Kautz degree", d, "d >= 1");
     FabricRequire(D >= 1, "Kautz diameter", D, "D >= 1");
-    uint64_t n = d + 1;
+    // (d+1) d^(D-1) hosts by steps, stopped once past the cap (D may be 10^9).
     // Kautz(1,D) is K(2) for every D (its line graph is itself): no loop of
     // D steps, and no name grown by "L(" D times
-    for (uint32_t i = 1; i < D && d > 1; ++i)
+    double n = d + 1.0;
+    for (uint32_t i = 1; i < D && d > 1 && n <= static_cast<double>(kMaxGraphHosts); ++i)
     {
         n *= d;
-        RequireSize(n * d, "Kautz arcs");
     }
+    RequireGraphSize("Kautz(d,D)",
+                     fmt::format("{},{}", d, D),
+                     n,
+                     n * d,
+                     fmt::format("Kautz({},{})", d, D));
     auto g = MakeCompleteDigraph(d + 1);
     for (uint32_t i = 1; i < D && d > 1; ++i)
     {
@@ -424,8 +552,9 @@ MakeGeneralizedKautz(uint32_t d, uint32_t n)
 {
     FabricRequire(d >= 1, "GenKautz degree", d, "d >= 1");
     FabricRequire(n > d, "GenKautz hosts", n, fmt::format("N > d = {}", d));
-    RequireSize(uint64_t{n} * d, "GenKautz arcs");
-    DirectConnectGraph g(n, fmt::format("GenKautz({},{})", d, n));
+    const std::string name = fmt::format("GenKautz({},{})", d, n);
+    RequireGraphSize("GenKautz(d,N)", fmt::format("{},{}", d, n), n, double(n) * d, name);
+    DirectConnectGraph g(n, name);
     for (uint32_t x = 0; x < n; ++x)
     {
         // (-d*x - a) mod N computed without negative intermediates.
@@ -532,15 +661,20 @@ ParseEdgeList(std::istream& in, const std::string& source)
         }
         // a self loop carries nothing in a schedule: a typo more likely than a link
         FabricRequire(ends[0] != ends[1], param, line, "two different host ids (no self loop)");
-        FabricRequire(arcs.size() < (1u << 24),
+        FabricRequire(arcs.size() < kMaxGraphArcs,
                       "edge list " + source,
-                      fmt::format("more than {} arcs", 1u << 24),
-                      "at most 16777216 arcs");
+                      fmt::format("more than {} arcs", kMaxGraphArcs),
+                      fmt::format("at most {} arcs", kMaxGraphArcs));
         arcs.emplace_back(ends[0], ends[1]);
     }
     FabricRequire(!arcs.empty(), "edge list " + source, "no arcs", "at least one 'u v' line");
-    RequireSize(maxId + 1, "edge list hosts");
-    DirectConnectGraph g(static_cast<uint32_t>(maxId + 1), "Edges(" + source + ")");
+    const std::string name = "Edges(" + source + ")";
+    RequireGraphSize("edge list " + source + " hosts",
+                     std::to_string(maxId + 1),
+                     static_cast<double>(maxId + 1),
+                     static_cast<double>(arcs.size()),
+                     name);
+    DirectConnectGraph g(static_cast<uint32_t>(maxId + 1), name);
     for (auto [u, v] : arcs)
     {
         g.AddArc(u, v);
@@ -572,9 +706,10 @@ LineGraph(const DirectConnectGraph& g)
     {
         arcs += g.OutDegree(a.to);
     }
-    RequireSize(g.NumArcs(), "L(G) hosts");
-    RequireSize(arcs, "L(G) arcs");
-    DirectConnectGraph l(g.NumArcs(), "L(" + g.Name() + ")");
+    // N' = arcs of G, arcs' = sum over hosts v of indeg(v) outdeg(v)
+    const std::string name = "L(" + g.Name() + ")";
+    RequireGraphSize("line graph L(G)", name, g.NumArcs(), static_cast<double>(arcs), name);
+    DirectConnectGraph l(g.NumArcs(), name);
     for (uint32_t e = 0; e < g.NumArcs(); ++e)
     {
         for (uint32_t f : g.OutArcs(g.GetArc(e).to))
@@ -589,9 +724,13 @@ DirectConnectGraph
 DegreeExpansion(const DirectConnectGraph& g, uint32_t n)
 {
     FabricRequire(n >= 1, "Deg(G,n) copies", n, "n >= 1");
-    RequireSize(uint64_t{g.NumNodes()} * n, "Deg(G,n) hosts");
-    RequireSize(uint64_t{g.NumArcs()} * n * n, "Deg(G,n) arcs");
-    DirectConnectGraph x(g.NumNodes() * n, fmt::format("Deg({},{})", g.Name(), n));
+    const std::string name = fmt::format("Deg({},{})", g.Name(), n);
+    RequireGraphSize("Deg(G,n) copies",
+                     std::to_string(n),
+                     double(g.NumNodes()) * n,
+                     double(g.NumArcs()) * n * n,
+                     name);
+    DirectConnectGraph x(g.NumNodes() * n, name);
     for (const auto& a : g.Arcs())
     {
         for (uint32_t i = 0; i < n; ++i)
@@ -609,19 +748,27 @@ DirectConnectGraph
 CartesianProduct(const std::vector<const DirectConnectGraph*>& factors)
 {
     FabricRequire(!factors.empty(), "product factors", "none", "at least one factor");
-    uint64_t n = 1;
-    uint64_t arcs = 0;
+    std::string name = "Prod(";
+    for (size_t i = 0; i < factors.size(); ++i)
+    {
+        name += (i ? "," : "") + factors[i]->Name();
+    }
+    name += ")";
+    // hosts: the product of the factors' (each at most 2^24, so at most 24
+    // factors of two or more hosts pass); arcs: each factor's in every layer
+    double hosts = 1;
     for (auto* f : factors)
     {
-        n *= f->NumNodes();
-        RequireSize(n, "product hosts");
+        hosts *= f->NumNodes();
     }
+    double arcs = 0;
     for (auto* f : factors)
     {
-        arcs += n / f->NumNodes() * f->NumArcs();
+        arcs += hosts / f->NumNodes() * f->NumArcs();
     }
-    RequireSize(arcs, "product arcs");
-    DirectConnectGraph p(static_cast<uint32_t>(n));
+    RequireGraphSize("product", name, hosts, arcs, name);
+    const auto n = static_cast<uint64_t>(hosts);
+    DirectConnectGraph p(static_cast<uint32_t>(n), name);
     const size_t k = factors.size();
     // stride[i]: weight of coordinate i in the mixed-radix host id.
     std::vector<uint64_t> stride(k, 1);
@@ -647,12 +794,6 @@ CartesianProduct(const std::vector<const DirectConnectGraph*>& factors)
             }
         }
     }
-    std::string name = "Prod(";
-    for (size_t i = 0; i < k; ++i)
-    {
-        name += (i ? "," : "") + factors[i]->Name();
-    }
-    p.SetName(name + ")");
     return p;
 }
 
@@ -678,9 +819,16 @@ CartesianPower(const DirectConnectGraph& g, uint32_t n)
                       fmt::format("{}^{}", g.NumNodes(), n),
                       "at most 16777216 hosts, and n <= 24");
     }
+    const std::string name = fmt::format("Pow({},{})", g.Name(), n);
+    const double h = static_cast<double>(hosts);
+    RequireGraphSize("Pow(G,n) exponent",
+                     std::to_string(n),
+                     h,
+                     n * h / g.NumNodes() * g.NumArcs(),
+                     name);
     std::vector<const DirectConnectGraph*> factors(n, &g);
     auto p = CartesianProduct(factors);
-    p.SetName(fmt::format("Pow({},{})", g.Name(), n));
+    p.SetName(name);
     return p;
 }
 

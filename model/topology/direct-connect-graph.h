@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <istream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,18 @@ class DirectConnectGraph
     /// Distance value for a host that cannot be reached.
     static constexpr uint32_t UNREACHABLE = std::numeric_limits<uint32_t>::max();
 
-    DirectConnectGraph() = default;
+    DirectConnectGraph();
+    /// A deep copy (the Boost mirror included).
+    DirectConnectGraph(const DirectConnectGraph& other);
+    /// A deep copy (the Boost mirror included).
+    DirectConnectGraph& operator=(const DirectConnectGraph& other);
+    /// Moves without copying: Boost 1.74's adjacency_list has no move, so a
+    /// mirror held by value was copied arc by arc on every return and move.
+    /// The moved-from graph is empty.
+    DirectConnectGraph(DirectConnectGraph&& other) noexcept;
+    /// \copydoc DirectConnectGraph(DirectConnectGraph&&)
+    DirectConnectGraph& operator=(DirectConnectGraph&& other) noexcept;
+    ~DirectConnectGraph();
 
     /**
      * \brief An arc-less graph.
@@ -122,8 +134,51 @@ class DirectConnectGraph
     std::vector<Arc> m_arcs;                  //!< arcs by id
     std::vector<std::vector<uint32_t>> m_out; //!< out-arc ids per host
     std::vector<std::vector<uint32_t>> m_in;  //!< in-arc ids per host
-    BoostGraph m_graph;                       //!< Boost mirror
+    std::unique_ptr<BoostGraph> m_graph;      //!< Boost mirror (null once moved from)
 };
+
+/// \name Size bounds: every generator, expansion and edge list checks its size first
+/// @{
+
+/// Most hosts a graph may have: 2^24 = 16,777,216.
+constexpr uint64_t kMaxGraphHosts = uint64_t{1} << 24;
+
+/**
+ * Most arcs a graph may have: 2^22 = 4,194,304 (K(2048), Hypercube(17) and
+ * Torus(1024,1024) fit; Hypercube(20) and K(4096) do not).  Building costs
+ * about DirectConnectGraphBytes() and a fraction of a microsecond per arc, and
+ * nothing that uses a graph goes further: BFB stops at 65535 hosts, and a
+ * simulated fabric holds far more per arc than the graph does.
+ */
+constexpr uint64_t kMaxGraphArcs = uint64_t{1} << 22;
+
+/**
+ * \param hosts hosts of a graph
+ * \param arcs its arcs
+ * \return the bytes a DirectConnectGraph of that size holds (measured with
+ *         bench/bfb-scale: arc lists, per-host arc ids and the Boost mirror)
+ */
+double DirectConnectGraphBytes(double hosts, double arcs);
+
+/**
+ * \brief Throw FabricConfigError unless a graph of \p hosts and \p arcs fits
+ * kMaxGraphHosts, kMaxGraphArcs and the memory budget (FabricRequireMemory):
+ * called with the counts computed before anything is allocated.
+ * \param parameter the construction parameter that sets the size ("K(n) hosts")
+ * \param value its value as given
+ * \param hosts hosts the graph would have (a double: it may be huge)
+ * \param arcs arcs it would have
+ * \param graph the graph's name, for the message
+ * \throws FabricConfigError "invalid <parameter>: got '<value>', allowed: a graph of at
+ *         most 16777216 hosts and 4194304 arcs; <graph> would have H hosts and A arcs"
+ */
+void RequireGraphSize(const std::string& parameter,
+                      const std::string& value,
+                      double hosts,
+                      double arcs,
+                      const std::string& graph);
+
+/// @}
 
 /// \name Base and family generators (all set the graph's construction name)
 /// @{
@@ -162,7 +217,7 @@ DirectConnectGraph MakeTorus(const std::vector<uint32_t>& dims);
 
 /**
  * \brief Hypercube of dimension k: x -> x xor 2^i; N = 2^k, d = k.
- * \param k dimension, 1..20
+ * \param k dimension, 1..17 (k 2^k arcs, at most kMaxGraphArcs)
  */
 DirectConnectGraph MakeHypercube(uint32_t k);
 
