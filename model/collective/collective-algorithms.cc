@@ -3,6 +3,8 @@
  */
 #include "collective-algorithms.h"
 
+#include "collective-algorithms-internal.h"
+
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-memory.h"
 
@@ -62,21 +64,48 @@ PipelineDepth(uint64_t largestPiece, uint64_t chunkBytes)
     return (largestPiece + chunkBytes - 1) / chunkBytes;
 }
 
+/// The largest piece of TwoLevelSplit(bytes, outer, inner) (inner 1:
+/// SplitBytes(bytes, outer)), without building the pieces.
+uint64_t
+LargestPiece(uint64_t bytes, uint64_t outer, uint64_t inner = 1)
+{
+    const uint64_t part = bytes / outer + (bytes % outer != 0);
+    return part / inner + (part % inner != 0);
+}
+
+/// P, the chunks per piece of \p pieces pieces of up to \p largest bytes,
+/// checked against the chunk limit of a schedule (pieces is a double: a
+/// hostile all-to-all has more than 2^64).
+uint32_t
+DepthOf(double pieces, uint64_t largest, uint64_t chunkBytes)
+{
+    const uint64_t P = PipelineDepth(largest, chunkBytes);
+    FabricRequire(
+        pieces * static_cast<double>(P) < static_cast<double>(kMaxChunks),
+        "chunkBytes",
+        chunkBytes,
+        fmt::format("a size giving fewer than {} chunks ({:.0f} pieces of up to {} bytes)",
+                    kMaxChunks,
+                    pieces,
+                    largest));
+    return static_cast<uint32_t>(P);
+}
+
 /// P, the chunks per piece (from the largest piece), checked against the
 /// chunk limit of a schedule.
 uint32_t
 PiecesDepth(const std::vector<uint64_t>& pieces, uint64_t chunkBytes)
 {
     const uint64_t largest = pieces.empty() ? 0 : *std::max_element(pieces.begin(), pieces.end());
-    const uint64_t P = PipelineDepth(largest, chunkBytes);
-    FabricRequire(pieces.size() * P < kMaxChunks,
-                  "chunkBytes",
-                  chunkBytes,
-                  fmt::format("a size giving fewer than {} chunks ({} pieces of up to {} bytes)",
-                              kMaxChunks,
-                              pieces.size(),
-                              largest));
-    return static_cast<uint32_t>(P);
+    return DepthOf(static_cast<double>(pieces.size()), largest, chunkBytes);
+}
+
+/// The memory estimate of a schedule's chunks and operations (with two
+/// dependencies per operation), bytes.
+double
+ScheduleBytes(double chunks, double ops)
+{
+    return chunks * sizeof(ChunkInfo) + ops * (sizeof(CollectiveOp) + 2 * sizeof(uint32_t));
 }
 
 /**
@@ -87,25 +116,130 @@ PiecesDepth(const std::vector<uint64_t>& pieces, uint64_t chunkBytes)
  * chunks are then the pieces: a ring of n ranks has n of them, moved 2(n - 1)
  * times by each rank).
  * \param ranks ranks of the schedule \param chunkBytes the chunk size asked for
- * \param depth chunks per piece \param chunks chunks of the schedule
- * \param ops operations of all ranks together (0: not known yet)
+ * \param size depth, chunks and operations of the schedule
+ * \return \p size
  */
-void
-RequireScheduleFits(uint32_t ranks, uint64_t chunkBytes, double depth, double chunks, double ops)
+ScheduleSizeEstimate
+RequireScheduleFits(uint32_t ranks, uint64_t chunkBytes, const ScheduleSizeEstimate& size)
 {
-    const bool chunked = depth > 1;
-    FabricRequireMemory(chunks * sizeof(ChunkInfo) +
-                            ops * (sizeof(CollectiveOp) + 2 * sizeof(uint32_t)),
-                        chunked ? "chunkBytes" : "ranks",
-                        chunked ? uint64_t{chunkBytes} : uint64_t{ranks},
-                        fmt::format("the schedule ({:.0f} chunks{})",
-                                    chunks,
-                                    ops > 0 ? fmt::format(", {:.0f} operations", ops) : ""));
+    const bool chunked = size.depth > 1;
+    FabricRequireMemory(
+        size.bytes,
+        chunked ? "chunkBytes" : "ranks",
+        chunked ? uint64_t{chunkBytes} : uint64_t{ranks},
+        fmt::format("the schedule ({:.0f} chunks, {:.0f} operations)", size.chunks, size.ops));
+    return size;
+}
+
+/// A schedule of \p pieces pieces of up to \p largest bytes, with
+/// \p transfers transfers (a Send and a Recv each) per pipelining chunk of a
+/// piece: its depth P, chunks and operations.
+ScheduleSizeEstimate
+SizeOf(double pieces, uint64_t largest, uint64_t chunkBytes, double transfers)
+{
+    ScheduleSizeEstimate e;
+    e.depth = DepthOf(pieces, largest, chunkBytes);
+    e.chunks = pieces * static_cast<double>(e.depth);
+    e.ops = 2 * transfers * static_cast<double>(e.depth);
+    e.bytes = ScheduleBytes(e.chunks, e.ops);
+    return e;
+}
+
+// Closed forms of each generator's size (n ranks, C channels, P depth), all
+// exact; the tests hold them to NumChunks() and TotalOps().
+
+/// Ring: C n pieces, each passed on n - 1 times per pass (two passes for
+/// allreduce): 2 n (n - 1) C P transfers for allreduce.
+ScheduleSizeEstimate
+RingSize(CollectiveType type, uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    const double passes = type == CollectiveType::AllReduce ? 2.0 : 1.0;
+    return SizeOf(static_cast<double>(channels) * n,
+                  LargestPiece(bytes, channels, n),
+                  chunkBytes,
+                  passes * (n - 1.0) * n * channels);
+}
+
+/// Double binary tree: 2C pieces, each up (n - 1) and down (n - 1) its tree.
+ScheduleSizeEstimate
+TreeSize(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    const uint64_t parts = uint64_t{2} * channels;
+    return SizeOf(double(parts), LargestPiece(bytes, parts), chunkBytes, 2.0 * (n - 1.0) * parts);
+}
+
+/// Halving-doubling on p = 2^floor(log2 n): C p pieces; halving and doubling
+/// move p (p - 1) of them each, fold and unfold p per extra rank (n - p):
+/// 2 C P p (n - 1) transfers.
+ScheduleSizeEstimate
+HalvingDoublingSize(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    uint64_t p = 1;
+    while (p * 2 <= n)
+    {
+        p *= 2;
+    }
+    return SizeOf(static_cast<double>(channels) * p,
+                  LargestPiece(bytes, channels, p),
+                  chunkBytes,
+                  2.0 * channels * p * (n - 1.0));
+}
+
+/// Hierarchical (K per domain, D = n / K domains): C n pieces; in each domain
+/// 2 (K - 1) steps of K messages (each one operation moving D sub-pieces), on
+/// each rail 2 (D - 1) steps of D: 2 C P n (K + D - 2) transfers.
+ScheduleSizeEstimate
+HierarchicalSize(uint32_t n, uint32_t K, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    const double D = n / K;
+    return SizeOf(static_cast<double>(channels) * n,
+                  LargestPiece(bytes, channels, n),
+                  chunkBytes,
+                  2.0 * channels * n * (K + D - 2));
+}
+
+/// All-to-all: n^2 C pieces, n (n - 1) C of them moved. Direct: one hop each.
+/// PXN (K per domain, D = n / K): two hops for the n (n - K) - n (D - 1)
+/// pairs in other domains on other rails: C P n (2n - K - D) transfers.
+ScheduleSizeEstimate
+AllToAllSize(uint32_t n,
+             uint32_t K,
+             bool pxn,
+             uint64_t bytes,
+             uint64_t chunkBytes,
+             uint32_t channels)
+{
+    const double D = n / K;
+    const double pairs =
+        pxn ? static_cast<double>(n) * (2.0 * n - K - D) : static_cast<double>(n) * (n - 1.0);
+    return SizeOf(static_cast<double>(n) * n * channels,
+                  LargestPiece(bytes, n, channels),
+                  chunkBytes,
+                  pairs * channels);
+}
+
+/// Chain or tree broadcast / reduce: C pieces, each over the n - 1 edges.
+ScheduleSizeEstimate
+RootedSize(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    return SizeOf(static_cast<double>(channels),
+                  LargestPiece(bytes, channels),
+                  chunkBytes,
+                  (n - 1.0) * channels);
+}
+
+/// Send/receive of \p pairs pairs: C pieces per pair, each moved once.
+ScheduleSizeEstimate
+SendRecvSize(uint64_t pairs, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
+{
+    const double pieces = double(pairs) * channels;
+    return SizeOf(pieces, LargestPiece(bytes, channels), chunkBytes, pieces);
 }
 
 /**
  * Adds pieces.size() * P chunks (piece-major) to \p s, where P is derived
  * from the largest piece; \return P.  src/dst give each piece's chunk fields.
+ * The caller has checked the schedule's size (RequireScheduleFits).
  */
 template <typename SrcFn, typename DstFn>
 uint32_t
@@ -116,7 +250,6 @@ AddPieces(CollectiveSchedule& s,
           DstFn dst)
 {
     const uint32_t P = PiecesDepth(pieces, chunkBytes);
-    RequireScheduleFits(s.NumRanks(), chunkBytes, P, static_cast<double>(pieces.size()) * P, 0);
     for (size_t k = 0; k < pieces.size(); ++k)
     {
         for (uint64_t b : SplitBytes(pieces[k], P))
@@ -151,16 +284,11 @@ Ring(CollectiveType type, uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint3
 {
     RequireRanks(n);
     RequireChannels(channels);
+    // every rank sends and receives each chunk 2(n - 1) times (allreduce)
+    RequireScheduleFits(n, chunkBytes, RingSize(type, n, bytes, chunkBytes, channels));
     CollectiveSchedule s(type, n, bytes);
     s.SetAlgorithm("ring");
     auto pieces = TwoLevelSplit(bytes, channels, n);
-    {
-        // every rank sends and receives each chunk 2(n - 1) times (allreduce)
-        const double depth = PiecesDepth(pieces, chunkBytes);
-        const double chunks = static_cast<double>(pieces.size()) * depth;
-        const double passes = (type == CollectiveType::AllReduce ? 2.0 : 1.0) * (n - 1);
-        RequireScheduleFits(n, chunkBytes, depth, chunks, 2.0 * n * passes * channels * depth);
-    }
     auto pieceRank = [n](size_t k) { return static_cast<uint32_t>(k % n); };
     uint32_t P;
     if (type == CollectiveType::AllGather)
@@ -230,6 +358,7 @@ AllToAll(uint32_t n, uint32_t K, bool pxn, uint64_t bytes, uint64_t chunkBytes, 
     RequireRanks(n);
     RequireChannels(channels);
     RequireDomain(n, K);
+    RequireScheduleFits(n, chunkBytes, AllToAllSize(n, K, pxn, bytes, chunkBytes, channels));
     CollectiveSchedule s(CollectiveType::AllToAll, n, bytes);
     s.SetAlgorithm(pxn ? "pxn" : "direct");
     // Pieces in (src, dst, channel) order; every source splits the same way.
@@ -316,6 +445,7 @@ RootedCollective(CollectiveType type,
     RequireRanks(n);
     RequireRoot(n, root);
     RequireChannels(channels);
+    RequireScheduleFits(n, chunkBytes, RootedSize(n, bytes, chunkBytes, channels));
     CollectiveSchedule s(type, n, bytes);
     s.SetRoot(root);
     s.SetAlgorithm(tree ? "tree" : "ring");
@@ -744,6 +874,7 @@ DoubleBinaryTreeAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint3
 {
     RequireRanks(n);
     RequireChannels(channels, 2);
+    RequireScheduleFits(n, chunkBytes, TreeSize(n, bytes, chunkBytes, channels));
     CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
     s.SetAlgorithm("tree");
     const uint32_t parts = 2 * channels;
@@ -785,8 +916,9 @@ HalvingDoublingAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32
 {
     RequireRanks(n);
     RequireChannels(channels);
+    RequireScheduleFits(n, chunkBytes, HalvingDoublingSize(n, bytes, chunkBytes, channels));
     uint32_t p = 1;
-    while (p * 2 <= n)
+    while (p <= n / 2)
     {
         p *= 2;
     }
@@ -870,6 +1002,7 @@ HierarchicalAllReduce(uint32_t n,
     RequireChannels(channels);
     RequireDomain(n, K);
     const uint32_t D = n / K;
+    RequireScheduleFits(n, chunkBytes, HierarchicalSize(n, K, bytes, chunkBytes, channels));
     CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
     s.SetAlgorithm("hierarchical");
     // Per channel the buffer is K pieces (one per local index l), each of D
@@ -1045,6 +1178,7 @@ SendRecvPairs(uint32_t n,
                       fmt::format("({}, {})", a, d),
                       fmt::format("distinct pairs of different local indices below {}", n));
     }
+    RequireScheduleFits(n, chunkBytes, SendRecvSize(pairs.size(), bytes, chunkBytes, channels));
     CollectiveSchedule s(CollectiveType::SendRecv, n, bytes);
     s.SetAlgorithm("direct");
     std::vector<uint64_t> pieces;
@@ -1083,6 +1217,9 @@ CollectiveSchedule
 RingSendRecv(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint32_t channels)
 {
     RequireRanks(n);
+    RequireChannels(channels);
+    // before the n pairs are listed
+    RequireScheduleFits(n, chunkBytes, SendRecvSize(n, bytes, chunkBytes, channels));
     std::vector<std::pair<uint32_t, uint32_t>> pairs;
     for (uint32_t r = 0; r < n; ++r)
     {
@@ -1111,6 +1248,53 @@ AlgorithmsFor(std::string_view collective)
         return {"ring", "tree"};
     case CollectiveType::SendRecv:
         return {"direct"};
+    }
+    return {};
+}
+
+ScheduleSizeEstimate
+EstimateScheduleSize(const ScheduleRequest& q)
+{
+    const CollectiveType type = ParseCollectiveType(q.collective, "collective");
+    const uint32_t n =
+        q.communicator.empty() ? q.ranks : static_cast<uint32_t>(q.communicator.size());
+    const uint64_t B = q.bytes;
+    const uint64_t C = q.chunkBytes;
+    const uint32_t ch = q.channels;
+    RequireRanks(n);
+    RequireChannels(ch, q.algorithm == "tree" && type == CollectiveType::AllReduce ? 2 : 1);
+    switch (type)
+    {
+    case CollectiveType::AllReduce:
+        if (q.algorithm == "tree")
+        {
+            return TreeSize(n, B, C, ch);
+        }
+        if (q.algorithm == "halving-doubling")
+        {
+            return HalvingDoublingSize(n, B, C, ch);
+        }
+        if (q.algorithm == "hierarchical")
+        {
+            RequireDomain(n, q.domainSize);
+            return HierarchicalSize(n, q.domainSize, B, C, ch);
+        }
+        [[fallthrough]];
+    case CollectiveType::AllGather:
+    case CollectiveType::ReduceScatter:
+        return RingSize(type, n, B, C, ch);
+    case CollectiveType::AllToAll:
+        if (q.algorithm == "pxn")
+        {
+            RequireDomain(n, q.domainSize);
+            return AllToAllSize(n, q.domainSize, true, B, C, ch);
+        }
+        return AllToAllSize(n, 1, false, B, C, ch);
+    case CollectiveType::Broadcast:
+    case CollectiveType::Reduce:
+        return RootedSize(n, B, C, ch);
+    case CollectiveType::SendRecv:
+        return SendRecvSize(n, B, C, ch);
     }
     return {};
 }
