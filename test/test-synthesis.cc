@@ -6,6 +6,8 @@
  * or from checks written here independently of the code under test
  * (Floyd-Warshall diameters, brute-force min-max optima, schedule checkers).
  */
+#include "name-error.h"
+
 #include "ns3/bfb-schedule.h"
 #include "ns3/collective-baselines.h"
 #include "ns3/direct-connect-graph.h"
@@ -704,20 +706,7 @@ TEST(SynthesisNames, BadNamesNamePosition)
     EXPECT_THROW(BuildFromName("C(8,{0,1})"), FabricConfigError);
 }
 
-/// \return what BuildFromName(\p name) throws ("" if it builds)
-std::string
-NameError(const std::string& name)
-{
-    try
-    {
-        BuildFromName(name);
-    }
-    catch (const FabricConfigError& e)
-    {
-        return e.what();
-    }
-    return "";
-}
+using gpu_fabric_test::NameError;
 
 /// \return \p n copies of \p text
 std::string

@@ -9,6 +9,8 @@
  * factor otherwise), and usual graphs keep their schedules.  No test times
  * anything.
  */
+#include "name-error.h"
+
 #include "ns3/bfb-schedule.h"
 #include "ns3/direct-connect-graph.h"
 #include "ns3/double.h"
@@ -28,20 +30,7 @@ using namespace ns3;
 namespace
 {
 
-/// \return what BuildFromName(\p name) throws ("" if it builds)
-std::string
-NameError(const std::string& name)
-{
-    try
-    {
-        BuildFromName(name);
-    }
-    catch (const FabricConfigError& e)
-    {
-        return e.what();
-    }
-    return "";
-}
+using gpu_fabric_test::NameError;
 
 /// \return what \p run throws ("" if it returns)
 template <typename Run>
