@@ -272,7 +272,7 @@ Ptr<Fabric>
 FabricHelper::Install(const FabricTopology& topology) const
 {
     // a device's own checks first (Mtu=0, DataRate=0bps name their rule)
-    m_deviceFactory.Create<FabricNetDevice>();
+    GetDeviceFrameMtu();
     RequireTopologyAttributesUnset();
     // before any node: the tables are the largest part of a fabric
     RequireRoutingTablesFit(topology);
