@@ -19,6 +19,9 @@ packages=(
   libmimalloc-dev
   # bench/event-cost-valgrind.py counts the event cost under it (a test runs it)
   valgrind
+  # Chakra execution traces (chakra-replay): protobuf's C++ library and
+  # compiler; the tests write traces with Python's protobuf, as Chakra does
+  libprotobuf-dev protobuf-compiler python3-protobuf
 )
 
 missing=()

@@ -1,0 +1,167 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// examples/chakra-replay: replays Chakra execution traces (PREFIX.RANK.et,
+// one per rank, as MLCommons Chakra's tools write them) on a simulated
+// fabric: every trace node becomes a task of its rank that waits for its
+// dependencies; compute nodes take their recorded durations, collectives
+// and sends run on the chosen topology and backend. Prints the iteration
+// time and where it went.
+#include "program-support.h"
+
+#include "ns3/chakra-trace.h"
+#include "ns3/core-module.h"
+#include "ns3/gpu-fabric-module.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+using namespace ns3;
+
+int
+main(int argc, char* argv[])
+{
+    std::string trace;
+    std::string topology = "rail-only";
+    std::string preset = "dgx-h100";
+    uint32_t radix = 64;
+    std::string backend = "flow";
+    std::string algorithm = "auto";
+    std::string commGroups;
+    uint64_t chunkBytes = 0;
+    std::string graph = "Hypercube(4)";
+    double nodeBandwidthGbps = 400;
+    std::string json;
+
+    ProgramFlags cmd("chakra-replay", __FILE__);
+    cmd.Usage("Replay Chakra execution traces (PREFIX.0.et .. PREFIX.(n-1).et) on a simulated "
+              "GPU fabric of n GPUs: compute nodes take their durations, collectives and "
+              "sends run on the network.");
+    cmd.AddValue("trace", "path prefix of the trace files PREFIX.RANK.et (required)", trace);
+    cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
+    cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
+    cmd.AddInteger("radix", "switch radix", radix, 2, 65536);
+    cmd.AddValue("backend", "flow | packet", backend);
+    cmd.AddValue("algorithm",
+                 "auto (ring; direct for all-to-all) | ring | tree | halving-doubling | "
+                 "hierarchical | direct | pxn: the algorithm of every collective that has it",
+                 algorithm);
+    cmd.AddValue("comm-groups",
+                 "JSON file {\"pg_name\": [ranks]} of the process groups (default: "
+                 "PREFIX.comm-groups.json if it exists, else the ranks whose traces use each "
+                 "pg_name)",
+                 commGroups);
+    cmd.AddInteger("chunk-bytes",
+                   "pipelining chunk of every collective, bytes (0: none)",
+                   chunkBytes,
+                   0,
+                   std::numeric_limits<uint64_t>::max());
+    cmd.AddValue("graph", "direct-connect graph construction name, e.g. Hypercube(4)", graph);
+    cmd.AddValue("node-bandwidth-gbps",
+                 "direct-connect bandwidth per node, Gb/s",
+                 nodeBandwidthGbps);
+    cmd.AddValue("json", "write the results as JSON to this path", json);
+    cmd.UseFabricScheduler();
+    cmd.Parse(argc, argv);
+
+    try
+    {
+        FabricRequire(!trace.empty(), "--trace", trace, "a path prefix of PREFIX.RANK.et files");
+        FabricRequire(backend == "packet" || backend == "flow",
+                      "--backend",
+                      backend,
+                      "packet or flow");
+        FabricRequire(nodeBandwidthGbps * 1e9 >= 1 && nodeBandwidthGbps * 1e9 < 0x1p64,
+                      "--node-bandwidth-gbps",
+                      cmd.ValueText("node-bandwidth-gbps"),
+                      "a positive rate of at least 1e-9 and below 1.8e10 Gb/s");
+        for (const char* f : {"graph", "node-bandwidth-gbps"})
+        {
+            cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
+        }
+        for (const char* f : {"preset", "radix"})
+        {
+            cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
+        }
+        ClusterParams p;
+        p.platform = TopologyHelper::GetPlatform(preset);
+        p.radix = radix;
+
+        ChakraReplayOptions options;
+        options.algorithm = algorithm;
+        options.chunkBytes = chunkBytes;
+        options.commGroups = commGroups;
+        options.domainSize = topology == "direct-connect" ? 0 : p.platform.gpusPerDomain;
+        const ChakraReplay replay = ReadChakraTraces(trace, options);
+        const uint32_t ranks = replay.program.ranks;
+
+        p.gpus = ranks;
+        TopologyHelper topologies(p);
+        topologies.SetGraph(graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+        topologies.SetGpusRequired(true);
+        topologies.SetParameterNames("--topology", "--trace (its rank count)", "--graph");
+        const FabricTopology topo = topologies.Create(topology);
+
+        InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
+        Ptr<ProgramRunner> runner = RunProgram(replay.program, installed.transport);
+        if (!runner->IsComplete())
+        {
+            const auto left = runner->GetUnfinishedRanks();
+            throw FabricConfigError(
+                "--trace",
+                trace,
+                fmt::format("traces whose dependencies and collectives let every rank finish "
+                            "({} rank(s) did not, the first is rank {}{}: a collective or "
+                            "send waits for a peer that waits for it)",
+                            left.size(),
+                            left.empty() ? 0 : left.front(),
+                            runner->IsFailed() ? "; " + runner->GetFailureReport() : ""));
+        }
+        const double iteration = runner->GetFinishTime().GetSeconds();
+        const auto& comm = runner->GetCommSeconds();
+        const double commMax = comm.empty() ? 0 : *std::max_element(comm.begin(), comm.end());
+        const double computeMax =
+            *std::max_element(replay.computeSeconds.begin(), replay.computeSeconds.end());
+        installed.Dispose();
+        Simulator::Destroy();
+
+        fmt::print("chakra-replay: {} ranks, {} nodes from {}.*.et on {} ({} GPUs, {}), {} "
+                   "backend\n",
+                   ranks,
+                   replay.nodes,
+                   trace,
+                   topology,
+                   topo.GetNGpus(),
+                   topology == "direct-connect" ? graph : p.platform.name,
+                   backend);
+        fmt::print("  iteration time            {:.9f} s\n", iteration);
+        fmt::print("  communication (max rank)  {:.9f} s\n", commMax);
+        fmt::print("  compute (max rank)        {:.9f} s\n", computeMax);
+        fmt::print("  collectives and sends     {}\n", replay.program.comms.size());
+        if (!json.empty())
+        {
+            nlohmann::json j = {{"trace", trace},
+                                {"topology", topology},
+                                {"preset", p.platform.name},
+                                {"backend", backend},
+                                {"algorithm", algorithm},
+                                {"ranks", ranks},
+                                {"nodes_replayed", replay.nodes},
+                                {"comms", replay.program.comms.size()},
+                                {"iteration_time_s", iteration},
+                                {"comm_time_s", commMax},
+                                {"compute_time_s", computeMax}};
+            WriteTextFile("--json", json, j.dump(2) + "\n");
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "chakra-replay: {}\n", e.what());
+        return 2;
+    }
+    return 0;
+}
