@@ -497,11 +497,13 @@ main(int argc, char* argv[])
                  c.tp);
     cmd.AddValue("micro-batches", "iteration: micro-batches per replica", c.microBatches);
     cmd.AddValue("granularity", "iteration: TP AllReduces per layer | micro-batch", c.granularity);
-    cmd.AddValue("gpus", "number of GPUs (1k, 4k, 16k, 32k: 1024, 4096, 16384, 32768)", c.gpus);
+    cmd.AddValue("gpus",
+                 "number of GPUs (1k, 4k, 16k, 32k: 1024, 4096, 16384, 32768; not with --table)",
+                 c.gpus);
     cmd.AddValue("preset", "platform preset", c.preset);
     cmd.AddValue("radix", "switch radix", c.radix);
     cmd.AddValue("topology", "rail-only | rail-optimized | both", topology);
-    cmd.AddValue("backend", "flow | packet", c.backend);
+    cmd.AddValue("backend", "flow | packet (not with --table)", c.backend);
     cmd.AddValue("tp-bytes", "phases: TP allreduce size (bytes)", c.tpBytes);
     cmd.AddValue("dp-bytes", "phases: DP allreduce size (bytes)", c.dpBytes);
     cmd.AddValue("tp-size",
@@ -536,6 +538,24 @@ main(int argc, char* argv[])
         // the platform as simulated: the preset with any --ns3::HbDomain::* flag
         const HbDomainPreset platform = TopologyHelper::GetPlatform(c.preset);
         CheckNames(c);
+        // each workload reads only its own group of flags; --table sets the
+        // GPU counts and backends itself
+        for (const char* f : {"model", "tp", "micro-batches", "granularity"})
+        {
+            cmd.OnlyWith(f, c.workload == "iteration", "with --workload=iteration");
+        }
+        for (const char* f : {"tp-bytes", "dp-bytes", "tp-size", "overlap"})
+        {
+            cmd.OnlyWith(f, c.workload == "phases", "with --workload=phases");
+        }
+        for (const char* f : {"packet-max-gpus", "packet-max-bytes", "calibration-bytes"})
+        {
+            cmd.OnlyWith(f, table, "with --table");
+        }
+        for (const char* f : {"gpus", "backend"})
+        {
+            cmd.OnlyWith(f, !table, "without --table (it runs 1k to 32k GPUs on both backends)");
+        }
         const std::vector<std::string> topologies =
             topology == "both" ? std::vector<std::string>{"rail-only", "rail-optimized"}
                                : std::vector<std::string>{topology};

@@ -72,7 +72,9 @@ main(int argc, char* argv[])
     ProgramFlags cmd("flow-vs-packet", __FILE__);
     cmd.Usage("Flow level against packet level over a grid of collectives on HB domains; prints "
               "the distribution of their gap.");
-    cmd.AddValue("quick", "8 GPUs of dgx-h100 and dgx-a100 only, up to 256 KiB", quick);
+    cmd.AddValue("quick",
+                 "8 GPUs of dgx-h100 and dgx-a100 only, up to 256 KiB (a --max-bytes given wins)",
+                 quick);
     cmd.AddValue("max-bytes", "largest size (sizes double from 4 KiB)", maxBytes);
     cmd.AddValue("show-above", "list the rows whose gap exceeds this many percent", showAbove);
     cmd.AddValue("json", "write every row as JSON to this path", json);
@@ -85,9 +87,10 @@ main(int argc, char* argv[])
                       maxBytes,
                       "4096 to 2^30");
         FabricRequire(showAbove >= 0, "--show-above", showAbove, "a percentage >= 0");
-        if (quick)
+        // --quick changes the default only: a --max-bytes given still applies
+        if (quick && !cmd.WasGiven("max-bytes"))
         {
-            maxBytes = std::min<uint64_t>(maxBytes, 256 << 10);
+            maxBytes = 256 << 10;
         }
         std::vector<std::pair<std::string, uint32_t>> platforms = {{"dgx-h100", 8},
                                                                    {"dgx-a100", 8}};

@@ -52,8 +52,11 @@ main(int argc, char* argv[])
     cmd.AddValue("gpus",
                  "number of GPUs (a multiple of the preset's K; direct-connect: the graph's nodes)",
                  gpus);
-    cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
-    cmd.AddValue("radix", "switch radix", radix);
+    cmd.AddValue("preset",
+                 "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ... (not with "
+                 "direct-connect)",
+                 preset);
+    cmd.AddValue("radix", "switch radix (not with direct-connect)", radix);
     cmd.AddValue("collective",
                  "allreduce | allgather | reducescatter | alltoall | broadcast | reduce | sendrecv",
                  collective);
@@ -66,7 +69,10 @@ main(int argc, char* argv[])
                  minBytes);
     cmd.AddValue("max-bytes", "largest message size", maxBytes);
     cmd.AddValue("chunk-bytes", "pipelining chunk (0: none)", chunkBytes);
-    cmd.AddValue("channels", "rings / trees in parallel", channels);
+    cmd.AddValue("channels",
+                 "channels in parallel (every algorithm: rings, tree pairs, chains or "
+                 "independent instances on parts of the buffer)",
+                 channels);
     cmd.AddValue("graph", "direct-connect graph construction name, e.g. Hypercube(4)", graph);
     cmd.AddValue("node-bandwidth-gbps",
                  "direct-connect bandwidth per node, Gb/s",
@@ -93,6 +99,11 @@ main(int argc, char* argv[])
         for (const char* f : {"graph", "node-bandwidth-gbps"})
         {
             cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
+        }
+        // a direct-connect topology is its graph: one GPU per node, no switches
+        for (const char* f : {"preset", "radix"})
+        {
+            cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
         }
         ClusterParams p;
         p.platform = TopologyHelper::GetPlatform(preset);
@@ -161,6 +172,50 @@ main(int argc, char* argv[])
                       fmt::format("a sweep whose largest size ({}) is at most {} (16 TiB)",
                                   sizes.back(),
                                   kMaxCollectiveBytes));
+        // each run checks only its own work: the sweep is refused, or
+        // announced, as a whole before its first size runs
+        const std::vector<CollectiveWork> work = transports.EstimateCollectives(topo,
+                                                                                chunkBytes,
+                                                                                channels,
+                                                                                collective,
+                                                                                algorithm,
+                                                                                sizes);
+        double sweepSeconds = 0;
+        double sweepMessages = 0;
+        double sweepBytes = 0;
+        for (const auto& w : work)
+        {
+            sweepSeconds += w.seconds;
+            sweepMessages += static_cast<double>(w.messages);
+            sweepBytes += static_cast<double>(w.bytesSent);
+        }
+        const std::string sweepText =
+            fmt::format("the sweep of {} size(s) from {} to {} bytes ({:.0f} messages of {} in "
+                        "all, each size on a fresh {} backend)",
+                        sizes.size(),
+                        sizes.front(),
+                        sizes.back(),
+                        sweepMessages,
+                        FabricBytesText(sweepBytes),
+                        backend);
+        // the smallest size alone too long: no --max-bytes would do
+        FabricRequireWork(
+            work.front().seconds,
+            "--min-bytes",
+            minBytes,
+            fmt::format("its smallest size alone ({} messages of {})",
+                        work.front().messages,
+                        FabricBytesText(static_cast<double>(work.front().bytesSent))));
+        FabricRequireWork(sweepSeconds, "--max-bytes", maxBytes, sweepText);
+        if (sweepSeconds > FabricWarnRunSeconds())
+        {
+            fmt::print(stderr,
+                       "collective-bench: {} is estimated at about {} of wall time "
+                       "(GpuFabricWarnRunSeconds={:g})\n",
+                       sweepText,
+                       FabricDurationText(sweepSeconds),
+                       FabricWarnRunSeconds());
+        }
         std::vector<CollectiveResult> results;
         std::string failure; // a size that did not complete ends the sweep
         for (const uint64_t b : sizes)
@@ -187,13 +242,15 @@ main(int argc, char* argv[])
             results.push_back(std::move(r));
         }
 
-        fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}, radix {}){}\n",
+        // a direct-connect topology has no preset or radix: its graph instead
+        fmt::print("# collective-bench: {} {} on {} ({} GPUs, {}){}\n",
                    collective,
                    algorithm,
                    topology,
                    topo.GetNGpus(),
-                   p.platform.name,
-                   radix,
+                   topology == "direct-connect"
+                       ? "graph " + graph
+                       : fmt::format("{}, radix {}", p.platform.name, radix),
                    backend == "flow" ? ", flow-level backend" : "");
         // nccl-tests' count column: the count argument of the NCCL call
         auto count = [perRank](uint64_t bytes) { return bytes / 4 / perRank; };

@@ -33,8 +33,8 @@ main(int argc, char* argv[])
     cmd.Usage("Routing check: reachability of all GPU pairs, hop counts, and paths.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("gpus", "number of GPUs (direct-connect: the graph's node count)", gpus);
-    cmd.AddValue("preset", "platform preset", preset);
-    cmd.AddValue("radix", "switch radix", radix);
+    cmd.AddValue("preset", "platform preset (not with direct-connect)", preset);
+    cmd.AddValue("radix", "switch radix (not with direct-connect)", radix);
     cmd.AddValue("oversubscription", "leaf oversubscription of the fat-trees", oversubscription);
     cmd.AddValue("graph", "direct-connect graph (construction name)", graph);
     cmd.AddValue("src", "print the path from this rank (with --dst)", src);
@@ -47,6 +47,11 @@ main(int argc, char* argv[])
     {
         cmd.OnlyWith("graph", topology == "direct-connect", "with --topology=direct-connect");
         cmd.OnlyWith("flow-label", src >= 0 || dst >= 0, "with --src and --dst");
+        // a direct-connect topology is its graph: one GPU per node, no switches
+        for (const char* f : {"preset", "radix"})
+        {
+            cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
+        }
         ClusterParams p;
         p.platform = TopologyHelper::GetPlatform(preset);
         p.gpus = gpus;

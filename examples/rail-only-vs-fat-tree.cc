@@ -160,7 +160,8 @@ main(int argc, char* argv[])
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "
               "rail-optimized fat-tree and fat-tree; the paper's Eq. 1 and costs at 32768 GPUs.");
     cmd.AddValue("quick",
-                 "small defaults (64 GPUs, 4 blocks of d_model 1024, 2 micro-batches)",
+                 "small defaults (64 GPUs, 4 blocks of d_model 1024, 2 micro-batches); "
+                 "--gpus, --layers, --hidden or --micro-batches given with it win",
                  quick);
     cmd.AddInteger("gpus", "simulated GPUs N", n);
     cmd.AddValue("platform",

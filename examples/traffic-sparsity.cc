@@ -245,13 +245,16 @@ main(int argc, char* argv[])
                    microBatches,
                    0);
     cmd.AddValue("dp-algorithm", "DP AllReduce: hierarchical|ring", dpAlgorithm);
-    cmd.AddValue("ep-algorithm", "EP AllToAll: pxn|direct", epAlgorithm);
+    cmd.AddValue("ep-algorithm", "EP AllToAll: pxn|direct (with --ep > 1)", epAlgorithm);
     cmd.AddInteger("heatmap-gpus",
                    "GPUs of the heatmap cluster (<= 1024; 0: no heatmap)",
                    heatmapGpus,
                    0);
-    cmd.AddInteger("heatmap-pp", "pipeline-parallel size of the heatmap cluster", heatmapPp, 1);
-    cmd.AddValue("png", "heatmap PNG path (none: no heatmap file)", png);
+    cmd.AddInteger("heatmap-pp",
+                   "pipeline-parallel size of the heatmap cluster (with --heatmap-gpus > 0)",
+                   heatmapPp,
+                   1);
+    cmd.AddValue("png", "heatmap PNG path (none: no heatmap file; with --heatmap-gpus > 0)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the per-dimension table as CSV to this path", csv);
     cmd.UseFabricScheduler();
@@ -276,6 +279,12 @@ main(int argc, char* argv[])
         const uint32_t hGpus = heatmapGpus;
         const uint32_t hPp = heatmapPp;
         FabricRequire(hGpus <= 1024, "--heatmap-gpus", hGpus, "at most 1024 (a dense plot)");
+        // flags of the heatmap cluster and of expert parallelism mean nothing without them
+        cmd.OnlyWith("heatmap-pp", hGpus > 0, "with --heatmap-gpus above 0 (a heatmap cluster)");
+        cmd.OnlyWith("png",
+                     hGpus > 0 || png == "none",
+                     "with --heatmap-gpus above 0 (a heatmap to plot), or none");
+        cmd.OnlyWith("ep-algorithm", ep > 1, "with --ep above 1 (a MoE model's EP AllToAll)");
 
         const TrainingIteration it = MakeIteration(m, big, opt, "--");
         const TrafficStats st = IterationTrafficMatrix::FromIteration(it).Stats();

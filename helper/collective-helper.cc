@@ -56,12 +56,11 @@ CollectiveHelper::AllRanks(uint32_t n)
     return r;
 }
 
-Ptr<CollectiveRun>
-CollectiveHelper::Install(const std::vector<uint32_t>& ranks,
-                          const std::string& collective,
-                          const std::string& algorithm,
-                          uint64_t bytes,
-                          Time start) const
+ScheduleRequest
+CollectiveHelper::GetRequest(const std::vector<uint32_t>& ranks,
+                             const std::string& collective,
+                             const std::string& algorithm,
+                             uint64_t bytes) const
 {
     ScheduleRequest req;
     req.collective = collective;
@@ -81,7 +80,17 @@ CollectiveHelper::Install(const std::vector<uint32_t>& ranks,
         req.domainSize = 0;
     }
     req.communicator = ranks;
-    return Install(MakeSchedule(req), start);
+    return req;
+}
+
+Ptr<CollectiveRun>
+CollectiveHelper::Install(const std::vector<uint32_t>& ranks,
+                          const std::string& collective,
+                          const std::string& algorithm,
+                          uint64_t bytes,
+                          Time start) const
+{
+    return Install(MakeSchedule(GetRequest(ranks, collective, algorithm, bytes)), start);
 }
 
 Ptr<CollectiveRun>

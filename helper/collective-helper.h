@@ -64,6 +64,19 @@ class CollectiveHelper
                                Time start) const;
 
     /**
+     * The request Install(ranks, ...) builds its schedule from (this
+     * helper's chunk, channels, root and domain size), for estimating a
+     * collective's work before installing it.
+     * \param ranks the communicator \param collective name
+     * \param algorithm name \param bytes nccl-tests size
+     * \return the request for MakeSchedule
+     */
+    ScheduleRequest GetRequest(const std::vector<uint32_t>& ranks,
+                               const std::string& collective,
+                               const std::string& algorithm,
+                               uint64_t bytes) const;
+
+    /**
      * Install a schedule (its communicator names the global ranks).
      * \param schedule the schedule \param start start time \return the run
      */

@@ -96,14 +96,7 @@ TransportHelper::RunCollectiveAlone(const FabricTopology& topology,
                                     uint64_t bytes) const
 {
     InstalledTransport installed = Install(topology);
-    CollectiveHelper helper = installed.fabric ? CollectiveHelper(installed.fabric)
-                                               : CollectiveHelper(installed.transport);
-    if (installed.flow)
-    {
-        helper.SetDomainSize(topology.gpusPerDomain);
-    }
-    helper.SetChunkBytes(chunkBytes);
-    helper.SetChannels(channels);
+    const CollectiveHelper helper = CollectivesOn(installed, topology, chunkBytes, channels);
     // held here: without ns-3 nodes (flow backend) no application holds it
     Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topology.GetNGpus()),
                                             collective,
@@ -116,6 +109,61 @@ TransportHelper::RunCollectiveAlone(const FabricTopology& topology,
     installed.Dispose();
     Simulator::Destroy();
     return result;
+}
+
+CollectiveHelper
+TransportHelper::CollectivesOn(const InstalledTransport& installed,
+                               const FabricTopology& topology,
+                               uint64_t chunkBytes,
+                               uint32_t channels)
+{
+    CollectiveHelper helper = installed.fabric ? CollectiveHelper(installed.fabric)
+                                               : CollectiveHelper(installed.transport);
+    if (installed.flow)
+    {
+        helper.SetDomainSize(topology.gpusPerDomain);
+    }
+    helper.SetChunkBytes(chunkBytes);
+    helper.SetChannels(channels);
+    return helper;
+}
+
+std::vector<CollectiveWork>
+TransportHelper::EstimateCollectives(const FabricTopology& topology,
+                                     uint64_t chunkBytes,
+                                     uint32_t channels,
+                                     const std::string& collective,
+                                     const std::string& algorithm,
+                                     const std::vector<uint64_t>& sizes) const
+{
+    InstalledTransport installed = Install(topology);
+    const CollectiveHelper helper = CollectivesOn(installed, topology, chunkBytes, channels);
+    const std::vector<uint32_t> ranks = CollectiveHelper::AllRanks(topology.GetNGpus());
+    std::vector<CollectiveWork> work(sizes.size());
+    try
+    {
+        // largest first: the schedule MakeSchedule refuses (by its memory) is
+        // refused before the others are built
+        for (size_t i = sizes.size(); i-- > 0;)
+        {
+            const CollectiveSchedule s =
+                MakeSchedule(helper.GetRequest(ranks, collective, algorithm, sizes[i]));
+            CollectiveWork& w = work[i];
+            w.bytes = sizes[i];
+            w.messages = s.TotalOps() / 2; // as CollectiveHelper::Install declares it
+            w.bytesSent = s.TotalBytesSent();
+            w.seconds = installed.transport->EstimateRunSeconds(w.messages, w.bytesSent);
+        }
+    }
+    catch (...)
+    {
+        installed.Dispose();
+        Simulator::Destroy();
+        throw;
+    }
+    installed.Dispose();
+    Simulator::Destroy();
+    return work;
 }
 
 } // namespace ns3

@@ -38,6 +38,22 @@ struct InstalledTransport
 
 /**
  * \ingroup gpu-fabric
+ * \brief The estimated work of one collective run alone on a backend
+ * (TransportHelper::EstimateCollectives), as the backend's check before the
+ * run counts it (Transport::ExpectWork).
+ */
+struct CollectiveWork
+{
+    uint64_t bytes{0};     //!< the collective's nccl-tests size
+    uint64_t messages{0};  //!< messages its schedule sends (TotalOps() / 2)
+    uint64_t bytesSent{0}; //!< payload bytes they carry (TotalBytesSent())
+    double seconds{0};     //!< estimated wall time (Transport::EstimateRunSeconds)
+};
+
+class CollectiveHelper;
+
+/**
+ * \ingroup gpu-fabric
  * \brief Install the backend a name chooses on a topology, as the module's
  * programs do for their --backend flag:
  *
@@ -117,7 +133,32 @@ class TransportHelper
                                         const std::string& algorithm,
                                         uint64_t bytes) const;
 
+    /**
+     * The work RunCollectiveAlone would do at each of \p sizes, estimated
+     * before any runs, so that a sweep can be refused or announced as a
+     * whole (each run checks only itself). Builds each size's schedule
+     * (refused as MakeSchedule refuses it) and installs the backend once for
+     * its estimate; calls Simulator::Destroy.
+     * \param topology the topology
+     * \param chunkBytes pipelining chunk (0: none) \param channels channels
+     * \param collective name \param algorithm name \param sizes the sizes
+     * \return the work of each size, in the order of \p sizes
+     * \throws FabricConfigError for bad names or sizes
+     */
+    std::vector<CollectiveWork> EstimateCollectives(const FabricTopology& topology,
+                                                    uint64_t chunkBytes,
+                                                    uint32_t channels,
+                                                    const std::string& collective,
+                                                    const std::string& algorithm,
+                                                    const std::vector<uint64_t>& sizes) const;
+
   private:
+    /// \return a CollectiveHelper on \p installed, set up as RunCollectiveAlone's
+    static CollectiveHelper CollectivesOn(const InstalledTransport& installed,
+                                          const FabricTopology& topology,
+                                          uint64_t chunkBytes,
+                                          uint32_t channels);
+
     std::string m_backend;   //!< "packet" or "flow" (checked by Install)
     std::string m_parameter; //!< what gave m_backend
     FabricHelper m_fabric;   //!< installs "packet"
