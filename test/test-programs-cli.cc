@@ -406,6 +406,146 @@ TEST(Programs, BadFlagValuesAreNamed)
     }
 }
 
+TEST(Programs, FlagsThatWouldBeIgnoredAreRefused)
+{
+    // each ran with exit status 0 and the flag silently ignored
+    struct Bad
+    {
+        std::string command;
+        std::string said;
+    };
+
+    const std::string dc = " --topology=direct-connect --graph='Hypercube(3)'";
+    const std::string noDc = "allowed: only without --topology=direct-connect";
+    const std::string iteration = "allowed: only with --workload=iteration";
+    const std::string phases = "allowed: only with --workload=phases";
+    const std::vector<Bad> cases = {
+        // a direct-connect topology is its graph: no platform, no switches
+        {"collective-bench" + dc + " --radix=32", "invalid --radix: got '32', " + noDc},
+        {"collective-bench" + dc + " --preset=dgx-a100",
+         "invalid --preset: got 'dgx-a100', " + noDc},
+        {"fabric-routes" + dc + " --radix=32", "invalid --radix: got '32', " + noDc},
+        {"fabric-routes" + dc + " --preset=dgx-a100", "invalid --preset: got 'dgx-a100', " + noDc},
+        // each flow-scale workload reads only its own group of flags
+        {"flow-scale --workload=phases --model=gpt3-175b",
+         "invalid --model: got 'gpt3-175b', " + iteration},
+        {"flow-scale --workload=phases --tp=4", "invalid --tp: got '4', " + iteration},
+        {"flow-scale --workload=phases --micro-batches=2",
+         "invalid --micro-batches: got '2', " + iteration},
+        {"flow-scale --workload=phases --granularity=micro-batch",
+         "invalid --granularity: got 'micro-batch', " + iteration},
+        {"flow-scale --tp-bytes=65536", "invalid --tp-bytes: got '65536', " + phases},
+        {"flow-scale --workload=iteration --dp-bytes=65536",
+         "invalid --dp-bytes: got '65536', " + phases},
+        {"flow-scale --tp-size=8", "invalid --tp-size: got '8', " + phases},
+        {"flow-scale --overlap=1", "invalid --overlap: got '1', " + phases},
+        {"flow-scale --packet-max-gpus=512",
+         "invalid --packet-max-gpus: got '512', allowed: only with --table"},
+        {"flow-scale --packet-max-bytes=1e9",
+         "invalid --packet-max-bytes: got '1e9', allowed: only with --table"},
+        {"flow-scale --calibration-bytes=4096",
+         "invalid --calibration-bytes: got '4096', allowed: only with --table"},
+        {"flow-scale --table --gpus=1024",
+         "invalid --gpus: got '1024', allowed: only without --table"},
+        {"flow-scale --table --backend=packet",
+         "invalid --backend: got 'packet', allowed: only without --table"},
+        // the heatmap's flags without a heatmap, EP's without EP
+        {"traffic-sparsity --png=none --heatmap-gpus=0 --heatmap-pp=2",
+         "invalid --heatmap-pp: got '2', allowed: only with --heatmap-gpus above 0"},
+        {"traffic-sparsity --heatmap-gpus=0 --png=heatmap.png",
+         "invalid --png: got 'heatmap.png', allowed: only with --heatmap-gpus above 0"},
+        {"traffic-sparsity --png=none --ep-algorithm=direct",
+         "invalid --ep-algorithm: got 'direct', allowed: only with --ep above 1"},
+    };
+    for (const auto& bad : cases)
+    {
+        const auto [status, text] = RunCapture(bad.command, "ignored-flag");
+        EXPECT_EQ(status, 2) << bad.command << ": " << text;
+        EXPECT_NE(text.find(bad.said), std::string::npos) << bad.command << ": " << text;
+    }
+    // the same flags where they apply still run
+    for (const std::string& good : std::vector<std::string>{
+             "collective-bench --backend=flow --gpus=16 --max-bytes=1024 --radix=32 "
+             "--preset=dgx-a100",
+             "collective-bench --backend=flow" + dc + " --max-bytes=1024",
+             "fabric-routes --radix=32 --preset=dgx-a100",
+             "fabric-routes" + dc,
+             "flow-scale --workload=phases --gpus=512 --preset=dgx-h100 --topology=rail-only "
+             "--tp-bytes=65536 --dp-bytes=65536 --tp-size=4 --overlap",
+             "traffic-sparsity --png=none --heatmap-gpus=64 --heatmap-pp=2",
+             "traffic-sparsity --png=none --model=mixtral-8x7b --gpus=1024 --pp=8 --ep=2 "
+             "--ep-algorithm=direct --heatmap-gpus=0",
+         })
+    {
+        const auto [status, text] = RunCapture(good, "applied-flag");
+        EXPECT_EQ(status, 0) << good << ": " << text;
+    }
+    // --quick sets defaults only: a flag given with it wins (documented in
+    // --help), the defaults it does not override stay its own
+    const nlohmann::json j = RunJson("rail-only-vs-fat-tree --quick --gpus=32 --backend=flow "
+                                     "--topologies=rail-only --png=none",
+                                     "quick-gpus");
+    ASSERT_TRUE(j.contains("results")) << j;
+    ASSERT_FALSE(j["results"].empty()) << j; // the simulated row, then the paper's
+    EXPECT_EQ(j["results"][0]["gpus"], 32) << j;
+    EXPECT_NE(j["results"][0]["model"].get<std::string>().find("l=4,d=1024"), std::string::npos)
+        << j;
+}
+
+TEST(Programs, CollectiveBenchSweepsAreEstimatedAsAWhole)
+{
+    // each size was checked alone, so a sweep of many sizes each within
+    // GpuFabricMaxRunSeconds ran however long they took together. A ring
+    // allreduce on 16 ranks sends 2 (n - 1) n = 480 messages whatever its
+    // size; the flow level counts 1e5 messages per second: 4.8 ms per size,
+    // so a sweep of 10 sizes (1 KiB to 512 KiB) is 48 ms, of 11 sizes 52.8 ms
+    const std::vector<std::string> base = {"--backend=flow",
+                                           "--gpus=16",
+                                           "--GpuFabricMaxRunSeconds=0.05"};
+    auto run = [&base](std::vector<std::string> more) {
+        more.insert(more.begin(), base.begin(), base.end());
+        return RunArgv("collective-bench", more, "sweep-work", "", "", 60);
+    };
+    {
+        const auto [status, text] = run({"--max-bytes=1048576"});
+        EXPECT_EQ(status, 2) << text;
+        EXPECT_NE(text.find("invalid --max-bytes: got '1048576', allowed: a run estimated to "
+                            "finish within"),
+                  std::string::npos)
+            << text;
+        EXPECT_NE(text.find("the sweep of 11 size(s) from 1024 to 1048576 bytes (5280 messages"),
+                  std::string::npos)
+            << text;
+        EXPECT_EQ(text.find("# collective-bench"), std::string::npos) << text; // nothing ran
+    }
+    {
+        // just below: runs, and is announced beyond GpuFabricWarnRunSeconds
+        const auto [status, text] = run({"--max-bytes=524288", "--GpuFabricWarnRunSeconds=0.04"});
+        EXPECT_EQ(status, 0) << text;
+        EXPECT_NE(text.find("collective-bench: the sweep of 10 size(s) from 1024 to 524288 bytes "
+                            "(4800 messages"),
+                  std::string::npos)
+            << text;
+        EXPECT_NE(text.find("is estimated at about"), std::string::npos) << text;
+    }
+    {
+        // within GpuFabricWarnRunSeconds: not announced
+        const auto [status, text] = run({"--max-bytes=524288"});
+        EXPECT_EQ(status, 0) << text;
+        EXPECT_EQ(text.find("is estimated at about"), std::string::npos) << text;
+    }
+    {
+        // the smallest size alone is too long: no --max-bytes would do
+        const auto [status, text] = run({"--max-bytes=4096", "--GpuFabricMaxRunSeconds=0.001"});
+        EXPECT_EQ(status, 2) << text;
+        EXPECT_NE(text.find("invalid --min-bytes: got '1024', allowed: a run estimated to finish "
+                            "within"),
+                  std::string::npos)
+            << text;
+        EXPECT_NE(text.find("its smallest size alone (480 messages"), std::string::npos) << text;
+    }
+}
+
 TEST(Programs, HbDomainAttributeFlagsReachEveryProgramsPlatform)
 {
     // --ns3::HbDomain::* changes the platform a program runs on, and its
