@@ -152,6 +152,7 @@ BaseArgs()
         {"hb-domain-messages", {}},
         {"hb-domain-sweep", {}},
         {"moe-alltoall", {}},
+        {"chakra-replay", {}},
         {"rail-only-vs-fat-tree", {"--quick", "--topologies=rail-only", "--png=none"}},
         {"traffic-sparsity", {}},
         {"bfb-scale", {}},
