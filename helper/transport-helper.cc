@@ -95,14 +95,36 @@ TransportHelper::RunCollectiveAlone(const FabricTopology& topology,
                                     const std::string& algorithm,
                                     uint64_t bytes) const
 {
+    return RunAlone(topology, [&](CollectiveHelper helper) {
+        helper.SetChunkBytes(chunkBytes);
+        helper.SetChannels(channels);
+        return helper.Install(CollectiveHelper::AllRanks(topology.GetNGpus()),
+                              collective,
+                              algorithm,
+                              bytes,
+                              Seconds(0));
+    });
+}
+
+CollectiveResult
+TransportHelper::RunScheduleAlone(const FabricTopology& topology,
+                                  const CollectiveSchedule& schedule) const
+{
+    return RunAlone(topology, [&](const CollectiveHelper& helper) {
+        return helper.Install(schedule, Seconds(0));
+    });
+}
+
+CollectiveResult
+TransportHelper::RunAlone(
+    const FabricTopology& topology,
+    const std::function<Ptr<CollectiveRun>(const CollectiveHelper&)>& install) const
+{
     InstalledTransport installed = Install(topology);
-    const CollectiveHelper helper = CollectivesOn(installed, topology, chunkBytes, channels);
+    // the defaults (no chunking, one channel); a run sets its own
+    const CollectiveHelper helper = CollectivesOn(installed, topology, 0, 1);
     // held here: without ns-3 nodes (flow backend) no application holds it
-    Ptr<CollectiveRun> run = helper.Install(CollectiveHelper::AllRanks(topology.GetNGpus()),
-                                            collective,
-                                            algorithm,
-                                            bytes,
-                                            Seconds(0));
+    Ptr<CollectiveRun> run = install(helper);
     Simulator::Run();
     const CollectiveResult result = run->GetResult();
     run = nullptr;

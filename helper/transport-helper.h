@@ -14,11 +14,14 @@
 #include "ns3/transport.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace ns3
 {
+
+class CollectiveHelper;
 
 /**
  * \ingroup gpu-fabric
@@ -152,12 +155,26 @@ class TransportHelper
                                                     const std::string& algorithm,
                                                     const std::vector<uint64_t>& sizes) const;
 
+    /**
+     * Run one schedule alone, as RunCollectiveAlone does (e.g. one imported
+     * from MSCCL XML).
+     * \param topology the topology \param schedule the schedule (its
+     *        communicator names the topology's GPUs)
+     * \return the result
+     */
+    CollectiveResult RunScheduleAlone(const FabricTopology& topology,
+                                      const CollectiveSchedule& schedule) const;
+
   private:
     /// \return a CollectiveHelper on \p installed, set up as RunCollectiveAlone's
     static CollectiveHelper CollectivesOn(const InstalledTransport& installed,
                                           const FabricTopology& topology,
                                           uint64_t chunkBytes,
                                           uint32_t channels);
+    /// Installs the backend, lets \p install start the run, simulates and tears down.
+    CollectiveResult RunAlone(
+        const FabricTopology& topology,
+        const std::function<Ptr<CollectiveRun>(const CollectiveHelper&)>& install) const;
 
     std::string m_backend;   //!< "packet" or "flow" (checked by Install)
     std::string m_parameter; //!< what gave m_backend

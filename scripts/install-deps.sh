@@ -22,6 +22,9 @@ packages=(
   # Chakra execution traces (chakra-replay): protobuf's C++ library and
   # compiler; the tests write traces with Python's protobuf, as Chakra does
   libprotobuf-dev protobuf-compiler python3-protobuf
+  # MSCCL algorithm XML: schedules exported to and imported from it
+  # (model/collective/msccl-xml.cc, linked privately)
+  libpugixml-dev
 )
 
 missing=()
