@@ -45,6 +45,8 @@ main(int argc, char* argv[])
     std::string json;
     std::string csv;
     std::string backend = "packet";
+    std::string msccl;
+    std::string scheduleFile;
 
     ProgramFlags cmd("collective-bench", __FILE__);
     cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
@@ -80,6 +82,12 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
+    cmd.AddValue("msccl",
+                 "write the schedule of the largest size as MSCCL algorithm XML to this path",
+                 msccl);
+    cmd.AddValue("schedule",
+                 "run this MSCCL algorithm XML file (its collective) instead of --algorithm",
+                 scheduleFile);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
@@ -116,6 +124,21 @@ main(int argc, char* argv[])
         const FabricTopology topo = topologies.Create(topology);
         const TransportHelper transports(backend, "--backend");
         const uint32_t nRanks = topo.GetNGpus();
+        if (!scheduleFile.empty())
+        {
+            for (const char* f : {"collective", "algorithm", "chunk-bytes", "channels"})
+            {
+                cmd.OnlyWith(f, false, "without --schedule (the file is the algorithm)");
+            }
+            // read once before the sweep: the file's collective sets the sizes
+            const CollectiveSchedule s = MscclXml::Load(scheduleFile, 0);
+            FabricRequire(s.NumRanks() == nRanks,
+                          "--schedule",
+                          fmt::format("ngpus {} in {}", s.NumRanks(), scheduleFile),
+                          fmt::format("an algorithm for the topology's {} GPUs", nRanks));
+            collective = CollectiveTypeName(s.Type());
+            algorithm = s.Algorithm();
+        }
         // nccl-tests' count argument: 4-byte elements, per rank for the
         // collectives whose count is per rank; sizes are whole counts so
         // that the count column and the simulated bytes agree
@@ -133,15 +156,22 @@ main(int argc, char* argv[])
                       "--min-bytes",
                       minBytes,
                       fmt::format("at most {} (16 TiB)", kMaxCollectiveBytes));
-        MakeSchedule({collective,
-                      algorithm,
-                      topo.GetNGpus(),
-                      minBytes,
-                      chunkBytes,
-                      channels,
-                      0,
-                      (algorithm == "hierarchical" || algorithm == "pxn") ? topo.gpusPerDomain : 0,
-                      {}});
+        const auto request = [&](uint64_t bytes) {
+            return ScheduleRequest{
+                collective,
+                algorithm,
+                topo.GetNGpus(),
+                bytes,
+                chunkBytes,
+                channels,
+                0,
+                (algorithm == "hierarchical" || algorithm == "pxn") ? topo.gpusPerDomain : 0,
+                {}};
+        };
+        if (scheduleFile.empty())
+        {
+            MakeSchedule(request(minBytes));
+        }
         FabricRequire(
             minBytes % unit == 0,
             "--min-bytes",
@@ -172,56 +202,78 @@ main(int argc, char* argv[])
                       fmt::format("a sweep whose largest size ({}) is at most {} (16 TiB)",
                                   sizes.back(),
                                   kMaxCollectiveBytes));
-        // each run checks only its own work: the sweep is refused, or
-        // announced, as a whole before its first size runs
-        const std::vector<CollectiveWork> work = transports.EstimateCollectives(topo,
-                                                                                chunkBytes,
-                                                                                channels,
-                                                                                collective,
-                                                                                algorithm,
-                                                                                sizes);
-        double sweepSeconds = 0;
-        double sweepMessages = 0;
-        double sweepBytes = 0;
-        for (const auto& w : work)
+        // (an imported schedule is left to the check each of its runs makes)
+        if (scheduleFile.empty())
         {
-            sweepSeconds += w.seconds;
-            sweepMessages += static_cast<double>(w.messages);
-            sweepBytes += static_cast<double>(w.bytesSent);
+            // each run checks only its own work: the sweep is refused, or
+            // announced, as a whole before its first size runs
+            const std::vector<CollectiveWork> work = transports.EstimateCollectives(topo,
+                                                                                    chunkBytes,
+                                                                                    channels,
+                                                                                    collective,
+                                                                                    algorithm,
+                                                                                    sizes);
+            double sweepSeconds = 0;
+            double sweepMessages = 0;
+            double sweepBytes = 0;
+            for (const auto& w : work)
+            {
+                sweepSeconds += w.seconds;
+                sweepMessages += static_cast<double>(w.messages);
+                sweepBytes += static_cast<double>(w.bytesSent);
+            }
+            const std::string sweepText =
+                fmt::format("the sweep of {} size(s) from {} to {} bytes ({:.0f} messages of {} in "
+                            "all, each size on a fresh {} backend)",
+                            sizes.size(),
+                            sizes.front(),
+                            sizes.back(),
+                            sweepMessages,
+                            FabricBytesText(sweepBytes),
+                            backend);
+            // the smallest size alone too long: no --max-bytes would do
+            FabricRequireWork(
+                work.front().seconds,
+                "--min-bytes",
+                minBytes,
+                fmt::format("its smallest size alone ({} messages of {})",
+                            work.front().messages,
+                            FabricBytesText(static_cast<double>(work.front().bytesSent))));
+            FabricRequireWork(sweepSeconds, "--max-bytes", maxBytes, sweepText);
+            if (sweepSeconds > FabricWarnRunSeconds())
+            {
+                fmt::print(stderr,
+                           "collective-bench: {} is estimated at about {} of wall time "
+                           "(GpuFabricWarnRunSeconds={:g})\n",
+                           sweepText,
+                           FabricDurationText(sweepSeconds),
+                           FabricWarnRunSeconds());
+            }
         }
-        const std::string sweepText =
-            fmt::format("the sweep of {} size(s) from {} to {} bytes ({:.0f} messages of {} in "
-                        "all, each size on a fresh {} backend)",
-                        sizes.size(),
-                        sizes.front(),
-                        sizes.back(),
-                        sweepMessages,
-                        FabricBytesText(sweepBytes),
-                        backend);
-        // the smallest size alone too long: no --max-bytes would do
-        FabricRequireWork(
-            work.front().seconds,
-            "--min-bytes",
-            minBytes,
-            fmt::format("its smallest size alone ({} messages of {})",
-                        work.front().messages,
-                        FabricBytesText(static_cast<double>(work.front().bytesSent))));
-        FabricRequireWork(sweepSeconds, "--max-bytes", maxBytes, sweepText);
-        if (sweepSeconds > FabricWarnRunSeconds())
+        if (!msccl.empty())
         {
-            fmt::print(stderr,
-                       "collective-bench: {} is estimated at about {} of wall time "
-                       "(GpuFabricWarnRunSeconds={:g})\n",
-                       sweepText,
-                       FabricDurationText(sweepSeconds),
-                       FabricWarnRunSeconds());
+            FabricRequire(collective != "alltoall" && collective != "sendrecv",
+                          "--msccl",
+                          msccl,
+                          fmt::format("a collective MSCCL XML holds (allreduce, allgather, "
+                                      "reducescatter, broadcast, reduce), not {}",
+                                      collective));
+            // MSCCL's chunks are fractions of any size; the largest one's are written
+            WriteTextFile("--msccl",
+                          msccl,
+                          MscclXml::Export(scheduleFile.empty()
+                                               ? MakeSchedule(request(sizes.back()))
+                                               : MscclXml::Load(scheduleFile, sizes.back())));
         }
         std::vector<CollectiveResult> results;
         std::string failure; // a size that did not complete ends the sweep
         for (const uint64_t b : sizes)
         {
             CollectiveResult r =
-                transports.RunCollectiveAlone(topo, chunkBytes, channels, collective, algorithm, b);
+                scheduleFile.empty()
+                    ? transports
+                          .RunCollectiveAlone(topo, chunkBytes, channels, collective, algorithm, b)
+                    : transports.RunScheduleAlone(topo, MscclXml::Load(scheduleFile, b));
             if (!r.complete)
             {
                 // the report has a line per failed op: the first, and how many more

@@ -6,6 +6,8 @@
 // simulates to its alpha-beta formula; malformed files are refused naming
 // the element, the attribute, the value and what is allowed; a file that
 // does not implement its collective names the first wrong rank and chunk.
+#include "program-run.h"
+
 #include "ns3/bfb-collective.h"
 #include "ns3/collective-algorithms.h"
 #include "ns3/collective-helper.h"
@@ -349,6 +351,58 @@ TEST(MscclImport, AWrongAlgorithmNamesTheFirstWrongRankAndChunk)
     const std::string what = e.what();
     EXPECT_NE(what.find("got 'reduce-into-empty'"), std::string::npos) << what;
     EXPECT_NE(what.find("first wrong rank 0 (<gpu id=\"0\">), chunk 1"), std::string::npos) << what;
+}
+
+TEST(MscclPrograms, CollectiveBenchRunsWhatItWrites)
+{
+    const std::string xml = ::testing::TempDir() + "msccl-ring.xml";
+    const auto [rc, out] = gpu_fabric_test::RunCapture(
+        "collective-bench --topology=direct-connect '--graph=BiRing(4)' --collective=allgather "
+        "--min-bytes=1048576 --max-bytes=1048576 --msccl=" +
+            xml,
+        "msccl-bench-write");
+    ASSERT_EQ(rc, 0) << out;
+    const auto [rc2, out2] = gpu_fabric_test::RunCapture(
+        "collective-bench --topology=direct-connect '--graph=BiRing(4)' --min-bytes=1048576 "
+        "--max-bytes=1048576 --schedule=" +
+            xml,
+        "msccl-bench-read");
+    ASSERT_EQ(rc2, 0) << out2;
+    // the same row: size, count, time, algbw, busbw
+    const auto row = [](const std::string& text) {
+        const size_t at = text.find("\n     1048576");
+        return at == std::string::npos ? std::string()
+                                       : text.substr(at, text.find('\n', at + 1) - at);
+    };
+    EXPECT_FALSE(row(out).empty()) << out;
+    EXPECT_EQ(row(out2), row(out)) << out << out2;
+}
+
+TEST(MscclPrograms, CollectiveBenchRefusesABadScheduleFile)
+{
+    const std::string bad = ::testing::TempDir() + "msccl-bad.xml";
+    {
+        std::ofstream f(bad);
+        f << Edit("ngpus=\"4\"", "ngpus=\"5\"");
+    }
+    const auto [rc, out] = gpu_fabric_test::RunCapture(
+        "collective-bench --topology=direct-connect '--graph=BiRing(4)' --schedule=" + bad,
+        "msccl-bench-bad");
+    EXPECT_EQ(rc, 2) << out;
+    EXPECT_NE(out.find("attribute ngpus"), std::string::npos) << out;
+    // a good file for another number of GPUs: both counts named
+    const std::string ring = ::testing::TempDir() + "msccl-ring4.xml";
+    {
+        std::ofstream f(ring);
+        f << kRing4;
+    }
+    const auto [rc2, out2] = gpu_fabric_test::RunCapture(
+        "collective-bench --topology=direct-connect '--graph=BiRing(6)' --schedule=" + ring,
+        "msccl-bench-ngpus");
+    EXPECT_EQ(rc2, 2) << out2;
+    EXPECT_NE(out2.find("--schedule"), std::string::npos) << out2;
+    EXPECT_NE(out2.find("ngpus 4"), std::string::npos) << out2;
+    EXPECT_NE(out2.find("6 GPUs"), std::string::npos) << out2;
 }
 
 } // namespace
