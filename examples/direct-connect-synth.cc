@@ -49,6 +49,7 @@
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-work.h"
+#include "ns3/msccl-xml.h"
 #include "ns3/program-flags.h"
 #include "ns3/schedule-checker.h"
 #include "ns3/topology-builders.h"
@@ -207,6 +208,7 @@ struct SimSettings
     int64_t delayNs{100};                          //!< link delay
     uint32_t chunksPerShard{0};                    //!< 0: exact (capped at kMaxAutoChunks)
     std::string backend{"packet"};                 //!< packet or flow
+    std::string msccl;                             //!< --msccl: write the allgather here
     static constexpr uint32_t kMaxAutoChunks = 64; //!< cap of the automatic choice
 };
 
@@ -222,15 +224,31 @@ struct SimOutcome
     double alphaS{0};     //!< one hop: link delay + one packet at B/d
 };
 
+/// \return the chunks per shard --simulate cuts \p s into
+uint32_t
+ChunksPerShard(const BfbSchedule& s, const SimSettings& sim)
+{
+    if (sim.chunksPerShard != 0)
+    {
+        return sim.chunksPerShard;
+    }
+    return static_cast<uint32_t>(
+        std::min<uint64_t>(BfbExactChunksPerShard(s), SimSettings::kMaxAutoChunks));
+}
+
+/// --msccl: the allgather --simulate runs (without it: the same chunks of M = N * chunks KiB)
+void
+WriteMsccl(const BfbSchedule& s, const SimSettings& sim)
+{
+    const uint32_t cps = ChunksPerShard(s, sim);
+    const uint64_t bytes = sim.enabled ? sim.bytes : uint64_t{s.nodes} * cps * 1024;
+    WriteTextFile("--msccl", sim.msccl, MscclXml::Export(BfbToCollectiveSchedule(s, bytes, cps)));
+}
+
 SimOutcome
 Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& sim)
 {
-    uint32_t cps = sim.chunksPerShard;
-    if (cps == 0)
-    {
-        cps = static_cast<uint32_t>(
-            std::min<uint64_t>(BfbExactChunksPerShard(s), SimSettings::kMaxAutoChunks));
-    }
+    const uint32_t cps = ChunksPerShard(s, sim);
     CollectiveSchedule cs = BfbToCollectiveSchedule(s, sim.bytes, cps);
     ScheduleChecker::Require(cs);
     ClusterParams p;
@@ -337,6 +355,10 @@ int
 RunGraph(const DirectConnectGraph& g, const std::string& json, const SimSettings& sim)
 {
     auto s = BfbAllGather(g, LongBfbOptions(g, "allgather", 1));
+    if (!sim.msccl.empty())
+    {
+        WriteMsccl(s, sim);
+    }
     fmt::print("graph {}: N = {}, d = {}{}\n",
                g.Name(),
                g.NumNodes(),
@@ -636,6 +658,11 @@ main(int argc, char* argv[])
                            count(999999999));
     std::string backend = "packet";
     cmd.AddValue("backend", "with --simulate: packet | flow (flow-level backend)", backend);
+    std::string msccl;
+    cmd.AddValue("msccl",
+                 "with --graph or --edges: write the BFB allgather (as --simulate runs it) as "
+                 "MSCCL algorithm XML to this path",
+                 msccl);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
@@ -658,8 +685,10 @@ main(int argc, char* argv[])
         {
             cmd.OnlyWith(f, finder || simulate, "for the finder, or with --simulate");
         }
+        cmd.OnlyWith("msccl", !finder, "with --graph or --edges");
         SimSettings sim;
         sim.enabled = simulate;
+        sim.msccl = msccl;
         if (simulate)
         {
             FabricRequire(size >= 1 && size <= 1e15 && std::floor(size) == size,
