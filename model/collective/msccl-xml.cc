@@ -32,21 +32,12 @@ constexpr int64_t kMaxMscclChunks = 1 << 20;
 std::string_view
 MscclCollName(CollectiveType type)
 {
-    switch (type)
+    if (type == CollectiveType::AllToAll || type == CollectiveType::SendRecv)
     {
-    case CollectiveType::AllReduce:
-        return "allreduce";
-    case CollectiveType::AllGather:
-        return "allgather";
-    case CollectiveType::ReduceScatter:
-        return "reduce_scatter";
-    case CollectiveType::Broadcast:
-        return "broadcast";
-    case CollectiveType::Reduce:
-        return "reduce";
-    default:
         return "";
     }
+    // msccl-tools spells one name its own way
+    return type == CollectiveType::ReduceScatter ? "reduce_scatter" : CollectiveTypeName(type);
 }
 
 constexpr const char* kCollsAllowed = "allreduce, allgather, reduce_scatter, broadcast, reduce";
