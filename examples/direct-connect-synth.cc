@@ -6,6 +6,7 @@
  *
  *   direct-connect-synth --nodes=128 --degree=4 --alpha=1e-5 --bandwidth=1e11 --size=1e6
  *       prints the Pareto frontier of (T_L, T_B) and the topology chosen for the workload
+ *       (bases searched: see --help and doc/gpu-fabric.rst, "Topology finder")
  *   direct-connect-synth --graph='L(L(K(4,4)))'   (or --edges=FILE)
  *       prints that graph's BFB allgather: T_L, T_B and per-step loads
  *   --simulate (with --size, --bandwidth; --chunks, --delay-ns) also runs the BFB
@@ -594,7 +595,14 @@ main(int argc, char* argv[])
     uint32_t chunks = 0;
     uint32_t delayNs = 100;
     ProgramFlags cmd("direct-connect-synth", __FILE__);
-    cmd.Usage("Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).");
+    cmd.Usage(
+        "Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).\n"
+        "The finder's bases for N hosts of degree d (where they exist): K(N), K(d,d), Ring(N),\n"
+        "BiRing(N), tori, Hypercube(d), Hamming, Kautz, GenKautz, Petersen, and at every d >= 2\n"
+        "the circulants C(N,S) (x -> x+-s; every one up to isomorphism when at most 128, else\n"
+        "C(N,{a,...,a+d/2-1}) near a = sqrt(N(d/2-1)/2)) and DC(N,{a,...,a+d-1}) (x -> x+s)\n"
+        "near a = sqrt(N(d-1)); then line graphs, degree expansions and products of them up\n"
+        "to --depth.");
     // counts of at most nine digits, as before they were typed
     const auto count = [](uint32_t most) { return [most](uint32_t v) { return v <= most; }; };
     const auto any = [](double) { return true; };

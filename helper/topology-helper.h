@@ -26,7 +26,7 @@ namespace ns3
  * - "rail-optimized": BuildRailOptimized (a rail-optimized fat-tree);
  * - "fat-tree": BuildFatTree (whole servers under a leaf);
  * - "direct-connect": BuildDirectConnect over the graph SetGraph names
- *   (BuildFromName, e.g. "Circulant(16,{1,2})"), one GPU per node, the node
+ *   (BuildFromName, e.g. "C(16,{1,2})"), one GPU per node, the node
  *   bandwidth spread over its arcs.
  *
  * The three switched topologies are built from the cluster (SetCluster:

@@ -6,6 +6,8 @@
 // output or large allocation; good values still run.
 #include "program-run.h"
 
+#include "ns3/topology-finder.h"
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -126,6 +128,39 @@ TEST(Programs, GraphNamesAndEdgeListsAreBoundedBeforeTheyRun)
     }
 }
 
+TEST(Programs, AFinderRefusedByNodesQuotesTheSearchAskedFor)
+{
+    // --nodes is blamed when the bases alone are too long, but the estimate
+    // quoted is the whole search's at the --depth asked for (2 by default,
+    // and 1 here), not the bases' at depth 0
+    for (const uint32_t depth : {2u, 1u})
+    {
+        ns3::FinderOptions o;
+        o.maxDepth = depth;
+        const std::string asked =
+            ns3::FinderWorkText(ns3::EstimateFinderWork(1024, 4, o), 1024, 4, o);
+        o.maxDepth = 0;
+        const std::string bases =
+            ns3::FinderWorkText(ns3::EstimateFinderWork(1024, 4, o), 1024, 4, o);
+        std::vector<std::string> args{"--nodes=1024", "--GpuFabricMaxRunSeconds=0.001"};
+        if (depth != 2)
+        {
+            args.push_back("--depth=" + std::to_string(depth));
+        }
+        const auto [status, text] =
+            RunArgv("direct-connect-synth", args, "finder-by-nodes", "", "", 60, 0);
+        EXPECT_EQ(status, 2) << text;
+        EXPECT_NE(text.find("invalid --nodes: got '1024', allowed: a run estimated to finish "
+                            "within "),
+                  std::string::npos)
+            << text;
+        EXPECT_NE(text.find("; " + asked + " would take about "), std::string::npos)
+            << asked << "\n"
+            << text;
+        EXPECT_EQ(text.find(bases), std::string::npos) << text;
+    }
+}
+
 TEST(Programs, LongSynthesisIsRefusedOrAnnouncedUpFront)
 {
     // Hypercube(20) spent 20 s and 2-3 GB building; BFB and the finder ran
@@ -144,8 +179,9 @@ TEST(Programs, LongSynthesisIsRefusedOrAnnouncedUpFront)
                "arcs"}},
              {{"--graph=Hypercube(8)", "--GpuFabricMaxRunSeconds=0.001"},
               {"invalid graph Hypercube(8) hosts: got '256', " + within, "; BFB allgather ("}},
-             // (its bases alone, at depth 0, are estimated at 0.03 s)
-             {{"--depth=4", "--GpuFabricMaxRunSeconds=0.1"},
+             // (its bases alone, at depth 0, are estimated at 0.47 s, the
+             // search at depth 4 at 1.4 s)
+             {{"--depth=4", "--GpuFabricMaxRunSeconds=0.8"},
               {"invalid --depth: got '4', " + within,
                "the finder for N = 128, d = 4 at depth 4 (about "}},
              // the bases alone are too long: no depth would do

@@ -40,6 +40,20 @@ TEST(Programs, DirectConnectSynthAllReduceIsReduceScatterPlusAllGather)
                      j["baselines"][2]["time_s"].get<double>() / bfb);
 }
 
+TEST(Programs, DirectConnectSynthFindsTheDegreeFourCirculant)
+{
+    // issue 25: --nodes=12 --degree=4 printed (2 steps, T_B 5/3) and (3, 11/12)
+    // because circulants were searched at degree 2 only; C(12,{2,3}) (degree
+    // 4) takes 2 steps at 11/12, both lower bounds, so it is the whole frontier
+    const auto j = RunJson("direct-connect-synth --nodes=12 --degree=4", "dc-synth-12");
+    ASSERT_TRUE(j.is_object());
+    ASSERT_EQ(j["frontier"].size(), 1u) << j["frontier"].dump();
+    EXPECT_EQ(j["frontier"][0]["steps"].get<uint32_t>(), 2u);
+    EXPECT_EQ(j["frontier"][0]["tb_exact"], "11/12");
+    EXPECT_TRUE(j["frontier"][0]["tb_optimal"].get<bool>());
+    EXPECT_EQ(j["chosen"]["name"], j["frontier"][0]["name"]);
+}
+
 TEST(Programs, CollectiveBenchSizesAreWholeCountsAndDirectConnectTakesTheGraphsGpus)
 {
     // 24 ranks: allgather sizes are whole 4-byte elements per rank, so the

@@ -14,9 +14,13 @@
 #include "ns3/fabric-error.h"
 #include "ns3/topology-finder.h"
 
+#include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace ns3;
@@ -339,6 +343,7 @@ TEST(SynthesisLaws, StepsEqualDiameterOnIrregularAndOddGraphs)
                              "Kautz(3,2)",
                              "GenKautz(3,20)",
                              "C(30,{4,5})",
+                             "DC(30,{4,5})",
                              "L(Petersen)",
                              "Deg(BiRing(5),2)"})
     {
@@ -481,7 +486,7 @@ TEST(SynthesisExpansions, DegreeExpansionClosedFormEqualsBfb)
 TEST(SynthesisExpansions, PowerClosedFormEqualsBfb)
 {
     for (std::string name :
-         {"K(3)", "K(4)", "K(2,2)", "BiRing(5)", "Ring(3)", "Petersen", "C(10,{2,3})"})
+         {"K(3)", "K(4)", "K(2,2)", "BiRing(5)", "Ring(3)", "Petersen", "DC(10,{2,3})"})
     {
         auto g = BuildFromName(name);
         auto s = BfbAllGather(g);
@@ -549,7 +554,10 @@ TEST(SynthesisGraphs, GeneratorShapes)
                                                        {"Torus(3,4,5)", 60, 6},
                                                        {"Hypercube(6)", 64, 6},
                                                        {"Hamming(2,3)", 9, 4},
-                                                       {"C(128,{7,8})", 128, 2},
+                                                       {"DC(128,{7,8})", 128, 2},
+                                                       {"C(128,{7,8})", 128, 4},
+                                                       {"C(12,{2,3,9,10})", 12, 4},
+                                                       {"C(12,{6,1})", 12, 3},
                                                        {"Kautz(2,3)", 12, 2},
                                                        {"GenKautz(4,100)", 100, 4},
                                                        {"Petersen", 10, 3},
@@ -660,6 +668,8 @@ TEST(SynthesisNames, RoundTrip)
                              "Hypercube(6)",
                              "Hamming(2,3)",
                              "C(128,{7,8})",
+                             "DC(128,{7,8})",
+                             "C(12,{3,2,10})",
                              "Kautz(2,3)",
                              "GenKautz(4,100)",
                              "Petersen",
@@ -804,11 +814,14 @@ TEST(SynthesisGraphs, EdgeListsRefuseSelfLoopsLongLinesAndDevices)
 
 TEST(SynthesisFinder, FrontierAndChoice)
 {
+    // the paper's L(L(K(4,4))) point (4 steps, 33/32) is reached; since
+    // circulants are searched at degree 4, by L(L(C(8,{1,2}))): C(8,{1,2})
+    // has K(4,4)'s (2, 7/8) and comes first among equal points by name
     auto all = EnumerateCandidates(128, 4);
     bool found = false;
     for (const auto& c : all)
     {
-        if (c.name == "L(L(K(4,4)))")
+        if (c.name == "L(L(C(8,{1,2})))")
         {
             found = true;
             EXPECT_EQ(c.steps, 4u);
@@ -860,7 +873,7 @@ TEST(SynthesisFinder, ProductsUpTo1024HostsAreJudgedByBfbOnTheProduct)
 {
     // 400 hosts of degree 3, 1 GiB: with products above 256 hosts costed by
     // the dimension-ordered schedule (an upper bound) the finder chose
-    // Prod(Ring(10),C(40,{5,6})) at T_B 923/800 although BFB on that graph
+    // Prod(Ring(10),DC(40,{5,6})) at T_B 923/800 although BFB on that graph
     // gets 399/400, and a better product was missed (0.0993 s claimed,
     // 0.0858 s found now). The chosen point's figures are its graph's BFB.
     const FinderWorkload w{1e-5, 1e11, 1073741824.0};
@@ -869,12 +882,26 @@ TEST(SynthesisFinder, ProductsUpTo1024HostsAreJudgedByBfbOnTheProduct)
     const BfbSchedule s = BfbAllGather(BuildFromName(r.best.name));
     EXPECT_EQ(r.best.tb, s.Tb()) << r.best.name;
     EXPECT_EQ(r.best.steps, s.Steps()) << r.best.name;
-    // the closed form is an achievable bound: never below BFB on the graph
+    // the closed form is an achievable bound: never below BFB on the graph,
+    // and above it for Prod(Ring(10),DC(40,{5,6})) (since circulants are
+    // searched at degree 3 that product is no longer chosen there: the base
+    // DC(400,{27,28,29}) reaches 399/400 in 26 steps)
     FinderOptions closedForm;
     closedForm.maxProductBfbNodes = 256;
     const FinderResult old = FindTopology(400, 3, w, closedForm);
-    EXPECT_FALSE(old.best.fromBfb) << old.best.name;
-    EXPECT_GT(old.best.tb, BfbAllGather(BuildFromName(old.best.name)).Tb()) << old.best.name;
+    uint32_t above = 0;
+    for (const auto& c : old.frontier)
+    {
+        const Fraction bfb = BfbAllGather(BuildFromName(c.name)).Tb();
+        EXPECT_GE(c.tb, bfb) << c.name;
+        above += c.fromBfb ? 0 : c.tb > bfb;
+        if (c.name == "Prod(Ring(10),DC(40,{5,6}))")
+        {
+            EXPECT_EQ(c.tb, Fraction(923, 800));
+            EXPECT_EQ(bfb, Fraction(399, 400));
+        }
+    }
+    EXPECT_GT(above, 0u);
     EXPECT_LT(r.bestTimeSeconds, old.bestTimeSeconds);
 }
 
@@ -932,6 +959,324 @@ TEST(SynthesisFinder, SelfLoopsAreTrackedThroughExpansions)
 }
 
 // ---------------------------------------------------------- errors and baselines
+
+// ---------------------------------------------------------- circulants
+
+TEST(SynthesisCirculants, ArcsArePlusAndMinusEachOffsetOnce)
+{
+    // C(N,S): x -> x + s and x -> x - s for each s; s = N/2 is its own
+    // negative and s, N - s give the same pair: no arc twice. DC(N,S): x -> x + s.
+    struct Case
+    {
+        std::string name;
+        std::vector<uint32_t> offsets; //!< the distinct arcs x -> x + t, t here
+    };
+
+    for (const auto& [name, offsets] : std::vector<Case>{{"C(12,{2,3})", {2, 3, 9, 10}},
+                                                         {"C(12,{2,3,9,10})", {2, 3, 9, 10}},
+                                                         {"C(12,{10,3})", {2, 3, 9, 10}},
+                                                         {"C(12,{6})", {6}},
+                                                         {"C(12,{1,6})", {1, 6, 11}},
+                                                         {"C(7,{3})", {3, 4}},
+                                                         {"C(2,{1})", {1}},
+                                                         {"DC(12,{2,3})", {2, 3}},
+                                                         {"DC(12,{9,6})", {6, 9}}})
+    {
+        const auto g = BuildFromName(name);
+        EXPECT_EQ(g.Name(), name);
+        const uint32_t n = g.NumNodes();
+        EXPECT_EQ(g.NumArcs(), n * offsets.size()) << name;
+        EXPECT_EQ(g.SelfLoopCount(), 0u) << name;
+        for (uint32_t x = 0; x < n; ++x)
+        {
+            std::vector<uint32_t> heads;
+            for (auto a : g.OutArcs(x))
+            {
+                heads.push_back(g.GetArc(a).to);
+            }
+            std::sort(heads.begin(), heads.end());
+            std::vector<uint32_t> expected;
+            for (auto t : offsets)
+            {
+                expected.push_back((x + t) % n);
+            }
+            std::sort(expected.begin(), expected.end());
+            EXPECT_EQ(heads, expected) << name << " host " << x;
+        }
+    }
+    // an undirected circulant is its own reverse; a directed one need not be
+    auto arcs = [](const DirectConnectGraph& g) {
+        std::multiset<std::pair<uint32_t, uint32_t>> out;
+        for (const auto& a : g.Arcs())
+        {
+            out.emplace(a.from, a.to);
+        }
+        return out;
+    };
+    const auto c = MakeCirculant(12, {2, 3});
+    EXPECT_EQ(arcs(c), arcs(c.Reverse()));
+    const auto dc = MakeDirectedCirculant(12, {2, 3});
+    EXPECT_NE(arcs(dc), arcs(dc.Reverse()));
+}
+
+TEST(SynthesisCirculants, C12With2And3MeetsBothLowerBounds)
+{
+    // the paper's degree-4 family C(N,{a,a+1}) at N = 12: 2 steps, the
+    // directed Moore bound ceil(log_4(3 * 12 + 1)) - 1, and T_B = (N-1)/N =
+    // 11/12. Step 1 brings the 4 neighbours' shards whole (load 1), step 2
+    // the other 7 over 4 in-arcs (7/4): (d/N)(1 + 7/4) = 11/12
+    const auto g = BuildFromName("C(12,{2,3})");
+    EXPECT_EQ(g.Degree(), 4u);
+    EXPECT_EQ(FloydDiameter(g), 2u);
+    const auto s = BfbAllGather(g);
+    EXPECT_EQ(s.Steps(), 2u);
+    EXPECT_EQ(s.Tb(), Fraction(11, 12));
+    EXPECT_TRUE(s.TbOptimal());
+    EXPECT_EQ(s.StepLoads(), (std::vector<Fraction>{Fraction(1), Fraction(7, 4)}));
+    CheckAllGather(g, s);
+    // DC(12,{2,3}) keeps the old directed meaning: degree 2, and host 1 is
+    // 5 steps from 0 (1 = 13 - 12 = 2*2 + 3*3 at the fewest)
+    const auto dc = BuildFromName("DC(12,{2,3})");
+    EXPECT_EQ(dc.Degree(), 2u);
+    EXPECT_EQ(dc.BfsDistances(0)[1], 5u);
+    EXPECT_EQ(FloydDiameter(dc), 5u);
+    const auto ds = BfbAllGather(dc);
+    EXPECT_EQ(ds.Steps(), 5u);
+    CheckAllGather(dc, ds);
+}
+
+TEST(SynthesisCirculants, BadOffsetsAreRefusedByValue)
+{
+    struct Bad
+    {
+        std::string name;
+        std::string said;
+    };
+
+    for (const auto& [name, said] : std::vector<Bad>{
+             {"C(12,{0,1})", "invalid C(N,S) offset: got '0', allowed: an offset 1..N-1 = 1..11"},
+             {"C(12,{1,12})", "invalid C(N,S) offset: got '12', allowed: an offset 1..N-1 = 1..11"},
+             {"C(12,{2,5,2})", "invalid C(N,S) offset: got '2', allowed: each offset once"},
+             {"DC(12,{13})", "invalid DC(N,S) offset: got '13', allowed: an offset 1..N-1 = 1..11"},
+             {"DC(5,{0})", "invalid DC(N,S) offset: got '0', allowed: an offset 1..N-1 = 1..4"},
+             {"C(1,{1})", "invalid C(N,S) hosts: got '1', allowed: N >= 2"}})
+    {
+        EXPECT_NE(NameError(name).find(said), std::string::npos) << name << ": " << NameError(name);
+    }
+}
+
+/**
+ * \return the names of the finder's base families for (n, d), written here
+ * from their documented rules (doc/gpu-fabric.rst, "Topology finder"): every
+ * undirected circulant of degree d (every offset set, isomorphic ones and
+ * disconnected ones included), the directed circulants DC(n,{a..a+d-1}) for
+ * a within 2 of sqrt(n (d-1)), and the fixed-shape families
+ */
+std::vector<std::string>
+BaseFamilyNames(uint32_t n, uint32_t d)
+{
+    std::vector<std::string> names;
+    const auto add = [&names](std::string name) { names.push_back(std::move(name)); };
+    if (n == d + 1)
+    {
+        add("K(" + std::to_string(n) + ")");
+    }
+    if (n == 2 * d)
+    {
+        add("K(" + std::to_string(d) + "," + std::to_string(d) + ")");
+    }
+    if (d == 1)
+    {
+        add("Ring(" + std::to_string(n) + ")");
+    }
+    if (d == 2)
+    {
+        add("BiRing(" + std::to_string(n) + ")");
+    }
+    for (uint32_t mask = 1; mask < (1u << (n / 2)); ++mask)
+    {
+        std::string list;
+        uint32_t degree = 0;
+        for (uint32_t s = 1; s <= n / 2; ++s)
+        {
+            if (mask & (1u << (s - 1)))
+            {
+                list += (list.empty() ? "" : ",") + std::to_string(s);
+                degree += 2 * s == n ? 1 : 2;
+            }
+        }
+        if (degree == d)
+        {
+            add("C(" + std::to_string(n) + ",{" + list + "})");
+        }
+    }
+    if (d >= 2)
+    {
+        const auto r = static_cast<uint32_t>(std::lround(std::sqrt(double(n) * (d - 1))));
+        for (uint32_t a = r > 3 ? r - 2 : 1; a <= r + 2 && a + d - 1 < n; ++a)
+        {
+            std::string list;
+            for (uint32_t i = 0; i < d; ++i)
+            {
+                list += (i ? "," : "") + std::to_string(a + i);
+            }
+            add("DC(" + std::to_string(n) + ",{" + list + "})");
+        }
+    }
+    if (d == 4)
+    {
+        for (uint32_t a = 3; a * a <= n; ++a)
+        {
+            if (n % a == 0 && n / a >= a)
+            {
+                add("Torus(" + std::to_string(a) + "," + std::to_string(n / a) + ")");
+            }
+        }
+        if (n == 9)
+        {
+            add("Hamming(2,3)");
+        }
+    }
+    if (n == (1u << d))
+    {
+        add("Hypercube(" + std::to_string(d) + ")");
+    }
+    if (d >= 2)
+    {
+        for (uint32_t D = 2, size = (d + 1) * d; size <= n; ++D, size *= d)
+        {
+            if (size == n)
+            {
+                add("Kautz(" + std::to_string(d) + "," + std::to_string(D) + ")");
+            }
+        }
+        if (n > d + 1)
+        {
+            add("GenKautz(" + std::to_string(d) + "," + std::to_string(n) + ")");
+        }
+    }
+    if (n == 10 && d == 3)
+    {
+        add("Petersen");
+    }
+    return names;
+}
+
+/// A (T_L, T_B) point.
+using Point = std::pair<uint32_t, Fraction>;
+
+/// \return the points no other point dominates (pairwise, not ParetoFrontier)
+std::set<Point>
+NonDominated(const std::set<Point>& points)
+{
+    std::set<Point> out;
+    for (const auto& p : points)
+    {
+        bool dominated = false;
+        for (const auto& q : points)
+        {
+            dominated |= q != p && q.first <= p.first && q.second <= p.second;
+        }
+        if (!dominated)
+        {
+            out.insert(p);
+        }
+    }
+    return out;
+}
+
+TEST(SynthesisFinder, FrontierIsTheFrontierOfEveryCandidateOfTheBaseFamilies)
+{
+    // The finder added circulants at degree 2 only, so at N = 12, d = 4 it
+    // printed (2, 5/3) and (3, 11/12) while C(12,{2,3}) gives (2, 11/12).
+    // Here every candidate of the base families is evaluated with BFB,
+    // isomorphic circulants included; at depth 0 the finder's frontier is
+    // their frontier, and at its default depth nothing among them beats it.
+    const FinderWorkload w;
+    FinderOptions bases;
+    bases.maxDepth = 0;
+    for (uint32_t n = 6; n <= 16; ++n)
+    {
+        for (uint32_t d = 2; d <= 4; ++d)
+        {
+            std::set<Point> points;
+            for (const auto& name : BaseFamilyNames(n, d))
+            {
+                const auto g = BuildFromName(name);
+                ASSERT_EQ(g.MaxDegree(), d) << name;
+                if (g.IsStronglyConnected())
+                {
+                    const auto s = BfbAllGather(g);
+                    points.emplace(s.Steps(), s.Tb());
+                }
+            }
+            const auto expected = NonDominated(points);
+            std::set<Point> found;
+            for (const auto& c : FindTopology(n, d, w, bases).frontier)
+            {
+                found.emplace(c.steps, c.tb);
+            }
+            EXPECT_EQ(found, expected) << "N = " << n << ", d = " << d;
+            const auto deeper = FindTopology(n, d, w).frontier;
+            for (const auto& [steps, tb] : expected)
+            {
+                EXPECT_TRUE(std::any_of(deeper.begin(),
+                                        deeper.end(),
+                                        [&, steps = steps, tb = tb](const SynthCandidate& c) {
+                                            return c.steps <= steps && c.tb <= tb;
+                                        }))
+                    << "N = " << n << ", d = " << d << ": (" << steps << ", " << tb
+                    << ") beats the frontier";
+            }
+        }
+    }
+    // N = 12, d = 4: one point, on both lower bounds (2 steps, 11/12)
+    const auto r = FindTopology(12, 4, w);
+    ASSERT_EQ(r.frontier.size(), 1u);
+    EXPECT_EQ(r.frontier[0].steps, 2u);
+    EXPECT_EQ(r.frontier[0].tb, Fraction(11, 12));
+    const auto s = BfbAllGather(BuildFromName(r.frontier[0].name));
+    EXPECT_EQ(s.Steps(), 2u) << r.frontier[0].name;
+    EXPECT_EQ(s.Tb(), Fraction(11, 12)) << r.frontier[0].name;
+}
+
+TEST(SynthesisFinder, CirculantsBeyondTheLimitAreThePaperFamily)
+{
+    // N = 30, d = 4: of the 91 offset pairs below 15, 64 give a connected
+    // graph, 18 up to multipliers (C(30,{1,2}) = C(30,{7,14}), u = 7); with
+    // room for 4 the finder keeps to C(30,{a,a+1}) for a within 3 of
+    // sqrt(30/2), rounded to 4: a = 1..7
+    FinderOptions o;
+    o.maxDepth = 0;
+    std::set<std::string> all;
+    std::set<std::string> limited;
+    for (const auto& c : EnumerateCandidates(30, 4, o))
+    {
+        all.insert(c.name);
+    }
+    o.maxCirculants = 4;
+    for (const auto& c : EnumerateCandidates(30, 4, o))
+    {
+        limited.insert(c.name);
+    }
+    const auto circulants = [](const std::set<std::string>& names) {
+        std::set<std::string> out;
+        std::copy_if(names.begin(),
+                     names.end(),
+                     std::inserter(out, out.end()),
+                     [](const std::string& s) { return s.rfind("C(", 0) == 0; });
+        return out;
+    };
+    EXPECT_EQ(circulants(all).size(), 18u);
+    EXPECT_EQ(circulants(limited),
+              (std::set<std::string>{"C(30,{1,2})",
+                                     "C(30,{2,3})",
+                                     "C(30,{3,4})",
+                                     "C(30,{4,5})",
+                                     "C(30,{5,6})",
+                                     "C(30,{6,7})",
+                                     "C(30,{7,8})"}));
+}
 
 TEST(SynthesisErrors, BadGraphsAndShapes)
 {

@@ -102,9 +102,13 @@ TEST(GraphSize, EveryConstructionIsBoundedBeforeItIsBuilt)
                   "Torus(2048,2048) would have 4194304 hosts and 16777216 arcs"},
              {"Hamming(2,2049)", "invalid Hamming(dims,q): got '2,2049', " + kCap},
              {"Hamming(999999999,2)", "invalid Hamming(dims,q): got '999999999,2', " + kCap},
+             // the undirected circulant has 2|S| arcs a host, the directed |S|
              {"C(3000000,{1,2})",
-              "invalid circulant C(N,S): got 'N = 3000000, 2 offsets', " + kCap +
-                  "C(3000000,{...}) would have 3000000 hosts and 6000000 arcs"},
+              "invalid C(N,S): got 'N = 3000000, 2 offsets', " + kCap +
+                  "C(3000000,{...}) would have 3000000 hosts and 12000000 arcs"},
+             {"DC(3000000,{1,2})",
+              "invalid DC(N,S): got 'N = 3000000, 2 offsets', " + kCap +
+                  "DC(3000000,{...}) would have 3000000 hosts and 6000000 arcs"},
              {"Kautz(2,22)",
               "invalid Kautz(d,D): got '2,22', " + kCap +
                   "Kautz(2,22) would have 6291456 hosts and 12582912 arcs"},
@@ -440,7 +444,7 @@ TEST(BfbWork, UsualGraphsRunWithTheirResultsUnchanged)
              {"K(16)", 1, "15/16", {"1"}},
              {"Hypercube(6)", 6, "63/64", {"1", "5/2", "10/3", "5/2", "1", "1/6"}},
              {"Torus(4,5)", 4, "19/20", {"1", "7/4", "3/2", "1/2"}},
-             {"C(30,{4,5})", 9, "29/30", {"1", "3/2", "2", "5/2", "5/2", "2", "3/2", "1", "1/2"}},
+             {"DC(30,{4,5})", 9, "29/30", {"1", "3/2", "2", "5/2", "5/2", "2", "3/2", "1", "1/2"}},
              {"Kautz(2,3)", 3, "7/6", {"1", "2", "4"}},
              {"GenKautz(3,20)", 3, "27/20", {"1", "3", "5"}},
              {"L(Petersen)", 3, "1", {"1", "3", "6"}}})
@@ -458,8 +462,8 @@ TEST(BfbWork, UsualGraphsRunWithTheirResultsUnchanged)
         EXPECT_EQ(loads, k.loads) << k.name;
         EXPECT_NO_THROW(BfbAllReduce(g)) << k.name;
     }
-    // C(128,{7,8}): 22 steps, T_B 127/128 (bandwidth-optimal)
-    const BfbSchedule c = BfbAllGather(BuildFromName("C(128,{7,8})"));
+    // DC(128,{7,8}): 22 steps, T_B 127/128 (bandwidth-optimal)
+    const BfbSchedule c = BfbAllGather(BuildFromName("DC(128,{7,8})"));
     EXPECT_EQ(c.Steps(), 22u);
     EXPECT_EQ(ToString(c.Tb()), "127/128");
 }

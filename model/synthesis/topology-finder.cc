@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -25,7 +26,8 @@ namespace
 
 const char* const KNOWN_NAMES =
     "K(n), K(d,d), Ring(n), BiRing(n), Torus(a,b,...), Hypercube(k), Hamming(dims,q), "
-    "C(N,{s1,s2,...}), Kautz(d,D), GenKautz(d,N), Petersen, L(G), Deg(G,n), Prod(G,H), "
+    "C(N,{s1,s2,...}), DC(N,{s1,s2,...}), Kautz(d,D), GenKautz(d,N), Petersen, L(G), Deg(G,n), "
+    "Prod(G,H), "
     "Pow(G,n)";
 
 /// Deepest nesting of constructions a name may have: the parser recurses once
@@ -159,6 +161,7 @@ class NameParser
                                                     "Hypercube",
                                                     "Hamming",
                                                     "C",
+                                                    "DC",
                                                     "Kautz",
                                                     "GenKautz",
                                                     "L",
@@ -217,14 +220,14 @@ class NameParser
                 : id == "Kautz" ? MakeKautz(a, b)
                                 : MakeGeneralizedKautz(a, b);
         }
-        else if (id == "C")
+        else if (id == "C" || id == "DC")
         {
             uint32_t n = Int();
             Expect(',');
             Expect('{');
             auto steps = IntList();
             Expect('}');
-            g = MakeCirculant(n, steps);
+            g = id == "C" ? MakeCirculant(n, steps) : MakeDirectedCirculant(n, steps);
         }
         else if (id == "L")
         {
@@ -290,9 +293,137 @@ void TorusDims(uint32_t rest,
                std::vector<uint32_t>& dims,
                std::vector<BaseBuilder>& out);
 
+/// Most offset sets of C(N,S) enumerated to find the non-isomorphic ones:
+/// C(511,2) = 130,305 (N = 1024, d = 4) takes a few milliseconds.
+constexpr double kMaxCirculantEnumeration = 1 << 17;
+
+/// \return C(n, k), as a double (it may be huge)
+double
+Binomial(uint32_t n, uint32_t k)
+{
+    double c = 1;
+    for (uint32_t i = 0; i < k && c <= 1e300; ++i)
+    {
+        c = c * (n - i) / (i + 1);
+    }
+    return k > n ? 0 : c;
+}
+
+/**
+ * Step \p set, k increasing values in 1..\p top, to the next such set in
+ * lexicographic order. \return false after the last
+ */
+bool
+NextCombination(std::vector<uint32_t>& set, uint32_t top)
+{
+    const auto k = static_cast<uint32_t>(set.size());
+    for (uint32_t i = k; i-- > 0;)
+    {
+        if (set[i] < top - (k - 1 - i))
+        {
+            ++set[i];
+            for (uint32_t j = i + 1; j < k; ++j)
+            {
+                set[j] = set[j - 1] + 1;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+/**
+ * \return the offset sets S of the undirected circulants C(n, S) of degree d
+ * the finder searches (see FinderOptions::maxCirculants): d = 2k offsets +-s,
+ * s < n/2, or for odd d and even n, 2k of them and n/2.  Every connected one
+ * up to isomorphism by multipliers (C(n, S) is C(n, uS) for u coprime to n;
+ * the lexicographically first of each class is kept), if there are at most
+ * \p maxSets; else C(n, {a, ..., a+k-1}) (and n/2) for a near
+ * sqrt(n (k-1) / 2).  None for d = 2 (a connected C(n, {s}) is BiRing(n))
+ * or d = n - 1 (K(n)): those families have them.
+ */
+std::vector<std::vector<uint32_t>>
+CirculantOffsetSets(uint32_t n, uint32_t d, uint32_t maxSets)
+{
+    std::vector<std::vector<uint32_t>> out;
+    const bool half = d % 2 == 1;
+    const uint32_t k = d / 2;
+    const uint32_t top = (n - 1) / 2; // the offsets below n/2
+    // d = 2: every connected C(n, {s}) is a cycle, BiRing(n)
+    if (d < 3 || d + 1 >= n || (half && n % 2 == 1) || k > top)
+    {
+        return out;
+    }
+    const auto withHalf = [&](std::vector<uint32_t> set) {
+        if (half)
+        {
+            set.push_back(n / 2);
+        }
+        return set;
+    };
+    if (Binomial(top, k) <= kMaxCirculantEnumeration)
+    {
+        std::vector<uint32_t> units;
+        for (uint32_t u = 2; u <= n / 2; ++u)
+        {
+            if (std::gcd(u, n) == 1)
+            {
+                units.push_back(u);
+            }
+        }
+        std::set<std::vector<uint32_t>> seen; // members of the classes found
+        std::vector<uint32_t> set(k);
+        std::iota(set.begin(), set.end(), 1u);
+        bool tooMany = false;
+        // sets in lexicographic order: the first member met of a class is its least
+        do
+        {
+            uint32_t g = half ? n / 2 : n;
+            for (auto s : set)
+            {
+                g = std::gcd(g, s);
+            }
+            if (g != 1 || seen.count(set))
+            {
+                continue; // disconnected, or isomorphic to one kept
+            }
+            for (auto u : units)
+            {
+                std::vector<uint32_t> image;
+                for (auto s : set)
+                {
+                    const auto us = static_cast<uint32_t>(uint64_t{u} * s % n);
+                    image.push_back(std::min(us, n - us));
+                }
+                std::sort(image.begin(), image.end());
+                seen.insert(std::move(image));
+            }
+            out.push_back(withHalf(set));
+            tooMany = out.size() > maxSets;
+        } while (!tooMany && NextCombination(set, top));
+        if (!tooMany)
+        {
+            return out;
+        }
+        out.clear();
+    }
+    // too many to search: the paper's family of consecutive offsets
+    const auto centre = static_cast<uint32_t>(std::lround(std::sqrt(double(n) * (k - 1) / 2.0)));
+    for (uint32_t a = centre > 4 ? centre - 3 : 1; a <= centre + 3 && a + k - 1 <= top; ++a)
+    {
+        std::vector<uint32_t> set(k);
+        for (uint32_t i = 0; i < k; ++i)
+        {
+            set[i] = a + i;
+        }
+        out.push_back(withHalf(set));
+    }
+    return out;
+}
+
 /// \return the base constructions the finder evaluates with BFB for (n, d)
 std::vector<BaseBuilder>
-BaseBuilders(uint32_t n, uint32_t d)
+BaseBuilders(uint32_t n, uint32_t d, const FinderOptions& options)
 {
     std::vector<BaseBuilder> out;
     if (n == d + 1)
@@ -310,11 +441,24 @@ BaseBuilders(uint32_t n, uint32_t d)
     if (d == 2 && n >= 3)
     {
         out.emplace_back([n] { return MakeBiRing(n); });
-        // C(N,{a,a+1}) is best near a = sqrt(N); try a small window around it
-        auto r = static_cast<uint32_t>(std::lround(std::sqrt(double(n))));
-        for (uint32_t a = (r > 3 ? r - 2 : 1); a <= r + 2 && a + 1 < n; ++a)
+    }
+    for (auto& set : CirculantOffsetSets(n, d, options.maxCirculants))
+    {
+        out.emplace_back([n, set] { return MakeCirculant(n, set); });
+    }
+    if (d >= 2)
+    {
+        // DC(N,{a,...,a+d-1}) reaches about t^2 (d-1)/2 hosts in t steps when
+        // a is near t (d-1), so best near a = sqrt(N (d-1)); a window around it
+        auto r = static_cast<uint32_t>(std::lround(std::sqrt(double(n) * (d - 1))));
+        for (uint32_t a = (r > 3 ? r - 2 : 1); a <= r + 2 && uint64_t{a} + d - 1 < n; ++a)
         {
-            out.emplace_back([n, a] { return MakeCirculant(n, {a, a + 1}); });
+            std::vector<uint32_t> set(d);
+            for (uint32_t i = 0; i < d; ++i)
+            {
+                set[i] = a + i;
+            }
+            out.emplace_back([n, set] { return MakeDirectedCirculant(n, set); });
         }
     }
     if (d % 2 == 0 && d >= 4)
@@ -513,7 +657,7 @@ class FinderPlanner
             return 0;
         }
         double count = 0;
-        for (const auto& build : BaseBuilders(n, d))
+        for (const auto& build : BaseBuilders(n, d, m_opt))
         {
             try
             {
@@ -575,9 +719,9 @@ class FinderPlanner
         {
             return it->second;
         }
-        const auto bases = [](uint32_t n, uint32_t d) {
+        const auto bases = [this](uint32_t n, uint32_t d) {
             std::vector<DirectConnectGraph> out;
-            for (const auto& build : BaseBuilders(n, d))
+            for (const auto& build : BaseBuilders(n, d, m_opt))
             {
                 try
                 {
@@ -708,7 +852,7 @@ class Finder
 
     void Bases(uint32_t n, uint32_t d, std::vector<SynthCandidate>& out)
     {
-        for (const auto& build : BaseBuilders(n, d))
+        for (const auto& build : BaseBuilders(n, d, m_opt))
         {
             AddBase(n, out, build);
         }

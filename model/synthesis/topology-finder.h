@@ -22,12 +22,13 @@ namespace ns3
  *
  * Grammar (spaces ignored, names case-sensitive):
  *   K(n) | K(d,d) | Ring(n) | BiRing(n) | Torus(a,b,...) | Hypercube(k) |
- *   Hamming(dims,q) | C(N,{s1,s2,...}) | Kautz(d,D) | GenKautz(d,N) | Petersen |
- *   L(G) | Deg(G,n) | Prod(G,H) | Pow(G,n)
- * nested freely.  The built graph's Name() is the canonical spelling of the
- * name, so names printed by the finder round-trip.
- * \throws FabricConfigError naming the character position of the first error,
- * or the parameter a generator rejected
+ *   Hamming(dims,q) | C(N,{s1,s2,...}) | DC(N,{s1,s2,...}) | Kautz(d,D) |
+ *   GenKautz(d,N) | Petersen | L(G) | Deg(G,n) | Prod(G,H) | Pow(G,n)
+ * nested freely.  C is the undirected circulant (x -> x +- s, MakeCirculant),
+ * DC the directed one (x -> x + s, MakeDirectedCirculant).  The built graph's Name() is the
+ * canonical spelling of the name, so names printed by the finder round-trip. \throws
+ * FabricConfigError naming the character position of the first error, or the parameter a generator
+ * rejected
  */
 DirectConnectGraph BuildFromName(const std::string& name);
 
@@ -52,6 +53,15 @@ struct FinderOptions
     /// Products up to this size are evaluated with BFB on the product graph itself
     /// (exact); larger ones use the dimension-ordered construction of ProductCost.
     uint32_t maxProductBfbNodes{1024};
+    /**
+     * Undirected circulants C(N,S) of degree d are searched exhaustively, every
+     * connected offset set up to isomorphism by multipliers (C(N,S) = C(N,uS)
+     * for u coprime to N), when there are at most this many non-isomorphic
+     * sets (every N < 210 at d = 4, N < 42 at d = 6); otherwise only the paper's family
+     * C(N,{a,...,a+d/2-1}) (plus N/2 for odd d) for 7 values of a near
+     * sqrt(N (d/2-1) / 2).
+     */
+    uint32_t maxCirculants{128};
     /**
      * Called after each BFB evaluation with (evaluations done, total): the
      * total is EstimateFinderWork's bfbRuns, raised to the count done when the

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -486,30 +487,85 @@ MakeHamming(uint32_t dims, uint32_t q)
     return g;
 }
 
-DirectConnectGraph
-MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps)
+namespace
 {
-    FabricRequire(n >= 2, "circulant hosts", n, "N >= 2");
-    FabricRequire(!steps.empty(), "circulant offsets", "none", "at least one offset");
-    // the size before the offsets: their check is quadratic in their number
-    RequireGraphSize("circulant C(N,S)",
-                     fmt::format("N = {}, {} offsets", n, steps.size()),
-                     n,
-                     double(n) * steps.size(),
-                     fmt::format("C({},{{...}})", n));
-    std::vector<uint32_t> seen;
+
+/**
+ * Check a circulant's offsets: each in 1..N-1 and none repeated.
+ * \param family "C" or "DC", for the messages
+ * \param n hosts \param steps the offsets
+ * \return the offsets as the name lists them ("2,3")
+ */
+std::string
+CheckCirculantOffsets(const std::string& family, uint32_t n, const std::vector<uint32_t>& steps)
+{
+    const std::string what = family + "(N,S) offset";
+    FabricRequire(n >= 2, family + "(N,S) hosts", n, "N >= 2");
+    FabricRequire(!steps.empty(), family + "(N,S) offsets", "none", "at least one offset");
     std::string list;
     for (auto s : steps)
     {
-        FabricRequire(s % n != 0, "circulant offset", s, fmt::format("non-zero modulo N = {}", n));
-        FabricRequire(std::find(seen.begin(), seen.end(), s % n) == seen.end(),
-                      "circulant offset",
-                      s,
-                      "offsets distinct modulo N");
-        seen.push_back(s % n);
+        // an offset of N or more is a typo more likely than a wish for s mod N
+        FabricRequire(s >= 1 && s < n, what, s, fmt::format("an offset 1..N-1 = 1..{}", n - 1));
         list += (list.empty() ? "" : ",") + std::to_string(s);
     }
+    // sorted, so that a long list is checked in S log S rather than S^2
+    std::vector<uint32_t> sorted(steps);
+    std::sort(sorted.begin(), sorted.end());
+    auto repeat = std::adjacent_find(sorted.begin(), sorted.end());
+    FabricRequire(repeat == sorted.end(),
+                  what,
+                  repeat == sorted.end() ? 0 : *repeat,
+                  "each offset once");
+    return list;
+}
+
+} // namespace
+
+DirectConnectGraph
+MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps)
+{
+    const std::string list = CheckCirculantOffsets("C", n, steps);
+    // +s and -s for each s, each distinct value once (s = N/2 is its own
+    // negative; s and N-s give the same pair)
+    std::vector<uint32_t> offsets;
+    std::set<uint32_t> seen;
+    for (auto s : steps)
+    {
+        for (uint32_t t : {s, n - s})
+        {
+            if (seen.insert(t).second)
+            {
+                offsets.push_back(t);
+            }
+        }
+    }
+    RequireGraphSize("C(N,S)",
+                     fmt::format("N = {}, {} offsets", n, steps.size()),
+                     n,
+                     double(n) * offsets.size(),
+                     fmt::format("C({},{{...}})", n));
     DirectConnectGraph g(n, fmt::format("C({},{{{}}})", n, list));
+    for (uint32_t x = 0; x < n; ++x)
+    {
+        for (auto t : offsets)
+        {
+            g.AddArc(x, static_cast<uint32_t>((uint64_t{x} + t) % n));
+        }
+    }
+    return g;
+}
+
+DirectConnectGraph
+MakeDirectedCirculant(uint32_t n, const std::vector<uint32_t>& steps)
+{
+    const std::string list = CheckCirculantOffsets("DC", n, steps);
+    RequireGraphSize("DC(N,S)",
+                     fmt::format("N = {}, {} offsets", n, steps.size()),
+                     n,
+                     double(n) * steps.size(),
+                     fmt::format("DC({},{{...}})", n));
+    DirectConnectGraph g(n, fmt::format("DC({},{{{}}})", n, list));
     for (uint32_t x = 0; x < n; ++x)
     {
         for (auto s : steps)

@@ -231,11 +231,29 @@ DirectConnectGraph MakeHypercube(uint32_t k);
 DirectConnectGraph MakeHamming(uint32_t dims, uint32_t q);
 
 /**
- * \brief Directed circulant C(N, S): x -> x + s mod N for every s in S.
+ * \brief Circulant C(N, S), the undirected (bidirectional) circulant of graph
+ * theory and of the direct-connect paper: x -> x + s and x -> x - s mod N for
+ * every s in S, so degree 2|S| (C(12,{2,3}) has degree 4).
+ *
+ * No arc is added twice: s = N/2 gives one arc x -> x + N/2 (it is its own
+ * negative, so it adds 1 to the degree), and s and N - s both in S give the
+ * same two arcs (C(12,{2,3,9,10}) is C(12,{2,3})).  The degree is the number
+ * of distinct values +-s mod N.  Arcs of host x follow S in the order given,
+ * +s before -s.
  * \param n hosts, >= 2
- * \param steps offsets, distinct and non-zero modulo n
+ * \param steps offsets, each in 1..N-1, none repeated
+ * \throws FabricConfigError naming an offset 0, >= N or repeated
  */
 DirectConnectGraph MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps);
+
+/**
+ * \brief Directed circulant DC(N, S): x -> x + s mod N for every s in S only;
+ * degree |S|.  (Earlier versions built this graph for C(N,S).)
+ * \param n hosts, >= 2
+ * \param steps offsets, each in 1..N-1, none repeated
+ * \throws FabricConfigError naming an offset 0, >= N or repeated
+ */
+DirectConnectGraph MakeDirectedCirculant(uint32_t n, const std::vector<uint32_t>& steps);
 
 /**
  * \brief Kautz graph Kautz(d, D) = L^(D-1)(K(d+1)): N = (d+1) d^(D-1), degree d,
