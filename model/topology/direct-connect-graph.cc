@@ -520,12 +520,42 @@ CheckCirculantOffsets(const std::string& family, uint32_t n, const std::vector<u
     return list;
 }
 
+/**
+ * Build the circulant with arcs x -> x + t mod N for t in \p offsets, after
+ * its size check.
+ * \param family "C" or "DC" \param n hosts
+ * \param steps the offsets as given (for the name)
+ * \param offsets the arcs' offsets, distinct
+ */
+DirectConnectGraph
+BuildCirculant(const std::string& family,
+               uint32_t n,
+               const std::vector<uint32_t>& steps,
+               const std::vector<uint32_t>& offsets)
+{
+    const std::string list = CheckCirculantOffsets(family, n, steps);
+    RequireGraphSize(family + "(N,S)",
+                     fmt::format("N = {}, {} offsets", n, steps.size()),
+                     n,
+                     double(n) * offsets.size(),
+                     fmt::format("{}({},{{...}})", family, n));
+    DirectConnectGraph g(n, fmt::format("{}({},{{{}}})", family, n, list));
+    for (uint32_t x = 0; x < n; ++x)
+    {
+        for (auto t : offsets)
+        {
+            g.AddArc(x, static_cast<uint32_t>((uint64_t{x} + t) % n));
+        }
+    }
+    return g;
+}
+
 } // namespace
 
 DirectConnectGraph
 MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps)
 {
-    const std::string list = CheckCirculantOffsets("C", n, steps);
+    CheckCirculantOffsets("C", n, steps);
     // +s and -s for each s, each distinct value once (s = N/2 is its own
     // negative; s and N-s give the same pair)
     std::vector<uint32_t> offsets;
@@ -540,40 +570,13 @@ MakeCirculant(uint32_t n, const std::vector<uint32_t>& steps)
             }
         }
     }
-    RequireGraphSize("C(N,S)",
-                     fmt::format("N = {}, {} offsets", n, steps.size()),
-                     n,
-                     double(n) * offsets.size(),
-                     fmt::format("C({},{{...}})", n));
-    DirectConnectGraph g(n, fmt::format("C({},{{{}}})", n, list));
-    for (uint32_t x = 0; x < n; ++x)
-    {
-        for (auto t : offsets)
-        {
-            g.AddArc(x, static_cast<uint32_t>((uint64_t{x} + t) % n));
-        }
-    }
-    return g;
+    return BuildCirculant("C", n, steps, offsets);
 }
 
 DirectConnectGraph
 MakeDirectedCirculant(uint32_t n, const std::vector<uint32_t>& steps)
 {
-    const std::string list = CheckCirculantOffsets("DC", n, steps);
-    RequireGraphSize("DC(N,S)",
-                     fmt::format("N = {}, {} offsets", n, steps.size()),
-                     n,
-                     double(n) * steps.size(),
-                     fmt::format("DC({},{{...}})", n));
-    DirectConnectGraph g(n, fmt::format("DC({},{{{}}})", n, list));
-    for (uint32_t x = 0; x < n; ++x)
-    {
-        for (auto s : steps)
-        {
-            g.AddArc(x, static_cast<uint32_t>((uint64_t{x} + s) % n));
-        }
-    }
-    return g;
+    return BuildCirculant("DC", n, steps, steps);
 }
 
 DirectConnectGraph
