@@ -153,6 +153,7 @@ BaseArgs()
         {"hb-domain-sweep", {}},
         {"moe-alltoall", {}},
         {"chakra-replay", {}},
+        {"multi-job", {"--topologies=rail-only", "--placements=packed"}},
         {"rail-only-vs-fat-tree", {"--quick", "--topologies=rail-only", "--png=none"}},
         {"traffic-sparsity", {}},
         {"bfb-scale", {}},
