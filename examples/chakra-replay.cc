@@ -75,18 +75,7 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
-        FabricRequire(nodeBandwidthGbps * 1e9 >= 1 && nodeBandwidthGbps * 1e9 < 0x1p64,
-                      "--node-bandwidth-gbps",
-                      cmd.ValueText("node-bandwidth-gbps"),
-                      "a positive rate of at least 1e-9 and below 1.8e10 Gb/s");
-        for (const char* f : {"graph", "node-bandwidth-gbps"})
-        {
-            cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
-        }
-        for (const char* f : {"preset", "radix"})
-        {
-            cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
-        }
+        RequireTopologyFlags(cmd, topology, nodeBandwidthGbps);
         ClusterParams p;
         p.platform = TopologyHelper::GetPlatform(preset);
         p.radix = radix;

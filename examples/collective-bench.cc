@@ -98,21 +98,7 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
-        // checked where it becomes whole bit/s in 64 bits (1e30 would not fit
-        // and reach the topology as 0); the message quotes the text given
-        FabricRequire(nodeBandwidthGbps * 1e9 >= 1 && nodeBandwidthGbps * 1e9 < 0x1p64,
-                      "--node-bandwidth-gbps",
-                      cmd.ValueText("node-bandwidth-gbps"),
-                      "a positive rate of at least 1e-9 and below 1.8e10 Gb/s");
-        for (const char* f : {"graph", "node-bandwidth-gbps"})
-        {
-            cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
-        }
-        // a direct-connect topology is its graph: one GPU per node, no switches
-        for (const char* f : {"preset", "radix"})
-        {
-            cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
-        }
+        RequireTopologyFlags(cmd, topology, nodeBandwidthGbps);
         ClusterParams p;
         p.platform = TopologyHelper::GetPlatform(preset);
         p.gpus = gpus;

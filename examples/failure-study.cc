@@ -191,22 +191,7 @@ main(int argc, char* argv[])
         FabricRequire(microBatches >= 1, "--micro-batches", microBatches, "an integer >= 1");
         const uint32_t n = domains * k;
         const uint32_t physical = n + k; // one spare domain
-        const LlmModel model =
-            LlmModel::Custom(layers, hidden, 16, seq, 8192, uint64_t{domains} * microBatches * seq);
-        Parallelism::Shape shape;
-        shape.gpus = n;
-        shape.gpusPerDomain = k;
-        shape.tp = k;
-        shape.dp = domains;
-        shape.microBatches = microBatches;
-        shape.globalBatchSequences = uint64_t{domains} * microBatches;
-        const Parallelism par(shape);
-        WorkloadOptions wo;
-        wo.gpuFlops = hw.gpuFlops;
-        const TrainingIteration it(model, par, wo);
-        IterationProgramOptions po;
-        po.tpGranularity = "micro-batch";
-        const ParallelProgram job = BuildIterationProgram(it, po).program;
+        const ParallelProgram job = TpDpGptProgram(hw, domains, layers, hidden, seq, microBatches);
         std::vector<uint32_t> identity(n);
         std::iota(identity.begin(), identity.end(), 0);
         const ParallelProgram healthy = Remap(job, identity, physical);

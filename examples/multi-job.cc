@@ -182,21 +182,7 @@ main(int argc, char* argv[])
         }
 
         const uint32_t dp = jobGpus / k;
-        const LlmModel model =
-            LlmModel::Custom(layers, hidden, 16, seq, 8192, uint64_t{dp} * microBatches * seq);
-        Parallelism::Shape shape;
-        shape.gpus = jobGpus;
-        shape.gpusPerDomain = k;
-        shape.tp = k;
-        shape.dp = dp;
-        shape.microBatches = microBatches;
-        shape.globalBatchSequences = uint64_t{dp} * microBatches;
-        WorkloadOptions wo;
-        wo.gpuFlops = hw.gpuFlops;
-        const TrainingIteration it(model, Parallelism(shape), wo);
-        IterationProgramOptions po;
-        po.tpGranularity = "micro-batch";
-        const ParallelProgram job = BuildIterationProgram(it, po).program;
+        const ParallelProgram job = TpDpGptProgram(hw, dp, layers, hidden, seq, microBatches);
         std::vector<ClusterJob> specs;
         for (uint32_t j = 0; j < jobs; ++j)
         {

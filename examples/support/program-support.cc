@@ -4,6 +4,9 @@
 #include "program-support.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/iteration-program.h"
+#include "ns3/program-flags.h"
+#include "ns3/training-iteration.h"
 
 #include <cerrno>
 #include <chrono>
@@ -112,6 +115,50 @@ GnuplotPath(const std::string& flag, const std::string& path)
         }
     }
     return literal + "'";
+}
+
+void
+RequireTopologyFlags(const ProgramFlags& cmd, const std::string& topology, double nodeBandwidthGbps)
+{
+    FabricRequire(nodeBandwidthGbps * 1e9 >= 1 && nodeBandwidthGbps * 1e9 < 0x1p64,
+                  "--node-bandwidth-gbps",
+                  cmd.ValueText("node-bandwidth-gbps"),
+                  "a positive rate of at least 1e-9 and below 1.8e10 Gb/s");
+    for (const char* f : {"graph", "node-bandwidth-gbps"})
+    {
+        cmd.OnlyWith(f, topology == "direct-connect", "with --topology=direct-connect");
+    }
+    // a direct-connect topology is its graph: one GPU per node, no switches
+    for (const char* f : {"preset", "radix"})
+    {
+        cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
+    }
+}
+
+ParallelProgram
+TpDpGptProgram(const HbDomainPreset& hw,
+               uint32_t domains,
+               uint32_t layers,
+               uint32_t hidden,
+               uint32_t seq,
+               uint32_t microBatches)
+{
+    const uint32_t k = hw.gpusPerDomain;
+    const LlmModel model =
+        LlmModel::Custom(layers, hidden, 16, seq, 8192, uint64_t{domains} * microBatches * seq);
+    Parallelism::Shape shape;
+    shape.gpus = domains * k;
+    shape.gpusPerDomain = k;
+    shape.tp = k;
+    shape.dp = domains;
+    shape.microBatches = microBatches;
+    shape.globalBatchSequences = uint64_t{domains} * microBatches;
+    WorkloadOptions wo;
+    wo.gpuFlops = hw.gpuFlops;
+    const TrainingIteration it(model, Parallelism(shape), wo);
+    IterationProgramOptions po;
+    po.tpGranularity = "micro-batch";
+    return BuildIterationProgram(it, po).program;
 }
 
 } // namespace ns3

@@ -10,11 +10,45 @@
 // ns3/program-flags.h, the scenarios ns3/topology-helper.h and
 // ns3/transport-helper.h).
 
+#include "ns3/hb-domain-preset.h"
+#include "ns3/program-runner.h"
+
 #include <cstdint>
 #include <string>
 
 namespace ns3
 {
+
+class ProgramFlags;
+
+/**
+ * The flags of a program that builds any topology by name: --graph and
+ * --node-bandwidth-gbps only with --topology=direct-connect, --preset and
+ * --radix only without it, and the node bandwidth checked where it becomes
+ * whole bit/s in 64 bits (1e30 would reach the topology as 0); messages
+ * quote the text given.
+ * \param cmd the parsed flags \param topology --topology's value
+ * \param nodeBandwidthGbps --node-bandwidth-gbps's value
+ */
+void RequireTopologyFlags(const ProgramFlags& cmd,
+                          const std::string& topology,
+                          double nodeBandwidthGbps);
+
+/**
+ * The programs' small GPT job: tensor parallelism over one HB domain (K of
+ * \p hw), data parallelism over \p domains domains, one TP AllReduce group
+ * per micro-batch, compute at \p hw's FLOPs.
+ * \param hw the platform \param domains DP size \param layers blocks
+ * \param hidden d_model \param seq tokens per sequence
+ * \param microBatches per replica
+ * \return the job's program, ranks 0..domains x K - 1
+ */
+ParallelProgram TpDpGptProgram(const HbDomainPreset& hw,
+                               uint32_t domains,
+                               uint32_t layers,
+                               uint32_t hidden,
+                               uint32_t seq,
+                               uint32_t microBatches);
 
 /// \return the process's peak resident set, bytes
 uint64_t PeakRssBytes();
