@@ -464,7 +464,6 @@ class Replay
         m_out.computeSeconds.assign(n, 0.0);
         for (const auto& t : m_traces)
         {
-            m_out.files.push_back(t.file);
             m_out.nodes += t.nodes.size();
         }
     }

@@ -43,7 +43,6 @@ struct ChakraReplay
     ParallelProgram program;            //!< one task per trace node, per rank
     uint64_t nodes{0};                  //!< nodes read, all ranks
     std::vector<double> computeSeconds; //!< per rank: the durations of its non-communication nodes
-    std::vector<std::string> files;     //!< per rank: the trace file read
 };
 
 /**
