@@ -3,8 +3,9 @@
  */
 // Several jobs on one fabric: placements are disjoint and follow their
 // policy; jobs on disjoint resources take exactly their solo times, at any
-// start; two jobs whose transfers share one link take the max-min share of
-// it at the flow level, and the link's time at the packet level.
+// start; two jobs whose transfers share one link (a switch uplink, or a NIC
+// that relays the other job's traffic) take the max-min share of it at both
+// levels.
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
 #include "ns3/multi-job.h"
@@ -62,17 +63,23 @@ SendJob(uint64_t bytes)
 }
 
 /// Each job's time when \p jobs run together at \p placement on a 32-GPU
-/// DGX-H100 rail-only fabric.
+/// DGX-H100 rail-only fabric (or \p build's fabric of \p gpus).
 std::vector<double>
 RunJobs(const std::vector<ClusterJob>& jobs,
         const std::vector<std::vector<uint32_t>>& placement,
-        const std::string& backend)
+        const std::string& backend,
+        FabricTopology (*build)(const ClusterParams&) = BuildRailOnly,
+        double oversubscription = 1.0,
+        uint32_t radix = 64,
+        uint32_t gpus = 32)
 {
     ClusterParams cp;
-    cp.gpus = 32;
+    cp.gpus = gpus;
     cp.platform = HbDomainPreset::Get("dgx-h100");
-    InstalledTransport installed = TransportHelper(backend, "backend").Install(BuildRailOnly(cp));
-    Ptr<ProgramRunner> runner = RunProgram(CombineJobs(jobs, placement, 32), installed.transport);
+    cp.oversubscription = oversubscription;
+    cp.radix = radix;
+    InstalledTransport installed = TransportHelper(backend, "backend").Install(build(cp));
+    Ptr<ProgramRunner> runner = RunProgram(CombineJobs(jobs, placement, gpus), installed.transport);
     EXPECT_TRUE(runner->IsComplete());
     const std::vector<double> times = JobTimes(*runner, jobs, placement);
     installed.Dispose();
@@ -158,42 +165,83 @@ TEST(MultiJob, JobsOnDisjointResourcesTakeExactlyTheirSoloTimes)
 
 TEST(MultiJob, TwoJobsSharingOneLinkTakeTheMaxMinShare)
 {
-    // Job a sends from GPU 0 (rail 0) to GPU 9 (rail 1): rail-only forwards
-    // it over NVLink to GPU 1, whose NIC carries it on rail 1. Job b sends
-    // from GPU 1 to GPU 17 on rail 1: GPU 1's NIC carries both. Max-min: each
-    // gets half of it, so each takes twice its transfer time.
+    // Job a sends M bytes from GPU 0 (rail 0) to GPU 9 (rail 1): rail-only
+    // forwards it over NVLink to GPU 1, whose NIC carries it on rail 1. Job b
+    // sends M bytes from GPU 1 to GPU 17 on rail 1: GPU 1's NIC carries both.
+    // Max-min gives each half of it, so both end when one transfer of 2M
+    // alone would. At the packet level GPU 1 serves the relayed packets in
+    // its round robin with its own (a NIC's queue pairs), so there too.
     const uint64_t bytes = 64 << 20;
     const std::vector<ClusterJob> jobs = {{"a", SendJob(bytes), 0}, {"b", SendJob(bytes), 0}};
     const std::vector<std::vector<uint32_t>> placement = {{0, 9}, {1, 17}};
     for (const char* backend : {"flow", "packet"})
     {
         const std::vector<double> together = RunJobs(jobs, placement, backend);
-        std::vector<double> solo;
         for (size_t j = 0; j < 2; ++j)
         {
-            solo.push_back(RunJobs({jobs[j]}, {placement[j]}, backend)[0]);
-            std::printf("%s job %s: alone %.9f s, together %.9f s\n",
+            const double solo = RunJobs({jobs[j]}, {placement[j]}, backend)[0];
+            const double twice =
+                RunJobs({{"2M", SendJob(2 * bytes), 0}}, {placement[j]}, backend)[0];
+            std::printf("%s job %s: alone %.9f s, together %.9f s, 2M alone %.9f s\n",
                         backend,
                         jobs[j].name.c_str(),
-                        solo[j],
-                        together[j]);
-            EXPECT_GE(together[j], solo[j] * (1 - 1e-9)) << backend << " job " << j;
+                        solo,
+                        together[j],
+                        twice);
+            EXPECT_GT(together[j], 1.9 * solo) << backend << " job " << jobs[j].name;
+            EXPECT_NEAR(together[j] / twice, 1.0, std::string(backend) == "flow" ? 0.002 : 0.05)
+                << backend << " job " << jobs[j].name;
         }
-        if (std::string(backend) == "flow")
+    }
+    // With RelayTurns off the relayed packets join GPU 1's FIFO as they
+    // arrive over NVLink (9x the NIC's rate), ahead of its own: job a keeps
+    // its solo time and job b ends when the 2M would.
+    Config::SetDefault("ns3::PacketTransport::RelayTurns", BooleanValue(false));
+    const std::vector<double> fifo = RunJobs(jobs, placement, "packet");
+    const double soloA = RunJobs({jobs[0]}, {placement[0]}, "packet")[0];
+    const double twiceB = RunJobs({{"2M", SendJob(2 * bytes), 0}}, {placement[1]}, "packet")[0];
+    Config::SetDefault("ns3::PacketTransport::RelayTurns", BooleanValue(true));
+    std::printf("packet, RelayTurns off: a %.9f s (alone %.9f s), b %.9f s (2M alone %.9f s)\n",
+                fifo[0],
+                soloA,
+                fifo[1],
+                twiceB);
+    EXPECT_NEAR(fifo[0] / soloA, 1.0, 0.01);
+    EXPECT_NEAR(fifo[1] / twiceB, 1.0, 0.05);
+}
+
+TEST(MultiJob, TwoJobsSharingASwitchUplinkTakeTheMaxMinShareAtBothLevels)
+{
+    // A classic fat-tree of 24 GPUs of radix 4 at 3:1 has one uplink per
+    // leaf of 3 GPUs. Job a sends M bytes from GPU 0 to GPU 8 (leaf 2), job b
+    // M bytes from GPU 1 to GPU 16 (leaf 5): both leave leaf 0 by its one
+    // uplink, from two input ports. Max-min gives each half of it, so both
+    // end when one transfer of 2M alone would (the path's latency once, 2M
+    // of serialization). The leaf's egress queue serves the two inputs in
+    // arrival order and PFC pauses both alike: the packet level shares too.
+    const uint64_t bytes = 16 << 20;
+    const std::vector<ClusterJob> jobs = {{"a", SendJob(bytes), 0}, {"b", SendJob(bytes), 0}};
+    const std::vector<std::vector<uint32_t>> placement = {{0, 8}, {1, 16}};
+    for (const char* backend : {"flow", "packet"})
+    {
+        const auto run = [&](const std::vector<ClusterJob>& js,
+                             const std::vector<std::vector<uint32_t>>& at) {
+            return RunJobs(js, at, backend, BuildFatTree, 3, 4, 24);
+        };
+        const std::vector<double> together = run(jobs, placement);
+        for (size_t j = 0; j < 2; ++j)
         {
-            // max-min: both at half the link, both end at twice their time
-            for (size_t j = 0; j < 2; ++j)
-            {
-                EXPECT_NEAR(together[j] / (2 * solo[j]), 1.0, 0.002) << "job " << j;
-            }
-        }
-        else
-        {
-            // the NIC's FIFO serves the two in the order their packets come
-            // (no fair share without congestion control): the link's work is
-            // the same, so the later job ends at twice its time
-            const double last = std::max(together[0], together[1]);
-            EXPECT_NEAR(last / (2 * std::max(solo[0], solo[1])), 1.0, 0.05);
+            const double solo = run({jobs[j]}, {placement[j]})[0];
+            const double twice = run({{"2M", SendJob(2 * bytes), 0}}, {placement[j]})[0];
+            std::printf("%s job %s: alone %.9f s, together %.9f s, 2M alone %.9f s\n",
+                        backend,
+                        jobs[j].name.c_str(),
+                        solo,
+                        together[j],
+                        twice);
+            EXPECT_GT(together[j], 1.9 * solo) << backend << " job " << jobs[j].name;
+            EXPECT_NEAR(together[j] / twice, 1.0, std::string(backend) == "flow" ? 1e-6 : 0.05)
+                << backend << " job " << jobs[j].name;
         }
     }
 }

@@ -423,6 +423,10 @@ FabricNetDevice::ChangeLinkState(bool up)
             ++m_port.stats.lost;
             Lose(p);
         }
+        if (m_port.txSource != nullptr)
+        {
+            m_port.txSource->DropRelays(this, m_port.txCookie);
+        }
     }
     return true;
 }
@@ -539,7 +543,15 @@ FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, Fabric
 }
 
 bool
-FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
+FabricNetDevice::EnqueueRelayed(const Ptr<Packet>& p,
+                                const FabricHeaderData& h,
+                                FabricNetDevice* ingress)
+{
+    return DoEnqueue(p, QueuedFrame{FabricFrameMeta{h, true}, ingress}, true);
+}
+
+bool
+FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued, bool charged)
 {
     // a programming error, but a clear one rather than a null dereference;
     // an attached device always has its queue (Attach, SetQueue)
@@ -549,9 +561,22 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
                   "a FabricChannel: Attach() the device before sending");
     if (!m_port.up)
     {
+        if (charged)
+        {
+            queued.ingress->ReleaseIngress(p->GetSize());
+        }
         ++m_port.stats.lost;
         Lose(p);
         return false;
+    }
+    // a GPU relaying another's packet: its source may serve it in turn with
+    // its own connections, as a NIC its queue pairs (TakeRelay)
+    if (!charged && queued.ingress != nullptr && m_port.txSource != nullptr &&
+        queued.meta.hasHeader &&
+        m_port.txSource->TakeRelay(this, m_port.txCookie, p, queued.meta.header, queued.ingress))
+    {
+        queued.ingress->ChargeIngress(p->GetSize());
+        return true;
     }
     FireIfConnected(m_port.traces, kTraceMacTx, m_macTxTrace, p);
     const uint32_t size = p->GetSize();
@@ -576,7 +601,7 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
             // The transmitter is idle and nothing waits: the packet goes straight
             // to the wire without entering the queue (it would leave it at once).
             // Its input port is charged and released at once, as if it had.
-            if (queued.ingress != nullptr)
+            if (queued.ingress != nullptr && !charged)
             {
                 queued.ingress->ChargeIngress(size);
             }
@@ -591,6 +616,10 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
                         (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p));
     if (!m_port.queue->Enqueue(p))
     {
+        if (charged)
+        {
+            queued.ingress->ReleaseIngress(size);
+        }
         ++m_port.stats.drops;
         m_dropTrace(p);
         if (!m_loss.IsNull())
@@ -605,7 +634,7 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued)
     }
     FabricRingPush(m_port.queuedFrames, std::move(frame));
     FabricNetDevice* ingress = queued.ingress;
-    if (ingress != nullptr)
+    if (ingress != nullptr && !charged)
     {
         ingress->ChargeIngress(size);
     }

@@ -47,6 +47,40 @@ class FabricTxSource
      * \param cookie what the source gave SetTxSource for this port
      */
     virtual void TxReady(FabricNetDevice* port, void* cookie) = 0;
+
+    /**
+     * A packet of another GPU that the port's node relays (it arrived on
+     * \p ingress) is offered to the source, which may serve it in its own
+     * round robin beside the node's own traffic, as a NIC serves a relayed
+     * queue pair beside its own (NCCL's PXN), instead of the port's FIFO
+     * serving it ahead of what the source still holds. A source that takes
+     * it hands it back with FabricNetDevice::EnqueueRelayed when its turn
+     * comes; \p ingress stays charged until then.
+     * \param port the port
+     * \param cookie what the source gave SetTxSource for this port
+     * \param p the packet
+     * \param h its header
+     * \param ingress the port it arrived on
+     * \return true if the source took it (the default leaves it to the FIFO)
+     */
+    virtual bool TakeRelay(FabricNetDevice* /* port */,
+                           void* /* cookie */,
+                           const Ptr<Packet>& /* p */,
+                           const FabricHeaderData& /* h */,
+                           FabricNetDevice* /* ingress */)
+    {
+        return false;
+    }
+
+    /**
+     * The port's link went down: hand back every relayed packet taken for
+     * it (EnqueueRelayed then loses them with the link, as the FIFO's).
+     * \param port the port
+     * \param cookie what the source gave SetTxSource for this port
+     */
+    virtual void DropRelays(FabricNetDevice* /* port */, void* /* cookie */)
+    {
+    }
 };
 
 /**
@@ -162,6 +196,17 @@ class FabricNetDevice : public NetDevice
      * \return false if the queue was full and the packet dropped
      */
     bool Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress);
+
+    /**
+     * Queue a relayed packet that this port's source took
+     * (FabricTxSource::TakeRelay) and now serves; \p ingress was charged
+     * when it was taken and is released when it leaves, as for Enqueue.
+     * \param p the packet
+     * \param h its header
+     * \param ingress the port it arrived on
+     * \return false if it was dropped or lost (the link is down)
+     */
+    bool EnqueueRelayed(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress);
 
     /// \return packets waiting in the transmit queue
     uint32_t GetQueuePackets() const;
@@ -322,8 +367,9 @@ class FabricNetDevice : public NetDevice
         FabricNetDevice* ingress{nullptr}; //!< input port charged for it, or nullptr
     };
 
-    /// Queue \p p (MacTx fired by the caller).
-    bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame);
+    /// Queue \p p; \p charged: its ingress was charged already (a relay
+    /// the source held).
+    bool DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& frame, bool charged = false);
     /// A frame that arrived is lost on the wire or corrupt: counted, traced,
     /// reported; \return true if so (then it is gone)
     bool DropOnArrival(const Ptr<Packet>& p, uint32_t epoch);

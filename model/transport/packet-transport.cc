@@ -41,6 +41,14 @@ PacketTransport::GetTypeId()
                           UintegerValue(2),
                           MakeUintegerAccessor(&PacketTransport::m_txFifo),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("RelayTurns",
+                          "Serve the packets a GPU relays for others in its ports' round "
+                          "robin, a connection per relayed (source, destination), as a NIC "
+                          "serves a relayed queue pair beside its own. false: they join the "
+                          "port's FIFO on arrival, ahead of what the GPU still holds.",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&PacketTransport::m_relayTurns),
+                          MakeBooleanChecker())
             .AddAttribute("ConnectionWindow",
                           "Most payload bytes a GPU may have in flight to one destination "
                           "(sent, not yet credited back by the receiver), as NCCL's fixed "
@@ -98,6 +106,25 @@ class PacketTransport::TxPull : public FabricPrefetchingTxSource
     void TxReady(FabricNetDevice* port, void* cookie) override
     {
         m_owner->TxReady(port, cookie);
+    }
+
+    bool TakeRelay(FabricNetDevice* port,
+                   void* cookie,
+                   const Ptr<Packet>& p,
+                   const FabricHeaderData& h,
+                   FabricNetDevice* ingress) override
+    {
+        if (!m_owner->m_relayTurns)
+        {
+            return false;
+        }
+        m_owner->TakeRelay(port, *static_cast<PortTurns*>(cookie), p, h, ingress);
+        return true;
+    }
+
+    void DropRelays(FabricNetDevice* port, void* cookie) override
+    {
+        m_owner->DropRelays(port, *static_cast<PortTurns*>(cookie));
     }
 
     void PrefetchTxReady(const void* cookie, uint32_t stage) const override
@@ -509,6 +536,64 @@ PacketTransport::TxReady(FabricNetDevice* port, void* cookie)
 }
 
 void
+PacketTransport::TakeRelay(FabricNetDevice* port,
+                           PortTurns& turns,
+                           const Ptr<Packet>& p,
+                           const FabricHeaderData& h,
+                           FabricNetDevice* ingress)
+{
+    Endpoint& ep = *turns.ep;
+    // ranks are below 2^24 (the topology builders' bound), ports below 2^16
+    const uint64_t key = (uint64_t{h.src} << 40) | (uint64_t{h.dst} << 16) | port->GetPortIndex();
+    const auto [it, added] = ep.relayIndex.emplace(key, static_cast<uint32_t>(ep.relays.size()));
+    if (added)
+    {
+        ep.relays.emplace_back();
+    }
+    RelayConnection& r = ep.relays[it->second];
+    r.frames.push_back({p, h, ingress});
+    if (r.frames.size() == 1)
+    {
+        turns.turns.push_back({kRelayTurn | it->second, 0});
+        if (turns.turns.size() == 1)
+        {
+            Pump(port, turns, UINT32_MAX);
+        }
+    }
+}
+
+void
+PacketTransport::DropRelays(FabricNetDevice* port, PortTurns& turns)
+{
+    // the relay turns leave the round robin first: losing their packets
+    // may queue retransmissions, which take turns of their own
+    std::deque<Turn> all;
+    all.swap(turns.turns);
+    std::vector<uint32_t> relays;
+    for (const Turn& t : all)
+    {
+        if ((t.connection & kRelayTurn) != 0)
+        {
+            relays.push_back(t.connection & ~kRelayTurn);
+        }
+        else
+        {
+            turns.turns.push_back(t);
+        }
+    }
+    for (uint32_t r : relays)
+    {
+        auto& frames = turns.ep->relays[r].frames;
+        while (!frames.empty())
+        {
+            const RelayFrame f = std::move(frames.front());
+            frames.pop_front();
+            port->EnqueueRelayed(f.packet, f.header, f.ingress); // lost with the link
+        }
+    }
+}
+
+void
 PacketTransport::PrefetchTxReady(const void* cookie, uint32_t stage) const
 {
     // each stage reads only what the one before brought in: the round
@@ -575,6 +660,20 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
     {
         const auto [cid, id] = busy.front();
         busy.pop_front();
+        if ((cid & kRelayTurn) != 0)
+        {
+            // a relayed packet's turn: one packet, then the next connection
+            auto& frames = ep.relays[cid & ~kRelayTurn].frames;
+            const RelayFrame f = std::move(frames.front());
+            frames.pop_front();
+            if (!frames.empty())
+            {
+                busy.push_back({cid, 0});
+            }
+            port->EnqueueRelayed(f.packet, f.header, f.ingress);
+            ++took;
+            continue;
+        }
         Connection& c = ep.connections[cid];
         // id is c.messages.front() (AddTurn and the push below keep it so);
         // checked only in debug and sanitizer builds (the queue's head is cold)

@@ -201,6 +201,15 @@ class PacketTransport : public Transport
     class TxPull;
     /// A GPU port can take packets (TxPull; \p cookie: its PortTurns).
     void TxReady(FabricNetDevice* port, void* cookie);
+    /// A GPU relays \p p through \p port: queued on its relay connection
+    /// for (source, destination), served in the port's round robin (TxPull).
+    void TakeRelay(FabricNetDevice* port,
+                   PortTurns& turns,
+                   const Ptr<Packet>& p,
+                   const FabricHeaderData& h,
+                   FabricNetDevice* ingress);
+    /// \p port went down: its relayed packets go back to it, which loses them.
+    void DropRelays(FabricNetDevice* port, PortTurns& turns);
     /// Prefetch what TxReady will read, from the port's PortTurns to the
     /// connection and message at its head (TxPull).
     void PrefetchTxReady(const void* cookie, uint32_t stage) const;
@@ -240,8 +249,26 @@ class PacketTransport : public Transport
     /// prefetched, one step before its connection is read).
     struct Turn
     {
-        uint32_t connection; //!< index in Endpoint::connections
+        uint32_t connection; //!< index in Endpoint::connections, or kRelayTurn | relay
         uint32_t message;    //!< its first message (the front of its queue)
+    };
+
+    /// Turn::connection of a relay connection (Endpoint::relays).
+    static constexpr uint32_t kRelayTurn = 0x80000000U;
+
+    /// A packet of another GPU this GPU relays, with what its port needs.
+    struct RelayFrame
+    {
+        Ptr<Packet> packet;
+        FabricHeaderData header;
+        FabricNetDevice* ingress; //!< where it arrived (charged until it leaves)
+    };
+
+    /// The packets of one (source, destination) this GPU relays through
+    /// one port, first in first out: a queue pair of its own.
+    struct RelayConnection
+    {
+        std::deque<RelayFrame> frames;
     };
 
     /// A GPU port's round robin of its connections with data.
@@ -267,6 +294,9 @@ class PacketTransport : public Transport
         uint32_t lastPlane{std::numeric_limits<uint32_t>::max()};
         /// per port: the NVSwitch an NVLink port leads to (nullptr for others)
         std::vector<const FabricNode*> nvSwitch;
+        /// (source, destination, port) -> relay connection
+        std::unordered_map<uint64_t, uint32_t> relayIndex;
+        std::vector<RelayConnection> relays; //!< by index
     };
 
     /// Put connection \p cid (with data) last in port \p port's round robin;
@@ -284,6 +314,7 @@ class PacketTransport : public Transport
     Time m_rto;                              //!< RetransmitTimeout
     uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
     uint32_t m_txFifo{2};                    //!< TxFifoPackets
+    bool m_relayTurns{true};                 //!< RelayTurns
     Time m_creditDelay;                      //!< CreditDelay
     uint32_t m_maxRetransmissions{0};        //!< per packet
     bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
