@@ -87,6 +87,37 @@ RunJobs(const std::vector<ClusterJob>& jobs,
     return times;
 }
 
+/// Runs two jobs of \p bytes each (placements \p at) with \p run(jobs,
+/// placement), each alone and one of 2 x bytes alone at each placement, and
+/// expects both to end when the 2 x bytes would (the max-min share of one
+/// link: the path's latency once, 2 x bytes of serialization), within
+/// \p tolerance.
+template <typename Run>
+void
+ExpectBothEndAsTwiceTheBytes(const Run& run,
+                             uint64_t bytes,
+                             const std::vector<std::vector<uint32_t>>& at,
+                             const std::string& what,
+                             double tolerance)
+{
+    const std::vector<ClusterJob> jobs = {{"a", SendJob(bytes), 0}, {"b", SendJob(bytes), 0}};
+    const std::vector<double> together = run(jobs, at);
+    for (size_t j = 0; j < 2; ++j)
+    {
+        const double solo = run(std::vector<ClusterJob>{jobs[j]}, {at[j]})[0];
+        const double twice =
+            run(std::vector<ClusterJob>{{"2M", SendJob(2 * bytes), 0}}, {at[j]})[0];
+        std::printf("%s job %s: alone %.9f s, together %.9f s, 2M alone %.9f s\n",
+                    what.c_str(),
+                    jobs[j].name.c_str(),
+                    solo,
+                    together[j],
+                    twice);
+        EXPECT_GT(together[j], 1.9 * solo) << what << " job " << jobs[j].name;
+        EXPECT_NEAR(together[j] / twice, 1.0, tolerance) << what << " job " << jobs[j].name;
+    }
+}
+
 TEST(MultiJob, PlacementsAreDisjointAndFollowTheirPolicy)
 {
     // packed: whole domains in order
@@ -176,22 +207,14 @@ TEST(MultiJob, TwoJobsSharingOneLinkTakeTheMaxMinShare)
     const std::vector<std::vector<uint32_t>> placement = {{0, 9}, {1, 17}};
     for (const char* backend : {"flow", "packet"})
     {
-        const std::vector<double> together = RunJobs(jobs, placement, backend);
-        for (size_t j = 0; j < 2; ++j)
-        {
-            const double solo = RunJobs({jobs[j]}, {placement[j]}, backend)[0];
-            const double twice =
-                RunJobs({{"2M", SendJob(2 * bytes), 0}}, {placement[j]}, backend)[0];
-            std::printf("%s job %s: alone %.9f s, together %.9f s, 2M alone %.9f s\n",
-                        backend,
-                        jobs[j].name.c_str(),
-                        solo,
-                        together[j],
-                        twice);
-            EXPECT_GT(together[j], 1.9 * solo) << backend << " job " << jobs[j].name;
-            EXPECT_NEAR(together[j] / twice, 1.0, std::string(backend) == "flow" ? 0.002 : 0.05)
-                << backend << " job " << jobs[j].name;
-        }
+        ExpectBothEndAsTwiceTheBytes(
+            [&](const std::vector<ClusterJob>& js, const std::vector<std::vector<uint32_t>>& at) {
+                return RunJobs(js, at, backend);
+            },
+            bytes,
+            placement,
+            backend,
+            std::string(backend) == "flow" ? 0.002 : 0.05);
     }
     // With RelayTurns off the relayed packets join GPU 1's FIFO as they
     // arrive over NVLink (9x the NIC's rate), ahead of its own: job a keeps
@@ -219,30 +242,16 @@ TEST(MultiJob, TwoJobsSharingASwitchUplinkTakeTheMaxMinShareAtBothLevels)
     // end when one transfer of 2M alone would (the path's latency once, 2M
     // of serialization). The leaf's egress queue serves the two inputs in
     // arrival order and PFC pauses both alike: the packet level shares too.
-    const uint64_t bytes = 16 << 20;
-    const std::vector<ClusterJob> jobs = {{"a", SendJob(bytes), 0}, {"b", SendJob(bytes), 0}};
-    const std::vector<std::vector<uint32_t>> placement = {{0, 8}, {1, 16}};
     for (const char* backend : {"flow", "packet"})
     {
-        const auto run = [&](const std::vector<ClusterJob>& js,
-                             const std::vector<std::vector<uint32_t>>& at) {
-            return RunJobs(js, at, backend, BuildFatTree, 3, 4, 24);
-        };
-        const std::vector<double> together = run(jobs, placement);
-        for (size_t j = 0; j < 2; ++j)
-        {
-            const double solo = run({jobs[j]}, {placement[j]})[0];
-            const double twice = run({{"2M", SendJob(2 * bytes), 0}}, {placement[j]})[0];
-            std::printf("%s job %s: alone %.9f s, together %.9f s, 2M alone %.9f s\n",
-                        backend,
-                        jobs[j].name.c_str(),
-                        solo,
-                        together[j],
-                        twice);
-            EXPECT_GT(together[j], 1.9 * solo) << backend << " job " << jobs[j].name;
-            EXPECT_NEAR(together[j] / twice, 1.0, std::string(backend) == "flow" ? 1e-6 : 0.05)
-                << backend << " job " << jobs[j].name;
-        }
+        ExpectBothEndAsTwiceTheBytes(
+            [&](const std::vector<ClusterJob>& js, const std::vector<std::vector<uint32_t>>& at) {
+                return RunJobs(js, at, backend, BuildFatTree, 3, 4, 24);
+            },
+            16 << 20,
+            {{0, 8}, {1, 16}},
+            backend,
+            std::string(backend) == "flow" ? 1e-6 : 0.05);
     }
 }
 
