@@ -2,13 +2,15 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 // examples/chakra-replay: replays Chakra execution traces (PREFIX.RANK.et,
-// one per rank, as MLCommons Chakra's tools write them) on a simulated
-// fabric: every trace node becomes a task of its rank that waits for its
-// dependencies; compute nodes take their recorded durations, collectives
-// and sends run on the chosen topology and backend. Prints the iteration
-// time and where it went.
+// one per rank, as MLCommons Chakra's tools write them) or an AICB workload
+// file (SimAI's input, --aicb) on a simulated fabric: every trace node (every
+// layer's compute and comm) becomes a task of its rank that waits for its
+// dependencies; compute takes its recorded duration, collectives and sends
+// run on the chosen topology and backend. Prints the iteration time and
+// where it went.
 #include "program-support.h"
 
+#include "ns3/aicb-workload.h"
 #include "ns3/chakra-trace.h"
 #include "ns3/core-module.h"
 #include "ns3/gpu-fabric-module.h"
@@ -26,6 +28,9 @@ int
 main(int argc, char* argv[])
 {
     std::string trace;
+    std::string aicb;
+    uint32_t gpus = 0;
+    std::string timeUnit = "ns";
     std::string topology = "rail-only";
     std::string preset = "dgx-h100";
     uint32_t radix = 64;
@@ -38,10 +43,22 @@ main(int argc, char* argv[])
     std::string json;
 
     ProgramFlags cmd("chakra-replay", __FILE__);
-    cmd.Usage("Replay Chakra execution traces (PREFIX.0.et .. PREFIX.(n-1).et) on a simulated "
-              "GPU fabric of n GPUs: compute nodes take their durations, collectives and "
-              "sends run on the network.");
-    cmd.AddValue("trace", "path prefix of the trace files PREFIX.RANK.et (required)", trace);
+    cmd.Usage("Replay Chakra execution traces (PREFIX.0.et .. PREFIX.(n-1).et), or an AICB "
+              "workload file as SimAI reads it, on a simulated GPU fabric of n GPUs: compute "
+              "takes its durations, collectives and sends run on the network.");
+    cmd.AddValue("trace", "path prefix of the trace files PREFIX.RANK.et", trace);
+    cmd.AddValue("aicb",
+                 "AICB workload file (SimAI's text format: header, layer count, one line per "
+                 "layer), instead of --trace",
+                 aicb);
+    cmd.AddInteger("gpus",
+                   "GPUs of the --aicb job (0: the file's all_gpus; needed when it has none)",
+                   gpus,
+                   0,
+                   1u << 20);
+    cmd.AddValue("time-unit",
+                 "unit of the --aicb file's compute and update times: ns (SimAI's ticks) | us",
+                 timeUnit);
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
     cmd.AddInteger("radix", "switch radix", radix, 2, 65536);
@@ -70,7 +87,20 @@ main(int argc, char* argv[])
 
     try
     {
-        FabricRequire(!trace.empty(), "--trace", trace, "a path prefix of PREFIX.RANK.et files");
+        cmd.OnlyWith("aicb", trace.empty(), "without --trace (one workload per run)");
+        for (const char* f : {"gpus", "time-unit"})
+        {
+            cmd.OnlyWith(f, !aicb.empty(), "with --aicb");
+        }
+        cmd.OnlyWith("comm-groups", aicb.empty(), "with --trace");
+        FabricRequire(!trace.empty() || !aicb.empty(),
+                      "--trace",
+                      trace,
+                      "a path prefix of PREFIX.RANK.et files (or --aicb=FILE)");
+        FabricRequire(timeUnit == "ns" || timeUnit == "us",
+                      "--time-unit",
+                      timeUnit,
+                      "ns (SimAI's ticks) or us");
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
                       backend,
@@ -80,30 +110,78 @@ main(int argc, char* argv[])
         p.platform = TopologyHelper::GetPlatform(preset);
         p.radix = radix;
 
-        ChakraReplayOptions options;
-        options.algorithm = algorithm;
-        options.chunkBytes = chunkBytes;
-        options.commGroups = commGroups;
-        options.domainSize = topology == "direct-connect" ? 0 : p.platform.gpusPerDomain;
-        const ChakraReplay replay = ReadChakraTraces(trace, options);
-        const uint32_t ranks = replay.program.ranks;
+        const uint32_t domainSize = topology == "direct-connect" ? 0 : p.platform.gpusPerDomain;
+        const std::string flag = aicb.empty() ? "--trace" : "--aicb";
+        const std::string workload = aicb.empty() ? trace : aicb;
+        ParallelProgram program;
+        std::vector<double> computeSeconds;
+        uint64_t replayed = 0; // trace nodes, or AICB layers
+        std::string source;
+        if (aicb.empty())
+        {
+            ChakraReplayOptions options;
+            options.algorithm = algorithm;
+            options.chunkBytes = chunkBytes;
+            options.commGroups = commGroups;
+            options.domainSize = domainSize;
+            ChakraReplay replay = ReadChakraTraces(trace, options);
+            program = std::move(replay.program);
+            computeSeconds = std::move(replay.computeSeconds);
+            replayed = replay.nodes;
+            source = fmt::format("{} nodes from {}.*.et", replayed, trace);
+        }
+        else
+        {
+            AicbReplayOptions options;
+            options.algorithm = algorithm;
+            options.chunkBytes = chunkBytes;
+            options.domainSize = domainSize;
+            options.gpus = gpus;
+            options.timeUnitSeconds = timeUnit == "us" ? 1e-6 : 1e-9;
+            AicbReplay replay = ReadAicbWorkload(aicb, options);
+            program = std::move(replay.program);
+            computeSeconds = std::move(replay.computeSeconds);
+            replayed = replay.layers;
+            source = fmt::format("{} layers from {} ({}, tp {} dp {} ep {} pp {}{})",
+                                 replayed,
+                                 aicb,
+                                 replay.policy,
+                                 replay.tp,
+                                 replay.dp,
+                                 replay.ep,
+                                 replay.pp,
+                                 replay.broadcasts > 0
+                                     ? fmt::format(", {} BROADCAST not replayed", replay.broadcasts)
+                                     : std::string());
+            if (replay.pp > 1)
+            {
+                fmt::print(stderr,
+                           "chakra-replay: note: pp {}: pipeline transfers and bubbles are not "
+                           "replayed\n",
+                           replay.pp);
+            }
+        }
+        const uint32_t ranks = program.ranks;
 
         p.gpus = ranks;
         TopologyHelper topologies(p);
         topologies.SetGraph(graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
         topologies.SetGpusRequired(true);
-        topologies.SetParameterNames("--topology", "--trace (its rank count)", "--graph");
+        topologies.SetParameterNames("--topology",
+                                     aicb.empty() ? "--trace (its rank count)"
+                                                  : "--aicb (its GPU count)",
+                                     "--graph");
         const FabricTopology topo = topologies.Create(topology);
 
         InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
-        Ptr<ProgramRunner> runner = RunProgram(replay.program, installed.transport);
+        Ptr<ProgramRunner> runner = RunProgram(program, installed.transport);
         if (!runner->IsComplete())
         {
             const auto left = runner->GetUnfinishedRanks();
             throw FabricConfigError(
-                "--trace",
-                trace,
-                fmt::format("traces whose dependencies and collectives let every rank finish "
+                flag,
+                workload,
+                fmt::format("a workload whose dependencies and collectives let every rank finish "
                             "({} rank(s) did not, the first is rank {}{}: a collective or "
                             "send waits for a peer that waits for it)",
                             left.size(),
@@ -113,16 +191,13 @@ main(int argc, char* argv[])
         const double iteration = runner->GetFinishTime().GetSeconds();
         const auto& comm = runner->GetCommSeconds();
         const double commMax = comm.empty() ? 0 : *std::max_element(comm.begin(), comm.end());
-        const double computeMax =
-            *std::max_element(replay.computeSeconds.begin(), replay.computeSeconds.end());
+        const double computeMax = *std::max_element(computeSeconds.begin(), computeSeconds.end());
         installed.Dispose();
         Simulator::Destroy();
 
-        fmt::print("chakra-replay: {} ranks, {} nodes from {}.*.et on {} ({} GPUs, {}), {} "
-                   "backend\n",
+        fmt::print("chakra-replay: {} ranks, {} on {} ({} GPUs, {}), {} backend\n",
                    ranks,
-                   replay.nodes,
-                   trace,
+                   source,
                    topology,
                    topo.GetNGpus(),
                    topology == "direct-connect" ? graph : p.platform.name,
@@ -130,17 +205,17 @@ main(int argc, char* argv[])
         fmt::print("  iteration time            {:.9f} s\n", iteration);
         fmt::print("  communication (max rank)  {:.9f} s\n", commMax);
         fmt::print("  compute (max rank)        {:.9f} s\n", computeMax);
-        fmt::print("  collectives and sends     {}\n", replay.program.comms.size());
+        fmt::print("  collectives and sends     {}\n", program.comms.size());
         if (!json.empty())
         {
-            nlohmann::json j = {{"trace", trace},
+            nlohmann::json j = {{aicb.empty() ? "trace" : "aicb", workload},
                                 {"topology", topology},
                                 {"preset", p.platform.name},
                                 {"backend", backend},
                                 {"algorithm", algorithm},
                                 {"ranks", ranks},
-                                {"nodes_replayed", replay.nodes},
-                                {"comms", replay.program.comms.size()},
+                                {aicb.empty() ? "nodes_replayed" : "layers_replayed", replayed},
+                                {"comms", program.comms.size()},
                                 {"iteration_time_s", iteration},
                                 {"comm_time_s", commMax},
                                 {"compute_time_s", computeMax}};

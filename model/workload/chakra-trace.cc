@@ -437,19 +437,6 @@ ReadGroups(const std::string& path, uint32_t ranks)
     return groups;
 }
 
-/// The algorithm of a collective under \p options.
-std::string
-AlgorithmFor(const std::string& collective, const ChakraReplayOptions& options)
-{
-    const std::vector<std::string> all = AlgorithmsFor(collective);
-    if (options.algorithm != "auto" &&
-        std::find(all.begin(), all.end(), options.algorithm) != all.end())
-    {
-        return options.algorithm;
-    }
-    return collective == "alltoall" ? "direct" : "ring";
-}
-
 /// Builds the program from the ordered traces.
 class Replay
 {
@@ -662,31 +649,13 @@ class Replay
         {
             ProgramComm c;
             c.collective = collective;
-            c.algorithm = AlgorithmFor(collective, m_options);
+            c.algorithm = ReplayAlgorithm(collective, m_options.algorithm);
             c.members = members;
             c.bytes = bytes;
             c.chunkBytes = m_options.chunkBytes;
             c.domainSize = m_options.domainSize;
             c.label = fmt::format("{} '{}' #{} ({})", collective, pg, k, n0.name());
-            ScheduleRequest q;
-            q.collective = c.collective;
-            q.algorithm = c.algorithm;
-            q.bytes = c.bytes;
-            q.chunkBytes = c.chunkBytes;
-            q.domainSize = c.domainSize;
-            q.communicator = c.members;
-            try
-            {
-                // the checks MakeSchedule makes when the run reaches it
-                EstimateScheduleSize(q);
-            }
-            catch (const FabricConfigError& e)
-            {
-                throw FabricConfigError(
-                    At(file0, n0.id(), "(collective)"),
-                    c.label,
-                    fmt::format("a collective the module can run: {}", e.what()));
-            }
+            RequireRunnableComm(c, At(file0, n0.id(), "(collective)"));
             comm = static_cast<uint32_t>(m_out.program.comms.size());
             m_out.program.comms.push_back(std::move(c));
         }
@@ -761,25 +730,65 @@ class Replay
 
 } // namespace
 
-ChakraReplay
-ReadChakraTraces(const std::string& prefix, const ChakraReplayOptions& options)
+std::string
+ReplayAlgorithm(const std::string& collective, const std::string& algorithm)
 {
-    FabricRequire(!prefix.empty(), "trace prefix", prefix, "a path prefix of PREFIX.RANK.et files");
-    const bool algorithmKnown = options.algorithm == "auto" || [&] {
+    const std::vector<std::string> all = AlgorithmsFor(collective);
+    if (algorithm != "auto" && std::find(all.begin(), all.end(), algorithm) != all.end())
+    {
+        return algorithm;
+    }
+    return collective == "alltoall" ? "direct" : "ring";
+}
+
+void
+RequireReplayAlgorithm(const std::string& parameter, const std::string& algorithm)
+{
+    const bool known = algorithm == "auto" || [&] {
         for (const char* c : {"allreduce", "allgather", "alltoall", "broadcast"})
         {
             const auto all = AlgorithmsFor(c);
-            if (std::find(all.begin(), all.end(), options.algorithm) != all.end())
+            if (std::find(all.begin(), all.end(), algorithm) != all.end())
             {
                 return true;
             }
         }
         return false;
     }();
-    FabricRequire(algorithmKnown,
-                  "algorithm",
-                  options.algorithm,
+    FabricRequire(known,
+                  parameter,
+                  algorithm,
                   "auto, ring, tree, halving-doubling, hierarchical, direct or pxn");
+}
+
+void
+RequireRunnableComm(const ProgramComm& comm, const std::string& where)
+{
+    ScheduleRequest q;
+    q.collective = comm.collective;
+    q.algorithm = comm.algorithm;
+    q.bytes = comm.bytes;
+    q.chunkBytes = comm.chunkBytes;
+    q.domainSize = comm.domainSize;
+    q.communicator = comm.members;
+    try
+    {
+        // the checks MakeSchedule makes when the run reaches it
+        EstimateScheduleSize(q);
+    }
+    catch (const FabricConfigError& e)
+    {
+        throw FabricConfigError(where,
+                                comm.label,
+                                fmt::format("a collective the module can run: {}", e.what()));
+    }
+}
+
+ChakraReplay
+ReadChakraTraces(const std::string& prefix, const ChakraReplayOptions& options)
+{
+    FabricRequire(!prefix.empty(), "trace prefix", prefix, "a path prefix of PREFIX.RANK.et files");
+    RequireReplayAlgorithm("algorithm", options.algorithm);
     // ranks are the files PREFIX.0.et, PREFIX.1.et, ... up to the first gap;
     // a file past the gap is a missing rank
     std::error_code error;

@@ -92,6 +92,35 @@ ChakraReplay ReadChakraTraces(const std::string& prefix, const ChakraReplayOptio
  */
 void WriteChakraTraces(const ParallelProgram& program, const std::string& prefix);
 
+/**
+ * \ingroup gpu-fabric
+ * \brief The algorithm a replayed workload (Chakra, AICB) gives a collective.
+ * \param collective a collective name (allreduce, allgather, ...)
+ * \param algorithm the replay option: "auto", or an algorithm name
+ * \return \p algorithm if the collective has it, else ring (direct for
+ *         all-to-all)
+ */
+std::string ReplayAlgorithm(const std::string& collective, const std::string& algorithm);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Refuse a replay algorithm option no collective has.
+ * \param parameter its name, for the message
+ * \param algorithm "auto" or an algorithm of some collective
+ * \throw FabricConfigError otherwise
+ */
+void RequireReplayAlgorithm(const std::string& parameter, const std::string& algorithm);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Check, when a workload is read, what building \p comm's schedule
+ * would check when the run reaches it (sizes, algorithm, members).
+ * \param comm a collective of a replayed workload
+ * \param where what the message names (file and position)
+ * \throw FabricConfigError naming \p where and the comm's label
+ */
+void RequireRunnableComm(const ProgramComm& comm, const std::string& where);
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_CHAKRA_TRACE_H

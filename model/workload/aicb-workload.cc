@@ -1,0 +1,631 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "aicb-workload.h"
+
+#include "chakra-trace.h"
+
+#include "ns3/collective-algorithms.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("AicbWorkload");
+
+namespace
+{
+
+/// Layer lines a file may have.
+constexpr uint32_t kMaxLayers = 1u << 20;
+/// GPUs (ranks) a replay may have.
+constexpr uint32_t kMaxGpus = 1u << 20;
+/// Tasks a replay holds, all ranks.
+constexpr uint64_t kMaxTasks = uint64_t{1} << 24;
+/// Largest file read.
+constexpr uintmax_t kMaxFileBytes = uintmax_t{256} << 20;
+/// Fields of a layer line.
+constexpr size_t kLayerFields = 12;
+
+/// Names of the layer fields, as SimAI's workload reader calls them.
+const char* const kFieldNames[kLayerFields] = {"name",
+                                               "reserved",
+                                               "fwd_compute_time",
+                                               "fwd_comm_type",
+                                               "fwd_comm_size",
+                                               "ig_compute_time",
+                                               "ig_comm_type",
+                                               "ig_comm_size",
+                                               "wg_compute_time",
+                                               "wg_comm_type",
+                                               "wg_comm_size",
+                                               "wg_update_time"};
+
+constexpr const char* kCommTypes =
+    "NONE, ALLREDUCE, ALLGATHER, REDUCESCATTER or ALLTOALL, optionally followed by _TP, _DP, "
+    "_EP or _DP_EP (BROADCAST is read and not replayed, as in SimAI)";
+
+/// The communicator a comm runs over.
+enum class Group : uint8_t
+{
+    TP,
+    DP,
+    EP,
+    DpEp,
+};
+
+/// One comm column of a layer.
+struct Comm
+{
+    std::string collective; //!< module name; empty: none
+    Group group{Group::TP};
+    uint64_t size{0};      //!< bytes as the file gives them
+    std::string field;     //!< e.g. "fwd_comm_type", for messages
+    bool broadcast{false}; //!< BROADCAST (not replayed)
+};
+
+struct Layer
+{
+    uint32_t line{0};
+    std::string name;
+    double fwd{0};
+    double ig{0};
+    double wg{0};
+    double update{0};
+    Comm fwdComm;
+    Comm igComm;
+    Comm wgComm;
+};
+
+/// Where an error points: file, line, field.
+std::string
+At(const std::string& file, uint32_t line, std::string_view field)
+{
+    return field.empty() ? fmt::format("{} line {}", file, line)
+                         : fmt::format("{} line {} {}", file, line, field);
+}
+
+std::vector<std::string>
+Split(const std::string& line)
+{
+    std::istringstream in(line);
+    std::vector<std::string> tokens;
+    std::string t;
+    while (in >> t)
+    {
+        tokens.push_back(t);
+    }
+    return tokens;
+}
+
+/// A whole-token unsigned integer in [lo, hi].
+uint64_t
+ParseUnsigned(const std::string& token,
+              const std::string& where,
+              uint64_t lo,
+              uint64_t hi,
+              std::string_view allowed)
+{
+    uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+    FabricRequire(ec == std::errc() && end == token.data() + token.size() && v >= lo && v <= hi,
+                  where,
+                  token,
+                  allowed);
+    return v;
+}
+
+/// A whole-token finite number >= 0 (times; AICB may write them as decimals).
+double
+ParseTime(const std::string& token, const std::string& where)
+{
+    const char* begin = token.c_str();
+    char* end = nullptr;
+    const double v = std::strtod(begin, &end);
+    FabricRequire(end != begin && *end == '\0' && std::isfinite(v) && v >= 0 && v < 1e18,
+                  where,
+                  token,
+                  "a time >= 0 (a decimal number, in the time unit; below 1e18)");
+    return v;
+}
+
+Comm
+ParseComm(const std::string& file,
+          uint32_t line,
+          const std::string& type,
+          const std::string& size,
+          const char* typeField,
+          const char* sizeField,
+          Group defaultGroup)
+{
+    Comm c;
+    c.field = typeField;
+    c.size = ParseUnsigned(size,
+                           At(file, line, sizeField),
+                           0,
+                           kMaxCollectiveBytes,
+                           fmt::format("bytes, an integer from 0 to {}", kMaxCollectiveBytes));
+    if (type == "NONE" || type == "BROADCAST")
+    {
+        c.broadcast = type == "BROADCAST";
+        return c;
+    }
+    static const std::pair<const char*, const char*> kBases[] = {
+        {"ALLREDUCE", "allreduce"},
+        {"ALLGATHER", "allgather"},
+        {"REDUCESCATTER", "reducescatter"},
+        {"ALLTOALL", "alltoall"},
+    };
+    static const std::pair<const char*, std::optional<Group>> kSuffixes[] = {
+        {"", std::nullopt},
+        {"_TP", Group::TP},
+        {"_DP", Group::DP},
+        {"_EP", Group::EP},
+        {"_DP_EP", Group::DpEp},
+    };
+    for (const auto& [base, collective] : kBases)
+    {
+        for (const auto& [suffix, group] : kSuffixes)
+        {
+            if (type == std::string(base) + suffix)
+            {
+                c.collective = collective;
+                c.group = group.value_or(defaultGroup);
+                return c;
+            }
+        }
+    }
+    throw FabricConfigError(At(file, line, typeField), type, kCommTypes);
+}
+
+/// The header's key: value pairs that matter here.
+struct FileHeader
+{
+    std::string policy;
+    uint32_t tp{1};
+    uint32_t ep{1};
+    uint32_t pp{1};
+    std::optional<uint32_t> gpus;
+};
+
+FileHeader
+ParseHeader(const std::string& file, const std::string& line)
+{
+    const std::vector<std::string> tokens = Split(line);
+    FileHeader h;
+    FabricRequire(!tokens.empty() && (tokens[0] == "HYBRID_TRANSFORMER_FWD_IN_BCKWD" ||
+                                      tokens[0] == "HYBRID_TRANSFORMER" || tokens[0] == "MICRO"),
+                  At(file, 1, "policy"),
+                  tokens.empty() ? std::string("(empty line)") : tokens[0],
+                  "HYBRID_TRANSFORMER_FWD_IN_BCKWD, HYBRID_TRANSFORMER or MICRO (the "
+                  "policies AICB writes), then key: value pairs");
+    h.policy = tokens[0];
+    const std::string sizeAllowed = fmt::format("an integer from 1 to {}", kMaxGpus);
+    for (size_t i = 1; i < tokens.size(); i += 2)
+    {
+        std::string key = tokens[i];
+        // SimAI also reads "pp_comm" without its colon
+        FabricRequire((key.size() > 1 && key.back() == ':') || key == "pp_comm",
+                      At(file, 1, "key"),
+                      key,
+                      "key: value pairs (model_parallel_NPU_group: 8 ep: 1 ...)");
+        if (key.back() == ':')
+        {
+            key.pop_back();
+        }
+        const std::string where = At(file, 1, key);
+        FabricRequire(i + 1 < tokens.size(), where, "(no value)", "a value after the key");
+        const std::string& value = tokens[i + 1];
+        if (key == "model_parallel_NPU_group")
+        {
+            h.tp = ParseUnsigned(value, where, 1, kMaxGpus, sizeAllowed);
+        }
+        else if (key == "ep" || key == "expert_parallel_npu_group")
+        {
+            h.ep = ParseUnsigned(value, where, 1, kMaxGpus, sizeAllowed);
+        }
+        else if (key == "pp")
+        {
+            h.pp = ParseUnsigned(value, where, 1, kMaxGpus, sizeAllowed);
+        }
+        else if (key == "all_gpus")
+        {
+            h.gpus = ParseUnsigned(value, where, 1, kMaxGpus, sizeAllowed);
+        }
+        else if (key == "vpp" || key == "ga")
+        {
+            // AICB has already unrolled gradient accumulation into the layers
+            ParseUnsigned(value, where, 0, kMaxLayers, "an integer >= 0");
+        }
+        else if (key == "pp_comm")
+        {
+            // used by SimAI's analytical pipeline estimate only
+            ParseTime(value, where);
+        }
+        else if (key == "checkpoints" || key == "checkpoint_initiates")
+        {
+            ParseUnsigned(value,
+                          where,
+                          0,
+                          0,
+                          "0 (activation recomputation, SimAI's fwd_in_bckwd checkpoints, is "
+                          "not replayed)");
+        }
+        else
+        {
+            throw FabricConfigError(At(file, 1, "key"),
+                                    tokens[i],
+                                    "model_parallel_NPU_group:, ep:, expert_parallel_npu_group:, "
+                                    "pp:, vpp:, ga:, all_gpus:, pp_comm:, checkpoints: or "
+                                    "checkpoint_initiates:");
+        }
+    }
+    return h;
+}
+
+/// The groups of one kind: members of each, and each rank's group.
+struct Groups
+{
+    std::vector<std::vector<uint32_t>> members;
+    std::vector<uint32_t> of; //!< rank -> index into members
+};
+
+/// rank = (d * pp + p) * tp + t; DP index d = b * ep + e (EP block b, place e).
+Groups
+MakeGroups(Group kind, uint32_t tp, uint32_t pp, uint32_t dp, uint32_t ep)
+{
+    const uint32_t gpus = tp * pp * dp;
+    Groups g;
+    g.of.assign(gpus, 0);
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> index;
+    for (uint32_t r = 0; r < gpus; ++r)
+    {
+        const uint32_t t = r % tp;
+        const uint32_t p = (r / tp) % pp;
+        const uint32_t d = r / (tp * pp);
+        std::tuple<uint32_t, uint32_t, uint32_t> key;
+        switch (kind)
+        {
+        case Group::TP:
+            key = {d, p, 0};
+            break;
+        case Group::DP:
+            key = {p, t, 0};
+            break;
+        case Group::EP:
+            key = {p * tp + t, d / ep, 0};
+            break;
+        case Group::DpEp:
+            key = {p * tp + t, d % ep, 1};
+            break;
+        }
+        auto [it, added] = index.emplace(key, static_cast<uint32_t>(g.members.size()));
+        if (added)
+        {
+            g.members.emplace_back();
+        }
+        g.of[r] = it->second;
+        g.members[it->second].push_back(r); // ascending rank = communicator order
+    }
+    return g;
+}
+
+const char*
+GroupName(Group g)
+{
+    switch (g)
+    {
+    case Group::TP:
+        return "TP";
+    case Group::DP:
+        return "DP";
+    case Group::EP:
+        return "EP";
+    case Group::DpEp:
+        return "DP_EP";
+    }
+    return "?";
+}
+
+/// Builds the program, every rank in lockstep.
+class Builder
+{
+  public:
+    Builder(const std::string& file,
+            const AicbReplayOptions& options,
+            AicbReplay& out,
+            uint32_t gpus)
+        : m_file(file),
+          m_options(options),
+          m_out(out),
+          m_prev(gpus)
+    {
+        for (Group kind : {Group::TP, Group::DP, Group::EP, Group::DpEp})
+        {
+            m_groups.emplace(kind, MakeGroups(kind, out.tp, out.pp, out.dp, out.ep));
+        }
+        out.program.ranks = gpus;
+        out.program.tasks.assign(gpus, {});
+        out.computeSeconds.assign(gpus, 0);
+    }
+
+    /// Every rank computes for \p units, after its last waited-for task.
+    void Compute(double units)
+    {
+        if (units <= 0)
+        {
+            return;
+        }
+        const double s = units * m_options.timeUnitSeconds;
+        for (uint32_t r = 0; r < m_out.program.ranks; ++r)
+        {
+            m_prev[r] = Add(r, ProgramTask::Kind::Compute, s, 0, m_prev[r]);
+            m_out.computeSeconds[r] += s;
+        }
+    }
+
+    /// Every rank takes part in its group's \p c (if it runs), then waits
+    /// the update time; later tasks wait for both when \p wait.
+    void Communicate(const Layer& l, uint32_t index, const Comm& c, const char* phase, bool wait)
+    {
+        const Groups& g = m_groups.at(c.group);
+        if (c.collective.empty() || c.size == 0 || g.members.front().size() < 2)
+        {
+            return;
+        }
+        const uint32_t n = g.members.front().size();
+        const uint64_t bytes = c.collective == "allgather" ? c.size * n : c.size;
+        FabricRequire(bytes <= kMaxCollectiveBytes,
+                      At(m_file, l.line, c.field),
+                      fmt::format("{} of {} bytes per rank over {} ranks", c.collective, c.size, n),
+                      fmt::format("a collective of at most {} bytes", kMaxCollectiveBytes));
+        const auto first = static_cast<uint32_t>(m_out.program.comms.size());
+        for (size_t k = 0; k < g.members.size(); ++k)
+        {
+            ProgramComm pc;
+            pc.collective = c.collective;
+            pc.algorithm = ReplayAlgorithm(c.collective, m_options.algorithm);
+            pc.members = g.members[k];
+            pc.bytes = bytes;
+            pc.chunkBytes = m_options.chunkBytes;
+            pc.domainSize = m_options.domainSize;
+            pc.label = fmt::format("{} {} {} #{} layer {} '{}'",
+                                   phase,
+                                   c.collective,
+                                   GroupName(c.group),
+                                   k,
+                                   index,
+                                   l.name);
+            if (k == 0)
+            {
+                // the groups differ only in their ranks
+                RequireRunnableComm(pc, At(m_file, l.line, c.field));
+            }
+            m_out.program.comms.push_back(std::move(pc));
+        }
+        const double update = l.update * m_options.timeUnitSeconds;
+        for (uint32_t r = 0; r < m_out.program.ranks; ++r)
+        {
+            uint32_t end = Add(r, ProgramTask::Kind::Comm, 0, first + g.of[r], m_prev[r]);
+            if (update > 0)
+            {
+                end = Add(r, ProgramTask::Kind::Compute, update, 0, end);
+            }
+            if (wait)
+            {
+                m_prev[r] = end;
+            }
+        }
+    }
+
+  private:
+    uint32_t Add(uint32_t rank,
+                 ProgramTask::Kind kind,
+                 double seconds,
+                 uint32_t comm,
+                 std::optional<uint32_t> after)
+    {
+        auto& tasks = m_out.program.tasks[rank];
+        ProgramTask t;
+        t.kind = kind;
+        t.seconds = seconds;
+        t.comm = comm;
+        if (after)
+        {
+            t.deps = {*after};
+        }
+        tasks.push_back(std::move(t));
+        return static_cast<uint32_t>(tasks.size() - 1);
+    }
+
+    const std::string& m_file;
+    const AicbReplayOptions& m_options;
+    AicbReplay& m_out;
+    std::map<Group, Groups> m_groups;
+    std::vector<std::optional<uint32_t>> m_prev; //!< per rank: last task later ones wait for
+};
+
+} // namespace
+
+AicbReplay
+ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
+{
+    RequireReplayAlgorithm("algorithm", options.algorithm);
+    FabricRequire(std::isfinite(options.timeUnitSeconds) && options.timeUnitSeconds > 0 &&
+                      options.timeUnitSeconds <= 1,
+                  "time unit",
+                  options.timeUnitSeconds,
+                  "seconds per unit, > 0 and <= 1 (1e-9: nanoseconds)");
+    FabricRequire(options.gpus <= kMaxGpus,
+                  "gpus",
+                  options.gpus,
+                  fmt::format("0 (the file's all_gpus) to {}", kMaxGpus));
+    std::error_code error;
+    FabricRequire(std::filesystem::is_regular_file(path, error),
+                  "AICB workload file",
+                  path,
+                  "a readable regular file (not a directory, device or pipe)");
+    FabricRequire(std::filesystem::file_size(path, error) <= kMaxFileBytes,
+                  "AICB workload file",
+                  path,
+                  fmt::format("at most {} bytes", kMaxFileBytes));
+    std::ifstream in(path);
+    FabricRequire(in.good(), "AICB workload file", path, "a readable regular file");
+
+    std::string text;
+    FabricRequire(static_cast<bool>(std::getline(in, text)),
+                  At(path, 1, "policy"),
+                  "(empty file)",
+                  "a header line: HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: N ...");
+    const FileHeader h = ParseHeader(path, text);
+
+    std::string countLine;
+    FabricRequire(static_cast<bool>(std::getline(in, countLine)),
+                  At(path, 2, "layer count"),
+                  "(end of file)",
+                  fmt::format("the number of layer lines, 1 to {}", kMaxLayers));
+    const std::vector<std::string> countTokens = Split(countLine);
+    const std::string layerCountText = countTokens.size() == 1 ? countTokens[0] : countLine;
+    const auto count = static_cast<uint32_t>(
+        ParseUnsigned(layerCountText,
+                      At(path, 2, "layer count"),
+                      1,
+                      kMaxLayers,
+                      fmt::format("the number of layer lines, 1 to {}", kMaxLayers)));
+
+    std::vector<Layer> layers;
+    uint32_t lineNo = 2;
+    while (std::getline(in, text))
+    {
+        ++lineNo;
+        const std::vector<std::string> f = Split(text);
+        if (f.empty())
+        {
+            continue;
+        }
+        FabricRequire(layers.size() < count,
+                      At(path, lineNo, ""),
+                      f[0],
+                      fmt::format("{} layer line(s), as line 2 says (this is one more)", count));
+        FabricRequire(f.size() == kLayerFields,
+                      At(path, lineNo, "fields"),
+                      fmt::format("{} field(s)", f.size()),
+                      "12 whitespace-separated fields: name, reserved (-1), fwd_compute_time, "
+                      "fwd_comm_type, fwd_comm_size, ig_compute_time, ig_comm_type, "
+                      "ig_comm_size, wg_compute_time, wg_comm_type, wg_comm_size, "
+                      "wg_update_time");
+        Layer l;
+        l.line = lineNo;
+        l.name = f[0];
+        {
+            // SimAI reads it as an int and ignores it
+            const char* b = f[1].c_str();
+            char* e = nullptr;
+            std::strtol(b, &e, 10);
+            FabricRequire(e != b && *e == '\0',
+                          At(path, lineNo, kFieldNames[1]),
+                          f[1],
+                          "an integer (AICB writes -1)");
+        }
+        l.fwd = ParseTime(f[2], At(path, lineNo, kFieldNames[2]));
+        l.fwdComm = ParseComm(path, lineNo, f[3], f[4], kFieldNames[3], kFieldNames[4], Group::TP);
+        l.ig = ParseTime(f[5], At(path, lineNo, kFieldNames[5]));
+        l.igComm = ParseComm(path, lineNo, f[6], f[7], kFieldNames[6], kFieldNames[7], Group::TP);
+        l.wg = ParseTime(f[8], At(path, lineNo, kFieldNames[8]));
+        l.wgComm = ParseComm(path, lineNo, f[9], f[10], kFieldNames[9], kFieldNames[10], Group::DP);
+        l.update = ParseTime(f[11], At(path, lineNo, kFieldNames[11]));
+        layers.push_back(std::move(l));
+    }
+    FabricRequire(in.eof(), "AICB workload file", path, "a readable text file");
+    FabricRequire(layers.size() == count,
+                  At(path, 2, "layer count"),
+                  count,
+                  fmt::format("the number of layer lines that follow ({})", layers.size()));
+
+    AicbReplay out;
+    out.policy = h.policy;
+    out.layers = count;
+    out.tp = h.tp;
+    out.ep = h.ep;
+    out.pp = h.pp;
+    if (options.gpus != 0 && h.gpus)
+    {
+        FabricRequire(options.gpus == *h.gpus,
+                      "gpus",
+                      options.gpus,
+                      fmt::format("0 or the all_gpus of {} ({})", path, *h.gpus));
+    }
+    FabricRequire(options.gpus != 0 || h.gpus.has_value(),
+                  At(path, 1, "all_gpus"),
+                  "(missing)",
+                  "all_gpus: N in the header, or the GPU count given (gpus, --gpus)");
+    const uint32_t gpus = options.gpus != 0 ? options.gpus : *h.gpus;
+    const std::string gpusWhere = h.gpus ? At(path, 1, "all_gpus") : std::string("gpus");
+    FabricRequire(uint64_t{h.tp} * h.pp <= gpus && gpus % (h.tp * h.pp) == 0,
+                  gpusWhere,
+                  gpus,
+                  fmt::format("a multiple of model_parallel_NPU_group x pp ({} x {})", h.tp, h.pp));
+    out.dp = gpus / (h.tp * h.pp);
+    FabricRequire(out.dp % h.ep == 0,
+                  At(path, 1, "ep"),
+                  h.ep,
+                  fmt::format("a divisor of the DP size all_gpus / (model_parallel_NPU_group x "
+                              "pp) = {}",
+                              out.dp));
+    FabricRequire(uint64_t{gpus} * count * 9 <= kMaxTasks,
+                  At(path, 2, "layer count"),
+                  count,
+                  fmt::format("at most {} tasks in all: {} layers on {} GPUs make up to {}",
+                              kMaxTasks,
+                              count,
+                              gpus,
+                              uint64_t{gpus} * count * 9));
+    for (const Layer& l : layers)
+    {
+        for (const Comm* c : {&l.fwdComm, &l.igComm, &l.wgComm})
+        {
+            out.broadcasts += c->broadcast ? 1 : 0;
+        }
+    }
+
+    Builder b(path, options, out, gpus);
+    if (h.policy == "MICRO")
+    {
+        for (uint32_t i = 0; i < count; ++i)
+        {
+            b.Communicate(layers[i], i, layers[i].wgComm, "wg", true);
+        }
+    }
+    else
+    {
+        for (uint32_t i = 0; i < count; ++i)
+        {
+            b.Compute(layers[i].fwd);
+            b.Communicate(layers[i], i, layers[i].fwdComm, "fwd", true);
+        }
+        for (uint32_t i = count; i-- > 0;)
+        {
+            b.Compute(layers[i].ig);
+            b.Communicate(layers[i], i, layers[i].igComm, "ig", true);
+            b.Compute(layers[i].wg);
+            b.Communicate(layers[i], i, layers[i].wgComm, "wg", false);
+        }
+    }
+    out.program.Validate();
+    NS_LOG_INFO(path << ": " << count << " layers, " << gpus << " GPUs (tp " << h.tp << ", dp "
+                     << out.dp << ", ep " << h.ep << ", pp " << h.pp << "), "
+                     << out.program.comms.size() << " comms");
+    return out;
+}
+
+} // namespace ns3

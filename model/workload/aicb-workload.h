@@ -1,0 +1,111 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_AICB_WORKLOAD_H
+#define GPU_FABRIC_AICB_WORKLOAD_H
+
+#include "program-runner.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief How ReadAicbWorkload maps an AICB workload file onto the module.
+ */
+struct AicbReplayOptions
+{
+    /// Algorithm of every collective that has one by this name
+    /// (AlgorithmsFor); "auto": ring, and direct for all-to-all.
+    std::string algorithm{"auto"};
+    /// HB-domain size K given to hierarchical and pxn (0: none).
+    uint32_t domainSize{0};
+    /// Pipelining chunk of every collective (0: none).
+    uint64_t chunkBytes{0};
+    /// Number of GPUs (ranks). 0: the header's all_gpus, which is then
+    /// required; otherwise it must equal all_gpus when the header has it
+    /// (files of older AICB versions and MICRO files have none: SimAI takes
+    /// the count from its command line).
+    uint32_t gpus{0};
+    /// Seconds per unit of the compute and update times. SimAI's workload
+    /// layer counts them in ticks of its ns-3 front end, nanoseconds.
+    double timeUnitSeconds{1e-9};
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief An AICB workload file turned into a ParallelProgram.
+ */
+struct AicbReplay
+{
+    ParallelProgram program; //!< every rank's tasks
+    std::string policy;      //!< first header token
+    uint32_t layers{0};      //!< layer lines read
+    uint32_t tp{1};          //!< model_parallel_NPU_group
+    uint32_t ep{1};          //!< ep (expert-parallel group size)
+    uint32_t pp{1};          //!< pp
+    uint32_t dp{1};          //!< all_gpus / (tp * pp)
+    uint32_t broadcasts{0};  //!< BROADCAST columns, not replayed (as in SimAI)
+    std::vector<double>
+        computeSeconds; //!< per rank: its forward, input- and weight-gradient compute
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Read a workload file in the text format AICB writes for SimAI (and
+ * ASTRA-sim reads) into a program that runs on any Transport (RunProgram),
+ * so that SimAI workloads replay here unchanged.
+ *
+ * Format. Line 1: the parallelism policy, then "key: value" pairs:
+ * model_parallel_NPU_group (TP size), ep (alias
+ * expert_parallel_npu_group), pp, vpp, ga, all_gpus, pp_comm,
+ * checkpoints and checkpoint_initiates (both must be 0). Line 2: the number
+ * of layers. Then one line per layer of 12 whitespace-separated fields:
+ * name, a reserved integer (-1), forward compute time, forward comm type,
+ * forward comm size, input-gradient compute time, comm type, size,
+ * weight-gradient compute time, comm type, size, update time. Blank lines
+ * are skipped.
+ *
+ * Comm types: NONE, ALLREDUCE, ALLGATHER, REDUCESCATTER, ALLTOALL, each
+ * optionally suffixed _TP, _DP, _EP or _DP_EP naming its group; without a
+ * suffix forward and input-gradient comms run over the TP group,
+ * weight-gradient comms over the DP group (as SimAI's workload layer
+ * decodes them). BROADCAST, which SimAI parses as no communication, is not
+ * replayed either (counted in AicbReplay::broadcasts). Groups, with rank =
+ * (d * pp + p) * tp + t: TP, consecutive ranks; DP, ranks of the same (p,
+ * t); EP, consecutive blocks of ep in a DP group; DP_EP, the ranks of a DP
+ * group at the same place in their EP blocks (SimAI's MockNccl groups for
+ * pp = 1). Sizes are bytes as SimAI reads them: an all-gather's is each
+ * rank's contribution (the module's size, counted as nccl-tests does, is
+ * that times the group size); the others' are each rank's buffer.
+ *
+ * Schedule (SimAI's HYBRID_TRANSFORMER and HYBRID_TRANSFORMER_FWD_IN_BCKWD
+ * without checkpoints): every rank runs the layers in order, forward compute
+ * then the forward comm, waiting for it; then in reverse order input-gradient
+ * compute, its comm (waited for), weight-gradient compute and its comm, not
+ * waited for: it overlaps the layers below. The update time is a delay
+ * after each comm that runs. The iteration ends when every comm has. MICRO:
+ * each line's weight-gradient comm, one after another, no compute. A comm
+ * whose group is one rank or whose size is 0 is skipped (as SimAI skips it).
+ * Pipeline parallelism (pp > 1) forms the groups; pipeline transfers and
+ * bubbles are not replayed (SimAI adds them only in its analytical report).
+ *
+ * \param path the workload file
+ * \param options collective mapping, GPU count and time unit
+ * \return the program, with what was read
+ * \throw FabricConfigError naming the file, line and field, the value and
+ *        what is allowed, for a file that is missing or does not parse: an
+ *        unknown policy or header key, a layer line without 12 fields, a
+ *        non-numeric time or size, an unknown comm type or group, fewer or
+ *        more layer lines than line 2 says, all_gpus not divisible by tp * pp,
+ *        a DP size not divisible by ep
+ */
+AicbReplay ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options = {});
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_AICB_WORKLOAD_H

@@ -1,0 +1,373 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// AICB workload files (SimAI's input): files written here by hand from the
+// format replay to closed-form times (compute plus ring all-reduces on the
+// uncontended fabric); the groups are SimAI's; malformed files are refused
+// naming the file, line and field; the program exits 2 on them.
+#include "ns3/aicb-workload.h"
+#include "ns3/collective-metrics.h"
+#include "ns3/core-module.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric.h"
+#include "ns3/gpu-fabric-module.h"
+#include "ns3/iteration-program.h"
+#include "ns3/topology-builders.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+using namespace ns3;
+
+namespace
+{
+
+constexpr double kPayloadShare = 4096.0 / 4122.0; // goodput of a full packet
+
+/// Writes \p text to a fresh file named after \p tag; \return its path.
+std::string
+WorkloadFile(const std::string& tag, const std::string& text)
+{
+    const std::string dir = ::testing::TempDir() + "aicb-" + tag;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::string path = dir + "/workload.txt";
+    std::ofstream(path) << text;
+    return path;
+}
+
+/// Simulated finish time of \p program on a 16-GPU DGX-H100 rail-only fabric.
+double
+RunOnRailOnly(const ParallelProgram& program)
+{
+    ClusterParams cp;
+    cp.gpus = 16;
+    cp.platform = HbDomainPreset::Get("dgx-h100");
+    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(cp));
+    Ptr<ProgramRunner> runner = RunProgram(program, fabric->GetTransport());
+    EXPECT_TRUE(runner->IsComplete());
+    EXPECT_EQ(fabric->GetTotalDrops(), 0U);
+    const double t = runner->GetFinishTime().GetSeconds();
+    fabric->Dispose();
+    Simulator::Destroy();
+    return t;
+}
+
+/// Alpha of one message: two cables and one store-and-forward packet.
+double
+Alpha(double cableDelayS, double hopRateBps)
+{
+    return 2 * cableDelayS + 4122 * 8.0 / hopRateBps;
+}
+
+/// Ring all-reduce parameters inside a DGX-H100's NVLink domain.
+AlphaBetaParams
+NvlinkParams()
+{
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    const double nv = h100.nvlinkRate.GetBitRate();
+    AlphaBetaParams p;
+    p.alpha = Alpha(h100.nvlinkLatency.GetSeconds(), nv / h100.nvswitchPlanes);
+    p.linkRateBps = nv * kPayloadShare;
+    return p;
+}
+
+/// Ring all-reduce parameters across domains on one rail.
+AlphaBetaParams
+RailParams()
+{
+    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
+    AlphaBetaParams p;
+    p.alpha = Alpha(ClusterParams().linkDelayNs * 1e-9, h100.nicRate.GetBitRate());
+    p.linkRateBps = h100.nicRate.GetBitRate() * kPayloadShare;
+    return p;
+}
+
+/// The message of ReadAicbWorkload(path) (which must throw).
+std::string
+ReadError(const std::string& path, const AicbReplayOptions& options = {})
+{
+    try
+    {
+        ReadAicbWorkload(path, options);
+    }
+    catch (const FabricConfigError& e)
+    {
+        return e.what();
+    }
+    ADD_FAILURE() << "no error for " << path;
+    return "";
+}
+
+/// A header as AICB writes it.
+std::string
+AicbHeader(uint32_t tp, uint32_t gpus, uint32_t ep = 1)
+{
+    return fmt::format("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {} ep: {} pp: 1 "
+                       "vpp: 2 ga: 1 all_gpus: {} checkpoints: 0 checkpoint_initiates: 0 "
+                       "pp_comm: 0\n",
+                       tp,
+                       ep,
+                       gpus);
+}
+
+// Data parallel, 8 GPUs of one domain: no forward or input-gradient comms;
+// each layer's weight gradients are all-reduced over all 8 while the layers
+// below compute. Layer 1's all-reduce (8 MB) hides under layer 0's backward
+// compute; layer 0's (4 MB) is the exposed tail.
+const char* const kDpLayers = "2\n"
+                              "layer0\t-1\t100000\tNONE\t0\t200000\tNONE\t0\t150000\tALLREDUCE\t"
+                              "4194304\t0\n"
+                              "layer1\t-1\t120000\tNONE\t0\t180000\tNONE\t0\t170000\tALLREDUCE\t"
+                              "8388608\t0\n";
+
+TEST(AicbWorkload, DataParallelJobReplaysToComputePlusTheLastRingAllReduce)
+{
+    const std::string path = WorkloadFile("dp", AicbHeader(1, 8) + kDpLayers);
+    const AicbReplay replay = ReadAicbWorkload(path);
+    ASSERT_EQ(replay.program.ranks, 8U);
+    EXPECT_EQ(replay.layers, 2U);
+    EXPECT_EQ(replay.tp, 1U);
+    EXPECT_EQ(replay.dp, 8U);
+    ASSERT_EQ(replay.program.comms.size(), 2U); // one DP group, two layers
+    // backward runs layer 1 first
+    EXPECT_EQ(replay.program.comms[0].bytes, 8388608U);
+    EXPECT_EQ(replay.program.comms[1].bytes, 4194304U);
+    for (const ProgramComm& c : replay.program.comms)
+    {
+        EXPECT_EQ(c.collective, "allreduce");
+        EXPECT_EQ(c.algorithm, "ring");
+        EXPECT_EQ(c.members, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+    }
+    const double compute = (100000 + 120000 + 180000 + 170000 + 200000 + 150000) * 1e-9;
+    for (uint32_t r = 0; r < 8; ++r)
+    {
+        EXPECT_NEAR(replay.computeSeconds[r], compute, 1e-15);
+        // fwd0 fwd1 ig1 wg1 ar1 ig0 wg0 ar0
+        ASSERT_EQ(replay.program.tasks[r].size(), 8U);
+        EXPECT_EQ(replay.program.tasks[r][4].kind, ProgramTask::Kind::Comm);
+        EXPECT_EQ(replay.program.tasks[r][5].deps, std::vector<uint32_t>{3}); // not on ar1
+    }
+    const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkParams());
+    const double simulated = RunOnRailOnly(replay.program);
+    std::printf("simulated %.9f s, formula %.9f s\n", simulated, expected);
+    EXPECT_NEAR(simulated / expected, 1.0, 0.01);
+}
+
+// Tensor parallel 8 (one NVLink domain each) x data parallel 2 (across the
+// rails): forward and input-gradient all-reduces in the TP group, each
+// waited for and followed by the update time; weight-gradient all-reduces
+// over the rail, the last one exposed.
+TEST(AicbWorkload, TensorParallelJobReplaysToComputeNvlinkAllReducesAndTheLastRailAllReduce)
+{
+    const uint64_t tpBytes = 8 << 20;
+    const std::string layers = fmt::format(
+        "2\n"
+        "attention -1 40000 ALLREDUCE {0} 50000 ALLREDUCE {0} 60000 ALLREDUCE 2097152 20000\n"
+        "mlp       -1 45000 ALLREDUCE {0} 55000 ALLREDUCE {0} 65000 ALLREDUCE 1048576 20000\n",
+        tpBytes);
+    const std::string path = WorkloadFile("tp", AicbHeader(8, 16) + layers);
+    const AicbReplay replay = ReadAicbWorkload(path);
+    ASSERT_EQ(replay.program.ranks, 16U);
+    EXPECT_EQ(replay.dp, 2U);
+    // 4 TP all-reduces x 2 groups, 2 DP all-reduces x 8 groups
+    ASSERT_EQ(replay.program.comms.size(), 24U);
+    uint32_t tpComms = 0;
+    for (const ProgramComm& c : replay.program.comms)
+    {
+        if (c.members.size() == 8)
+        {
+            ++tpComms;
+            EXPECT_EQ(c.members.back(), c.members.front() + 7);
+            EXPECT_EQ(c.bytes, tpBytes);
+        }
+        else
+        {
+            ASSERT_EQ(c.members.size(), 2U);
+            EXPECT_EQ(c.members[1], c.members[0] + 8); // the same rail
+        }
+    }
+    EXPECT_EQ(tpComms, 8U);
+    const double u = 20000e-9;
+    const double compute = (40000 + 45000 + 50000 + 55000 + 60000 + 65000) * 1e-9;
+    const double expected = compute + 4 * (RingAllReduceTime(8, tpBytes, NvlinkParams()) + u) +
+                            RingAllReduceTime(2, 2097152, RailParams()) + u;
+    const double simulated = RunOnRailOnly(replay.program);
+    std::printf("simulated %.9f s, formula %.9f s\n", simulated, expected);
+    EXPECT_NEAR(simulated / expected, 1.0, 0.02);
+}
+
+TEST(AicbWorkload, GroupsAndSizesAreSimAis)
+{
+    // tp 2, ep 2 on 16 GPUs: DP 8, EP blocks of 2 TP groups, DP_EP stride 2
+    const std::string layers = "1\n"
+                               "moe -1 1 ALLTOALL_EP 65536 1 ALLGATHER 4096 1 ALLREDUCE_DP_EP "
+                               "131072 100\n";
+    const std::string path = WorkloadFile("groups", AicbHeader(2, 16, 2) + layers);
+    const AicbReplay replay = ReadAicbWorkload(path);
+    EXPECT_EQ(replay.dp, 8U);
+    EXPECT_EQ(replay.ep, 2U);
+    std::map<std::string, std::vector<std::vector<uint32_t>>> byType;
+    for (const ProgramComm& c : replay.program.comms)
+    {
+        byType[c.collective].push_back(c.members);
+        if (c.collective == "allgather")
+        {
+            EXPECT_EQ(c.bytes, 2 * 4096U); // the file gives each rank's part
+        }
+        else
+        {
+            EXPECT_EQ(c.bytes, c.collective == "alltoall" ? 65536U : 131072U);
+        }
+    }
+    ASSERT_EQ(byType["alltoall"].size(), 8U); // 16 / ep
+    EXPECT_EQ(byType["alltoall"][0], (std::vector<uint32_t>{0, 2}));
+    EXPECT_EQ(byType["alltoall"][1], (std::vector<uint32_t>{1, 3}));
+    EXPECT_EQ(byType["alltoall"][2], (std::vector<uint32_t>{4, 6}));
+    ASSERT_EQ(byType["allgather"].size(), 8U); // TP groups
+    EXPECT_EQ(byType["allgather"][3], (std::vector<uint32_t>{6, 7}));
+    ASSERT_EQ(byType["allreduce"].size(), 4U); // DP_EP groups of 4
+    EXPECT_EQ(byType["allreduce"][0], (std::vector<uint32_t>{0, 4, 8, 12}));
+    EXPECT_EQ(byType["allreduce"][1], (std::vector<uint32_t>{1, 5, 9, 13}));
+    EXPECT_EQ(byType["allreduce"][2], (std::vector<uint32_t>{2, 6, 10, 14}));
+
+    // an older file (no all_gpus) takes the GPU count given; BROADCAST and
+    // a TP comm of a one-rank group are not replayed
+    const std::string old = WorkloadFile(
+        "old",
+        "HYBRID_TRANSFORMER_FWD_IN_BCKWD\tmodel_parallel_NPU_group: 1 checkpoints: 0 "
+        "checkpoint_initiates: 0\n2\n"
+        "norm\t-1\t0\tBROADCAST\t16384\t1\tNONE\t0\t1\tNONE\t0\t100\n"
+        "layer\t-1\t 7\tALLREDUCE\t4096   5\tNONE\t0\t 1\tREDUCESCATTER\t8192\t100\n\n");
+    EXPECT_NE(ReadError(old).find(old + " line 1 all_gpus"), std::string::npos);
+    AicbReplayOptions o;
+    o.gpus = 4;
+    const AicbReplay r = ReadAicbWorkload(old, o);
+    EXPECT_EQ(r.broadcasts, 1U);
+    ASSERT_EQ(r.program.comms.size(), 1U);
+    EXPECT_EQ(r.program.comms[0].collective, "reducescatter");
+    EXPECT_EQ(r.program.comms[0].bytes, 8192U);
+    EXPECT_EQ(r.program.comms[0].members.size(), 4U);
+    o.timeUnitSeconds = 1e-6;
+    EXPECT_NEAR(ReadAicbWorkload(old, o).computeSeconds[0], (0 + 1 + 1 + 7 + 5 + 1) * 1e-6, 1e-15);
+    o.gpus = 8;
+    const std::string withGpus = WorkloadFile("gpus", AicbHeader(1, 4) + kDpLayers);
+    EXPECT_NE(ReadError(withGpus, o).find("all_gpus of " + withGpus + " (4)"), std::string::npos);
+}
+
+TEST(AicbWorkload, MalformedFilesNameTheFileLineAndField)
+{
+    struct Case
+    {
+        std::string tag;
+        std::string text;
+        std::string where; //!< after the path
+        std::string value;
+    };
+
+    const std::string dpLayer =
+        "l\t-1\t1\tNONE\t0\t1\tNONE\t0\t1\tALLREDUCE\t4096\t0\n"; // a valid layer line
+    const std::vector<Case> cases{
+        {"policy",
+         "HYBRID_FOO model_parallel_NPU_group: 1 all_gpus: 4\n1\n" + dpLayer,
+         " line 1 policy",
+         "'HYBRID_FOO'"},
+        {"key",
+         "HYBRID_TRANSFORMER model_paralel: 1 all_gpus: 4\n1\n" + dpLayer,
+         " line 1 key",
+         "'model_paralel:'"},
+        {"columns",
+         AicbHeader(1, 4) + "2\n" + dpLayer + "l -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 4096\n",
+         " line 4 fields",
+         "'11 field(s)'"},
+        {"size",
+         AicbHeader(1, 4) + "1\nl -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 4MB 0\n",
+         " line 3 wg_comm_size",
+         "'4MB'"},
+        {"time",
+         AicbHeader(1, 4) + "1\nl -1 -5 NONE 0 1 NONE 0 1 ALLREDUCE 4096 0\n",
+         " line 3 fwd_compute_time",
+         "'-5'"},
+        {"type",
+         AicbHeader(1, 4) + "1\nl -1 1 ALLREDUCE_XP 64 1 NONE 0 1 NONE 0 0\n",
+         " line 3 fwd_comm_type",
+         "'ALLREDUCE_XP'"},
+        {"fewer", AicbHeader(1, 4) + "3\n" + dpLayer + dpLayer, " line 2 layer count", "'3'"},
+        {"more", AicbHeader(1, 4) + "1\n" + dpLayer + "\n" + dpLayer, " line 5", "'l'"},
+        {"count", AicbHeader(1, 4) + "two\n" + dpLayer, " line 2 layer count", "'two'"},
+        {"gpus", AicbHeader(8, 12) + "1\n" + dpLayer, " line 1 all_gpus", "'12'"},
+        {"ep", AicbHeader(2, 8, 3) + "1\n" + dpLayer, " line 1 ep", "'3'"},
+        {"checkpoints",
+         "HYBRID_TRANSFORMER_FWD_IN_BCKWD all_gpus: 4 checkpoints: 2 1 3\n1\n" + dpLayer,
+         " line 1 checkpoints",
+         "'2'"},
+    };
+    for (const Case& c : cases)
+    {
+        const std::string path = WorkloadFile("bad-" + c.tag, c.text);
+        const std::string e = ReadError(path);
+        EXPECT_NE(e.find(path + c.where), std::string::npos) << c.tag << ": " << e;
+        EXPECT_NE(e.find(c.value), std::string::npos) << c.tag << ": " << e;
+        EXPECT_NE(e.find("allowed"), std::string::npos) << c.tag << ": " << e;
+    }
+    EXPECT_NE(ReadError(::testing::TempDir() + "aicb-none.txt").find("AICB workload file"),
+              std::string::npos);
+    AicbReplayOptions o;
+    o.algorithm = "nope";
+    EXPECT_NE(
+        ReadError(WorkloadFile("alg", AicbHeader(1, 4) + "1\n" + dpLayer), o).find("algorithm"),
+        std::string::npos);
+}
+
+#ifdef GPU_FABRIC_BIN_DIR
+TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
+{
+    const std::string path = WorkloadFile("program", AicbHeader(1, 8) + kDpLayers);
+    const std::string json = ::testing::TempDir() + "aicb-replay.json";
+    std::remove(json.c_str());
+    const std::string bin = std::string(GPU_FABRIC_BIN_DIR) + "/chakra-replay";
+    const std::string ok = fmt::format("{} --aicb={} --json={} > /dev/null", bin, path, json);
+    ASSERT_EQ(std::system(ok.c_str()), 0) << ok;
+    std::ifstream in(json);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["ranks"], 8);
+    EXPECT_EQ(j["layers_replayed"], 2);
+    const double compute = 920000e-9;
+    EXPECT_NEAR(j["compute_time_s"].get<double>(), compute, 1e-15);
+    EXPECT_GT(j["comm_time_s"].get<double>(), 0);
+    // the exposed tail is layer 0's all-reduce
+    const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkParams());
+    EXPECT_NEAR(j["iteration_time_s"].get<double>() / expected, 1.0, 0.01);
+    // \return the exit status and what it wrote to stderr
+    const std::string err = ::testing::TempDir() + "aicb-replay.err";
+    auto run = [&](const std::string& args) {
+        const std::string cmd = fmt::format("{} {} > /dev/null 2> {}", bin, args, err);
+        const int rc = std::system(cmd.c_str());
+        std::ifstream e(err);
+        const std::string text((std::istreambuf_iterator<char>(e)),
+                               std::istreambuf_iterator<char>());
+        return std::make_pair(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text);
+    };
+    const std::string bad = WorkloadFile("program-bad", AicbHeader(8, 12) + kDpLayers);
+    auto [code, text] = run("--aicb=" + bad);
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find(bad + " line 1 all_gpus"), std::string::npos) << text;
+    // one workload per run; AICB-only flags need --aicb
+    std::tie(code, text) = run(fmt::format("--aicb={} --trace={}", path, path));
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find("--aicb"), std::string::npos) << text;
+    std::tie(code, text) = run(fmt::format("--trace={} --gpus=8", path));
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find("--gpus"), std::string::npos) << text;
+    std::tie(code, text) = run(fmt::format("--aicb={} --time-unit=s", path));
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find("--time-unit"), std::string::npos) << text;
+}
+#endif
+
+} // namespace
