@@ -5,6 +5,8 @@
 // format replay to closed-form times (compute plus ring all-reduces on the
 // uncontended fabric); the groups are SimAI's; malformed files are refused
 // naming the file, line and field; the program exits 2 on them.
+#include "replay-closed-form.h"
+
 #include "ns3/aicb-workload.h"
 #include "ns3/collective-metrics.h"
 #include "ns3/core-module.h"
@@ -23,11 +25,10 @@
 #include <sys/wait.h>
 
 using namespace ns3;
+using namespace gpu_fabric_test;
 
 namespace
 {
-
-constexpr double kPayloadShare = 4096.0 / 4122.0; // goodput of a full packet
 
 /// Writes \p text to a fresh file named after \p tag; \return its path.
 std::string
@@ -39,53 +40,6 @@ WorkloadFile(const std::string& tag, const std::string& text)
     const std::string path = dir + "/workload.txt";
     std::ofstream(path) << text;
     return path;
-}
-
-/// Simulated finish time of \p program on a 16-GPU DGX-H100 rail-only fabric.
-double
-RunOnRailOnly(const ParallelProgram& program)
-{
-    ClusterParams cp;
-    cp.gpus = 16;
-    cp.platform = HbDomainPreset::Get("dgx-h100");
-    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(cp));
-    Ptr<ProgramRunner> runner = RunProgram(program, fabric->GetTransport());
-    EXPECT_TRUE(runner->IsComplete());
-    EXPECT_EQ(fabric->GetTotalDrops(), 0U);
-    const double t = runner->GetFinishTime().GetSeconds();
-    fabric->Dispose();
-    Simulator::Destroy();
-    return t;
-}
-
-/// Alpha of one message: two cables and one store-and-forward packet.
-double
-Alpha(double cableDelayS, double hopRateBps)
-{
-    return 2 * cableDelayS + 4122 * 8.0 / hopRateBps;
-}
-
-/// Ring all-reduce parameters inside a DGX-H100's NVLink domain.
-AlphaBetaParams
-NvlinkParams()
-{
-    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
-    const double nv = h100.nvlinkRate.GetBitRate();
-    AlphaBetaParams p;
-    p.alpha = Alpha(h100.nvlinkLatency.GetSeconds(), nv / h100.nvswitchPlanes);
-    p.linkRateBps = nv * kPayloadShare;
-    return p;
-}
-
-/// Ring all-reduce parameters across domains on one rail.
-AlphaBetaParams
-RailParams()
-{
-    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
-    AlphaBetaParams p;
-    p.alpha = Alpha(ClusterParams().linkDelayNs * 1e-9, h100.nicRate.GetBitRate());
-    p.linkRateBps = h100.nicRate.GetBitRate() * kPayloadShare;
-    return p;
 }
 
 /// The message of ReadAicbWorkload(path) (which must throw).
@@ -153,7 +107,7 @@ TEST(AicbWorkload, DataParallelJobReplaysToComputePlusTheLastRingAllReduce)
         EXPECT_EQ(replay.program.tasks[r][4].kind, ProgramTask::Kind::Comm);
         EXPECT_EQ(replay.program.tasks[r][5].deps, std::vector<uint32_t>{3}); // not on ar1
     }
-    const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkParams());
+    const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkRingParams());
     const double simulated = RunOnRailOnly(replay.program);
     std::printf("simulated %.9f s, formula %.9f s\n", simulated, expected);
     EXPECT_NEAR(simulated / expected, 1.0, 1e-3);
@@ -195,8 +149,8 @@ TEST(AicbWorkload, TensorParallelJobReplaysToComputeNvlinkAllReducesAndTheLastRa
     EXPECT_EQ(tpComms, 8U);
     const double u = 20000e-9;
     const double compute = (40000 + 45000 + 50000 + 55000 + 60000 + 65000) * 1e-9;
-    const double expected = compute + 4 * (RingAllReduceTime(8, tpBytes, NvlinkParams()) + u) +
-                            RingAllReduceTime(2, 2097152, RailParams()) + u;
+    const double expected = compute + 4 * (RingAllReduceTime(8, tpBytes, NvlinkRingParams()) + u) +
+                            RingAllReduceTime(2, 2097152, RailRingParams()) + u;
     const double simulated = RunOnRailOnly(replay.program);
     std::printf("simulated %.9f s, formula %.9f s\n", simulated, expected);
     EXPECT_NEAR(simulated / expected, 1.0, 1e-3);
@@ -341,7 +295,7 @@ TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
     EXPECT_NEAR(j["compute_time_s"].get<double>(), compute, 1e-15);
     EXPECT_GT(j["comm_time_s"].get<double>(), 0);
     // the exposed tail is layer 0's all-reduce
-    const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkParams());
+    const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkRingParams());
     EXPECT_NEAR(j["iteration_time_s"].get<double>() / expected, 1.0, 0.01);
     // \return the exit status and what it wrote to stderr
     const std::string err = ::testing::TempDir() + "aicb-replay.err";

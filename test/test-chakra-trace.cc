@@ -5,6 +5,8 @@
 // protobuf, test/chakra-writer.py) replay to the closed-form time; the
 // module's own GPT iteration written and read back replays to the native
 // run's time; malformed traces are refused naming the file, node and field.
+#include "replay-closed-form.h"
+
 #include "ns3/chakra-trace.h"
 #include "ns3/collective-metrics.h"
 #include "ns3/core-module.h"
@@ -24,11 +26,10 @@
 #include <sys/wait.h>
 
 using namespace ns3;
+using namespace gpu_fabric_test;
 
 namespace
 {
-
-constexpr double kPayloadShare = 4096.0 / 4122.0; // goodput of a full packet
 
 /// A fresh folder for one test's traces.
 std::string
@@ -54,30 +55,6 @@ PythonTraces(const std::string& job, const std::string& args = "")
                                         args);
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return prefix;
-}
-
-/// Simulated finish time of \p program on a 16-GPU DGX-H100 rail-only fabric.
-double
-RunOnRailOnly(const ParallelProgram& program)
-{
-    ClusterParams cp;
-    cp.gpus = 16;
-    cp.platform = HbDomainPreset::Get("dgx-h100");
-    Ptr<Fabric> fabric = FabricHelper().Install(BuildRailOnly(cp));
-    Ptr<ProgramRunner> runner = RunProgram(program, fabric->GetTransport());
-    EXPECT_TRUE(runner->IsComplete());
-    EXPECT_EQ(fabric->GetTotalDrops(), 0U);
-    const double t = runner->GetFinishTime().GetSeconds();
-    fabric->Dispose();
-    Simulator::Destroy();
-    return t;
-}
-
-/// Alpha of one message: two cables and one store-and-forward packet.
-double
-Alpha(double cableDelayS, double hopRateBps)
-{
-    return 2 * cableDelayS + 4122 * 8.0 / hopRateBps;
 }
 
 /// The message of ReadChakraTraces(prefix) (which must throw).
@@ -120,11 +97,7 @@ TEST(ChakraTrace, DataParallelTraceReplaysToComputePlusRingAllReduce)
         EXPECT_EQ(replay.program.tasks[r][0].kind, ProgramTask::Kind::Compute);
         EXPECT_EQ(replay.program.tasks[r][1].deps, std::vector<uint32_t>{0});
     }
-    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
-    AlphaBetaParams p;
-    p.alpha = Alpha(ClusterParams().linkDelayNs * 1e-9, h100.nicRate.GetBitRate());
-    p.linkRateBps = h100.nicRate.GetBitRate() * kPayloadShare;
-    const double expected = us * 1e-6 + RingAllReduceTime(2, bytes, p);
+    const double expected = us * 1e-6 + RingAllReduceTime(2, bytes, RailRingParams());
     const double simulated = RunOnRailOnly(replay.program);
     std::printf("simulated %.9f s, formula %.9f s\n", simulated, expected);
     EXPECT_NEAR(simulated / expected, 1.0, 0.01);
@@ -142,12 +115,7 @@ TEST(ChakraTrace, TensorParallelTraceReplaysToTwoLayersOfComputeAndNvlinkAllRedu
         ASSERT_EQ(c.members.size(), 8U);
         EXPECT_EQ(c.members.back(), c.members.front() + 7);
     }
-    const HbDomainPreset h100 = HbDomainPreset::Get("dgx-h100");
-    const double nv = h100.nvlinkRate.GetBitRate();
-    AlphaBetaParams p;
-    p.alpha = Alpha(h100.nvlinkLatency.GetSeconds(), nv / h100.nvswitchPlanes);
-    p.linkRateBps = nv * kPayloadShare;
-    const double expected = 2 * (us * 1e-6 + RingAllReduceTime(8, bytes, p));
+    const double expected = 2 * (us * 1e-6 + RingAllReduceTime(8, bytes, NvlinkRingParams()));
     const double simulated = RunOnRailOnly(replay.program);
     std::printf("simulated %.9f s, formula %.9f s\n", simulated, expected);
     EXPECT_NEAR(simulated / expected, 1.0, 0.02);
