@@ -1,0 +1,265 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// examples/serving-study: LLM inference serving on rail-only and fat-tree
+// networks. Requests arrive as a Poisson process; each is prefilled (tensor
+// parallel inside an HB domain, experts spread over --ep TP groups for an
+// MoE model), its KV cache sent to a decode group when --disaggregated, and
+// decoded with continuous batching up to --batch requests per step. Prints
+// the time-to-first-token and time-per-output-token percentiles per topology
+// (ServingSimulation in ns3/serving-workload.h has the model).
+#include "program-support.h"
+#include "results-table.h"
+
+#include "ns3/core-module.h"
+#include "ns3/gpu-fabric-module.h"
+#include "ns3/program-flags.h"
+#include "ns3/serving-workload.h"
+#include "ns3/topology-helper.h"
+#include "ns3/transport-helper.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+using namespace ns3;
+
+int
+main(int argc, char* argv[])
+{
+    bool quick = false;
+    std::string model = "mixtral-8x7b";
+    std::string preset = "dgx-h100";
+    uint32_t gpus = 32;
+    std::string topologies = "rail-only,fat-tree";
+    double rate = 40;
+    uint32_t requests = 32;
+    uint32_t promptTokens = 1024;
+    uint32_t outputTokens = 32;
+    uint32_t tp = 4;
+    uint32_t ep = 4;
+    uint32_t batch = 16;
+    bool disaggregated = false;
+    std::string granularity = "layer";
+    double memoryBandwidth = 3.35e12;
+    double efficiency = 1.0;
+    std::string backend = "flow";
+    uint64_t seed = 1;
+    std::string json;
+
+    // --quick changes the defaults only: flags given with it still apply
+    if (FlagIsTrue(argc, argv, "quick"))
+    {
+        requests = 8;
+        outputTokens = 8;
+        promptTokens = 256;
+    }
+    ProgramFlags cmd("serving-study", __FILE__);
+    cmd.Usage("LLM inference serving (Poisson arrivals, prefill, KV-cache transfer, continuous "
+              "batching of decode steps): TTFT and TPOT percentiles on rail-only vs fat-tree.");
+    cmd.AddValue("quick",
+                 "small defaults (8 requests of 256 prompt and 8 output tokens); flags given "
+                 "with it win",
+                 quick);
+    cmd.AddValue("model",
+                 fmt::format("model preset: {}", fmt::join(LlmModel::Names(), "|")),
+                 model);
+    cmd.AddValue("preset",
+                 fmt::format("platform preset: {}", fmt::join(HbDomainPreset::Names(), "|")),
+                 preset);
+    cmd.AddInteger("gpus", "GPUs of the cluster (a multiple of K)", gpus, 1, 1u << 16);
+    cmd.AddValue("topology", "comma-separated: rail-only, rail-optimized, fat-tree", topologies);
+    cmd.AddValue("rate", "request arrival rate, requests per second (Poisson)", rate);
+    cmd.AddInteger("requests", "number of requests", requests, 1, 1u << 20);
+    cmd.AddInteger("prompt-tokens", "prompt tokens per request", promptTokens, 1, 1u << 20);
+    cmd.AddInteger("output-tokens", "output tokens per request", outputTokens, 2, 1u << 16);
+    cmd.AddInteger("tp", "TP size (divides K and the model's heads)", tp, 1, 1u << 16);
+    cmd.AddInteger("ep",
+                   "TP groups per instance the experts spread over (MoE; 1 for a dense model)",
+                   ep,
+                   1,
+                   1u << 16);
+    cmd.AddInteger("batch", "most requests per decode step (continuous batching)", batch, 1, 4096);
+    cmd.AddValue("disaggregated",
+                 "prefill and decode on separate GPU groups, KV cache sent between them",
+                 disaggregated);
+    cmd.AddValue("granularity",
+                 "layer (comms per block) | pass (one AllReduce and AllToAll per pass)",
+                 granularity);
+    cmd.AddValue("memory-bandwidth",
+                 "HBM bytes/s per GPU for the weight-read time (H100 SXM: 3.35e12; 0: "
+                 "FLOPs only)",
+                 memoryBandwidth);
+    cmd.AddValue("compute-efficiency", "fraction of peak FLOP/s reached, (0, 1]", efficiency);
+    cmd.AddValue("backend", "flow | packet", backend);
+    cmd.AddInteger("seed",
+                   "RNG stream of the arrivals",
+                   seed,
+                   0,
+                   static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+    cmd.AddValue("json", "write the results as JSON to this path", json);
+    cmd.UseFabricScheduler();
+    cmd.Parse(argc, argv);
+
+    try
+    {
+        FabricRequire(backend == "packet" || backend == "flow",
+                      "--backend",
+                      backend,
+                      "packet or flow");
+        const auto topoNames = SplitList("--topology", topologies);
+        for (const auto& t : topoNames)
+        {
+            FabricRequire(t == "rail-only" || t == "rail-optimized" || t == "fat-tree",
+                          "--topology",
+                          t,
+                          "rail-only, rail-optimized, fat-tree");
+        }
+        ServingConfig c;
+        try
+        {
+            c.model = LlmModel::Get(model);
+        }
+        catch (const FabricConfigError&)
+        {
+            throw FabricConfigError("--model",
+                                    model,
+                                    fmt::format("one of {}", fmt::join(LlmModel::Names(), ", ")));
+        }
+        HbDomainPreset hw;
+        try
+        {
+            hw = TopologyHelper::GetPlatform(preset);
+        }
+        catch (const FabricConfigError&)
+        {
+            throw FabricConfigError(
+                "--preset",
+                preset,
+                fmt::format("one of {}", fmt::join(HbDomainPreset::Names(), ", ")));
+        }
+        FabricRequire(gpus % hw.gpusPerDomain == 0,
+                      "--gpus",
+                      gpus,
+                      fmt::format("a multiple of K = {} ({})", hw.gpusPerDomain, preset));
+        c.gpus = gpus;
+        c.gpusPerDomain = hw.gpusPerDomain;
+        c.tp = tp;
+        c.ep = ep;
+        c.disaggregated = disaggregated;
+        c.gpuFlops = hw.gpuFlops;
+        c.computeEfficiency = efficiency;
+        c.memoryBandwidth = memoryBandwidth;
+        c.rate = rate;
+        c.requests = requests;
+        c.promptTokens = promptTokens;
+        c.outputTokens = outputTokens;
+        c.maxBatch = batch;
+        c.seed = seed;
+        c.granularity = granularity;
+        try
+        {
+            c.Validate();
+        }
+        catch (const FabricConfigError& e)
+        {
+            // the config names its fields as this program's flags, without "--"
+            const std::string what = e.what();
+            const size_t got = what.find(": got '") + 7;
+            const size_t allowed = what.find("', allowed: ", got);
+            throw FabricConfigError("--" + e.Parameter(),
+                                    what.substr(got, allowed - got),
+                                    what.substr(allowed + 12));
+        }
+
+        using Column = ResultsColumn;
+        const unsigned both = Column::kTable | Column::kJson;
+        ResultsTable table({Column{"topology", "topology", "", "{:<15}"}.In(both),
+                            Column{"requests", "requests", "", "{:>8}"}.In(both),
+                            Column{"ttft_p50_s", "TTFT p50 ms", "s", "{:>12.3f}", 1e3}.In(both),
+                            Column{"ttft_p90_s", "p90 ms", "s", "{:>9.3f}", 1e3}.In(both),
+                            Column{"ttft_p99_s", "p99 ms", "s", "{:>9.3f}", 1e3}.In(both),
+                            Column{"tpot_p50_s", "TPOT p50 ms", "s", "{:>12.3f}", 1e3}.In(both),
+                            Column{"tpot_p90_s", "p90 ms", "s", "{:>9.3f}", 1e3}.In(both),
+                            Column{"tpot_p99_s", "p99 ms", "s", "{:>9.3f}", 1e3}.In(both),
+                            Column{"decode_steps", "steps", "", "{:>7}"}.In(both),
+                            Column{"makespan_s", "end s", "s", "{:>9.3f}"}.In(both)});
+        fmt::print("serving-study: {} on {} GPUs ({}), TP {} x EP {}, {}, {} requests at {} /s, "
+                   "{} prompt + {} output tokens, batch <= {}, {} backend\n",
+                   c.model.name,
+                   gpus,
+                   preset,
+                   tp,
+                   ep,
+                   disaggregated ? "disaggregated prefill/decode" : "co-located",
+                   requests,
+                   rate,
+                   promptTokens,
+                   outputTokens,
+                   batch,
+                   backend);
+        fmt::print("{}", table.Heading());
+        for (const auto& topoName : topoNames)
+        {
+            ClusterParams cp;
+            cp.gpus = gpus;
+            cp.platform = hw;
+            const FabricTopology topo = TopologyHelper(cp).Create(topoName);
+            InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
+            Ptr<ServingSimulation> sim = RunServing(c, installed.transport);
+            FabricRequire(sim->IsComplete(),
+                          "--topology",
+                          topoName,
+                          "runs that complete (" + sim->GetFailureReport() + ")");
+            std::vector<double> ttft;
+            std::vector<double> tpot;
+            double end = 0;
+            for (const auto& r : sim->GetResults())
+            {
+                ttft.push_back(r.Ttft());
+                tpot.push_back(r.Tpot());
+                end = std::max(end, r.lastToken);
+            }
+            table.AddRow({topoName,
+                          requests,
+                          ServingPercentile(ttft, 50),
+                          ServingPercentile(ttft, 90),
+                          ServingPercentile(ttft, 99),
+                          ServingPercentile(tpot, 50),
+                          ServingPercentile(tpot, 90),
+                          ServingPercentile(tpot, 99),
+                          sim->GetDecodeSteps(),
+                          end});
+            fmt::print("{}", table.Line(table.Rows() - 1));
+            sim->Dispose();
+            installed.Dispose();
+            Simulator::Destroy();
+        }
+        if (!json.empty())
+        {
+            WriteTextFile("--json",
+                          json,
+                          nlohmann::json({{"model", c.model.name},
+                                          {"preset", preset},
+                                          {"gpus", gpus},
+                                          {"tp", tp},
+                                          {"ep", ep},
+                                          {"disaggregated", disaggregated},
+                                          {"rate", rate},
+                                          {"prompt_tokens", promptTokens},
+                                          {"output_tokens", outputTokens},
+                                          {"batch", batch},
+                                          {"seed", seed},
+                                          {"backend", backend},
+                                          {"results", table.Json()}})
+                                  .dump(2) +
+                              "\n");
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "serving-study: {}\n", e.what());
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,655 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "serving-workload.h"
+
+#include "iteration-program.h"
+
+#include "ns3/double.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/random-variable-stream.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("ServingSimulation");
+NS_OBJECT_ENSURE_REGISTERED(ServingSimulation);
+
+namespace
+{
+
+uint64_t
+CeilDiv(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+bool
+IsMoeBlock(const LlmModel& m, uint32_t block)
+{
+    // as LlmModel::BlockForwardFlopsPerToken: every interval-th block
+    return m.IsMoe() && (block + 1) % m.moeLayerInterval == 0;
+}
+
+} // namespace
+
+std::vector<std::string>
+ServingConfig::GranularityNames()
+{
+    return {"layer", "pass"};
+}
+
+uint32_t
+ServingConfig::InstanceGpus() const
+{
+    return tp * ep;
+}
+
+std::vector<uint32_t>
+ServingConfig::PrefillGpus() const
+{
+    std::vector<uint32_t> g(InstanceGpus());
+    for (uint32_t i = 0; i < g.size(); ++i)
+    {
+        g[i] = i;
+    }
+    return g;
+}
+
+std::vector<uint32_t>
+ServingConfig::DecodeGpus() const
+{
+    std::vector<uint32_t> g = PrefillGpus();
+    if (disaggregated)
+    {
+        const uint32_t offset =
+            static_cast<uint32_t>(CeilDiv(g.size(), gpusPerDomain)) * gpusPerDomain;
+        for (uint32_t& x : g)
+        {
+            x += offset;
+        }
+    }
+    return g;
+}
+
+void
+ServingConfig::Validate() const
+{
+    model.Validate();
+    FabricRequire(gpusPerDomain >= 1, "gpus-per-domain", gpusPerDomain, "at least 1");
+    FabricRequire(tp >= 1 && gpusPerDomain % tp == 0 && model.heads % tp == 0,
+                  "tp",
+                  tp,
+                  fmt::format("a divisor of K = {} (TP inside an HB domain) and of the "
+                              "model's {} heads",
+                              gpusPerDomain,
+                              model.heads));
+    FabricRequire(ep >= 1 && (ep == 1 || (model.IsMoe() && model.experts % ep == 0)),
+                  "ep",
+                  ep,
+                  model.IsMoe() ? fmt::format("a divisor of the model's {} experts", model.experts)
+                                : std::string("1 (the model has no experts)"));
+    const uint64_t g = uint64_t{tp} * ep;
+    const uint64_t need = disaggregated ? CeilDiv(g, gpusPerDomain) * gpusPerDomain + g : g;
+    FabricRequire(gpus >= need && gpus <= std::numeric_limits<uint32_t>::max(),
+                  "gpus",
+                  gpus,
+                  disaggregated
+                      ? fmt::format("at least {}: a prefill and a decode group of tp x ep = {} "
+                                    "GPUs each, the decode group from the HB-domain boundary "
+                                    "{}",
+                                    need,
+                                    g,
+                                    need - g)
+                      : fmt::format("at least tp x ep = {}", g));
+    FabricRequire(std::isfinite(gpuFlops) && gpuFlops > 0, "gpu-flops", gpuFlops, "> 0");
+    FabricRequire(computeEfficiency > 0 && computeEfficiency <= 1,
+                  "compute-efficiency",
+                  computeEfficiency,
+                  "in (0, 1]");
+    FabricRequire(std::isfinite(memoryBandwidth) && memoryBandwidth >= 0,
+                  "memory-bandwidth",
+                  memoryBandwidth,
+                  "bytes/s >= 0 (0: compute time only)");
+    FabricRequire(std::isfinite(rate) && rate > 0 && rate <= 1e9,
+                  "rate",
+                  rate,
+                  "requests per second in (0, 1e9]");
+    FabricRequire(requests >= 1, "requests", requests, "at least 1");
+    FabricRequire(promptTokens >= 1, "prompt-tokens", promptTokens, "at least 1");
+    FabricRequire(outputTokens >= 2,
+                  "output-tokens",
+                  outputTokens,
+                  "at least 2 (TPOT needs a second token)");
+    FabricRequire(maxBatch >= 1, "batch", maxBatch, "at least 1");
+    FabricRequire(seed <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+                  "seed",
+                  seed,
+                  "an RNG stream 0..2^63-1");
+    const auto names = GranularityNames();
+    FabricRequire(std::find(names.begin(), names.end(), granularity) != names.end(),
+                  "granularity",
+                  granularity,
+                  "layer or pass");
+}
+
+uint64_t
+ServingConfig::KvCacheBytes(uint64_t tokens) const
+{
+    const uint64_t kvHeads = model.kvHeads ? model.kvHeads : model.heads;
+    const uint64_t headDim = model.headDim ? model.headDim : model.hiddenSize / model.heads;
+    return 2 * uint64_t{model.layers} * kvHeads * headDim * tokens * model.bytesPerActivation;
+}
+
+namespace
+{
+
+/// Seconds of a piece of work: FLOPs at C x efficiency or its weights at
+/// the memory bandwidth, whichever is longer.
+double
+Roofline(const ServingConfig& c, double flops, double weightBytes)
+{
+    const double compute = flops / (c.gpuFlops * c.computeEfficiency);
+    return c.memoryBandwidth > 0 ? std::max(compute, weightBytes / c.memoryBandwidth) : compute;
+}
+
+/// Compute seconds of each block on one GPU, then the output layer's.
+std::vector<double>
+PassSeconds(const ServingConfig& c, uint64_t tokens, uint32_t sequences)
+{
+    const LlmModel& m = c.model;
+    const double t = static_cast<double>(CeilDiv(tokens, c.ep));
+    const double g = c.InstanceGpus();
+    const double bpp = m.bytesPerParam;
+    std::vector<double> s;
+    for (uint32_t b = 0; b < m.layers; ++b)
+    {
+        double flops = 2 * m.AttentionParams() * t / c.tp;
+        double weights = m.AttentionParams() / c.tp;
+        if (IsMoeBlock(m, b))
+        {
+            flops += 2 * m.FfnParams() * m.topK * static_cast<double>(tokens) / g;
+            weights += m.experts * m.FfnParams() / g;
+        }
+        else
+        {
+            flops += 2 * m.FfnParams() * t / c.tp;
+            weights += m.FfnParams() / c.tp;
+        }
+        s.push_back(Roofline(c, flops, weights * bpp));
+    }
+    const double vd = static_cast<double>(m.vocabSize) * m.hiddenSize;
+    s.push_back(Roofline(c,
+                         2 * vd * static_cast<double>(CeilDiv(sequences, c.ep)) / c.tp,
+                         vd / c.tp * bpp));
+    return s;
+}
+
+} // namespace
+
+double
+ServingConfig::PassComputeSeconds(uint64_t tokens, uint32_t sequences) const
+{
+    double sum = 0;
+    for (double x : PassSeconds(*this, tokens, sequences))
+    {
+        sum += x;
+    }
+    return sum;
+}
+
+ParallelProgram
+BuildServingPass(const ServingConfig& c,
+                 const std::vector<uint32_t>& gpus,
+                 uint64_t tokens,
+                 uint32_t sequences)
+{
+    const LlmModel& m = c.model;
+    NS_ABORT_MSG_IF(gpus.size() != c.InstanceGpus(), "instance of the wrong size");
+    const uint64_t t = CeilDiv(tokens, c.ep);
+    const uint64_t arBytes = static_cast<uint64_t>(m.ActivationBytes(t));
+    const uint64_t a2aBytes = CeilDiv(t * m.topK * m.hiddenSize * m.bytesPerActivation, c.tp);
+    const uint32_t allReduces = c.tp > 1 ? m.tpRoundsPerBlock / 4 : 0;
+    const std::vector<double> seconds = PassSeconds(c, tokens, sequences);
+    const bool layer = c.granularity == "layer";
+
+    ParallelProgram p;
+    p.ranks = c.gpus;
+    p.tasks.resize(c.gpus);
+    // the comms of one step: per TP group an AllReduce, per TP index an AllToAll
+    auto addAllReduces = [&](uint64_t bytes, const std::string& label) {
+        const uint32_t first = static_cast<uint32_t>(p.comms.size());
+        for (uint32_t j = 0; j < c.ep; ++j)
+        {
+            ProgramComm comm{"allreduce", "ring", {}, bytes, 0, 0, label};
+            for (uint32_t i = 0; i < c.tp; ++i)
+            {
+                comm.members.push_back(gpus[j * c.tp + i]);
+            }
+            p.comms.push_back(std::move(comm));
+        }
+        for (uint32_t r = 0; r < gpus.size(); ++r)
+        {
+            auto& tasks = p.tasks[gpus[r]];
+            tasks.push_back({ProgramTask::Kind::Comm,
+                             0,
+                             first + r / c.tp,
+                             {static_cast<uint32_t>(tasks.size() - 1)}});
+        }
+    };
+    auto addAllToAll = [&](uint64_t bytes, const std::string& label) {
+        const uint32_t first = static_cast<uint32_t>(p.comms.size());
+        for (uint32_t i = 0; i < c.tp; ++i)
+        {
+            ProgramComm comm{"alltoall", "direct", {}, bytes, 0, 0, label};
+            for (uint32_t j = 0; j < c.ep; ++j)
+            {
+                comm.members.push_back(gpus[j * c.tp + i]);
+            }
+            p.comms.push_back(std::move(comm));
+        }
+        for (uint32_t r = 0; r < gpus.size(); ++r)
+        {
+            auto& tasks = p.tasks[gpus[r]];
+            tasks.push_back({ProgramTask::Kind::Comm,
+                             0,
+                             first + r % c.tp,
+                             {static_cast<uint32_t>(tasks.size() - 1)}});
+        }
+    };
+    auto addCompute = [&](double s) {
+        for (uint32_t g : gpus)
+        {
+            auto& tasks = p.tasks[g];
+            ProgramTask task{ProgramTask::Kind::Compute, s, 0, {}};
+            if (!tasks.empty())
+            {
+                task.deps.push_back(static_cast<uint32_t>(tasks.size() - 1));
+            }
+            tasks.push_back(std::move(task));
+        }
+    };
+
+    if (!layer)
+    {
+        double total = 0;
+        uint32_t moeBlocks = 0;
+        for (uint32_t b = 0; b < m.layers; ++b)
+        {
+            total += seconds[b];
+            moeBlocks += IsMoeBlock(m, b) && c.ep > 1;
+        }
+        addCompute(total + seconds.back());
+        if (allReduces > 0)
+        {
+            addAllReduces(arBytes * allReduces * m.layers, "tp-allreduce pass");
+        }
+        if (moeBlocks > 0)
+        {
+            addAllToAll(a2aBytes * 2 * moeBlocks, "ep-alltoall pass");
+        }
+        p.Validate();
+        return p;
+    }
+    for (uint32_t b = 0; b < m.layers; ++b)
+    {
+        const bool a2a = IsMoeBlock(m, b) && c.ep > 1;
+        const uint32_t pieces = std::max(allReduces, a2a ? 2U : 1U);
+        for (uint32_t k = 0; k < pieces; ++k)
+        {
+            const bool expert = a2a && k == pieces - 1;
+            if (expert)
+            {
+                addAllToAll(a2aBytes, fmt::format("ep-dispatch layer {}", b));
+            }
+            addCompute(seconds[b] / pieces);
+            if (expert)
+            {
+                addAllToAll(a2aBytes, fmt::format("ep-combine layer {}", b));
+            }
+            if (k < allReduces)
+            {
+                addAllReduces(arBytes, fmt::format("tp-allreduce layer {} #{}", b, k));
+            }
+        }
+    }
+    addCompute(seconds.back());
+    p.Validate();
+    return p;
+}
+
+ParallelProgram
+BuildKvTransfer(const ServingConfig& c)
+{
+    const std::vector<uint32_t> from = c.PrefillGpus();
+    const std::vector<uint32_t> to = c.DecodeGpus();
+    const uint64_t bytes = CeilDiv(c.KvCacheBytes(c.promptTokens), from.size());
+    ParallelProgram p;
+    p.ranks = c.gpus;
+    p.tasks.resize(c.gpus);
+    for (uint32_t i = 0; i < from.size(); ++i)
+    {
+        p.comms.push_back({"sendrecv", "", {from[i], to[i]}, bytes, 0, 0, "kv-cache"});
+        p.tasks[from[i]].push_back({ProgramTask::Kind::Comm, 0, i, {}});
+        p.tasks[to[i]].push_back({ProgramTask::Kind::Comm, 0, i, {}});
+    }
+    p.Validate();
+    return p;
+}
+
+std::vector<double>
+ServingArrivals(const ServingConfig& c)
+{
+    Ptr<ExponentialRandomVariable> gap = CreateObject<ExponentialRandomVariable>();
+    gap->SetAttribute("Mean", DoubleValue(1.0 / c.rate));
+    gap->SetAttribute("Bound", DoubleValue(0.0));
+    gap->SetStream(static_cast<int64_t>(c.seed));
+    std::vector<double> t;
+    double now = 0;
+    for (uint32_t i = 0; i < c.requests; ++i)
+    {
+        now += gap->GetValue();
+        t.push_back(now);
+    }
+    return t;
+}
+
+double
+ServingRequestResult::Ttft() const
+{
+    return firstToken - arrival;
+}
+
+double
+ServingRequestResult::Tpot() const
+{
+    return tokens > 1 ? (lastToken - firstToken) / (tokens - 1) : 0.0;
+}
+
+double
+ServingPercentile(std::vector<double> values, double q)
+{
+    NS_ABORT_MSG_IF(values.empty() || !(q > 0 && q <= 100), "percentile of nothing");
+    std::sort(values.begin(), values.end());
+    const auto rank = static_cast<size_t>(std::ceil(q / 100.0 * values.size()));
+    return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+TypeId
+ServingSimulation::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ServingSimulation")
+                            .SetParent<Object>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<ServingSimulation>();
+    return tid;
+}
+
+ServingSimulation::ServingSimulation() = default;
+
+ServingSimulation::~ServingSimulation() = default;
+
+void
+ServingSimulation::DoDispose()
+{
+    for (auto& r : m_live)
+    {
+        r->Dispose();
+    }
+    m_live.clear();
+    m_transport = nullptr;
+    Object::DoDispose();
+}
+
+void
+ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
+{
+    config.Validate();
+    m_config = config;
+    m_transport = transport;
+    m_prefillGpus = config.PrefillGpus();
+    m_decodeGpus = config.DecodeGpus();
+    m_arrivals = ServingArrivals(config);
+    m_results.assign(config.requests, {});
+    m_prefillPass = BuildServingPass(config, m_prefillGpus, config.promptTokens, 1);
+    if (config.disaggregated)
+    {
+        m_kvTransfer = BuildKvTransfer(config);
+    }
+    m_decodePasses.assign(config.maxBatch + 1, {});
+}
+
+void
+ServingSimulation::Start()
+{
+    m_start = Simulator::Now().GetSeconds();
+    for (uint32_t i = 0; i < m_arrivals.size(); ++i)
+    {
+        Simulator::Schedule(Seconds(m_arrivals[i]), &ServingSimulation::Arrive, this, i);
+    }
+}
+
+void
+ServingSimulation::Arrive(uint32_t request)
+{
+    NS_LOG_FUNCTION(this << request);
+    // the simulator's time of it (ServingArrivals' rounded to its resolution)
+    m_results[request].arrival = Simulator::Now().GetSeconds() - m_start;
+    m_prefillQueue.push_back(request);
+    Kick();
+}
+
+void
+ServingSimulation::Kick()
+{
+    if (!m_failure.empty())
+    {
+        return;
+    }
+    if (m_config.disaggregated)
+    {
+        if (!m_prefillBusy && !m_prefillQueue.empty())
+        {
+            const uint32_t r = m_prefillQueue.front();
+            m_prefillQueue.pop_front();
+            StartPrefill(r);
+        }
+        if (!m_decodeBusy)
+        {
+            while (!m_decodeQueue.empty() && m_running.size() < m_config.maxBatch)
+            {
+                m_running.push_back(m_decodeQueue.front());
+                m_decodeQueue.pop_front();
+            }
+            if (!m_running.empty())
+            {
+                StartDecodeStep();
+            }
+        }
+        return;
+    }
+    if (m_prefillBusy)
+    {
+        return;
+    }
+    if (!m_prefillQueue.empty() && m_running.size() < m_config.maxBatch)
+    {
+        const uint32_t r = m_prefillQueue.front();
+        m_prefillQueue.pop_front();
+        StartPrefill(r);
+    }
+    else if (!m_running.empty())
+    {
+        StartDecodeStep();
+    }
+}
+
+void
+ServingSimulation::Launch(const ParallelProgram& program, const std::function<void()>& done)
+{
+    Ptr<ProgramRunner> runner = CreateObject<ProgramRunner>();
+    runner->Setup(program, m_transport);
+    runner->SetCompletionCallback(
+        ProgramRunner::CompletionCallback([this, done](Ptr<ProgramRunner> r) {
+            // disposed once this callback has returned
+            Simulator::ScheduleNow(&ServingSimulation::Retire, this, r);
+            done();
+        }));
+    runner->SetFailureCallback(
+        ProgramRunner::FailureCallback([this](Ptr<ProgramRunner>, const std::string& report) {
+            m_failure += report;
+            Simulator::Stop();
+        }));
+    m_live.push_back(runner);
+    // started from the event loop, not from inside the runner that called us
+    Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+}
+
+void
+ServingSimulation::Retire(Ptr<ProgramRunner> runner)
+{
+    auto it = std::find(m_live.begin(), m_live.end(), runner);
+    if (it != m_live.end())
+    {
+        m_live.erase(it);
+    }
+    runner->Dispose();
+}
+
+void
+ServingSimulation::StartPrefill(uint32_t request)
+{
+    NS_LOG_FUNCTION(this << request);
+    m_prefillBusy = true;
+    ++m_prefills;
+    Launch(m_prefillPass, [this, request]() { PrefillDone(request); });
+}
+
+void
+ServingSimulation::PrefillDone(uint32_t request)
+{
+    const double now = Simulator::Now().GetSeconds() - m_start;
+    ServingRequestResult& r = m_results[request];
+    r.firstToken = now;
+    r.tokens = 1;
+    m_prefillBusy = false;
+    if (m_config.disaggregated)
+    {
+        Launch(m_kvTransfer, [this, request]() { KvDone(request); });
+    }
+    else
+    {
+        r.kvReady = now;
+        m_running.push_back(request);
+    }
+    Kick();
+}
+
+void
+ServingSimulation::KvDone(uint32_t request)
+{
+    m_results[request].kvReady = Simulator::Now().GetSeconds() - m_start;
+    m_decodeQueue.push_back(request);
+    Kick();
+}
+
+void
+ServingSimulation::StartDecodeStep()
+{
+    const auto batch = static_cast<uint32_t>(m_running.size());
+    NS_LOG_FUNCTION(this << batch);
+    if (m_config.disaggregated)
+    {
+        m_decodeBusy = true;
+    }
+    else
+    {
+        m_prefillBusy = true;
+    }
+    ++m_decodeSteps;
+    m_maxBatchRun = std::max(m_maxBatchRun, batch);
+    ParallelProgram& pass = m_decodePasses[batch];
+    if (pass.ranks == 0)
+    {
+        pass = BuildServingPass(m_config, m_decodeGpus, batch, batch);
+    }
+    Launch(pass, [this]() { DecodeStepDone(); });
+}
+
+void
+ServingSimulation::DecodeStepDone()
+{
+    const double now = Simulator::Now().GetSeconds() - m_start;
+    std::vector<uint32_t> still;
+    for (uint32_t id : m_running)
+    {
+        ServingRequestResult& r = m_results[id];
+        ++r.tokens;
+        if (r.tokens == m_config.outputTokens)
+        {
+            r.lastToken = now;
+            ++m_finished;
+        }
+        else
+        {
+            still.push_back(id);
+        }
+    }
+    m_running = std::move(still);
+    (m_config.disaggregated ? m_decodeBusy : m_prefillBusy) = false;
+    Kick();
+}
+
+bool
+ServingSimulation::IsComplete() const
+{
+    return m_failure.empty() && m_finished == m_config.requests;
+}
+
+const std::string&
+ServingSimulation::GetFailureReport() const
+{
+    return m_failure;
+}
+
+const std::vector<ServingRequestResult>&
+ServingSimulation::GetResults() const
+{
+    return m_results;
+}
+
+uint64_t
+ServingSimulation::GetPrefills() const
+{
+    return m_prefills;
+}
+
+uint64_t
+ServingSimulation::GetDecodeSteps() const
+{
+    return m_decodeSteps;
+}
+
+uint32_t
+ServingSimulation::GetMaxBatchRun() const
+{
+    return m_maxBatchRun;
+}
+
+Ptr<ServingSimulation>
+RunServing(const ServingConfig& config, Ptr<Transport> transport)
+{
+    Ptr<ServingSimulation> s = CreateObject<ServingSimulation>();
+    s->Setup(config, transport);
+    s->Start();
+    Simulator::Run();
+    return s;
+}
+
+} // namespace ns3

@@ -1,0 +1,266 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_SERVING_WORKLOAD_H
+#define GPU_FABRIC_SERVING_WORKLOAD_H
+
+#include "llm-model.h"
+#include "program-runner.h"
+
+#include "ns3/object.h"
+#include "ns3/ptr.h"
+#include "ns3/transport.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief An LLM inference-serving job: the model, where it runs, and the
+ *        requests (see ServingSimulation for how they are served).
+ *
+ * An instance is \c ep tensor-parallel groups of \c tp GPUs (G = tp x ep
+ * GPUs, domain-major: group j is GPUs j*tp .. j*tp+tp-1 of the instance).
+ * Co-located: one instance on GPUs 0..G-1 does prefill and decode.
+ * Disaggregated: the prefill instance on GPUs 0..G-1, the decode instance on
+ * the G GPUs from the next HB-domain boundary, ceil(G / K) K, so that GPU i
+ * of one and GPU i of the other are on the same rail in different domains.
+ * Requests arrive as a Poisson process of \c rate requests per second, each
+ * with \c promptTokens prompt tokens and \c outputTokens output tokens (fixed).
+ */
+struct ServingConfig
+{
+    LlmModel model;                   //!< the model (a preset or LlmModel::Custom)
+    uint32_t gpus{0};                 //!< GPUs of the cluster (the transport's ranks)
+    uint32_t gpusPerDomain{0};        //!< K, GPUs per HB domain
+    uint32_t tp{1};                   //!< TP size (divides K and the model's heads)
+    uint32_t ep{1};                   //!< EP size: TP groups an instance's experts spread over
+    bool disaggregated{false};        //!< prefill and decode on different GPU groups
+    double gpuFlops{989e12};          //!< C, peak dense FLOP/s per GPU
+    double computeEfficiency{1.0};    //!< fraction of C reached, (0, 1]
+    double memoryBandwidth{0};        //!< HBM bytes/s per GPU (0: compute time only)
+    double rate{1.0};                 //!< request arrival rate, requests per second
+    uint32_t requests{1};             //!< number of requests
+    uint32_t promptTokens{512};       //!< prompt tokens per request
+    uint32_t outputTokens{64};        //!< output tokens per request (>= 2)
+    uint32_t maxBatch{8};             //!< most requests in a decode step
+    uint64_t seed{1};                 //!< the arrivals' RNG stream
+    std::string granularity{"layer"}; //!< "layer" or "pass" (see BuildServingPass)
+
+    /// Throws FabricConfigError naming the first field out of range, the
+    /// value and what is allowed (including placements that do not fit).
+    void Validate() const;
+
+    /// \return G = tp x ep, GPUs per instance
+    uint32_t InstanceGpus() const;
+    /// \return the prefill instance's GPUs
+    std::vector<uint32_t> PrefillGpus() const;
+    /// \return the decode instance's GPUs (the prefill GPUs when co-located)
+    std::vector<uint32_t> DecodeGpus() const;
+
+    /**
+     * \brief KV-cache bytes of \p tokens tokens:
+     *        2 (K and V) x layers x kvHeads x headDim x tokens x bytesPerActivation.
+     * \param tokens tokens \return bytes
+     */
+    uint64_t KvCacheBytes(uint64_t tokens) const;
+
+    /**
+     * \brief Compute seconds of one forward pass on each GPU of an instance:
+     *        per block, max(FLOPs / (C x efficiency), weight bytes /
+     *        memoryBandwidth) (the second term only when memoryBandwidth > 0),
+     *        plus the output layer the same way (see BuildServingPass).
+     * \param tokens tokens of the pass \param sequences requests in the pass
+     * \return seconds
+     */
+    double PassComputeSeconds(uint64_t tokens, uint32_t sequences) const;
+
+    /// \return the names of the granularities
+    static std::vector<std::string> GranularityNames();
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief One forward pass of \p tokens tokens of \p sequences requests on
+ *        the instance \p gpus (prefill: a prompt, sequences 1; decode step:
+ *        one token per request, tokens = sequences = batch).
+ *
+ * Tokens are spread evenly over the ep TP groups (each group's share is
+ * t = ceil(tokens / ep)); per block of the model, each GPU computes
+ * - attention: 2 x AttentionParams() x t / tp FLOPs, reading AttentionParams() / tp weights;
+ * - FFN (dense): 2 x FfnParams() x t / tp FLOPs, FfnParams() / tp weights;
+ *   MoE block: 2 x FfnParams() x topK x tokens / G FLOPs (routing balanced),
+ *   experts x FfnParams() / G weights (every local expert read);
+ * and after the last block the output layer, 2 V d ceil(sequences / ep) / tp
+ * FLOPs (logits of one token per request), V d / tp weights; weights are
+ * bytesPerParam bytes each.  Communication, at granularity "layer": per
+ * block a = M_cc / 4 ring AllReduces (tp > 1) over each TP group of
+ * ActivationBytes(t) bytes, after equal compute pieces (max(a, 1) pieces;
+ * max(a, 2) for an MoE block with ep > 1, whose last piece sits between a
+ * dispatch and a combine "direct" AllToAll over the ep GPUs of each TP
+ * index, each of t x topK x d x bytesPerActivation / tp bytes per GPU, as in
+ * TrainingIteration).  At granularity "pass": one compute task of the whole
+ * pass, then one AllReduce of all the pass's AllReduce bytes and one
+ * AllToAll of all its AllToAll bytes (fewer events, fewer latencies).
+ * \param config the job \param gpus the instance's GPUs (G of them)
+ * \param tokens tokens \param sequences requests
+ * \return the program (ranks: config.gpus; GPUs outside the instance idle)
+ */
+ParallelProgram BuildServingPass(const ServingConfig& config,
+                                 const std::vector<uint32_t>& gpus,
+                                 uint64_t tokens,
+                                 uint32_t sequences);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The KV-cache transfer of one request from the prefill to the decode
+ *        instance: GPU i of the one sends ceil(KvCacheBytes(promptTokens) / G)
+ *        bytes to GPU i of the other (its heads and tokens of the cache), all
+ *        G transfers at once.
+ * \param config the job (disaggregated) \return the program
+ */
+ParallelProgram BuildKvTransfer(const ServingConfig& config);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Arrival times of the requests: a Poisson process of config.rate,
+ *        the first request at the first exponential gap; drawn from an ns-3
+ *        ExponentialRandomVariable on stream config.seed (same seed and
+ *        ns-3 RngSeed/RngRun: same times, bit for bit).
+ * \param config the job \return seconds, increasing
+ */
+std::vector<double> ServingArrivals(const ServingConfig& config);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief What happened to one request.
+ */
+struct ServingRequestResult
+{
+    double arrival{0};    //!< arrival, seconds (on the simulator clock)
+    double firstToken{0}; //!< end of its prefill (first output token), seconds
+    double kvReady{0};    //!< its KV cache on the decode instance, seconds
+    double lastToken{0};  //!< end of the decode step of its last token, seconds
+    uint32_t tokens{0};   //!< output tokens produced
+    /// \return TTFT: firstToken - arrival
+    double Ttft() const;
+    /// \return TPOT: (lastToken - firstToken) / (tokens - 1)
+    double Tpot() const;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Nearest-rank percentile: the smallest value with at least q % of
+ *        the values at or below it (the value at rank ceil(q / 100 x n)).
+ * \param values the values (any order; not empty) \param q percent in (0, 100]
+ * \return the percentile
+ */
+double ServingPercentile(std::vector<double> values, double q);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Serves the requests of a ServingConfig over a Transport, driven by
+ *        the simulator's clock: each prefill, decode step and KV transfer is
+ *        a program (BuildServingPass, BuildKvTransfer) started when the
+ *        engine that runs it decides to.
+ *
+ * - Prefill: requests are prefilled one at a time in arrival order (FIFO);
+ *   the end of a request's prefill is its first token.
+ * - Disaggregated: the prefill instance starts the next prefill at once and
+ *   sends the KV cache (BuildKvTransfer) meanwhile; the request joins the
+ *   decode queue when its cache has arrived.
+ * - Decode: continuous batching at a fixed maximum batch: before every
+ *   step, requests waiting (in order) join the running batch up to
+ *   maxBatch; a step of B requests is one pass of B tokens, and gives each
+ *   of them its next token; a request leaves after its last token.
+ * - Co-located: one engine, prefill first: at every step boundary it
+ *   prefills the next waiting request if the batch has room, else runs a
+ *   decode step; a prefilled request joins the batch at once (its KV cache
+ *   is local).
+ * Deterministic: the same config and transport give the same times.
+ */
+class ServingSimulation : public Object
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    ServingSimulation();
+    ~ServingSimulation() override;
+
+    /**
+     * \param config the job (validated here)
+     * \param transport the message layer over config.gpus GPUs
+     */
+    void Setup(const ServingConfig& config, Ptr<Transport> transport);
+
+    /// Schedule the arrivals, from now.
+    void Start();
+
+    /// \return true when every request has its last token
+    bool IsComplete() const;
+    /// \return one line per failed program (empty if none failed)
+    const std::string& GetFailureReport() const;
+    /// \return per request, in arrival order (times relative to Start)
+    const std::vector<ServingRequestResult>& GetResults() const;
+    /// \return prefills run
+    uint64_t GetPrefills() const;
+    /// \return decode steps run
+    uint64_t GetDecodeSteps() const;
+    /// \return the largest decode batch run
+    uint32_t GetMaxBatchRun() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Arrive(uint32_t request);
+    void Kick();
+    void StartPrefill(uint32_t request);
+    void PrefillDone(uint32_t request);
+    void KvDone(uint32_t request);
+    void StartDecodeStep();
+    void DecodeStepDone();
+    /// Run \p program now; \p done when it completes.
+    void Launch(const ParallelProgram& program, const std::function<void()>& done);
+    void Retire(Ptr<ProgramRunner> runner);
+
+    ServingConfig m_config;
+    Ptr<Transport> m_transport;
+    std::vector<uint32_t> m_prefillGpus;
+    std::vector<uint32_t> m_decodeGpus;
+    double m_start{0};
+    std::vector<double> m_arrivals;
+    std::vector<ServingRequestResult> m_results;
+    std::deque<uint32_t> m_prefillQueue; //!< arrived, not prefilled
+    std::deque<uint32_t> m_decodeQueue;  //!< KV cache ready, not in the batch
+    std::vector<uint32_t> m_running;     //!< the decode batch
+    bool m_prefillBusy{false};           //!< (co-located: the one engine)
+    bool m_decodeBusy{false};
+    uint32_t m_finished{0};
+    uint64_t m_prefills{0};
+    uint64_t m_decodeSteps{0};
+    uint32_t m_maxBatchRun{0};
+    std::vector<ParallelProgram> m_decodePasses; //!< by batch size (cache)
+    ParallelProgram m_prefillPass;
+    ParallelProgram m_kvTransfer;
+    std::vector<Ptr<ProgramRunner>> m_live;
+    std::string m_failure;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Serve a config to the end: Setup, Start, Simulator::Run().
+ * \param config the job \param transport the message layer
+ * \return the simulation (check IsComplete())
+ */
+Ptr<ServingSimulation> RunServing(const ServingConfig& config, Ptr<Transport> transport);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_SERVING_WORKLOAD_H
