@@ -157,19 +157,22 @@ main(int argc, char* argv[])
         c.maxBatch = batch;
         c.seed = seed;
         c.granularity = granularity;
+        // ServingConfig names its fields as this program's flags, without "--"
+        auto asFlag = [](const FabricConfigError& e) {
+            const std::string what = e.what();
+            const size_t got = what.find(": got '") + 7;
+            const size_t allowed = what.find("', allowed: ", got);
+            return FabricConfigError("--" + e.Parameter(),
+                                     what.substr(got, allowed - got),
+                                     what.substr(allowed + 12));
+        };
         try
         {
             c.Validate();
         }
         catch (const FabricConfigError& e)
         {
-            // the config names its fields as this program's flags, without "--"
-            const std::string what = e.what();
-            const size_t got = what.find(": got '") + 7;
-            const size_t allowed = what.find("', allowed: ", got);
-            throw FabricConfigError("--" + e.Parameter(),
-                                    what.substr(got, allowed - got),
-                                    what.substr(allowed + 12));
+            throw asFlag(e);
         }
 
         using Column = ResultsColumn;
@@ -206,7 +209,16 @@ main(int argc, char* argv[])
             cp.platform = hw;
             const FabricTopology topo = TopologyHelper(cp).Create(topoName);
             InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
-            Ptr<ServingSimulation> sim = RunServing(c, installed.transport);
+            Ptr<ServingSimulation> sim;
+            try
+            {
+                // refused up front (work, simulated time) naming --requests
+                sim = RunServing(c, installed.transport);
+            }
+            catch (const FabricConfigError& e)
+            {
+                throw e.Parameter() == "requests" ? asFlag(e) : e;
+            }
             FabricRequire(sim->IsComplete(),
                           "--topology",
                           topoName,

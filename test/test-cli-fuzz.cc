@@ -154,6 +154,7 @@ BaseArgs()
         {"moe-alltoall", {}},
         {"chakra-replay", {}},
         {"multi-job", {"--topologies=rail-only", "--placements=packed"}},
+        {"serving-study", {"--quick", "--topology=rail-only"}},
         {"rail-only-vs-fat-tree", {"--quick", "--topologies=rail-only", "--png=none"}},
         {"traffic-sparsity", {}},
         {"bfb-scale", {}},

@@ -425,6 +425,9 @@ TEST(ServingStudy, BadFlagsExitTwoNamingTheFlag)
         {"--output-tokens=1", "--output-tokens"},
         {"--granularity=block", "--granularity"},
         {"--gpus=20", "--gpus"},
+        {"--compute-efficiency=1e-300", "--compute-efficiency"},
+        {"--requests=100000 --GpuFabricMaxRunSeconds=1", "--requests"},
+        {"--rate=1e-9", "--requests"},
     };
     int i = 0;
     for (const auto& [args, flag] : cases)

@@ -117,6 +117,20 @@ Saturated(double x)
 
 } // namespace
 
+std::pair<double, double>
+ParallelProgram::Work() const
+{
+    double messages = 0;
+    double bytes = 0;
+    for (const auto& c : comms)
+    {
+        const auto [m, b] = CommWork(c);
+        messages += m;
+        bytes += b;
+    }
+    return {messages, bytes};
+}
+
 TypeId
 ProgramRunner::GetTypeId()
 {
@@ -181,14 +195,7 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
                   fmt::format("at most the transport's {} ranks", transport->GetNRanks()));
     {
         // refused up front if it cannot finish in reasonable time
-        double messages = 0;
-        double bytes = 0;
-        for (const auto& c : program.comms)
-        {
-            const auto [m, b] = CommWork(c);
-            messages += m;
-            bytes += b;
-        }
+        const auto [messages, bytes] = program.Work();
         transport->ExpectWork(Saturated(messages),
                               Saturated(bytes),
                               "program",

@@ -5,12 +5,13 @@
 #define GPU_FABRIC_PROGRAM_RUNNER_H
 
 #include "ns3/collective-application.h"
-#include "ns3/transport.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
+#include "ns3/transport.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -69,6 +70,11 @@ struct ParallelProgram
     /// comm index, forward dependency, a rank taking part in a comm without a
     /// task for it).
     void Validate() const;
+
+    /// \return messages and payload bytes the comms send, the up-front
+    /// estimate ProgramRunner::Setup declares to its transport (ring
+    /// algorithm counts; doubles, as a hostile program's may not fit 64 bits)
+    std::pair<double, double> Work() const;
 };
 
 /**

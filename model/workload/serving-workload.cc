@@ -7,6 +7,7 @@
 
 #include "ns3/double.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-work.h"
 #include "ns3/log.h"
 #include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
@@ -29,6 +30,9 @@ CeilDiv(uint64_t a, uint64_t b)
 {
     return (a + b - 1) / b;
 }
+
+/// Longest run simulated (the clock's limit is about 9.2e9 s).
+constexpr double kMaxServingSeconds = 1e9;
 
 bool
 IsMoeBlock(const LlmModel& m, uint32_t block)
@@ -108,15 +112,20 @@ ServingConfig::Validate() const
                                     g,
                                     need - g)
                       : fmt::format("at least tp x ep = {}", g));
-    FabricRequire(std::isfinite(gpuFlops) && gpuFlops > 0, "gpu-flops", gpuFlops, "> 0");
-    FabricRequire(computeEfficiency > 0 && computeEfficiency <= 1,
+    // lower bounds keep every time well inside the simulator's clock
+    FabricRequire(std::isfinite(gpuFlops) && gpuFlops >= 1e9,
+                  "gpu-flops",
+                  gpuFlops,
+                  "FLOP/s >= 1e9");
+    FabricRequire(computeEfficiency >= 1e-3 && computeEfficiency <= 1,
                   "compute-efficiency",
                   computeEfficiency,
-                  "in (0, 1]");
-    FabricRequire(std::isfinite(memoryBandwidth) && memoryBandwidth >= 0,
+                  "in [0.001, 1]");
+    FabricRequire(std::isfinite(memoryBandwidth) &&
+                      (memoryBandwidth == 0 || memoryBandwidth >= 1e9),
                   "memory-bandwidth",
                   memoryBandwidth,
-                  "bytes/s >= 0 (0: compute time only)");
+                  "0 (compute time only) or bytes/s >= 1e9");
     FabricRequire(std::isfinite(rate) && rate > 0 && rate <= 1e9,
                   "rate",
                   rate,
@@ -222,15 +231,25 @@ BuildServingPass(const ServingConfig& c,
     ParallelProgram p;
     p.ranks = c.gpus;
     p.tasks.resize(c.gpus);
-    // the comms of one step: per TP group an AllReduce, per TP index an AllToAll
-    auto addAllReduces = [&](uint64_t bytes, const std::string& label) {
+    // the comms of one step: an AllReduce per TP group (byTpIndex false) or
+    // an AllToAll per TP index over the ep groups (true); each GPU's task
+    // follows its last one
+    auto addComms = [&](bool byTpIndex, uint64_t bytes, const std::string& label) {
         const uint32_t first = static_cast<uint32_t>(p.comms.size());
-        for (uint32_t j = 0; j < c.ep; ++j)
+        const uint32_t count = byTpIndex ? c.tp : c.ep;
+        const uint32_t size = byTpIndex ? c.ep : c.tp;
+        for (uint32_t g = 0; g < count; ++g)
         {
-            ProgramComm comm{"allreduce", "ring", {}, bytes, 0, 0, label};
-            for (uint32_t i = 0; i < c.tp; ++i)
+            ProgramComm comm{byTpIndex ? "alltoall" : "allreduce",
+                             byTpIndex ? "direct" : "ring",
+                             {},
+                             bytes,
+                             0,
+                             0,
+                             label};
+            for (uint32_t k = 0; k < size; ++k)
             {
-                comm.members.push_back(gpus[j * c.tp + i]);
+                comm.members.push_back(byTpIndex ? gpus[k * c.tp + g] : gpus[g * c.tp + k]);
             }
             p.comms.push_back(std::move(comm));
         }
@@ -239,29 +258,15 @@ BuildServingPass(const ServingConfig& c,
             auto& tasks = p.tasks[gpus[r]];
             tasks.push_back({ProgramTask::Kind::Comm,
                              0,
-                             first + r / c.tp,
+                             first + (byTpIndex ? r % c.tp : r / c.tp),
                              {static_cast<uint32_t>(tasks.size() - 1)}});
         }
     };
+    auto addAllReduces = [&](uint64_t bytes, const std::string& label) {
+        addComms(false, bytes, label);
+    };
     auto addAllToAll = [&](uint64_t bytes, const std::string& label) {
-        const uint32_t first = static_cast<uint32_t>(p.comms.size());
-        for (uint32_t i = 0; i < c.tp; ++i)
-        {
-            ProgramComm comm{"alltoall", "direct", {}, bytes, 0, 0, label};
-            for (uint32_t j = 0; j < c.ep; ++j)
-            {
-                comm.members.push_back(gpus[j * c.tp + i]);
-            }
-            p.comms.push_back(std::move(comm));
-        }
-        for (uint32_t r = 0; r < gpus.size(); ++r)
-        {
-            auto& tasks = p.tasks[gpus[r]];
-            tasks.push_back({ProgramTask::Kind::Comm,
-                             0,
-                             first + r % c.tp,
-                             {static_cast<uint32_t>(tasks.size() - 1)}});
-        }
+        addComms(true, bytes, label);
     };
     auto addCompute = [&](double s) {
         for (uint32_t g : gpus)
@@ -416,6 +421,20 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
     m_prefillGpus = config.PrefillGpus();
     m_decodeGpus = config.DecodeGpus();
     m_arrivals = ServingArrivals(config);
+    // the simulator's clock (64-bit nanoseconds) must hold the whole run
+    const double busy =
+        config.requests * config.PassComputeSeconds(config.promptTokens, 1) +
+        std::ceil(double{config.requests} * (config.outputTokens - 1) / config.maxBatch) *
+            config.PassComputeSeconds(config.maxBatch, config.maxBatch);
+    FabricRequire(m_arrivals.back() + busy <= kMaxServingSeconds,
+                  "requests",
+                  config.requests,
+                  fmt::format("a run within {:g} simulated seconds (arrivals until {:g} s at "
+                              "rate {:g}, compute {:g} s)",
+                              kMaxServingSeconds,
+                              m_arrivals.back(),
+                              config.rate,
+                              busy));
     m_results.assign(config.requests, {});
     m_prefillPass = BuildServingPass(config, m_prefillGpus, config.promptTokens, 1);
     if (config.disaggregated)
@@ -423,6 +442,27 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
         m_kvTransfer = BuildKvTransfer(config);
     }
     m_decodePasses.assign(config.maxBatch + 1, {});
+    m_decodePasses[config.maxBatch] =
+        BuildServingPass(config, m_decodeGpus, config.maxBatch, config.maxBatch);
+    // refused up front if it cannot finish in reasonable time: every prompt,
+    // KV cache and output token, in full decode batches (the fewest steps)
+    const double requests = config.requests;
+    const double steps = std::ceil(requests * (config.outputTokens - 1) / config.maxBatch);
+    const auto prefill = m_prefillPass.Work();
+    const auto kv = m_kvTransfer.Work();
+    const auto decode = m_decodePasses[config.maxBatch].Work();
+    const double messages = requests * (prefill.first + kv.first) + steps * decode.first;
+    const double bytes = requests * (prefill.second + kv.second) + steps * decode.second;
+    auto count = [](double x) {
+        return x >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(x);
+    };
+    FabricRequireWork(transport->EstimateRunSeconds(count(messages), count(bytes)),
+                      "requests",
+                      config.requests,
+                      fmt::format("{} prefills and {} decode steps, {:g} messages",
+                                  config.requests,
+                                  steps,
+                                  messages));
 }
 
 void
