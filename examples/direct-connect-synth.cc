@@ -48,6 +48,7 @@
 #include "ns3/collective-baselines.h"
 #include "ns3/collective-helper.h"
 #include "ns3/core-module.h"
+#include "ns3/dc-baselines.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-work.h"
 #include "ns3/msccl-xml.h"
@@ -246,11 +247,17 @@ WriteMsccl(const BfbSchedule& s, const SimSettings& sim)
     WriteTextFile("--msccl", sim.msccl, MscclXml::Export(BfbToCollectiveSchedule(s, bytes, cps)));
 }
 
-SimOutcome
-Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& sim)
+/// \return one hop: the link delay plus one full packet at B/d
+double
+HopSeconds(const SimSettings& sim, uint32_t degree)
 {
-    const uint32_t cps = ChunksPerShard(s, sim);
-    CollectiveSchedule cs = BfbToCollectiveSchedule(s, sim.bytes, cps);
+    return sim.delayNs * 1e-9 + 4122.0 * 8 / (sim.bandwidthBps / degree);
+}
+
+/// Run \p cs (checked first) on \p g's fabric at sim's level. \return its time, seconds
+double
+RunOnFabric(const DirectConnectGraph& g, CollectiveSchedule cs, const SimSettings& sim)
+{
     ScheduleChecker::Require(cs);
     ClusterParams p;
     const auto rate = static_cast<uint64_t>(sim.bandwidthBps);
@@ -266,16 +273,46 @@ Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& s
     b.Dispose();
     Simulator::Destroy();
     FabricRequire(r.complete, "--simulate", g.Name(), "a schedule that completes");
+    return r.timeS;
+}
+
+SimOutcome
+Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& sim)
+{
+    const uint32_t cps = ChunksPerShard(s, sim);
     SimOutcome o;
-    o.simulatedS = r.timeS;
+    o.simulatedS = RunOnFabric(g, BfbToCollectiveSchedule(s, sim.bytes, cps), sim);
     o.chunks = cps;
-    o.alphaS = sim.delayNs * 1e-9 + 4122.0 * 8 / (sim.bandwidthBps / s.degree);
+    o.alphaS = HopSeconds(sim, s.degree);
     o.predictedS = AlphaBetaTime(s.Steps(),
                                  s.Tb(),
                                  o.alphaS,
                                  static_cast<double>(sim.bytes),
                                  sim.bandwidthBps * kPayloadShare);
     return o;
+}
+
+/**
+ * \return \p sim with the allreduce's chunks per shard: reductions into one
+ * chunk are chained (BfbToCollectiveSchedule), so chunks per shard that are a
+ * multiple of every in-degree keep all in-arcs busy
+ */
+SimSettings
+AllReduceSettings(const BfbSchedule& ar, SimSettings sim)
+{
+    if (sim.chunksPerShard == 0)
+    {
+        uint64_t l = BfbExactChunksPerShard(ar);
+        for (uint64_t k = 2; k <= ar.degree; ++k)
+        {
+            l = std::lcm(l, k);
+        }
+        if (l <= SimSettings::kMaxAutoChunks)
+        {
+            sim.chunksPerShard = static_cast<uint32_t>(l);
+        }
+    }
+    return sim;
 }
 
 /// Run --simulate for \p g, print the table and add the keys to \p j.
@@ -287,22 +324,7 @@ SimulateGraph(const DirectConnectGraph& g,
 {
     const BfbSchedule ar = BfbAllReduce(g, LongBfbOptions(g, "allreduce", 2));
     const SimOutcome a = Simulate(g, ag, sim);
-    // reductions into one chunk are chained (BfbToCollectiveSchedule): chunks
-    // per shard that are a multiple of every in-degree keep all in-arcs busy
-    SimSettings simAr = sim;
-    if (simAr.chunksPerShard == 0)
-    {
-        uint64_t l = BfbExactChunksPerShard(ar);
-        for (uint64_t k = 2; k <= ar.degree; ++k)
-        {
-            l = std::lcm(l, k);
-        }
-        if (l <= SimSettings::kMaxAutoChunks)
-        {
-            simAr.chunksPerShard = static_cast<uint32_t>(l);
-        }
-    }
-    const SimOutcome b = Simulate(g, ar, simAr);
+    const SimOutcome b = Simulate(g, ar, AllReduceSettings(ar, sim));
     fmt::print("{}-level simulation of {}: M = {} bytes, B = {} bit/s, link delay {} ns, "
                "alpha (one hop) = {:.6g} s\n",
                sim.backend,
@@ -342,6 +364,143 @@ SimulateGraph(const DirectConnectGraph& g,
                        {"chunks_per_shard", a.chunks},
                        {"chunks_per_shard_allreduce", b.chunks},
                        {"alpha_s", a.alphaS}};
+}
+
+/// --compare's default large graph (about 1,000 hosts of degree 4).
+constexpr const char* kCompareLargeGraph = "Torus(32,32)";
+
+/// What --compare runs.
+struct CompareSettings
+{
+    std::vector<uint64_t> sizes;         //!< message sizes M
+    std::vector<std::string> algorithms; //!< bfb and DcBaselineNames()
+};
+
+/// The algorithms --compare knows, in table order.
+std::vector<std::string>
+CompareAlgorithms()
+{
+    std::vector<std::string> all{"bfb"};
+    const auto& names = DcBaselineNames();
+    all.insert(all.end(), names.begin(), names.end());
+    return all;
+}
+
+/**
+ * --compare for one graph: the BFB allreduce and every baseline at every size,
+ * simulated and by formula; prints a table per size and appends the rows to \p rows.
+ */
+void
+CompareGraph(const DirectConnectGraph& g,
+             const CompareSettings& c,
+             SimSettings sim,
+             nlohmann::json& rows)
+{
+    const BfbSchedule ar = BfbAllReduce(g, LongBfbOptions(g, "allreduce", 2));
+    const uint64_t n = g.NumNodes();
+    // the formula's alpha: one hop of an empty packet (link delay and a
+    // header at B/d); every byte of payload is in the beta term
+    const double alpha =
+        sim.delayNs * 1e-9 + (4122.0 - 4096.0) * 8 / (sim.bandwidthBps / ar.degree);
+    fmt::print("compare on {} (N = {}, d = {}): allreduce, {}-level simulation, B = {} bit/s, "
+               "link delay {} ns; formula: alpha-beta, alpha = one hop of an empty packet = "
+               "{:.6g} s per step, beta at B/d on the busiest arc (routes: shortest paths)\n",
+               g.Name(),
+               n,
+               ar.degree,
+               sim.backend,
+               sim.bandwidthBps,
+               sim.delayNs,
+               alpha);
+    for (uint64_t bytes : c.sizes)
+    {
+        sim.bytes = bytes;
+        // BFB's chunks: as --simulate's allreduce, but none below a packet's
+        // payload (4096 bytes) and at most about 2^21 chunk transfers (N^2
+        // per chunk per shard), so that ~1,000 hosts stay quick
+        SimSettings simAr = AllReduceSettings(ar, sim);
+        const uint64_t most =
+            std::max<uint64_t>(1,
+                               std::min<uint64_t>((uint64_t{1} << 21) / (n * n), bytes / n / 4096));
+        if (ChunksPerShard(ar, simAr) > most)
+        {
+            simAr.chunksPerShard = static_cast<uint32_t>(most);
+        }
+        fmt::print("\nM = {} bytes\n{:<18}  {:>14}  {:>14}  {:>8}  {}\n",
+                   bytes,
+                   "algorithm",
+                   "simulated_s",
+                   "formula_s",
+                   "ratio",
+                   "schedule");
+        for (const std::string& algo : c.algorithms)
+        {
+            double simulated = 0;
+            double formula = 0;
+            std::string detail;
+            if (algo == "bfb")
+            {
+                const SimOutcome o = Simulate(g, ar, simAr);
+                simulated = o.simulatedS;
+                formula = AlphaBetaTime(ar.Steps(),
+                                        ar.Tb(),
+                                        alpha,
+                                        static_cast<double>(bytes),
+                                        sim.bandwidthBps * kPayloadShare);
+                detail = fmt::format("T_L = {}, T_B = {}, {} chunks per shard",
+                                     ar.Steps(),
+                                     ToString(ar.Tb()),
+                                     o.chunks);
+            }
+            else
+            {
+                DcBaseline b = BuildDcBaseline(g, algo, bytes);
+                formula = DcBaselineFormula(g, b, alpha, sim.bandwidthBps * kPayloadShare);
+                detail = b.routing;
+                simulated = RunOnFabric(g, std::move(b.schedule), sim);
+            }
+            fmt::print("{:<18}  {:>14.6e}  {:>14.6e}  {:>8.4f}  {}\n",
+                       algo,
+                       simulated,
+                       formula,
+                       simulated / formula,
+                       detail);
+            rows.push_back({{"graph", g.Name()},
+                            {"size_bytes", bytes},
+                            {"algorithm", algo},
+                            {"simulated_s", simulated},
+                            {"formula_s", formula},
+                            {"ratio", simulated / formula}});
+        }
+    }
+    fmt::print("\n");
+}
+
+/// --compare: every graph, then the JSON.
+int
+RunCompare(const std::vector<DirectConnectGraph>& graphs,
+           const CompareSettings& c,
+           const SimSettings& sim,
+           const std::string& json)
+{
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& g : graphs)
+    {
+        CompareGraph(g, c, sim, rows);
+    }
+    fmt::print("paper (12-node testbed, d = 4, allreduce): BFB about 75% / 20% faster than "
+               "ShiftedRing / double binary tree at 1 KB, 50% / 45% at 1 MB, on par / 50% at "
+               "1 GB\n");
+    if (!json.empty())
+    {
+        nlohmann::json j;
+        j["bandwidth_bps"] = sim.bandwidthBps;
+        j["link_delay_ns"] = sim.delayNs;
+        j["backend"] = sim.backend;
+        j["compare"] = rows;
+        WriteJson(json, j);
+    }
+    return 0;
 }
 
 /// The paper's exact worked examples (../shared/reference/direct-connect.md):
@@ -671,6 +830,25 @@ main(int argc, char* argv[])
                  "with --graph or --edges: write the BFB allgather (as --simulate runs it) as "
                  "MSCCL algorithm XML to this path",
                  msccl);
+    bool compare = false;
+    cmd.AddValue("compare",
+                 "run the BFB allreduce and the baselines (ring, ShiftedRing, double binary "
+                 "tree, halving-doubling) as schedules on the graph (--graph/--edges, else the "
+                 "12-node degree-4 testbed shape and a ~1,000-node graph) and print simulated "
+                 "and formula times per --sizes",
+                 compare);
+    std::string sizes = "1024,1048576,1073741824";
+    cmd.AddValue("sizes", "with --compare: message sizes M in bytes, comma-separated", sizes);
+    std::string algorithms = "bfb,ring,shifted-ring,tree,halving-doubling";
+    cmd.AddValue("algorithms",
+                 "with --compare: algorithms, comma-separated, of bfb, ring, shifted-ring, "
+                 "tree, halving-doubling",
+                 algorithms);
+    bool quick = false;
+    cmd.AddValue("quick",
+                 "with --compare: the 12-node graph only (without --graph/--edges), sizes 1 KiB "
+                 "and 1 MiB unless --sizes is given",
+                 quick);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     try
@@ -683,17 +861,75 @@ main(int argc, char* argv[])
         const bool finder = graph.empty() && edges.empty();
         for (const char* f : {"chunks", "delay-ns", "backend"})
         {
-            cmd.OnlyWith(f, simulate, "with --simulate");
+            cmd.OnlyWith(f, simulate || compare, "with --simulate or --compare");
         }
+        cmd.OnlyWith("simulate", !compare, "without --compare (which simulates anyway)");
         for (const char* f : {"nodes", "degree", "depth", "alpha", "product-bfb-nodes"})
         {
-            cmd.OnlyWith(f, finder, "for the finder (without --graph or --edges)");
+            cmd.OnlyWith(f,
+                         finder && !compare,
+                         "for the finder (without --graph, --edges or --compare)");
         }
-        for (const char* f : {"size", "bandwidth"})
+        cmd.OnlyWith("size",
+                     (finder || simulate) && !compare,
+                     "for the finder, or with --simulate");
+        cmd.OnlyWith("bandwidth",
+                     finder || simulate || compare,
+                     "for the finder, or with --simulate");
+        for (const char* f : {"sizes", "algorithms", "quick"})
         {
-            cmd.OnlyWith(f, finder || simulate, "for the finder, or with --simulate");
+            cmd.OnlyWith(f, compare, "with --compare");
         }
-        cmd.OnlyWith("msccl", !finder, "with --graph or --edges");
+        cmd.OnlyWith("msccl", !finder && !compare, "with --graph or --edges, without --compare");
+        if (compare)
+        {
+            CompareSettings c;
+            for (const std::string& item : SplitList("--sizes", sizes))
+            {
+                c.sizes.push_back(ParseInteger("--sizes", item, 1, uint64_t{1} << 40));
+            }
+            if (quick && !cmd.WasGiven("sizes"))
+            {
+                c.sizes = {1024, 1048576};
+            }
+            const auto known = CompareAlgorithms();
+            for (const std::string& item : SplitList("--algorithms", algorithms))
+            {
+                FabricRequire(std::find(known.begin(), known.end(), item) != known.end(),
+                              "--algorithms",
+                              item,
+                              "bfb, ring, shifted-ring, tree or halving-doubling");
+                c.algorithms.push_back(item);
+            }
+            SimSettings sim;
+            sim.bandwidthBps = bandwidth;
+            FabricRequire(sim.bandwidthBps >= 1e3 && sim.bandwidthBps <= 1e15,
+                          "--bandwidth",
+                          cmd.ValueText("bandwidth"),
+                          "a rate of 1e3 .. 1e15 bit/s with --compare");
+            sim.chunksPerShard = chunks;
+            sim.delayNs = delayNs;
+            sim.backend = backend;
+            std::vector<DirectConnectGraph> graphs;
+            if (!graph.empty())
+            {
+                graphs.push_back(BuildFromName(graph));
+            }
+            else if (!edges.empty())
+            {
+                graphs.push_back(LoadEdgeList(edges));
+            }
+            else
+            {
+                // the testbed shape: the finder's choice for 12 hosts of degree 4
+                graphs.push_back(BuildFromName(FindTopology(12, 4, FinderWorkload()).best.name));
+                if (!quick)
+                {
+                    graphs.push_back(BuildFromName(kCompareLargeGraph));
+                }
+            }
+            return RunCompare(graphs, c, sim, json);
+        }
         SimSettings sim;
         sim.enabled = simulate;
         sim.msccl = msccl;

@@ -1,0 +1,548 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "dc-baselines.h"
+
+#include "ns3/collective-algorithms.h"
+#include "ns3/fabric-error.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <numeric>
+#include <random>
+#include <set>
+
+namespace ns3
+{
+
+namespace
+{
+
+/// Tree pipelining: chunks of max(this, M / (2 * kTreeChunks)).
+constexpr uint64_t kTreeMinChunk = 64 * 1024;
+/// Tree pipelining: at most this many chunks per tree.
+constexpr uint64_t kTreeChunks = 64;
+
+/**
+ * A depth-first search for a Hamiltonian cycle over free arcs from host 0,
+ * with at most \p budget host visits. \return its arc ids in order, or empty.
+ */
+std::vector<uint32_t>
+FindCycle(const DirectConnectGraph& g,
+          const std::vector<char>& used,
+          std::mt19937& rng,
+          uint64_t budget)
+{
+    const uint32_t n = g.NumNodes();
+    std::vector<char> onPath(n, 0);
+    // onward choices of a host: free out-arcs to hosts off the path
+    auto onward = [&](uint32_t u) {
+        uint32_t k = 0;
+        for (uint32_t a : g.OutArcs(u))
+        {
+            k += !used[a] && !onPath[g.GetArc(a).to];
+        }
+        return k;
+    };
+
+    struct Frame
+    {
+        uint32_t host;
+        std::vector<uint32_t> arcs; // candidates, best first
+        size_t next{0};
+    };
+
+    auto candidates = [&](uint32_t u, size_t depth) {
+        std::vector<uint32_t> c;
+        for (uint32_t a : g.OutArcs(u))
+        {
+            const uint32_t v = g.GetArc(a).to;
+            if (used[a] || v == u)
+            {
+                continue;
+            }
+            if (depth + 1 == n ? v == 0 : !onPath[v])
+            {
+                c.push_back(a);
+            }
+        }
+        std::shuffle(c.begin(), c.end(), rng);
+        std::stable_sort(c.begin(), c.end(), [&](uint32_t x, uint32_t y) {
+            return onward(g.GetArc(x).to) < onward(g.GetArc(y).to);
+        });
+        return c;
+    };
+    std::vector<Frame> stack;
+    std::vector<uint32_t> path; // arcs
+    onPath[0] = 1;
+    stack.push_back({0, candidates(0, 0)});
+    while (!stack.empty() && budget > 0)
+    {
+        Frame& f = stack.back();
+        if (f.next == f.arcs.size())
+        {
+            onPath[f.host] = 0;
+            stack.pop_back();
+            if (!path.empty())
+            {
+                path.pop_back();
+            }
+            continue;
+        }
+        const uint32_t a = f.arcs[f.next++];
+        const uint32_t v = g.GetArc(a).to;
+        path.push_back(a);
+        if (path.size() == n)
+        {
+            return path; // closed at host 0
+        }
+        --budget;
+        onPath[v] = 1;
+        stack.push_back({v, candidates(v, path.size())});
+    }
+    return {};
+}
+
+/// \return the cycle's host order (from host 0)
+std::vector<uint32_t>
+CycleOrder(const DirectConnectGraph& g, const std::vector<uint32_t>& arcs)
+{
+    std::vector<uint32_t> order;
+    for (uint32_t a : arcs)
+    {
+        order.push_back(g.GetArc(a).from);
+    }
+    return order;
+}
+
+/// \return the ring's edges as a sorted list (two rings are the same if equal)
+std::vector<std::pair<uint32_t, uint32_t>>
+RingEdges(const std::vector<uint32_t>& order)
+{
+    std::vector<std::pair<uint32_t, uint32_t>> e;
+    for (size_t i = 0; i < order.size(); ++i)
+    {
+        e.emplace_back(order[i], order[(i + 1) % order.size()]);
+    }
+    std::sort(e.begin(), e.end());
+    return e;
+}
+
+/// \return whether every edge of the ring is an arc of \p g
+bool
+IsNative(const DirectConnectGraph& g, const std::vector<uint32_t>& order)
+{
+    for (size_t i = 0; i < order.size(); ++i)
+    {
+        const uint32_t u = order[i];
+        const uint32_t v = order[(i + 1) % order.size()];
+        const auto& out = g.OutArcs(u);
+        if (std::none_of(out.begin(), out.end(), [&](uint32_t a) { return g.GetArc(a).to == v; }))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+/// The step of a ring-based allreduce: every ring edge carries its ring's piece.
+std::vector<DcMessage>
+RingStep(const std::vector<std::vector<uint32_t>>& rings, uint64_t bytes)
+{
+    std::vector<DcMessage> step;
+    const auto parts = SplitBytes(bytes, rings.size());
+    for (size_t c = 0; c < rings.size(); ++c)
+    {
+        const size_t n = rings[c].size();
+        for (size_t i = 0; i < n; ++i)
+        {
+            step.push_back({rings[c][i],
+                            rings[c][(i + 1) % n],
+                            static_cast<double>(parts[c]) / static_cast<double>(n)});
+        }
+    }
+    return step;
+}
+
+} // namespace
+
+std::vector<std::vector<uint32_t>>
+FindArcDisjointRings(const DirectConnectGraph& g, uint32_t maxRings)
+{
+    const uint32_t n = g.NumNodes();
+    std::vector<std::vector<uint32_t>> best;
+    if (n < 2 || maxRings == 0)
+    {
+        return best;
+    }
+    // the reverse of a cycle: free arcs v -> u for each of its arcs u -> v
+    auto reverseArcs = [&](const std::vector<uint32_t>& cycle, const std::vector<char>& used) {
+        std::vector<uint32_t> rev;
+        std::vector<char> taken = used;
+        for (auto it = cycle.rbegin(); it != cycle.rend(); ++it)
+        {
+            const auto& arc = g.GetArc(*it);
+            uint32_t found = kNoIndex;
+            for (uint32_t a : g.OutArcs(arc.to))
+            {
+                if (!taken[a] && g.GetArc(a).to == arc.from)
+                {
+                    found = a;
+                    break;
+                }
+            }
+            if (found == kNoIndex)
+            {
+                return std::vector<uint32_t>{};
+            }
+            taken[found] = 1;
+            rev.push_back(found);
+        }
+        // start the reversed cycle at host 0 as FindCycle's do
+        std::rotate(rev.begin(), rev.end() - 1, rev.end());
+        return rev;
+    };
+    const int attempts = 16;
+    const uint64_t budget = 64 * uint64_t{n} + 20000;
+    for (int t = 0; t < attempts && best.size() < maxRings; ++t)
+    {
+        std::mt19937 rng(12345 + t);
+        std::vector<char> used(g.NumArcs(), 0);
+        std::vector<std::vector<uint32_t>> rings;
+        while (rings.size() < maxRings)
+        {
+            auto cycle = FindCycle(g, used, rng, budget);
+            if (cycle.empty())
+            {
+                break;
+            }
+            for (uint32_t a : cycle)
+            {
+                used[a] = 1;
+            }
+            rings.push_back(CycleOrder(g, cycle));
+            if (rings.size() < maxRings && n > 2)
+            {
+                auto rev = reverseArcs(cycle, used);
+                if (!rev.empty())
+                {
+                    for (uint32_t a : rev)
+                    {
+                        used[a] = 1;
+                    }
+                    rings.push_back(CycleOrder(g, rev));
+                }
+            }
+        }
+        if (rings.size() > best.size())
+        {
+            best = std::move(rings);
+        }
+    }
+    return best;
+}
+
+CollectiveSchedule
+MultiRingAllReduce(const std::vector<std::vector<uint32_t>>& rings, uint64_t bytes)
+{
+    FabricRequire(!rings.empty(), "rings", 0, "at least one ring");
+    const auto n = static_cast<uint32_t>(rings[0].size());
+    FabricRequire(n >= 2, "ring hosts", n, "at least 2");
+    for (size_t c = 0; c < rings.size(); ++c)
+    {
+        std::vector<uint32_t> sorted = rings[c];
+        std::sort(sorted.begin(), sorted.end());
+        std::vector<uint32_t> all(n);
+        std::iota(all.begin(), all.end(), 0);
+        FabricRequire(sorted == all,
+                      fmt::format("rings[{}]", c),
+                      fmt::format("{} hosts", rings[c].size()),
+                      fmt::format("a permutation of the hosts 0..{}", n - 1));
+    }
+    const auto k = static_cast<uint32_t>(rings.size());
+    CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
+    for (uint64_t part : SplitBytes(bytes, k))
+    {
+        for (uint64_t piece : SplitBytes(part, n))
+        {
+            s.AddChunk(piece);
+        }
+    }
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        const size_t ops = size_t{4} * (n - 1) * k;
+        s.ReserveOps(r, ops, 2 * ops);
+    }
+    ScheduleBuilder b(s);
+    // reduce-scatter: at step t position i passes piece i - t - 1 on, so it ends
+    // with piece i reduced; allgather: position i passes piece i - t on
+    for (int phase = 0; phase < 2; ++phase)
+    {
+        for (uint32_t t = 0; t + 1 < n; ++t)
+        {
+            for (uint32_t c = 0; c < k; ++c)
+            {
+                const auto& ring = rings[c];
+                for (uint32_t i = 0; i < n; ++i)
+                {
+                    const uint32_t q = phase == 0 ? (i + 2 * n - t - 1) % n : (i + n - t) % n;
+                    b.Transfer(ring[i],
+                               ring[(i + 1) % n],
+                               c * n + q,
+                               phase == 0 ? RecvMode::Reduce : RecvMode::Copy,
+                               static_cast<uint16_t>(c));
+                }
+            }
+        }
+    }
+    return s;
+}
+
+const std::vector<std::string>&
+DcBaselineNames()
+{
+    static const std::vector<std::string> names{"ring", "shifted-ring", "tree", "halving-doubling"};
+    return names;
+}
+
+DcBaseline
+BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_t bytes)
+{
+    const auto& names = DcBaselineNames();
+    FabricRequire(std::find(names.begin(), names.end(), algorithm) != names.end(),
+                  "algorithm",
+                  std::string(algorithm),
+                  "ring, shifted-ring, tree or halving-doubling");
+    const uint32_t n = g.NumNodes();
+    FabricRequire(n >= 2, "direct-connect nodes", n, "at least 2");
+    DcBaseline b;
+    b.algorithm = std::string(algorithm);
+    if (algorithm == "ring" || algorithm == "shifted-ring")
+    {
+        const uint32_t want = algorithm == "ring" ? 1 : std::max<uint32_t>(1, g.Degree());
+        b.rings = FindArcDisjointRings(g, want);
+        // missing rings: a found order (or 0..N-1) taken s positions at a time,
+        // s coprime to N, skipping rings already there
+        std::vector<uint32_t> base(n);
+        std::iota(base.begin(), base.end(), 0);
+        if (!b.rings.empty())
+        {
+            base = b.rings[0];
+        }
+        std::set<std::vector<std::pair<uint32_t, uint32_t>>> have;
+        for (const auto& r : b.rings)
+        {
+            have.insert(RingEdges(r));
+        }
+        for (uint32_t s = 1; s < n && b.rings.size() < want; ++s)
+        {
+            if (std::gcd(s, n) != 1)
+            {
+                continue;
+            }
+            std::vector<uint32_t> order(n);
+            for (uint32_t i = 0; i < n; ++i)
+            {
+                order[i] = base[static_cast<uint64_t>(i) * s % n];
+            }
+            if (have.insert(RingEdges(order)).second)
+            {
+                b.rings.push_back(std::move(order));
+            }
+        }
+        for (const auto& r : b.rings)
+        {
+            b.nativeRings += IsNative(g, r);
+        }
+        b.schedule = MultiRingAllReduce(b.rings, bytes);
+        b.steps = {RingStep(b.rings, bytes)};
+        b.repeats = {2 * (n - 1)};
+        b.routing =
+            fmt::format("{} ring(s), {} on arcs only{}",
+                        b.rings.size(),
+                        b.nativeRings,
+                        b.nativeRings < b.rings.size() ? ", others over shortest paths" : "");
+    }
+    else if (algorithm == "tree")
+    {
+        const uint64_t chunk =
+            std::max(kTreeMinChunk, (bytes + 2 * kTreeChunks - 1) / (2 * kTreeChunks));
+        b.schedule = DoubleBinaryTreeAllReduce(n, bytes, chunk, 1);
+        // formula: both trees' edges up and down at once, M/2 each
+        DcRouter router(g);
+        const auto halves = SplitBytes(bytes, 2);
+        std::vector<DcMessage> all;
+        uint32_t deepest = 0;
+        const auto trees = DoubleBinaryTree(n);
+        for (int k = 0; k < 2; ++k)
+        {
+            const BinaryTree& t = trees[k];
+            std::vector<uint32_t> depth(n, 0); // hops from the root
+            for (uint32_t v : t.topDown)
+            {
+                if (v == t.root)
+                {
+                    continue;
+                }
+                const uint32_t p = t.parent[v];
+                depth[v] = depth[p] + router.Hops(p, v);
+                deepest = std::max(deepest, depth[v]);
+                all.push_back({v, p, static_cast<double>(halves[k])});
+                all.push_back({p, v, static_cast<double>(halves[k])});
+            }
+        }
+        b.steps = {all};
+        b.repeats = {1};
+        b.pipelineHops = deepest;
+        b.routing = fmt::format("ranks = hosts, chunks of {} bytes, tree edges over shortest "
+                                "paths",
+                                chunk);
+    }
+    else
+    {
+        b.schedule = HalvingDoublingAllReduce(n, bytes, 0, 1);
+        uint32_t p = 1;
+        while (p <= n / 2)
+        {
+            p *= 2;
+        }
+        const double m = static_cast<double>(bytes);
+        std::vector<DcMessage> fold;
+        std::vector<DcMessage> unfold;
+        for (uint32_t e = 0; e + p < n; ++e)
+        {
+            fold.push_back({p + e, e, m});
+            unfold.push_back({e, p + e, m});
+        }
+        if (!fold.empty())
+        {
+            b.steps.push_back(fold);
+        }
+        std::vector<std::vector<DcMessage>> halving;
+        double share = m;
+        for (uint32_t d = p / 2; d >= 1; d /= 2)
+        {
+            share /= 2;
+            std::vector<DcMessage> step;
+            for (uint32_t r = 0; r < p; ++r)
+            {
+                step.push_back({r, r ^ d, share});
+            }
+            halving.push_back(step);
+        }
+        // doubling: the halving steps backwards, partners the same, sizes the same
+        b.steps.insert(b.steps.end(), halving.begin(), halving.end());
+        b.steps.insert(b.steps.end(), halving.rbegin(), halving.rend());
+        if (!unfold.empty())
+        {
+            b.steps.push_back(unfold);
+        }
+        b.repeats.assign(b.steps.size(), 1);
+        b.routing = fmt::format("ranks = hosts, power of two {}{}, partners over shortest paths",
+                                p,
+                                p < n ? " with fold" : "");
+    }
+    b.schedule.SetAlgorithm("dc-" + b.algorithm);
+    return b;
+}
+
+DcRouter::DcRouter(const DirectConnectGraph& g)
+    : m_g(g),
+      m_reverse(g.Reverse()),
+      m_distTo(g.NumNodes())
+{
+}
+
+const std::vector<uint32_t>&
+DcRouter::DistTo(uint32_t dst)
+{
+    if (m_distTo[dst].empty())
+    {
+        m_distTo[dst] = m_reverse.BfsDistances(dst);
+    }
+    return m_distTo[dst];
+}
+
+uint32_t
+DcRouter::Hops(uint32_t src, uint32_t dst)
+{
+    return DistTo(dst)[src];
+}
+
+double
+DcRouter::MaxArcBytes(const std::vector<DcMessage>& step, uint32_t& maxHops)
+{
+    std::vector<double> load(m_g.NumArcs(), 0.0);
+    std::vector<double> at(m_g.NumNodes(), 0.0);
+    maxHops = 0;
+    for (const DcMessage& msg : step)
+    {
+        const auto& dist = DistTo(msg.dst);
+        FabricRequire(dist[msg.src] != DirectConnectGraph::UNREACHABLE,
+                      "direct-connect graph",
+                      m_g.Name(),
+                      "a strongly connected graph");
+        maxHops = std::max(maxHops, dist[msg.src]);
+        if (!(msg.bytes > 0))
+        {
+            continue; // an empty piece loads nothing
+        }
+        // the bytes spread level by level towards dst, evenly over next arcs
+        std::vector<uint32_t> level{msg.src};
+        at[msg.src] = msg.bytes;
+        while (!level.empty() && level.front() != msg.dst)
+        {
+            std::vector<uint32_t> next;
+            for (uint32_t u : level)
+            {
+                uint32_t ways = 0;
+                for (uint32_t a : m_g.OutArcs(u))
+                {
+                    ways += dist[m_g.GetArc(a).to] + 1 == dist[u];
+                }
+                for (uint32_t a : m_g.OutArcs(u))
+                {
+                    const uint32_t v = m_g.GetArc(a).to;
+                    if (dist[v] + 1 == dist[u])
+                    {
+                        load[a] += at[u] / ways;
+                        if (at[v] == 0)
+                        {
+                            next.push_back(v);
+                        }
+                        at[v] += at[u] / ways;
+                    }
+                }
+                at[u] = 0;
+            }
+            level = std::move(next);
+        }
+        for (uint32_t u : level)
+        {
+            at[u] = 0;
+        }
+    }
+    return load.empty() ? 0.0 : *std::max_element(load.begin(), load.end());
+}
+
+double
+DcBaselineFormula(const DirectConnectGraph& g,
+                  const DcBaseline& b,
+                  double alphaSeconds,
+                  double bandwidthBps)
+{
+    FabricRequire(bandwidthBps > 0, "bandwidth", bandwidthBps, "a rate > 0 bit/s");
+    const double arcBps = bandwidthBps / std::max<uint32_t>(1, g.Degree());
+    DcRouter router(g);
+    double t = 0;
+    for (size_t i = 0; i < b.steps.size(); ++i)
+    {
+        uint32_t hops = 0;
+        const double bytes = router.MaxArcBytes(b.steps[i], hops);
+        const double alpha = alphaSeconds * (b.pipelineHops > 0 ? 2.0 * b.pipelineHops : hops);
+        t += b.repeats[i] * (alpha + bytes * 8 / arcBps);
+    }
+    return t;
+}
+
+} // namespace ns3

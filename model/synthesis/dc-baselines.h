@@ -1,0 +1,170 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_DC_BASELINES_H
+#define GPU_FABRIC_DC_BASELINES_H
+
+#include "ns3/collective-schedule.h"
+#include "ns3/direct-connect-graph.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Arc-disjoint Hamiltonian cycles of a direct-connect graph, found by a
+ *        budgeted depth-first search.
+ *
+ * The search (Warnsdorff order: the next host with the fewest onward choices
+ * first, ties broken by a fixed-seed shuffle, so results are reproducible)
+ * looks for a cycle over arcs not used yet; on a graph where every arc has
+ * its reverse, the reverse of a cycle found is taken next when its arcs are
+ * still free.  Several attempts with different tie-breaks are made and the one
+ * with the most rings is kept.  It is a heuristic: circulants, tori and rings
+ * decompose at once; a graph without the rings, or where the budget runs
+ * out, gets fewer (possibly none).
+ * \param g the graph
+ * \param maxRings stop after this many rings (normally the degree)
+ * \return each ring as its host order (ring edge i: order[i] -> order[i + 1 mod N])
+ */
+std::vector<std::vector<uint32_t>> FindArcDisjointRings(const DirectConnectGraph& g,
+                                                        uint32_t maxRings);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Ring allreduce on several rings at once, each with its own host
+ *        order and its own channel, each carrying an equal part of the buffer.
+ *
+ * Layout: the buffer is split into k = rings.size() parts (SplitBytes), each
+ * part into N pieces; chunk ring * N + piece.  Ring c reduce-scatters then
+ * allgathers its part around rings[c] (2(N-1) steps; the host at position i
+ * passes piece i - t - 1, then i - t, to the host at position i + 1).
+ * \param rings host orders, each a permutation of 0..N-1
+ * \param bytes buffer size
+ * \return the schedule (AllReduce on N ranks, rank = host)
+ */
+CollectiveSchedule MultiRingAllReduce(const std::vector<std::vector<uint32_t>>& rings,
+                                      uint64_t bytes);
+
+/// One message of a step of a baseline's step-synchronous model.
+struct DcMessage
+{
+    uint32_t src; //!< sending host
+    uint32_t dst; //!< receiving host
+    double bytes; //!< bytes
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A baseline allreduce as a schedule on a direct-connect graph's hosts,
+ *        with the steps its formula charges.
+ */
+struct DcBaseline
+{
+    std::string algorithm;       //!< ring, shifted-ring, tree or halving-doubling
+    CollectiveSchedule schedule; //!< AllReduce, rank r = host r
+    /// Ring-based: the rings' host orders (ring: one; shifted-ring: up to d).
+    std::vector<std::vector<uint32_t>> rings;
+    /// Ring-based: how many rings run over arcs only (the rest over shortest paths).
+    uint32_t nativeRings{0};
+    /// The formula's steps, each a set of concurrent messages.
+    std::vector<std::vector<DcMessage>> steps;
+    /// How many times each step repeats (the ring's 2(N-1) steps are alike).
+    std::vector<uint32_t> repeats;
+    /// Tree only: the formula pipelines the chunks; its latency is twice this
+    /// many hops (the deepest root-leaf path, up then down), its bandwidth term
+    /// the busiest arc over all steps together (0: step-synchronous).
+    uint32_t pipelineHops{0};
+    std::string routing; //!< how the schedule meets the graph, for output
+};
+
+/// The algorithm names BuildDcBaseline accepts.
+const std::vector<std::string>& DcBaselineNames();
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Build a baseline allreduce on \p g's hosts.
+ *
+ * - "ring": one ring, a Hamiltonian cycle of \p g when FindArcDisjointRings
+ *   finds one, else hosts 0..N-1 in order, neighbours joined by shortest paths;
+ * - "shifted-ring" (the paper's ShiftedRing): d rings, each carrying M/d, on
+ *   arc-disjoint Hamiltonian cycles so that every port is used; when fewer
+ *   than d are found, the missing rings are the found (or 0..N-1) orders
+ *   shifted (host at position i s positions on), joined by shortest paths;
+ * - "tree": NCCL's double binary tree over ranks = hosts
+ *   (DoubleBinaryTreeAllReduce), pipelined in chunks of
+ *   max(64 KiB, M/128); tree edges that are not arcs take shortest paths;
+ * - "halving-doubling": recursive halving-doubling over ranks = hosts, with
+ *   the standard fold for N not a power of two (HalvingDoublingAllReduce);
+ *   partners take shortest paths.
+ * The fabric's forwarding tables (ECMP over shortest paths) route whatever
+ * is not between neighbours.
+ * \param g a strongly connected regular graph
+ * \param algorithm one of DcBaselineNames()
+ * \param bytes buffer size M
+ * \return the baseline
+ * \throws FabricConfigError naming "algorithm" for an unknown name
+ */
+DcBaseline BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_t bytes);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Per-arc load of concurrent messages routed over shortest paths,
+ *        split evenly over the equal-cost next arcs at every host (ECMP).
+ */
+class DcRouter
+{
+  public:
+    /// \param g the graph (kept by reference)
+    explicit DcRouter(const DirectConnectGraph& g);
+
+    /// \param src host \param dst host \return hops on a shortest path
+    uint32_t Hops(uint32_t src, uint32_t dst);
+
+    /**
+     * \param step concurrent messages
+     * \param[out] maxHops the longest message's hops
+     * \return the bytes on the busiest arc
+     */
+    double MaxArcBytes(const std::vector<DcMessage>& step, uint32_t& maxHops);
+
+  private:
+    /// \return distances to \p dst (computed once)
+    const std::vector<uint32_t>& DistTo(uint32_t dst);
+
+    const DirectConnectGraph& m_g;               //!< graph
+    DirectConnectGraph m_reverse;                //!< for distances to a host
+    std::vector<std::vector<uint32_t>> m_distTo; //!< per destination (empty until needed)
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The alpha-beta time of a baseline on its graph.
+ *
+ * Step-synchronous (ring, shifted-ring, halving-doubling): the sum over steps
+ * of alpha * (hops of the step's longest route) + (bytes on the step's
+ * busiest arc) / (B / d), with the routing of DcRouter.  For a ring whose
+ * edges are arcs this is 2(N-1) (alpha + M / (N B / d)); for ShiftedRing on
+ * d arc-disjoint rings 2(N-1) alpha + 2(N-1)/N M/B, collective-baselines'
+ * ShiftedRingAllReduce.  Pipelined (tree): alpha * 2 * (the hops of the
+ * deepest root-leaf path) + (bytes on the busiest arc over both trees, up
+ * and down) / (B / d); with tree edges on distinct arcs that is M/2 per arc,
+ * collective-baselines' T_B = d/2.
+ * \param g the graph \param b the baseline
+ * \param alphaSeconds per-hop latency
+ * \param bandwidthBps per-host bandwidth B (split over the d ports)
+ * \return seconds
+ */
+double DcBaselineFormula(const DirectConnectGraph& g,
+                         const DcBaseline& b,
+                         double alphaSeconds,
+                         double bandwidthBps);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_DC_BASELINES_H

@@ -1,0 +1,369 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// The baselines of the direct-connect paper (ring, ShiftedRing, double binary
+// tree, recursive halving-doubling) as schedules on direct-connect graphs:
+// every one passes the checker, the rings found are Hamiltonian and
+// arc-disjoint, the formula reduces to the closed forms of
+// collective-baselines where those apply, a ring on a ring graph runs in its
+// formula's time on the packet-level fabric, BFB is not slower than
+// ShiftedRing at a large size on the testbed shape, and direct-connect-synth
+// --compare writes one row per (graph, size, algorithm).
+#include "program-run.h"
+
+#include "ns3/bfb-collective.h"
+#include "ns3/collective-baselines.h"
+#include "ns3/collective-helper.h"
+#include "ns3/dc-baselines.h"
+#include "ns3/fabric-error.h"
+#include "ns3/schedule-checker.h"
+#include "ns3/simulator.h"
+#include "ns3/topology-builders.h"
+#include "ns3/topology-finder.h"
+#include "ns3/transport-helper.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <numeric>
+#include <set>
+
+using namespace ns3;
+using namespace gpu_fabric_test;
+
+namespace
+{
+
+constexpr double kPayloadShare = 4096.0 / 4122.0; // goodput of a full packet
+constexpr uint64_t kNodeBps = 100'000'000'000ULL; // B
+constexpr int64_t kDelayNs = 100;
+
+/// One hop of an empty packet: link delay plus a 26-byte header at B/d
+/// (direct-connect-synth --compare's alpha).
+double
+Hop(uint32_t degree)
+{
+    return kDelayNs * 1e-9 + 26.0 * 8 / (static_cast<double>(kNodeBps) / degree);
+}
+
+/// \return the simulated time of \p cs on \p g's fabric at \p backend level
+double
+RunOn(const DirectConnectGraph& g, CollectiveSchedule cs, const std::string& backend)
+{
+    ClusterParams p;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kNodeBps), DataRate(kNodeBps));
+    p.linkDelayNs = kDelayNs;
+    InstalledTransport b =
+        TransportHelper(backend, "backend").Install(BuildDirectConnect(g, kNodeBps, p));
+    Ptr<CollectiveRun> run = (b.fabric ? CollectiveHelper(b.fabric) : CollectiveHelper(b.transport))
+                                 .Install(std::move(cs), Seconds(0));
+    Simulator::Run();
+    const CollectiveResult r = run->GetResult();
+    run = nullptr;
+    b.Dispose();
+    Simulator::Destroy();
+    EXPECT_TRUE(r.complete);
+    return r.timeS;
+}
+
+/// \return whether \p order is a permutation of 0..n-1
+bool
+IsPermutation(std::vector<uint32_t> order, uint32_t n)
+{
+    std::sort(order.begin(), order.end());
+    std::vector<uint32_t> all(n);
+    std::iota(all.begin(), all.end(), 0);
+    return order == all;
+}
+
+} // namespace
+
+class DcBaselineChecked : public ::testing::TestWithParam<std::string>
+{
+};
+
+TEST_P(DcBaselineChecked, EveryBaselinePassesTheCheckerAndMovesItsBytes)
+{
+    const DirectConnectGraph g = BuildFromName(GetParam());
+    const uint32_t n = g.NumNodes();
+    for (uint64_t bytes : {uint64_t{1000}, uint64_t{1} << 20})
+    {
+        for (const std::string& algo : DcBaselineNames())
+        {
+            SCOPED_TRACE(fmt::format("{} {} {} bytes", g.Name(), algo, bytes));
+            const DcBaseline b = BuildDcBaseline(g, algo, bytes);
+            EXPECT_EQ(b.schedule.Type(), CollectiveType::AllReduce);
+            EXPECT_EQ(b.schedule.NumRanks(), n);
+            const auto r = ScheduleChecker::Check(b.schedule);
+            EXPECT_TRUE(r.Ok()) << r.message;
+            if (algo == "ring" || algo == "shifted-ring")
+            {
+                // a ring allreduce moves 2 (N-1)/N of the buffer through every host
+                // (up to the split's rounding)
+                const double perHost = 2.0 * (n - 1) / n * bytes;
+                for (uint32_t h = 0; h < n; ++h)
+                {
+                    EXPECT_NEAR(b.schedule.BytesSent(h), perHost, 2.0 * n * b.rings.size());
+                }
+                EXPECT_EQ(b.rings.size(), algo == "ring" ? 1u : g.Degree());
+                for (const auto& ring : b.rings)
+                {
+                    EXPECT_TRUE(IsPermutation(ring, n));
+                }
+            }
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Graphs,
+                         DcBaselineChecked,
+                         ::testing::Values("BiRing(5)",
+                                           "Torus(3,4)",
+                                           "C(12,{2,3})",
+                                           "Kautz(2,3)",
+                                           "L(K(4,4))",
+                                           "GenKautz(3,10)"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                             std::string s;
+                             for (char c : i.param)
+                             {
+                                 s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                             }
+                             return s;
+                         });
+
+TEST(DcBaselineRings, RingsAreArcDisjointHamiltonianCycles)
+{
+    // circulants, tori and rings decompose into d arc-disjoint Hamiltonian cycles
+    for (const std::string name :
+         {"Ring(7)", "BiRing(6)", "C(12,{2,3})", "Torus(4,4)", "C(16,{1,2})"})
+    {
+        const DirectConnectGraph g = BuildFromName(name);
+        const auto rings = FindArcDisjointRings(g, g.Degree());
+        ASSERT_EQ(rings.size(), g.Degree()) << name;
+        std::vector<uint32_t> arcUse(g.NumArcs(), 0);
+        for (const auto& ring : rings)
+        {
+            ASSERT_TRUE(IsPermutation(ring, g.NumNodes())) << name;
+            for (size_t i = 0; i < ring.size(); ++i)
+            {
+                const uint32_t u = ring[i];
+                const uint32_t v = ring[(i + 1) % ring.size()];
+                bool found = false;
+                for (uint32_t a : g.OutArcs(u))
+                {
+                    if (g.GetArc(a).to == v && arcUse[a] == 0)
+                    {
+                        ++arcUse[a];
+                        found = true;
+                        break;
+                    }
+                }
+                EXPECT_TRUE(found)
+                    << name << ": ring edge " << u << " -> " << v << " is not a free arc";
+            }
+        }
+        const DcBaseline sr = BuildDcBaseline(g, "shifted-ring", 1 << 20);
+        EXPECT_EQ(sr.nativeRings, g.Degree()) << name;
+    }
+}
+
+TEST(DcBaselineFormula, ReducesToTheClosedFormsWhereTheyApply)
+{
+    const double alpha = 2e-6;
+    const double bps = 1e11;
+    const uint64_t m = 12 * 4 * 1000; // pieces of whole bytes
+    // ShiftedRing on d arc-disjoint rings: collective-baselines' closed form
+    for (const std::string name : {"C(12,{2,3})", "Torus(3,4)"})
+    {
+        const DirectConnectGraph g = BuildFromName(name);
+        const DcBaseline sr = BuildDcBaseline(g, "shifted-ring", m);
+        ASSERT_EQ(sr.nativeRings, 4u) << name;
+        const BaselineCost c = ShiftedRingAllReduce(12, 4);
+        EXPECT_NEAR(DcBaselineFormula(g, sr, alpha, bps),
+                    AlphaBetaTime(c.steps, c.tb, alpha, m, bps),
+                    1e-12)
+            << name;
+        // one ring on one port of four: d times ShiftedRing's bandwidth term
+        const DcBaseline ring = BuildDcBaseline(g, "ring", m);
+        EXPECT_NEAR(DcBaselineFormula(g, ring, alpha, bps),
+                    AlphaBetaTime(c.steps, c.tb * Fraction(4), alpha, m, bps),
+                    1e-12)
+            << name;
+    }
+    // the double binary tree on a complete graph: every tree edge an arc of
+    // its own, M/2 on the busiest: T_B = d/2 (collective-baselines)
+    {
+        const DirectConnectGraph g = BuildFromName("K(16)");
+        const DcBaseline t = BuildDcBaseline(g, "tree", 1 << 20);
+        const BaselineCost c = DoubleBinaryTreeAllReduce(16u, 15u);
+        EXPECT_NEAR(DcBaselineFormula(g, t, 0, bps),
+                    AlphaBetaTime(0, c.tb, 0, 1 << 20, bps),
+                    1e-12);
+        // latency: twice the tree's height, one hop per edge
+        EXPECT_NEAR(DcBaselineFormula(g, t, alpha, bps) - DcBaselineFormula(g, t, 0, bps),
+                    alpha * 2 * t.pipelineHops,
+                    1e-12);
+        EXPECT_EQ(t.pipelineHops, DoubleBinaryTree(16)[0].height);
+    }
+    // halving-doubling on a hypercube: partners are neighbours, one port per
+    // step: 2 log2 N steps of one hop, (N-1)/N M through one arc each way
+    {
+        const DirectConnectGraph g = BuildFromName("Hypercube(3)");
+        const DcBaseline hd = BuildDcBaseline(g, "halving-doubling", 8000);
+        EXPECT_NEAR(DcBaselineFormula(g, hd, alpha, bps),
+                    6 * alpha + 2.0 * 7 / 8 * 8000 * 8 / (bps / 3),
+                    1e-12);
+    }
+}
+
+TEST(DcBaselineFormula, RoutingSpreadsOverEqualCostPaths)
+{
+    // BiRing(4): 0 -> 2 has two shortest paths, half on each; 3 -> 1 likewise
+    // (through 0 or 2)
+    const DirectConnectGraph g = BuildFromName("BiRing(4)");
+    DcRouter r(g);
+    uint32_t hops = 0;
+    EXPECT_DOUBLE_EQ(r.MaxArcBytes({{0, 2, 1000.0}}, hops), 500.0);
+    EXPECT_EQ(hops, 2u);
+    EXPECT_DOUBLE_EQ(r.MaxArcBytes({{0, 1, 1000.0}, {2, 1, 1000.0}}, hops), 1000.0);
+    EXPECT_EQ(hops, 1u);
+    EXPECT_DOUBLE_EQ(r.MaxArcBytes({{0, 2, 1000.0}, {0, 1, 1000.0}}, hops), 1500.0);
+    EXPECT_DOUBLE_EQ(r.MaxArcBytes({{3, 1, 1000.0}, {0, 1, 1000.0}}, hops), 1500.0);
+    EXPECT_EQ(hops, 2u);
+}
+
+TEST(DcBaselineBadInput, UnknownAlgorithmIsRefused)
+{
+    try
+    {
+        BuildDcBaseline(BuildFromName("BiRing(4)"), "butterfly", 1024);
+        FAIL() << "accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_EQ(e.Parameter(), "algorithm");
+    }
+    EXPECT_THROW(MultiRingAllReduce({{0, 1, 1}}, 1024), FabricConfigError);
+}
+
+/// Ring graphs, where a ring's formula is exact: simulated within 3% of it.
+class DcBaselineSimulate : public ::testing::TestWithParam<std::pair<std::string, std::string>>
+{
+};
+
+TEST_P(DcBaselineSimulate, RingGraphTimeMatchesTheFormula)
+{
+    const auto& [name, algo] = GetParam();
+    const DirectConnectGraph g = BuildFromName(name);
+    const uint64_t m = 16ULL << 20;
+    DcBaseline b = BuildDcBaseline(g, algo, m);
+    ASSERT_EQ(b.nativeRings, b.rings.size());
+    const double formula = DcBaselineFormula(g, b, Hop(g.Degree()), kNodeBps * kPayloadShare);
+    const double sim = RunOn(g, std::move(b.schedule), "packet");
+    fmt::print("{} on {}: simulated {:.6e} s, formula {:.6e} s ({:+.3f}%)\n",
+               algo,
+               name,
+               sim,
+               formula,
+               100 * (sim / formula - 1));
+    EXPECT_NEAR(sim, formula, 0.03 * formula);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rings,
+                         DcBaselineSimulate,
+                         ::testing::Values(std::make_pair("Ring(6)", "ring"),
+                                           std::make_pair("BiRing(6)", "ring"),
+                                           std::make_pair("BiRing(6)", "shifted-ring")),
+                         [](const auto& i) {
+                             return fmt::format("{}_{}",
+                                                i.param.first == "Ring(6)" ? "Ring6" : "BiRing6",
+                                                i.param.second == "ring" ? "ring" : "shifted");
+                         });
+
+TEST(DcBaselineSimulate, BfbIsNotSlowerThanShiftedRingAtLargeSizesOnTheTestbedShape)
+{
+    // the finder's 12-host degree-4 graph, 16 MiB: BFB's allreduce has the
+    // same bandwidth term as ShiftedRing (2 (N-1)/N) in 4 steps, not 22
+    const DirectConnectGraph g = BuildFromName(FindTopology(12, 4, FinderWorkload()).best.name);
+    const uint64_t m = 16ULL << 20;
+    const BfbSchedule ar = BfbAllReduce(g);
+    uint64_t cps = BfbExactChunksPerShard(ar);
+    for (uint64_t k = 2; k <= ar.degree; ++k)
+    {
+        cps = std::lcm(cps, k);
+    }
+    const double bfb = RunOn(g, BfbToCollectiveSchedule(ar, m, cps), "flow");
+    DcBaseline sr = BuildDcBaseline(g, "shifted-ring", m);
+    ASSERT_EQ(sr.nativeRings, 4u);
+    const double ring = RunOn(g, std::move(sr.schedule), "flow");
+    fmt::print("{} at {} bytes: BFB {:.6e} s, ShiftedRing {:.6e} s\n", g.Name(), m, bfb, ring);
+    EXPECT_LE(bfb, ring);
+    // both near the allreduce bandwidth bound 2 (N-1)/N M/B
+    const double bound = 2.0 * 11 / 12 * m * 8 / kNodeBps;
+    EXPECT_GT(bfb, bound);
+    EXPECT_LT(ring, 1.2 * bound);
+}
+
+#ifdef GPU_FABRIC_BIN_DIR
+
+TEST(DcBaselineCompare, JsonHasOneRowPerGraphSizeAndAlgorithm)
+{
+    const auto j = RunJson("direct-connect-synth --compare --graph='BiRing(6)' "
+                           "--sizes=1024,65536 --backend=flow",
+                           "dc-compare");
+    ASSERT_TRUE(j.contains("compare")) << j.dump();
+    const auto& rows = j["compare"];
+    ASSERT_EQ(rows.size(), 2u * 5u);
+    std::set<std::tuple<std::string, uint64_t, std::string>> keys;
+    for (const auto& r : rows)
+    {
+        keys.insert({r["graph"].get<std::string>(),
+                     r["size_bytes"].get<uint64_t>(),
+                     r["algorithm"].get<std::string>()});
+        EXPECT_GT(r["simulated_s"].get<double>(), 0);
+        EXPECT_GT(r["formula_s"].get<double>(), 0);
+        EXPECT_DOUBLE_EQ(r["ratio"].get<double>(),
+                         r["simulated_s"].get<double>() / r["formula_s"].get<double>());
+    }
+    EXPECT_EQ(keys.size(), rows.size());
+    for (const std::string algo : {"bfb", "ring", "shifted-ring", "tree", "halving-doubling"})
+    {
+        EXPECT_EQ(keys.count({"BiRing(6)", uint64_t{65536}, algo}), 1u) << algo;
+    }
+}
+
+TEST(DcBaselineCompare, QuickDefaultIsTheTestbedShape)
+{
+    const auto j = RunJson("direct-connect-synth --compare --quick --sizes=4096 "
+                           "--algorithms=bfb,shifted-ring --backend=flow",
+                           "dc-compare-quick");
+    ASSERT_EQ(j["compare"].size(), 2u) << j.dump();
+    const std::string testbed = FindTopology(12, 4, FinderWorkload()).best.name;
+    for (const auto& r : j["compare"])
+    {
+        EXPECT_EQ(r["graph"], testbed);
+        EXPECT_EQ(r["size_bytes"], 4096);
+    }
+}
+
+TEST(DcBaselineCompare, BadFlagsExitTwoNamingTheFlag)
+{
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"direct-connect-synth --compare --algorithms=bfb,butterfly",
+         "invalid --algorithms: got 'butterfly'"},
+        {"direct-connect-synth --compare --sizes=0", "invalid --sizes: got '0'"},
+        {"direct-connect-synth --compare --size=1024", "invalid --size: got '1024'"},
+        {"direct-connect-synth --sizes=1024",
+         "invalid --sizes: got '1024', allowed: only with "
+         "--compare"},
+        {"direct-connect-synth --compare --simulate", "invalid --simulate"},
+    };
+    for (const auto& [cmd, message] : cases)
+    {
+        const auto [status, text] = RunCapture(cmd, "dc-compare-bad");
+        EXPECT_EQ(status, 2) << cmd << "\n" << text;
+        EXPECT_NE(text.find(message), std::string::npos) << cmd << "\n" << text;
+    }
+}
+
+#endif
