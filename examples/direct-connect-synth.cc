@@ -14,6 +14,10 @@
  *       topology) on the packet-level direct-connect fabric and prints the
  *       simulated time beside the alpha-beta prediction; --alpha is not used
  *       there: the prediction's alpha is one hop (link delay plus one packet at B/d)
+ *   --compare runs the BFB allreduce and the baselines (ring, shifted-ring, tree,
+ *       halving-doubling; DcBaseline) as schedules on the graph (--graph/--edges; by
+ *       default the finder's 12-host degree-4 graph and C(1024,{21,23})) at --sizes and
+ *       prints simulated and formula times; --algorithms, --max-message-hops, --quick
  *   --json=PATH writes the same results as one JSON object.
  *
  * Work is estimated before it starts (EstimateBfbWork, EstimateFinderWork): a run
@@ -40,6 +44,9 @@
  * "predicted_allgather_s", "simulated_allreduce_s", "predicted_allreduce_s"
  * and "simulation": {"graph", "size_bytes", "bandwidth_bps", "link_delay_ns",
  * "chunks_per_shard", "chunks_per_shard_allreduce", "alpha_s"}.
+ * JSON for --compare: {"bandwidth_bps", "link_delay_ns", "backend", "compare": [{"graph",
+ * "size_bytes", "algorithm", "simulated_s", "formula_s", "ratio", "backend"}]}, one row per
+ * (graph, size, algorithm); simulated_s and ratio are null where not simulated.
  */
 #include "program-support.h"
 
@@ -67,6 +74,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
+#include <set>
 
 using namespace ns3;
 
@@ -367,13 +376,26 @@ SimulateGraph(const DirectConnectGraph& g,
 }
 
 /// --compare's default large graph (about 1,000 hosts of degree 4).
-constexpr const char* kCompareLargeGraph = "Torus(32,32)";
+/// A circulant of the paper's kind whose offsets are coprime to N, so that
+/// ShiftedRing's four rings are its own arcs (x -> x +- 21, x -> x +- 23).
+constexpr const char* kCompareLargeGraph = "C(1024,{21,23})";
+/// The size --compare simulates on its default large graph.
+constexpr uint64_t kCompareLargeSimulatedSize = 1 << 20;
 
 /// What --compare runs.
 struct CompareSettings
 {
     std::vector<uint64_t> sizes;         //!< message sizes M
     std::vector<std::string> algorithms; //!< bfb and DcBaselineNames()
+    uint64_t maxMessages{0};             //!< --max-message-hops: larger schedules are not simulated
+};
+
+/// A graph --compare runs, and the sizes it simulates (the formula covers all).
+struct CompareGraphSpec
+{
+    DirectConnectGraph graph;     //!< the graph
+    std::set<uint64_t> simulated; //!< sizes to simulate (empty: every size)
+    std::string backend;          //!< backend for this graph ("": --backend)
 };
 
 /// The algorithms --compare knows, in table order.
@@ -391,11 +413,16 @@ CompareAlgorithms()
  * simulated and by formula; prints a table per size and appends the rows to \p rows.
  */
 void
-CompareGraph(const DirectConnectGraph& g,
+CompareGraph(const CompareGraphSpec& spec,
              const CompareSettings& c,
              SimSettings sim,
              nlohmann::json& rows)
 {
+    const DirectConnectGraph& g = spec.graph;
+    if (!spec.backend.empty())
+    {
+        sim.backend = spec.backend;
+    }
     const BfbSchedule ar = BfbAllReduce(g, LongBfbOptions(g, "allreduce", 2));
     const uint64_t n = g.NumNodes();
     // the formula's alpha: one hop of an empty packet (link delay and a
@@ -433,15 +460,16 @@ CompareGraph(const DirectConnectGraph& g,
                    "formula_s",
                    "ratio",
                    "schedule");
+        const bool simulateSize = spec.simulated.empty() || spec.simulated.count(bytes) > 0;
         for (const std::string& algo : c.algorithms)
         {
-            double simulated = 0;
+            std::optional<double> simulated;
             double formula = 0;
             std::string detail;
+            uint64_t messages = 0;
             if (algo == "bfb")
             {
-                const SimOutcome o = Simulate(g, ar, simAr);
-                simulated = o.simulatedS;
+                const uint32_t cps = ChunksPerShard(ar, simAr);
                 formula = AlphaBetaTime(ar.Steps(),
                                         ar.Tb(),
                                         alpha,
@@ -450,27 +478,62 @@ CompareGraph(const DirectConnectGraph& g,
                 detail = fmt::format("T_L = {}, T_B = {}, {} chunks per shard",
                                      ar.Steps(),
                                      ToString(ar.Tb()),
-                                     o.chunks);
+                                     cps);
+                // every chunk crosses N - 1 arcs in each half
+                messages = 2 * (n - 1) * n * cps;
+                if (simulateSize && messages <= c.maxMessages)
+                {
+                    simulated = Simulate(g, ar, simAr).simulatedS;
+                }
             }
             else
             {
-                DcBaseline b = BuildDcBaseline(g, algo, bytes);
+                DcBaseline b = BuildDcBaseline(g, algo, bytes, false);
                 formula = DcBaselineFormula(g, b, alpha, sim.bandwidthBps * kPayloadShare);
                 detail = b.routing;
-                simulated = RunOnFabric(g, std::move(b.schedule), sim);
+                // the simulation's work: messages times their mean route length
+                DcRouter router(g);
+                double hops = 0;
+                double count = 0;
+                for (size_t i = 0; i < b.steps.size(); ++i)
+                {
+                    for (const DcMessage& m : b.steps[i])
+                    {
+                        hops += b.repeats[i] * router.Hops(m.src, m.dst);
+                        count += b.repeats[i];
+                    }
+                }
+                messages = static_cast<uint64_t>(
+                    std::ceil(static_cast<double>(b.messages) * hops / std::max(1.0, count)));
+                if (simulateSize && messages <= c.maxMessages)
+                {
+                    simulated = RunOnFabric(g, BuildDcBaseline(g, algo, bytes).schedule, sim);
+                }
             }
-            fmt::print("{:<18}  {:>14.6e}  {:>14.6e}  {:>8.4f}  {}\n",
+            if (simulateSize && messages > c.maxMessages)
+            {
+                detail +=
+                    fmt::format("; not simulated: {} message hops > --max-message-hops", messages);
+            }
+            fmt::print("{:<18}  {:>14}  {:>14.6e}  {:>8}  {}\n",
                        algo,
-                       simulated,
+                       simulated ? fmt::format("{:.6e}", *simulated) : "-",
                        formula,
-                       simulated / formula,
+                       simulated ? fmt::format("{:.4f}", *simulated / formula) : "-",
                        detail);
-            rows.push_back({{"graph", g.Name()},
-                            {"size_bytes", bytes},
-                            {"algorithm", algo},
-                            {"simulated_s", simulated},
-                            {"formula_s", formula},
-                            {"ratio", simulated / formula}});
+            nlohmann::json row = {{"graph", g.Name()},
+                                  {"size_bytes", bytes},
+                                  {"algorithm", algo},
+                                  {"simulated_s", nullptr},
+                                  {"formula_s", formula},
+                                  {"ratio", nullptr},
+                                  {"backend", sim.backend}};
+            if (simulated)
+            {
+                row["simulated_s"] = *simulated;
+                row["ratio"] = *simulated / formula;
+            }
+            rows.push_back(row);
         }
     }
     fmt::print("\n");
@@ -478,7 +541,7 @@ CompareGraph(const DirectConnectGraph& g,
 
 /// --compare: every graph, then the JSON.
 int
-RunCompare(const std::vector<DirectConnectGraph>& graphs,
+RunCompare(const std::vector<CompareGraphSpec>& graphs,
            const CompareSettings& c,
            const SimSettings& sim,
            const std::string& json)
@@ -834,7 +897,7 @@ main(int argc, char* argv[])
     cmd.AddValue("compare",
                  "run the BFB allreduce and the baselines (ring, ShiftedRing, double binary "
                  "tree, halving-doubling) as schedules on the graph (--graph/--edges, else the "
-                 "12-node degree-4 testbed shape and a ~1,000-node graph) and print simulated "
+                 "12-node degree-4 testbed shape and C(1024,{21,23})) and print simulated "
                  "and formula times per --sizes",
                  compare);
     std::string sizes = "1024,1048576,1073741824";
@@ -844,6 +907,14 @@ main(int argc, char* argv[])
                  "with --compare: algorithms, comma-separated, of bfb, ring, shifted-ring, "
                  "tree, halving-doubling",
                  algorithms);
+    uint64_t maxMessages = uint64_t{1} << 22;
+    cmd.AddInteger("max-message-hops",
+                   "with --compare: a schedule whose messages times their mean route length "
+                   "exceed this is not simulated (formula only; the simulation's work grows "
+                   "with it)",
+                   maxMessages,
+                   1,
+                   uint64_t{1} << 32);
     bool quick = false;
     cmd.AddValue("quick",
                  "with --compare: the 12-node graph only (without --graph/--edges), sizes 1 KiB "
@@ -876,7 +947,7 @@ main(int argc, char* argv[])
         cmd.OnlyWith("bandwidth",
                      finder || simulate || compare,
                      "for the finder, or with --simulate");
-        for (const char* f : {"sizes", "algorithms", "quick"})
+        for (const char* f : {"sizes", "algorithms", "quick", "max-message-hops"})
         {
             cmd.OnlyWith(f, compare, "with --compare");
         }
@@ -910,22 +981,30 @@ main(int argc, char* argv[])
             sim.chunksPerShard = chunks;
             sim.delayNs = delayNs;
             sim.backend = backend;
-            std::vector<DirectConnectGraph> graphs;
+            c.maxMessages = maxMessages;
+            std::vector<CompareGraphSpec> graphs;
             if (!graph.empty())
             {
-                graphs.push_back(BuildFromName(graph));
+                graphs.push_back({BuildFromName(graph), {}, ""});
             }
             else if (!edges.empty())
             {
-                graphs.push_back(LoadEdgeList(edges));
+                graphs.push_back({LoadEdgeList(edges), {}, ""});
             }
             else
             {
                 // the testbed shape: the finder's choice for 12 hosts of degree 4
-                graphs.push_back(BuildFromName(FindTopology(12, 4, FinderWorkload()).best.name));
+                graphs.push_back(
+                    {BuildFromName(FindTopology(12, 4, FinderWorkload()).best.name), {}, ""});
                 if (!quick)
                 {
-                    graphs.push_back(BuildFromName(kCompareLargeGraph));
+                    // ~1,000 hosts: every message of N^2 is an event, so the
+                    // simulation runs at one size (the others by formula) and
+                    // at flow level unless --backend says otherwise
+                    CompareGraphSpec big{BuildFromName(kCompareLargeGraph),
+                                         {kCompareLargeSimulatedSize},
+                                         cmd.WasGiven("backend") ? "" : "flow"};
+                    graphs.push_back(std::move(big));
                 }
             }
             return RunCompare(graphs, c, sim, json);

@@ -202,13 +202,55 @@ FindArcDisjointRings(const DirectConnectGraph& g, uint32_t maxRings)
         std::rotate(rev.begin(), rev.end() - 1, rev.end());
         return rev;
     };
-    const int attempts = 16;
+    // first the shifted rings x -> x + s (s coprime to N) whose arcs all
+    // exist: a circulant's own rings, found without a search
+    std::vector<char> shiftUsed(g.NumArcs(), 0);
+    for (uint32_t sh = 1; sh < n && best.size() < maxRings; ++sh)
+    {
+        if (std::gcd(sh, n) != 1)
+        {
+            continue;
+        }
+        std::vector<uint32_t> arcs;
+        for (uint32_t x = 0, i = 0; i < n; ++i, x = (x + sh) % n)
+        {
+            for (uint32_t a : g.OutArcs(x))
+            {
+                if (!shiftUsed[a] && g.GetArc(a).to == (x + sh) % n)
+                {
+                    arcs.push_back(a);
+                    break;
+                }
+            }
+            if (arcs.size() != i + 1)
+            {
+                break;
+            }
+        }
+        if (arcs.size() == n)
+        {
+            for (uint32_t a : arcs)
+            {
+                shiftUsed[a] = 1;
+            }
+            best.push_back(CycleOrder(g, arcs));
+        }
+    }
+    const auto shifted = best; // the search adds to these, on the other arcs
+    const int attempts = 32;
     const uint64_t budget = 64 * uint64_t{n} + 20000;
     for (int t = 0; t < attempts && best.size() < maxRings; ++t)
     {
         std::mt19937 rng(12345 + t);
-        std::vector<char> used(g.NumArcs(), 0);
+        // odd attempts ignore the shifted rings: C(16,{1,2}) has four
+        // Hamiltonian cycles, but none on its +-2 arcs alone
+        const bool fromShifted = t % 2 == 0;
+        std::vector<char> used = fromShifted ? shiftUsed : std::vector<char>(g.NumArcs(), 0);
         std::vector<std::vector<uint32_t>> rings;
+        if (fromShifted)
+        {
+            rings = shifted;
+        }
         while (rings.size() < maxRings)
         {
             auto cycle = FindCycle(g, used, rng, budget);
@@ -237,6 +279,10 @@ FindArcDisjointRings(const DirectConnectGraph& g, uint32_t maxRings)
         if (rings.size() > best.size())
         {
             best = std::move(rings);
+        }
+        if (n > 256 && t >= 1 && best.size() == shifted.size())
+        {
+            break; // a large graph whose first search failed: the others would too
         }
     }
     return best;
@@ -306,7 +352,10 @@ DcBaselineNames()
 }
 
 DcBaseline
-BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_t bytes)
+BuildDcBaseline(const DirectConnectGraph& g,
+                std::string_view algorithm,
+                uint64_t bytes,
+                bool withSchedule)
 {
     const auto& names = DcBaselineNames();
     FabricRequire(std::find(names.begin(), names.end(), algorithm) != names.end(),
@@ -354,7 +403,11 @@ BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_
         {
             b.nativeRings += IsNative(g, r);
         }
-        b.schedule = MultiRingAllReduce(b.rings, bytes);
+        b.messages = uint64_t{2} * (n - 1) * n * b.rings.size();
+        if (withSchedule)
+        {
+            b.schedule = MultiRingAllReduce(b.rings, bytes);
+        }
         b.steps = {RingStep(b.rings, bytes)};
         b.repeats = {2 * (n - 1)};
         b.routing =
@@ -367,7 +420,13 @@ BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_
     {
         const uint64_t chunk =
             std::max(kTreeMinChunk, (bytes + 2 * kTreeChunks - 1) / (2 * kTreeChunks));
-        b.schedule = DoubleBinaryTreeAllReduce(n, bytes, chunk, 1);
+        const uint64_t half = (bytes + 1) / 2;
+        const uint64_t depth = half <= chunk ? 1 : (half + chunk - 1) / chunk;
+        b.messages = 2 * depth * uint64_t{2} * (n - 1);
+        if (withSchedule)
+        {
+            b.schedule = DoubleBinaryTreeAllReduce(n, bytes, chunk, 1);
+        }
         // formula: both trees' edges up and down at once, M/2 each
         DcRouter router(g);
         const auto halves = SplitBytes(bytes, 2);
@@ -400,11 +459,16 @@ BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_
     }
     else
     {
-        b.schedule = HalvingDoublingAllReduce(n, bytes, 0, 1);
         uint32_t p = 1;
         while (p <= n / 2)
         {
             p *= 2;
+        }
+        // every piece of a range moves as its own message
+        b.messages = uint64_t{2} * p * (p - 1) + uint64_t{2} * (n - p) * p;
+        if (withSchedule)
+        {
+            b.schedule = HalvingDoublingAllReduce(n, bytes, 0, 1);
         }
         const double m = static_cast<double>(bytes);
         std::vector<DcMessage> fold;
@@ -442,7 +506,10 @@ BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_
                                 p,
                                 p < n ? " with fold" : "");
     }
-    b.schedule.SetAlgorithm("dc-" + b.algorithm);
+    if (withSchedule)
+    {
+        b.schedule.SetAlgorithm("dc-" + b.algorithm);
+    }
     return b;
 }
 

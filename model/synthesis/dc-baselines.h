@@ -20,6 +20,9 @@ namespace ns3
  * \brief Arc-disjoint Hamiltonian cycles of a direct-connect graph, found by a
  *        budgeted depth-first search.
  *
+ * First the shifted rings x -> x + s mod N (s coprime to N) whose arcs all
+ * exist (a circulant's own rings); then a search on the remaining arcs, and
+ * also from scratch.
  * The search (Warnsdorff order: the next host with the fewest onward choices
  * first, ties broken by a fixed-seed shuffle, so results are reproducible)
  * looks for a cycle over arcs not used yet; on a graph where every arc has
@@ -68,6 +71,7 @@ struct DcBaseline
 {
     std::string algorithm;       //!< ring, shifted-ring, tree or halving-doubling
     CollectiveSchedule schedule; //!< AllReduce, rank r = host r
+    uint64_t messages{0};        //!< sends of the schedule (its TotalOps() / 2)
     /// Ring-based: the rings' host orders (ring: one; shifted-ring: up to d).
     std::vector<std::vector<uint32_t>> rings;
     /// Ring-based: how many rings run over arcs only (the rest over shortest paths).
@@ -107,10 +111,15 @@ const std::vector<std::string>& DcBaselineNames();
  * \param g a strongly connected regular graph
  * \param algorithm one of DcBaselineNames()
  * \param bytes buffer size M
+ * \param withSchedule false: everything but the schedule (its rings,
+ *        message count and formula steps), to decide before building it
  * \return the baseline
  * \throws FabricConfigError naming "algorithm" for an unknown name
  */
-DcBaseline BuildDcBaseline(const DirectConnectGraph& g, std::string_view algorithm, uint64_t bytes);
+DcBaseline BuildDcBaseline(const DirectConnectGraph& g,
+                           std::string_view algorithm,
+                           uint64_t bytes,
+                           bool withSchedule = true);
 
 /**
  * \ingroup gpu-fabric
