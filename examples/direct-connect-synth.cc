@@ -265,22 +265,15 @@ HopSeconds(const SimSettings& sim, uint32_t degree)
 
 /// Run \p cs (checked first) on \p g's fabric at sim's level. \return its time, seconds
 double
-RunOnFabric(const DirectConnectGraph& g, CollectiveSchedule cs, const SimSettings& sim)
+RunOnFabric(const DirectConnectGraph& g, const CollectiveSchedule& cs, const SimSettings& sim)
 {
     ScheduleChecker::Require(cs);
     ClusterParams p;
     const auto rate = static_cast<uint64_t>(sim.bandwidthBps);
     p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
     p.linkDelayNs = sim.delayNs;
-    InstalledTransport b =
-        TransportHelper(sim.backend, "--backend").Install(BuildDirectConnect(g, rate, p));
-    Ptr<CollectiveRun> run = (b.fabric ? CollectiveHelper(b.fabric) : CollectiveHelper(b.transport))
-                                 .Install(std::move(cs), Seconds(0));
-    Simulator::Run();
-    const CollectiveResult r = run->GetResult();
-    run = nullptr;
-    b.Dispose();
-    Simulator::Destroy();
+    const CollectiveResult r = TransportHelper(sim.backend, "--backend")
+                                   .RunScheduleAlone(BuildDirectConnect(g, rate, p), cs);
     FabricRequire(r.complete, "--simulate", g.Name(), "a schedule that completes");
     return r.timeS;
 }
@@ -952,6 +945,19 @@ main(int argc, char* argv[])
             cmd.OnlyWith(f, compare, "with --compare");
         }
         cmd.OnlyWith("msccl", !finder && !compare, "with --graph or --edges, without --compare");
+        // the fabric flags of --simulate and --compare
+        auto fabricSettings = [&](const char* with) {
+            SimSettings f;
+            f.bandwidthBps = bandwidth;
+            FabricRequire(f.bandwidthBps >= 1e3 && f.bandwidthBps <= 1e15,
+                          "--bandwidth",
+                          cmd.ValueText("bandwidth"),
+                          fmt::format("a rate of 1e3 .. 1e15 bit/s with {}", with));
+            f.chunksPerShard = chunks;
+            f.delayNs = delayNs;
+            f.backend = backend;
+            return f;
+        };
         if (compare)
         {
             CompareSettings c;
@@ -972,15 +978,7 @@ main(int argc, char* argv[])
                               "bfb, ring, shifted-ring, tree or halving-doubling");
                 c.algorithms.push_back(item);
             }
-            SimSettings sim;
-            sim.bandwidthBps = bandwidth;
-            FabricRequire(sim.bandwidthBps >= 1e3 && sim.bandwidthBps <= 1e15,
-                          "--bandwidth",
-                          cmd.ValueText("bandwidth"),
-                          "a rate of 1e3 .. 1e15 bit/s with --compare");
-            sim.chunksPerShard = chunks;
-            sim.delayNs = delayNs;
-            sim.backend = backend;
+            SimSettings sim = fabricSettings("--compare");
             c.maxMessages = maxMessages;
             std::vector<CompareGraphSpec> graphs;
             if (!graph.empty())
@@ -1018,15 +1016,12 @@ main(int argc, char* argv[])
                           "--size",
                           cmd.ValueText("size"),
                           "a whole number of bytes, 1 .. 1e15, with --simulate");
+            const SimSettings fabric = fabricSettings("--simulate");
+            sim.bandwidthBps = fabric.bandwidthBps;
+            sim.chunksPerShard = fabric.chunksPerShard;
+            sim.delayNs = fabric.delayNs;
+            sim.backend = fabric.backend;
             sim.bytes = static_cast<uint64_t>(size);
-            sim.bandwidthBps = bandwidth;
-            FabricRequire(sim.bandwidthBps >= 1e3 && sim.bandwidthBps <= 1e15,
-                          "--bandwidth",
-                          cmd.ValueText("bandwidth"),
-                          "a rate of 1e3 .. 1e15 bit/s with --simulate");
-            sim.chunksPerShard = chunks;
-            sim.delayNs = delayNs;
-            sim.backend = backend;
         }
         if (!graph.empty())
         {

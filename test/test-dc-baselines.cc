@@ -47,20 +47,13 @@ Hop(uint32_t degree)
 
 /// \return the simulated time of \p cs on \p g's fabric at \p backend level
 double
-RunOn(const DirectConnectGraph& g, CollectiveSchedule cs, const std::string& backend)
+RunOn(const DirectConnectGraph& g, const CollectiveSchedule& cs, const std::string& backend)
 {
     ClusterParams p;
     p.platform = HbDomainPreset::Custom(1, DataRate(kNodeBps), DataRate(kNodeBps));
     p.linkDelayNs = kDelayNs;
-    InstalledTransport b =
-        TransportHelper(backend, "backend").Install(BuildDirectConnect(g, kNodeBps, p));
-    Ptr<CollectiveRun> run = (b.fabric ? CollectiveHelper(b.fabric) : CollectiveHelper(b.transport))
-                                 .Install(std::move(cs), Seconds(0));
-    Simulator::Run();
-    const CollectiveResult r = run->GetResult();
-    run = nullptr;
-    b.Dispose();
-    Simulator::Destroy();
+    const CollectiveResult r = TransportHelper(backend, "backend")
+                                   .RunScheduleAlone(BuildDirectConnect(g, kNodeBps, p), cs);
     EXPECT_TRUE(r.complete);
     return r.timeS;
 }
