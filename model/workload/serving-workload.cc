@@ -424,7 +424,7 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
     // the simulator's clock (64-bit nanoseconds) must hold the whole run
     const double busy =
         config.requests * config.PassComputeSeconds(config.promptTokens, 1) +
-        std::ceil(double{config.requests} * (config.outputTokens - 1) / config.maxBatch) *
+        std::ceil(static_cast<double>(config.requests) * (config.outputTokens - 1) / config.maxBatch) *
             config.PassComputeSeconds(config.maxBatch, config.maxBatch);
     FabricRequire(m_arrivals.back() + busy <= kMaxServingSeconds,
                   "requests",
