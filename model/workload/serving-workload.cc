@@ -422,10 +422,10 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
     m_decodeGpus = config.DecodeGpus();
     m_arrivals = ServingArrivals(config);
     // the simulator's clock (64-bit nanoseconds) must hold the whole run
-    const double busy =
-        config.requests * config.PassComputeSeconds(config.promptTokens, 1) +
-        std::ceil(static_cast<double>(config.requests) * (config.outputTokens - 1) / config.maxBatch) *
-            config.PassComputeSeconds(config.maxBatch, config.maxBatch);
+    const double busy = config.requests * config.PassComputeSeconds(config.promptTokens, 1) +
+                        std::ceil(static_cast<double>(config.requests) * (config.outputTokens - 1) /
+                                  config.maxBatch) *
+                            config.PassComputeSeconds(config.maxBatch, config.maxBatch);
     FabricRequire(m_arrivals.back() + busy <= kMaxServingSeconds,
                   "requests",
                   config.requests,
