@@ -14,6 +14,7 @@
 // it, and that ratio is printed beside.
 #include "program-support.h"
 
+#include "ns3/congestion-control.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
@@ -187,6 +188,11 @@ main(int argc, char* argv[])
     std::string loop = "both";
     uint32_t barePending = 0;
     uint64_t bareEvents = 0;
+    std::string cc = "none";
+    std::string lb = "ecmp";
+    uint32_t ecnKmin = 0;
+    uint32_t ecnKmax = 0;
+    double ecnPmax = 0;
 
     ProgramFlags cmd("fabric-throughput", __FILE__);
     cmd.Usage("Permutation traffic on a three-tier fat-tree at packet level; prints speed and "
@@ -198,6 +204,16 @@ main(int argc, char* argv[])
     cmd.AddValue("delay-ns", "propagation delay per link, ns", delayNs);
     cmd.AddValue("seed", "seed of the permutation", seed);
     cmd.AddValue("json", "write the figures as JSON to this path", json);
+    cmd.AddValue("cc",
+                 "congestion control: none, dcqcn, dctcp, or a FabricCongestionControl TypeId name",
+                 cc);
+    cmd.AddValue("lb", "switch load balancing: ecmp, spray, flowlet or adaptive", lb);
+    cmd.AddValue("ecn-kmin",
+                 "switch ECN marking (RED) lower threshold, bytes (default with --cc: DCQCN's "
+                 "5000; DCTCP's step at 100000)",
+                 ecnKmin);
+    cmd.AddValue("ecn-kmax", "switch ECN marking upper threshold, bytes (dcqcn: 200000)", ecnKmax);
+    cmd.AddValue("ecn-pmax", "switch ECN marking probability at ecn-kmax (dcqcn: 0.01)", ecnPmax);
     cmd.AddValue("loop",
                  "event loops to run: both (and their ratio), fabric, or bare (one loop per "
                  "process, e.g. to profile each under valgrind: bench/event-cost-valgrind.py)",
@@ -223,7 +239,17 @@ main(int argc, char* argv[])
         // a flag the chosen loop would ignore is refused, not dropped
         cmd.OnlyWith("bare-pending", loop == "bare", "with --loop=bare");
         cmd.OnlyWith("bare-events", loop == "bare", "with --loop=bare");
-        for (const char* fabricFlag : {"hosts", "radix", "flow-bytes", "rate", "delay-ns", "seed"})
+        for (const char* fabricFlag : {"hosts",
+                                       "radix",
+                                       "flow-bytes",
+                                       "rate",
+                                       "delay-ns",
+                                       "seed",
+                                       "cc",
+                                       "lb",
+                                       "ecn-kmin",
+                                       "ecn-kmax",
+                                       "ecn-pmax"})
         {
             cmd.OnlyWith(fabricFlag, loop != "bare", "with --loop=both or fabric");
         }
@@ -260,8 +286,36 @@ main(int argc, char* argv[])
         p.radix = radix;
         p.linkDelayNs = delayNs;
 
+        const std::string ccType = ResolveCongestionControl(cc, "--cc");
+        FabricRequire(lb == "ecmp" || lb == "spray" || lb == "flowlet" || lb == "adaptive",
+                      "--lb",
+                      lb,
+                      "ecmp, spray, flowlet or adaptive");
+        FabricRequire(ecnPmax >= 0 && ecnPmax <= 1,
+                      "--ecn-pmax",
+                      ecnPmax,
+                      "a probability in [0, 1]");
+        if (!ccType.empty() && !cmd.WasGiven("ecn-kmin") && !cmd.WasGiven("ecn-kmax"))
+        {
+            // marking as each algorithm's paper sets it
+            const bool dcqcn = cc == "dcqcn" || ccType == "ns3::DcqcnCongestionControl";
+            ecnKmin = dcqcn ? 5'000 : 100'000;
+            ecnKmax = dcqcn ? 200'000 : 100'000;
+            ecnPmax = cmd.WasGiven("ecn-pmax") ? ecnPmax : (dcqcn ? 0.01 : 1.0);
+        }
+        FabricRequire(ecnKmin <= ecnKmax,
+                      "--ecn-kmin",
+                      ecnKmin,
+                      fmt::format("at most --ecn-kmax ({})", ecnKmax));
+        Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+        FabricHelper helper;
+        helper.SetSwitchAttribute("LoadBalancing", StringValue(lb));
+        helper.SetSwitchAttribute("EcnKmin", UintegerValue(ecnKmin));
+        helper.SetSwitchAttribute("EcnKmax", UintegerValue(ecnKmax));
+        helper.SetSwitchAttribute("EcnPmax", DoubleValue(ecnPmax));
+
         const double tBuild = WallSeconds();
-        Ptr<Fabric> fabric = FabricHelper().Install(BuildFatTree(p));
+        Ptr<Fabric> fabric = helper.Install(BuildFatTree(p));
         const double buildWall = WallSeconds() - tBuild;
 
         // A permutation without fixed points (derangement by rotation of a shuffle).
@@ -290,6 +344,7 @@ main(int argc, char* argv[])
         const double meanPending = sampler.MeanPending();
         const Time simTime = sampler.lastCompletion; // not the sampler's last tick
         const uint64_t packets = transport->GetPacketsDelivered();
+        const uint64_t controlPackets = transport->GetAcksSent() + transport->GetCnpsSent();
         const auto totals = transport->GetTotals();
         const uint64_t drops = fabric->GetTotalDrops();
         // every event of the run has a kind: ns-3 initializes each node and
@@ -340,7 +395,9 @@ main(int argc, char* argv[])
         fmt::print("    pause/resume frames             {:>10}\n", kinds.flowControlFrames);
         fmt::print("    node/device initialization      {:>10}\n", initEvents);
         fmt::print("    other                           {:>10}\n", otherEvents);
+        fmt::print("  congestion control, balancing     {:>10}  {}\n", cc, lb);
         fmt::print("  packets delivered                 {:>10}\n", packets);
+        fmt::print("  control packets (ACK, CNP) sent   {:>10}\n", controlPackets);
         fmt::print("  messages delivered                {:>10} / {}\n",
                    totals.messagesDelivered,
                    hosts);
@@ -367,6 +424,10 @@ main(int argc, char* argv[])
                                   {"initialization", initEvents},
                                   {"other", otherEvents}}},
                                 {"packets", packets},
+                                {"data_packets", packets},
+                                {"control_packets", controlPackets},
+                                {"cc", cc},
+                                {"lb", lb},
                                 {"events_per_s", eventsPerS},
                                 {"mean_pending_events", meanPending},
                                 {"peak_rss_bytes", rss},

@@ -230,3 +230,31 @@ TEST(Benches, FabricThroughputOnTheLookaheadSchedulerSimulatesTheSameAndIsJudged
 }
 
 } // namespace
+
+TEST(Benches, FabricThroughputRunsCongestionControlAndCountsItsControlPackets)
+{
+    const auto run = [](const std::string& args, const std::string& name) {
+        return nlohmann::json::parse(
+            RunJsonText("fabric-throughput --hosts=16 --loop=fabric " + args, name));
+    };
+    const auto none = run("", "cc-none");
+    const auto dctcp = run("--cc=dctcp --lb=spray", "cc-dctcp");
+    EXPECT_EQ(none["control_packets"].get<uint64_t>(), 0u);
+    EXPECT_EQ(none["cc"], "none");
+    EXPECT_EQ(dctcp["cc"], "dctcp");
+    EXPECT_EQ(dctcp["lb"], "spray");
+    // every flow delivers its bytes, and AckEvery 1 acknowledges each packet
+    EXPECT_EQ(dctcp["data_packets"], none["data_packets"]);
+    EXPECT_EQ(dctcp["bytes_delivered"], none["bytes_delivered"]);
+    EXPECT_EQ(dctcp["control_packets"], dctcp["data_packets"]);
+    for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
+             {"--cc=cubic", "--cc"},
+             {"--lb=random", "--lb"},
+             {"--ecn-pmax=1.5", "--ecn-pmax"},
+             {"--cc=dcqcn --ecn-kmin=300000 --ecn-kmax=200000", "--ecn-kmin"}})
+    {
+        const auto bad = RunCapture("fabric-throughput --hosts=16 --loop=fabric " + args, "cc-bad");
+        EXPECT_EQ(bad.first, 2) << args;
+        EXPECT_NE(bad.second.find(flag), std::string::npos) << args << ": " << bad.second;
+    }
+}

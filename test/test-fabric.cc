@@ -5,6 +5,7 @@
 // losslessness, conservation, determinism, and rejection of bad input.
 #include "record-now.h"
 #include "scheduler-env.h"
+#include "star-topology.h"
 #include "tshark.h"
 
 // FabricPrefetchingTxSource: the traffic source's look-ahead hook is internal
@@ -43,6 +44,7 @@
 #include <vector>
 
 using gpu_fabric_test::RecordNow;
+using gpu_fabric_test::Star;
 using namespace ns3;
 
 namespace
@@ -69,24 +71,6 @@ StoreAndForwardTime(uint64_t bytes, uint32_t payload, double rateBps, uint32_t h
     const double wire = bytes + packets * FabricHeader::kSerializedSize;
     const double largest = std::min<uint64_t>(bytes, payload) + FabricHeader::kSerializedSize;
     return (wire + (hops - 1) * largest) * 8 / rateBps + hops * delayS;
-}
-
-/// n GPUs on one switch (a star), links of the given rate and delay.
-FabricTopology
-Star(uint32_t n, uint64_t rate, int64_t delayNs)
-{
-    FabricTopology topo("star");
-    std::vector<uint32_t> gpus;
-    for (uint32_t i = 0; i < n; ++i)
-    {
-        gpus.push_back(topo.AddGpu(-1, 0));
-    }
-    const uint32_t sw = topo.AddSwitch(TopoNodeKind::Switch, "rail", 1);
-    for (uint32_t g : gpus)
-    {
-        topo.AddCable(g, sw, rate, delayNs, TopoLinkKind::Nic);
-    }
-    return topo;
 }
 
 /// Two GPUs joined by one cable.

@@ -111,4 +111,49 @@ FabricHeader::Print(std::ostream& os) const
        << " hop=" << static_cast<uint32_t>(hop);
 }
 
+NS_OBJECT_ENSURE_REGISTERED(FabricAckHeader);
+
+TypeId
+FabricAckHeader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::FabricAckHeader")
+                            .SetParent<Header>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<FabricAckHeader>();
+    return tid;
+}
+
+TypeId
+FabricAckHeader::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+FabricAckHeader::GetSerializedSize() const
+{
+    return kSerializedSize;
+}
+
+void
+FabricAckHeader::Serialize(Buffer::Iterator start) const
+{
+    start.WriteHtonU64(ackedBytes);
+    start.WriteHtonU64(markedBytes);
+}
+
+uint32_t
+FabricAckHeader::Deserialize(Buffer::Iterator start)
+{
+    ackedBytes = start.ReadNtohU64();
+    markedBytes = start.ReadNtohU64();
+    return kSerializedSize;
+}
+
+void
+FabricAckHeader::Print(std::ostream& os) const
+{
+    os << "acked=" << ackedBytes << " marked=" << markedBytes;
+}
+
 } // namespace ns3

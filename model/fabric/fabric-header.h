@@ -26,7 +26,7 @@ struct FabricHeaderData
     uint32_t messageId{0}; //!< transport message id
     uint32_t sequence{0};  //!< packet index within the message
     uint16_t flowLabel{0}; //!< ECMP entropy of the message's flow
-    uint8_t flags{0};      //!< kFlagCe, kFlagLast, kFlagSourceRoute
+    uint8_t flags{0};      //!< kFlagCe, kFlagLast, kFlagSourceRoute, kFlagAck, kFlagCnp
     uint8_t hop{0};        //!< hops taken so far (source-routed packets)
 };
 
@@ -43,8 +43,13 @@ struct FabricHeaderData
  *   EtherType (2) = 0x88B5
  *   message id (4), packet sequence number within the message (4),
  *   flow label (2, the ECMP entropy, like RoCEv2's UDP source port),
- *   flags (1: bit 0 = ECN congestion experienced, bit 1 = last packet,
- *   bit 2 = source-routed), hop (1: hops taken, source-routed packets).
+ *   flags (1: bit 0 = ECN congestion experienced (on an ACK: ECN echo), bit 1 =
+ *   last packet, bit 2 = source-routed, bit 3 = ACK, bit 4 = CNP, bit 5 =
+ *   congestion-controlled data), hop (1: hops taken, source-routed packets).
+ *
+ * ACKs and CNPs (sent only with congestion control on) are the control class:
+ * every port sends them ahead of data, they are never paused by PFC, never
+ * marked and never charged to an input port.
  *
  * A source-routed packet carries its route id in the flow label: every node
  * takes the output port of hop `hop` of that route from the fabric's
@@ -69,6 +74,12 @@ class FabricHeader : public Header, public FabricHeaderData
     static constexpr uint8_t kFlagCe = 0x01;          //!< ECN congestion experienced
     static constexpr uint8_t kFlagLast = 0x02;        //!< last packet of a message
     static constexpr uint8_t kFlagSourceRoute = 0x04; //!< follows a registered route
+    static constexpr uint8_t kFlagAck = 0x08;         //!< an ACK (FabricAckHeader follows)
+    static constexpr uint8_t kFlagCnp = 0x10;         //!< a congestion notification packet
+    /// a data packet its sender's congestion control tracks: the receiver
+    /// acknowledges it (and sends CNPs for it when marked)
+    static constexpr uint8_t kFlagCc = 0x20;
+    static constexpr uint8_t kControlFlags = kFlagAck | kFlagCnp; //!< the control class
 
     /**
      * \param p a frame
@@ -76,6 +87,29 @@ class FabricHeader : public Header, public FabricHeaderData
      *         kEtherType); a frame NetDevice::Send framed (IP) does not
      */
     static bool IsFabricFrame(const Packet& p);
+
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(Buffer::Iterator start) const override;
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    void Print(std::ostream& os) const override;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief What an ACK carries after its FabricHeader (16 bytes): the
+ * receiver's running totals for the flow (sender, receiver), so that a lost
+ * ACK is made good by the next one.
+ */
+class FabricAckHeader : public Header
+{
+  public:
+    uint64_t ackedBytes{0};  //!< payload bytes of the flow received so far
+    uint64_t markedBytes{0}; //!< of which arrived marked CE
+
+    static constexpr uint32_t kSerializedSize = 16; //!< bytes on the wire
 
     /// \return the TypeId
     static TypeId GetTypeId();

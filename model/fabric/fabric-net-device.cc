@@ -9,6 +9,7 @@
 #include "fabric-node.h"
 
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
 #include "ns3/error-model.h"
 #include "ns3/ethernet-header.h"
@@ -16,6 +17,7 @@
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/pointer.h"
+#include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -101,6 +103,28 @@ FabricNetDevice::GetTypeId()
                           MakeUintegerAccessor(&FabricNetDevice::SetEcnThreshold,
                                                &FabricNetDevice::GetEcnThreshold),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute(
+                "EcnKmin",
+                "RED-style marking (as DCQCN deployments set it): a data frame "
+                "entering a transmit queue of at most this many bytes is never "
+                "marked CE.",
+                UintegerValue(0),
+                MakeUintegerAccessor(&FabricNetDevice::SetEcnKmin, &FabricNetDevice::GetEcnKmin),
+                MakeUintegerChecker<uint32_t>())
+            .AddAttribute(
+                "EcnKmax",
+                "RED-style marking: above this many queued bytes every data frame is "
+                "marked CE; between EcnKmin and EcnKmax with probability rising "
+                "linearly to EcnPmax (0 disables RED marking).",
+                UintegerValue(0),
+                MakeUintegerAccessor(&FabricNetDevice::SetEcnKmax, &FabricNetDevice::GetEcnKmax),
+                MakeUintegerChecker<uint32_t>())
+            .AddAttribute(
+                "EcnPmax",
+                "RED-style marking: the marking probability at EcnKmax, in [0, 1].",
+                DoubleValue(0),
+                MakeDoubleAccessor(&FabricNetDevice::SetEcnPmax, &FabricNetDevice::GetEcnPmax),
+                MakeDoubleChecker<double>())
             .AddAttribute("ReceiveErrorModel",
                           "The error model that decides which arriving frames are corrupt "
                           "(discarded, PhyRxDrop and Lost traces, reported as lost); none by "
@@ -193,6 +217,9 @@ FabricNetDevice::DoDispose()
     m_port.queue = nullptr;
     m_port.txPacket = nullptr;
     m_port.queuedFrames.clear();
+    m_control.clear();
+    m_port.controlQueued = 0;
+    m_ecnRandom = nullptr;
     m_port.txDone->Detach();
     m_port.txSource = nullptr;
     m_port.txCookie = nullptr;
@@ -362,6 +389,72 @@ FabricNetDevice::GetEcnThreshold() const
 }
 
 void
+FabricNetDevice::SetEcnKmin(uint32_t bytes)
+{
+    m_port.ecnKmin = bytes;
+}
+
+uint32_t
+FabricNetDevice::GetEcnKmin() const
+{
+    return m_port.ecnKmin;
+}
+
+void
+FabricNetDevice::SetEcnKmax(uint32_t bytes)
+{
+    m_port.ecnKmax = bytes;
+}
+
+uint32_t
+FabricNetDevice::GetEcnKmax() const
+{
+    return m_port.ecnKmax;
+}
+
+void
+FabricNetDevice::SetEcnPmax(double p)
+{
+    // a probability: NaN fails both comparisons and is refused too
+    FabricRequire(p >= 0 && p <= 1, "FabricNetDevice::EcnPmax", p, "a probability in [0, 1]");
+    m_port.ecnPmax = p;
+}
+
+double
+FabricNetDevice::GetEcnPmax() const
+{
+    return m_port.ecnPmax;
+}
+
+bool
+FabricNetDevice::EcnMarks(uint32_t queued)
+{
+    if (m_port.ecnThreshold != 0 && queued > m_port.ecnThreshold)
+    {
+        return true;
+    }
+    if (m_port.ecnKmax == 0 || queued <= m_port.ecnKmin)
+    {
+        return false;
+    }
+    FabricRequire(m_port.ecnKmin <= m_port.ecnKmax,
+                  "FabricNetDevice::EcnKmin",
+                  m_port.ecnKmin,
+                  fmt::format("at most EcnKmax ({})", m_port.ecnKmax));
+    if (queued > m_port.ecnKmax)
+    {
+        return true;
+    }
+    if (!m_ecnRandom)
+    {
+        m_ecnRandom = CreateObject<UniformRandomVariable>();
+    }
+    const double p = m_port.ecnPmax * (queued - m_port.ecnKmin) /
+                     static_cast<double>(m_port.ecnKmax - m_port.ecnKmin);
+    return m_ecnRandom->GetValue() < p;
+}
+
+void
 FabricNetDevice::SetLossCallback(LossCallback cb)
 {
     m_loss = cb;
@@ -423,6 +516,14 @@ FabricNetDevice::ChangeLinkState(bool up)
             ++m_port.stats.lost;
             Lose(p);
         }
+        while (!m_control.empty())
+        {
+            const Ptr<Packet> p = m_control.front().first;
+            m_control.pop_front();
+            ++m_port.stats.lost;
+            Lose(p);
+        }
+        m_port.controlQueued = 0;
         if (m_port.txSource != nullptr)
         {
             m_port.txSource->DropRelays(this, m_port.txCookie);
@@ -569,6 +670,11 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued, bool
         Lose(p);
         return false;
     }
+    // ACKs and CNPs: the control class, ahead of data and never paused
+    if (queued.meta.hasHeader && (queued.meta.header.flags & FabricHeader::kControlFlags) != 0)
+    {
+        return EnqueueControl(p, queued.meta);
+    }
     // a GPU relaying another's packet: its source may serve it in turn with
     // its own connections, as a NIC its queue pairs (TakeRelay)
     if (!charged && queued.ingress != nullptr && m_port.txSource != nullptr &&
@@ -612,8 +718,9 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued, bool
     QueuedFrame frame = queued;
     // only a FabricHeader has a CE flag (an IP frame from Send() has none);
     // marked once the queue has taken it, so a dropped packet is no mark
-    const bool markCe = m_port.ecnThreshold != 0 && m_port.queueBytes > m_port.ecnThreshold &&
-                        (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p));
+    const bool markCe = (m_port.ecnThreshold != 0 || m_port.ecnKmax != 0) &&
+                        (frame.meta.hasHeader || FabricHeader::IsFabricFrame(*p)) &&
+                        EcnMarks(m_port.queueBytes);
     if (!m_port.queue->Enqueue(p))
     {
         if (charged)
@@ -647,6 +754,21 @@ FabricNetDevice::DoEnqueue(const Ptr<Packet>& p, const QueuedFrame& queued, bool
     return true;
 }
 
+bool
+FabricNetDevice::EnqueueControl(const Ptr<Packet>& p, const FabricFrameMeta& meta)
+{
+    const Time now = Simulator::Now();
+    if (!m_port.txEventPending && now >= m_port.txEnd)
+    {
+        SendFrame(p, QueuedFrame{meta, nullptr}, now);
+        return true;
+    }
+    m_control.emplace_back(p, meta);
+    ++m_port.controlQueued;
+    KickTransmitter();
+    return true;
+}
+
 void
 FabricNetDevice::EnsureQueue()
 {
@@ -664,7 +786,8 @@ FabricNetDevice::KickTransmitter()
 {
     // the frame ring mirrors the queue, and reading it is cheaper than
     // Queue<Packet>'s logged accessors
-    if (m_port.txPaused || m_port.txEventPending || m_port.queuedFrames.empty())
+    if (m_port.txEventPending ||
+        ((m_port.txPaused || m_port.queuedFrames.empty()) && m_port.controlQueued == 0))
     {
         return;
     }
@@ -717,6 +840,15 @@ FabricNetDevice::PopQueued(QueuedFrame& frame)
 void
 FabricNetDevice::StartTransmission(Time now)
 {
+    if (m_port.controlQueued != 0)
+    {
+        // strict priority: control frames first
+        auto [p, meta] = std::move(m_control.front());
+        m_control.pop_front();
+        --m_port.controlQueued;
+        SendFrame(p, QueuedFrame{meta, nullptr}, now);
+        return;
+    }
     QueuedFrame frame;
     const Ptr<Packet> p = PopQueued(frame);
     SendFrame(p, frame, now);
@@ -739,6 +871,10 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
     FireIfConnected(m_port.traces, kTracePromiscSniffer, m_promiscSnifferTrace, p);
     ++m_port.stats.txPackets;
     m_port.stats.txBytes += size;
+    if (frame.meta.hasHeader && (frame.meta.header.flags & FabricHeader::kControlFlags) != 0)
+    {
+        ++m_port.stats.controlPackets;
+    }
     const Time txTime = SerializationTime(size);
     m_port.channel->Transmit(p, frame.meta, this, now, txTime);
     m_port.txEnd = now + txTime;
@@ -746,7 +882,7 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
     // it; otherwise the next Enqueue compares the clock with m_port.txEnd. This
     // removes about half of the events on uncongested hops.
     if (!m_port.queuedFrames.empty() || m_port.txSource != nullptr ||
-        (m_port.traces & kTracePhyTxEnd) != 0)
+        (m_port.traces & kTracePhyTxEnd) != 0 || m_port.controlQueued != 0)
     {
         m_port.txEventPending = true;
         m_port.txDone->Schedule(m_port.nodeId, txTime);
@@ -793,7 +929,7 @@ FabricNetDevice::TransmitComplete()
         m_phyTxEndTrace(m_port.txPacket);
     }
     m_port.txPacket = nullptr;
-    if (!m_port.txPaused && !m_port.queuedFrames.empty())
+    if (m_port.controlQueued != 0 || (!m_port.txPaused && !m_port.queuedFrames.empty()))
     {
         StartTransmission(Simulator::Now());
     }

@@ -16,11 +16,14 @@
 #include "ns3/traced-callback.h"
 
 #include <boost/circular_buffer.hpp>
+#include <deque>
+#include <utility>
 
 namespace ns3
 {
 
 class ErrorModel;
+class UniformRandomVariable;
 class FabricChannel;
 class FabricNetDevice;
 class FabricNode;
@@ -282,6 +285,7 @@ class FabricNetDevice : public NetDevice
         uint64_t pausesRecv{0}; //!< pause frames received from the peer
         Time pausedTime;        //!< total time this transmitter was paused
         uint64_t flowControlFrames{0}; //!< pause/resume frames that arrived (one event each)
+        uint64_t controlPackets{0};    //!< control-class frames (ACK, CNP) serialized
     };
 
     /// \return the counters
@@ -410,6 +414,17 @@ class FabricNetDevice : public NetDevice
     uint32_t GetPfcXon() const;
     void SetEcnThreshold(uint32_t bytes);
     uint32_t GetEcnThreshold() const;
+    void SetEcnKmin(uint32_t bytes);
+    uint32_t GetEcnKmin() const;
+    void SetEcnKmax(uint32_t bytes);
+    uint32_t GetEcnKmax() const;
+    void SetEcnPmax(double p);
+    double GetEcnPmax() const;
+    /// \return whether a data frame entering a queue of \p queued bytes is marked CE
+    bool EcnMarks(uint32_t queued);
+    /// Queue (or send at once) a control-class frame: ahead of data, never
+    /// paused, never charged to an input port. \return false if lost (link down)
+    bool EnqueueControl(const Ptr<Packet>& p, const FabricFrameMeta& meta);
 
     /// Bits of Port::traces: which traces of every packet have a sink.
     enum TraceBit : uint8_t
@@ -454,6 +469,7 @@ class FabricNetDevice : public NetDevice
         bool txPaused{false};            //!< peer sent pause
         bool txEventPending{false};      //!< a TransmitComplete is scheduled
         uint8_t channelEnd{0};           //!< which end of the channel this is (set by it)
+        uint32_t controlQueued{0};       //!< control-class frames waiting (served first)
         // the transmitter
         boost::circular_buffer<QueuedFrame> queuedFrames; //!< beside each queued packet
         Ptr<FabricChannel> channel;                       //!< the cable
@@ -468,6 +484,9 @@ class FabricNetDevice : public NetDevice
         uint32_t nodeId{0};               //!< owner's id
         uint16_t mtu{0};                  //!< largest frame, header included
         uint32_t ecnThreshold{0};         //!< mark CE above this many queued bytes (0: off)
+        uint32_t ecnKmin{0};              //!< RED marking: no mark at or below, bytes
+        uint32_t ecnKmax{0};              //!< RED marking: always above (0: RED off), bytes
+        double ecnPmax{0};                //!< RED marking: probability at Kmax
         uint32_t txTimeBytes{UINT32_MAX}; //!< frame size of the cached serialization time
         uint64_t bitRate{0};              //!< the line rate in bit/s
         uint64_t txTimeBase{0};           //!< its time steps, rounded down
@@ -491,6 +510,9 @@ class FabricNetDevice : public NetDevice
     Time m_pausedSince;                  //!< when the current pause began
     LossCallback m_loss;                 //!< lost packets, for a transport
     Ptr<ErrorModel> m_receiveErrorModel; //!< which arriving frames are corrupt, if set
+    /// control-class frames waiting, first in first out (Port::controlQueued counts them)
+    std::deque<std::pair<Ptr<Packet>, FabricFrameMeta>> m_control;
+    Ptr<UniformRandomVariable> m_ecnRandom; //!< RED marking draws (created when RED is on)
     NetDevice::ReceiveCallback m_rxCallback;
     NetDevice::PromiscReceiveCallback m_promiscCallback;
     // the traces of every packet: tested through Port::traces

@@ -7,6 +7,7 @@
 
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
+#include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
@@ -111,8 +112,80 @@ FabricNode::SelectPortIndex(const FabricHeaderData& h) const
     {
         return UINT32_MAX;
     }
-    const uint32_t i = n == 1 ? 0 : FabricEcmpHash(h.src, h.dst, h.flowLabel, m_fwd.salt) % n;
+    if (n == 1)
+    {
+        return m_fwd.table.GetPort(h.dst, 0);
+    }
+    if (m_fwd.lb != kEcmp)
+    {
+        return SelectBalanced(h, n);
+    }
+    const uint32_t i = FabricEcmpHash(h.src, h.dst, h.flowLabel, m_fwd.salt) % n;
     return m_fwd.table.GetPort(h.dst, i);
+}
+
+void
+FabricNode::SetLoadBalancing(LoadBalancing mode, Time flowletGap)
+{
+    m_fwd.lb = mode;
+    m_balance.gap = flowletGap;
+}
+
+uint32_t
+FabricNode::SelectBalanced(const FabricHeaderData& h, uint32_t n) const
+{
+    switch (m_fwd.lb)
+    {
+    case kSpray: {
+        // a destination's equal-cost ports in turn (one turn per node would
+        // pin interleaved flows each to one port)
+        if (h.dst >= m_balance.next.size())
+        {
+            m_balance.next.resize(h.dst + 1, 0);
+        }
+        uint32_t& turn = m_balance.next[h.dst];
+        const uint32_t port = m_fwd.table.GetPort(h.dst, turn % n);
+        turn = (turn + 1) % n;
+        return port;
+    }
+    case kFlowlet: {
+        // LetFlow (Vanini et al., NSDI 2017): a flow keeps its port while its
+        // packets come closer than the gap, and hashes anew after an idle gap
+        const uint64_t key =
+            (uint64_t{h.src} << 40) ^ (uint64_t{h.dst} << 16) ^ uint64_t { h.flowLabel };
+        const Time now = Simulator::Now();
+        auto [it, added] = m_balance.flows.try_emplace(key);
+        Flowlet& f = it->second;
+        if (added || now - f.last > m_balance.gap)
+        {
+            f.port = FabricEcmpHash(h.src, h.dst, h.flowLabel ^ (f.count++ << 16), m_fwd.salt) % n;
+        }
+        f.last = now;
+        return m_fwd.table.GetPort(h.dst, f.port);
+    }
+    default: {
+        // adaptive: the fewest queued bytes, a paused port last; ties from a
+        // hashed start, so equal ports share the packets
+        const uint32_t start =
+            FabricEcmpHash(h.src, h.dst, h.flowLabel ^ h.sequence, m_fwd.salt) % n;
+        uint32_t best = UINT32_MAX;
+        uint64_t bestLoad = UINT64_MAX;
+        for (uint32_t k = 0; k < n; ++k)
+        {
+            const uint32_t port = m_fwd.table.GetPort(h.dst, (start + k) % n);
+            const FabricNetDevice& dev = *m_fwd.ports[port];
+            const uint64_t load = uint64_t{dev.GetQueueBytes()} +
+                                  (dev.IsTxPaused() ? 1ULL << 32 : 0) +
+                                  (dev.IsUp() ? 0 : 1ULL << 40);
+            if (load < bestLoad)
+            {
+                best = port;
+                bestLoad = load;
+            }
+        }
+        return best;
+    }
+    }
 }
 
 FabricNetDevice*

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -26,11 +27,28 @@ namespace ns3
  *
  * ECMP picks a port with a deterministic hash of (source, destination, flow
  * label) salted per node, so that a flow keeps one path (no reordering) and
- * successive tiers do not make correlated choices.
+ * successive tiers do not make correlated choices. Other load balancing
+ * (SetLoadBalancing; a FabricSwitch attribute) chooses among the same
+ * equal-cost ports per packet, per flowlet or by queue length.
  */
 class FabricNode : public Node
 {
   public:
+    /// How a packet's port is chosen among its destination's equal-cost ports.
+    enum LoadBalancing : uint8_t
+    {
+        kEcmp = 0,     //!< per flow: hash of (source, destination, flow label)
+        kSpray = 1,    //!< per packet: the ports in turn
+        kFlowlet = 2,  //!< per flowlet: a new hashed port after an idle gap (LetFlow)
+        kAdaptive = 3, //!< per packet: the port with the fewest queued bytes
+    };
+
+    /**
+     * \param mode how to choose among equal-cost ports
+     * \param flowletGap with kFlowlet: the idle time that starts a new flowlet
+     */
+    void SetLoadBalancing(LoadBalancing mode, Time flowletGap);
+
     /// \return the TypeId
     static TypeId GetTypeId();
     FabricNode();
@@ -130,10 +148,31 @@ class FabricNode : public Node
         FabricRoutingTable table;                               //!< destination -> ports
         std::shared_ptr<const FabricSourceRoutes> sourceRoutes; //!< explicit routes
         uint32_t salt{0};                                       //!< ECMP salt (from the node id)
+        LoadBalancing lb{kEcmp};                                //!< how ports are chosen
     };
+
+    /// A flowlet's port and when its last packet passed.
+    struct Flowlet
+    {
+        Time last;         //!< last packet
+        uint32_t port{0};  //!< its port index
+        uint32_t count{0}; //!< flowlets of this flow so far (the hash's salt)
+    };
+
+    /// What load balancing other than ECMP remembers (changed by const SelectPort).
+    struct Balancer
+    {
+        std::vector<uint32_t> next;                  //!< kSpray: the next turn, by destination
+        Time gap;                                    //!< kFlowlet: idle gap
+        std::unordered_map<uint64_t, Flowlet> flows; //!< kFlowlet: by flow
+    };
+
+    /// The port index of a packet under load balancing other than ECMP.
+    uint32_t SelectBalanced(const FabricHeaderData& h, uint32_t n) const;
 
     FabricNetDevice::LossCallback m_loss;             //!< dropped packets
     Forwarding m_fwd;                                 //!< what a forward reads
+    mutable Balancer m_balance;                       //!< load balancing's state
     uint64_t m_noRouteDrops{0};                       //!< packets without route
     TracedCallback<Ptr<const Packet>> m_noRouteTrace; //!< dropped: no route
 };

@@ -6,7 +6,9 @@
 #include "fabric-channel.h"
 
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
+#include "ns3/enum.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
@@ -44,6 +46,47 @@ FabricSwitch::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&FabricSwitch::m_ecnThreshold),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnKmin",
+                          "RED-style marking of every port (FabricNetDevice::EcnKmin): no "
+                          "mark at or below this many queued bytes.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&FabricSwitch::m_ecnKmin),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnKmax",
+                          "RED-style marking of every port: every data frame marked above this "
+                          "many queued bytes, with probability rising linearly to EcnPmax "
+                          "between EcnKmin and it (0 disables RED marking). DCQCN's published "
+                          "setting is Kmin 5 KB, Kmax 200 KB, Pmax 1 %.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&FabricSwitch::m_ecnKmax),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("EcnPmax",
+                          "RED-style marking of every port: marking probability at EcnKmax, "
+                          "in [0, 1].",
+                          DoubleValue(0),
+                          MakeDoubleAccessor(&FabricSwitch::m_ecnPmax),
+                          MakeDoubleChecker<double>())
+            .AddAttribute("LoadBalancing",
+                          "How a packet's output is chosen among its destination's equal-cost "
+                          "ports: ecmp (per flow, by hash), spray (per packet, in turn), "
+                          "flowlet (a new hashed port after FlowletGap idle, as LetFlow), "
+                          "adaptive (per packet, the port with the fewest queued bytes).",
+                          EnumValue(FabricNode::kEcmp),
+                          MakeEnumAccessor(&FabricSwitch::m_loadBalancing),
+                          MakeEnumChecker(FabricNode::kEcmp,
+                                          "ecmp",
+                                          FabricNode::kSpray,
+                                          "spray",
+                                          FabricNode::kFlowlet,
+                                          "flowlet",
+                                          FabricNode::kAdaptive,
+                                          "adaptive"))
+            .AddAttribute("FlowletGap",
+                          "With LoadBalancing flowlet: the idle time after which a flow's "
+                          "next packet may take another port.",
+                          TimeValue(MicroSeconds(5)),
+                          MakeTimeAccessor(&FabricSwitch::m_flowletGap),
+                          MakeTimeChecker(Time(0)))
             .AddAttribute("PfcEnabled",
                           "Lossless links: pause an upstream port whose buffered bytes "
                           "reach PfcXoff.",
@@ -92,7 +135,19 @@ FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
     queue->SetMaxSize(m_portBuffer);
     device->SetQueue(queue);
     m_ownQueues.push_back(queue);
+    FabricRequire(m_ecnKmin <= m_ecnKmax || m_ecnKmax == 0,
+                  "FabricSwitch::EcnKmin",
+                  m_ecnKmin,
+                  fmt::format("at most EcnKmax ({})", m_ecnKmax));
+    FabricRequire(m_ecnPmax >= 0 && m_ecnPmax <= 1,
+                  "FabricSwitch::EcnPmax",
+                  m_ecnPmax,
+                  "a probability in [0, 1]");
     device->SetAttribute("EcnThreshold", UintegerValue(m_ecnThreshold));
+    device->SetAttribute("EcnKmin", UintegerValue(m_ecnKmin));
+    device->SetAttribute("EcnKmax", UintegerValue(m_ecnKmax));
+    device->SetAttribute("EcnPmax", DoubleValue(m_ecnPmax));
+    SetLoadBalancing(m_loadBalancing, m_flowletGap);
     device->SetAttribute("PfcEnabled", BooleanValue(m_pfcEnabled));
     device->SetAttribute("PfcXoff", UintegerValue(m_pfcXoff));
     device->SetAttribute("PfcXon", UintegerValue(m_pfcXon));

@@ -19,9 +19,11 @@ namespace ns3
  *
  * Every port gets a FIFO output queue of PortBuffer (grown, with PFC on, to
  * what its ports need to stay lossless: GetLosslessBufferBytes), the ECN marking
- * threshold and the flow-control thresholds of this switch when it is added;
- * forwarding is by destination rank with ECMP (FabricNode).  The roles differ
- * only in these attributes and in the rates of the links a builder attaches.
+ * (a step threshold, or RED's EcnKmin, EcnKmax, EcnPmax) and the flow-control
+ * thresholds of this switch when it is added; forwarding is by destination
+ * rank over equal-cost ports chosen as LoadBalancing says (per-flow ECMP by
+ * default; per-packet spraying, flowlets or adaptive). The roles differ only
+ * in these attributes and in the rates of the links a builder attaches.
  */
 class FabricSwitch : public FabricNode
 {
@@ -55,6 +57,11 @@ class FabricSwitch : public FabricNode
     std::string m_role;                          //!< label used in traces and reports
     QueueSize m_portBuffer;                      //!< output queue capacity per port
     uint32_t m_ecnThreshold;                     //!< ECN marking threshold, bytes (0: off)
+    uint32_t m_ecnKmin{0};                       //!< RED marking: lower threshold, bytes
+    uint32_t m_ecnKmax{0};                       //!< RED marking: upper threshold (0: off)
+    double m_ecnPmax{0};                         //!< RED marking: probability at Kmax
+    LoadBalancing m_loadBalancing{kEcmp};        //!< how equal-cost ports are chosen
+    Time m_flowletGap;                           //!< idle gap that starts a flowlet
     bool m_pfcEnabled;                           //!< lossless (pause frames) on every port
     uint32_t m_pfcXoff;                          //!< pause threshold per input port, bytes
     uint32_t m_pfcXon;                           //!< resume threshold per input port, bytes

@@ -12,6 +12,7 @@
 #include "ns3/log.h"
 #include "ns3/nstime.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -82,6 +83,29 @@ PacketTransport::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&PacketTransport::m_recoverCongestion),
                           MakeBooleanChecker())
+            .AddAttribute("CongestionControl",
+                          "Congestion control of every flow leaving a GPU through a NIC: none "
+                          "(line-rate senders, PFC only), dcqcn, dctcp, or the TypeId name of "
+                          "a FabricCongestionControl subclass (its attributes through "
+                          "Config::SetDefault). With one, receivers send ACKs and CNPs as "
+                          "packets.",
+                          StringValue("none"),
+                          MakeStringAccessor(&PacketTransport::SetCongestionControl,
+                                             &PacketTransport::GetCongestionControl),
+                          MakeStringChecker())
+            .AddAttribute("AckEvery",
+                          "With congestion control: a receiver acknowledges every this many "
+                          "packets of a flow, and the last packet of each message.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&PacketTransport::m_ackEvery),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("CnpInterval",
+                          "With an algorithm that uses CNPs (DCQCN): a receiver sends at most "
+                          "one CNP per flow in this interval, when a marked packet arrives "
+                          "(N = 50 us in DCQCN).",
+                          TimeValue(MicroSeconds(50)),
+                          MakeTimeAccessor(&PacketTransport::m_cnpInterval),
+                          MakeTimeChecker(Time(0)))
             .AddTraceSource("Retransmit",
                             "A lost packet was sent again (src, dst, message id, sequence).",
                             MakeTraceSourceAccessor(&PacketTransport::m_retransmitTrace),
@@ -160,6 +184,15 @@ PacketTransport::DetachGpus()
 void
 PacketTransport::DoDispose()
 {
+    for (Endpoint& ep : m_endpoints)
+    {
+        for (auto& [dst, f] : ep.ccFlows)
+        {
+            f.wake.Cancel();
+            f.cc->Dispose();
+        }
+        ep.ccFlows.clear();
+    }
     DetachGpus();
     m_messages.clear();
     m_busy = Callback<void>();
@@ -236,6 +269,212 @@ uint64_t
 PacketTransport::GetEcnMarkedPackets() const
 {
     return m_ecnMarked;
+}
+
+uint64_t
+PacketTransport::GetAcksSent() const
+{
+    return m_acksSent;
+}
+
+uint64_t
+PacketTransport::GetCnpsSent() const
+{
+    return m_cnpsSent;
+}
+
+uint64_t
+PacketTransport::GetControlPacketsDelivered() const
+{
+    return m_controlDelivered;
+}
+
+Ptr<FabricCongestionControl>
+PacketTransport::GetFlowControl(uint32_t src, uint32_t dst) const
+{
+    if (src >= m_endpoints.size())
+    {
+        return nullptr;
+    }
+    const auto& flows = m_endpoints[src].ccFlows;
+    const auto it = flows.find(dst);
+    return it == flows.end() ? nullptr : it->second.cc;
+}
+
+void
+PacketTransport::SetCongestionControl(const std::string& name)
+{
+    m_ccType = ResolveCongestionControl(name, "ns3::PacketTransport::CongestionControl");
+    m_ccUsesCnp = false;
+    if (!m_ccType.empty())
+    {
+        m_ccFactory.SetTypeId(m_ccType);
+        m_ccUsesCnp = m_ccFactory.Create<FabricCongestionControl>()->UsesCnp();
+    }
+}
+
+std::string
+PacketTransport::GetCongestionControl() const
+{
+    return m_ccType.empty() ? "none" : m_ccType;
+}
+
+PacketTransport::CcFlow&
+PacketTransport::FlowOf(uint32_t src, uint32_t dst, const FabricNetDevice* port)
+{
+    auto [it, added] = m_endpoints[src].ccFlows.try_emplace(dst);
+    if (added)
+    {
+        it->second.cc = m_ccFactory.Create<FabricCongestionControl>();
+        it->second.cc->Start(port->GetDataRate(), m_payload);
+    }
+    return it->second;
+}
+
+bool
+PacketTransport::CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst)
+{
+    // one packet always goes when nothing is in flight
+    if (f.inFlight > 0 && f.inFlight + payload > f.cc->GetWindow())
+    {
+        return false; // an ACK unblocks it
+    }
+    const Time now = Simulator::Now();
+    if (f.nextSend > now)
+    {
+        if (!f.wake.IsRunning())
+        {
+            f.wake =
+                Simulator::Schedule(f.nextSend - now, &PacketTransport::Unblock, this, src, dst);
+        }
+        return false;
+    }
+    return true;
+}
+
+void
+PacketTransport::CcSent(CcFlow& f, uint32_t payload)
+{
+    f.inFlight += payload;
+    const uint32_t frame = payload + FabricHeader::kSerializedSize;
+    const uint64_t rate = f.cc->GetRate();
+    if (rate < f.cc->GetLineRate())
+    {
+        // the next packet no sooner than this one's time at the flow's rate
+        const auto steps = static_cast<uint64_t>(static_cast<unsigned __int128>(frame) * 8 *
+                                                 Seconds(1).GetTimeStep() / rate);
+        const Time now = Simulator::Now();
+        f.nextSend = std::max(f.nextSend, now) + TimeStep(steps);
+    }
+    f.cc->OnSent(frame);
+}
+
+void
+PacketTransport::ReceiverFeedback(const FabricHeaderData& h, uint32_t payload)
+{
+    RxFlow& rx = m_endpoints[h.dst].rxFlows[h.src];
+    rx.bytes += payload;
+    const bool marked = (h.flags & FabricHeader::kFlagCe) != 0;
+    if (marked)
+    {
+        rx.marked += payload;
+        const Time now = Simulator::Now();
+        if (m_ccUsesCnp && (!rx.cnpSent || now - rx.lastCnp >= m_cnpInterval))
+        {
+            rx.cnpSent = true;
+            rx.lastCnp = now;
+            FabricHeader cnp;
+            cnp.src = h.dst;
+            cnp.dst = h.src;
+            cnp.messageId = h.messageId;
+            cnp.flowLabel = h.flowLabel;
+            cnp.flags = FabricHeader::kFlagCnp;
+            ++m_cnpsSent;
+            SendControl(cnp, nullptr);
+        }
+    }
+    if (++rx.unacked >= m_ackEvery || (h.flags & FabricHeader::kFlagLast) != 0)
+    {
+        rx.unacked = 0;
+        SendAck(h.dst, h.src, h.messageId, h.flowLabel);
+    }
+}
+
+void
+PacketTransport::SendAck(uint32_t receiver, uint32_t sender, uint32_t messageId, uint16_t flowLabel)
+{
+    if (m_endpoints.empty() || m_deadEndpoint[receiver])
+    {
+        return;
+    }
+    const RxFlow& rx = m_endpoints[receiver].rxFlows[sender];
+    FabricAckHeader ack;
+    ack.ackedBytes = rx.bytes;
+    ack.markedBytes = rx.marked;
+    FabricHeader h;
+    h.src = receiver;
+    h.dst = sender;
+    h.messageId = messageId;
+    h.flowLabel = flowLabel;
+    h.flags = FabricHeader::kFlagAck;
+    ++m_acksSent;
+    SendControl(h, &ack);
+}
+
+void
+PacketTransport::SendControl(const FabricHeader& h, const FabricAckHeader* ack)
+{
+    // a 64-byte frame, Ethernet's smallest
+    constexpr uint32_t kControlFrame = 64;
+    const uint32_t body = ack != nullptr ? FabricAckHeader::kSerializedSize : 0;
+    Ptr<Packet> p = Create<Packet>(kControlFrame - FabricHeader::kSerializedSize - body);
+    if (ack != nullptr)
+    {
+        p->AddHeader(*ack);
+    }
+    p->AddHeader(h);
+    if (FabricNetDevice* port = m_gpus[h.src]->SelectPort(h))
+    {
+        port->Enqueue(p, h, nullptr); // the control class: ahead of data
+        return;
+    }
+    // no route back (a source-routed fabric without tables): the feedback
+    // arrives at once, as without control packets, rather than never
+    ControlArrived(p, h);
+}
+
+void
+PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
+{
+    ++m_controlDelivered;
+    Endpoint& ep = m_endpoints[h.dst];
+    const auto it = ep.ccFlows.find(h.src);
+    if (it == ep.ccFlows.end())
+    {
+        return;
+    }
+    CcFlow& f = it->second;
+    if ((h.flags & FabricHeader::kFlagCnp) != 0)
+    {
+        f.cc->OnCnp();
+        return;
+    }
+    FabricAckHeader ack;
+    Ptr<Packet> body = p->Copy();
+    FabricHeader fh;
+    body->RemoveHeader(fh);
+    body->PeekHeader(ack);
+    if (ack.ackedBytes <= f.acked)
+    {
+        return; // overtaken by a later one (another path)
+    }
+    const uint64_t acked = ack.ackedBytes - f.acked;
+    const uint64_t marked = ack.markedBytes > f.marked ? ack.markedBytes - f.marked : 0;
+    f.acked = ack.ackedBytes;
+    f.marked = std::max(f.marked, ack.markedBytes);
+    f.inFlight -= std::min(f.inFlight, acked);
+    f.cc->OnAck(acked, marked);
+    Unblock(h.dst, h.src);
 }
 
 uint32_t
@@ -695,6 +934,17 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
         {
             const auto payload =
                 static_cast<uint32_t>(std::min<uint64_t>(m.bytes - m.queued, m.payload));
+            CcFlow* flow = nullptr;
+            if (!m_ccType.empty() && !port->IsNvLink())
+            {
+                flow = &FlowOf(m.src, m.dst, port);
+                if (!CcAllows(*flow, payload, m.src, m.dst))
+                {
+                    // window full or paced: off the round robin until an ACK or the pace
+                    ep.blocked[m.dst].emplace_back(cid, port->GetPortIndex());
+                    continue;
+                }
+            }
             if (m_window > 0)
             {
                 uint64_t& flying = ep.inFlight[m.dst];
@@ -707,7 +957,12 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
                 flying += payload;
             }
             m.queued += payload;
-            const FabricHeader h = PacketHeader(id, m.nextSeq++, m.queued == m.bytes);
+            FabricHeader h = PacketHeader(id, m.nextSeq++, m.queued == m.bytes);
+            if (flow != nullptr)
+            {
+                h.flags |= FabricHeader::kFlagCc;
+                CcSent(*flow, payload);
+            }
             if (m.queued == m.bytes)
             {
                 c.messages.pop_front();
@@ -770,6 +1025,13 @@ PacketTransport::ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes)
         return;
     }
     it->second -= std::min<uint64_t>(it->second, bytes);
+    Unblock(src, dst);
+}
+
+void
+PacketTransport::Unblock(uint32_t src, uint32_t dst)
+{
+    Endpoint& ep = m_endpoints[src];
     auto b = ep.blocked.find(dst);
     if (b == ep.blocked.end())
     {
@@ -791,6 +1053,15 @@ PacketTransport::ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes)
 void
 PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
 {
+    if ((h.flags & (FabricHeader::kControlFlags | FabricHeader::kFlagCc)) != 0)
+    {
+        if ((h.flags & FabricHeader::kControlFlags) != 0)
+        {
+            ControlArrived(p, h);
+            return;
+        }
+        ReceiverFeedback(h, p->GetSize() - FabricHeader::kSerializedSize);
+    }
     Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
     Message& m = m_messages[h.messageId];
     if (m.failed)
@@ -838,6 +1109,22 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         return;
     }
     p->PeekHeader(h);
+    if ((h.flags & FabricHeader::kControlFlags) != 0)
+    {
+        // a lost ACK is made good by the next; the last one of a flow is
+        // sent again (a CNP is not: the next mark sends another)
+        if ((h.flags & FabricHeader::kFlagAck) != 0)
+        {
+            Simulator::Schedule(m_rto,
+                                &PacketTransport::SendAck,
+                                this,
+                                h.src,
+                                h.dst,
+                                h.messageId,
+                                h.flowLabel);
+        }
+        return;
+    }
     if (h.messageId >= m_messages.size())
     {
         return;
@@ -849,6 +1136,15 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
     }
     // the lost packet's buffer slot is free again (a resend takes it anew)
     Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
+    if ((h.flags & FabricHeader::kFlagCc) != 0)
+    {
+        auto& flows = m_endpoints[h.src].ccFlows;
+        if (auto f = flows.find(h.dst); f != flows.end())
+        {
+            const uint64_t bytes = p->GetSize() - FabricHeader::kSerializedSize;
+            f->second.inFlight -= std::min(f->second.inFlight, bytes);
+        }
+    }
     if ((congestion && !m_recoverCongestion) || m.completed || m.failed)
     {
         return;
@@ -901,7 +1197,13 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     }
     const uint64_t offset = static_cast<uint64_t>(seq) * m.payload;
     const auto payload = static_cast<uint32_t>(std::min<uint64_t>(m.bytes - offset, m.payload));
-    const FabricHeader h = PacketHeader(id, seq, offset + payload == m.bytes);
+    FabricHeader h = PacketHeader(id, seq, offset + payload == m.bytes);
+    if (!m_ccType.empty() && !port->IsNvLink())
+    {
+        // resent outside the window and the pace, as a NIC's retransmission
+        h.flags |= FabricHeader::kFlagCc;
+        FlowOf(m.src, m.dst, port).inFlight += payload;
+    }
     Ptr<Packet> p = Create<Packet>(payload);
     p->AddHeader(h);
     --m.lost;

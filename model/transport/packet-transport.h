@@ -4,9 +4,12 @@
 #ifndef GPU_FABRIC_PACKET_TRANSPORT_H
 #define GPU_FABRIC_PACKET_TRANSPORT_H
 
+#include "congestion-control.h"
 #include "transport.h"
 
+#include "ns3/event-id.h"
 #include "ns3/fabric-gpu.h"
+#include "ns3/object-factory.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>
@@ -67,6 +70,18 @@ namespace ns3
  * behaviour (such messages never complete). The Drop trace and the drop
  * counters count them either way.
  *
+ * Congestion control (CongestionControl, off by default): with an
+ * algorithm named, every flow (a GPU's traffic to one destination leaving
+ * through a NIC port, not NVLink) gets its own FabricCongestionControl,
+ * which paces the flow's packets and bounds its bytes in flight. The
+ * receiver then returns real control packets on the reverse path: an ACK
+ * (64-byte frame, FabricAckHeader) every AckEvery packets and at the end of
+ * each message, and, for algorithms that use them (DCQCN), a CNP when a
+ * packet arrives marked CE, at most one per CnpInterval per flow. Control
+ * packets travel in the ports' control class (ahead of data, never paused).
+ * A lost ACK is sent again RetransmitTimeout later with the latest totals.
+ * Loss recovery stays as described below.
+ *
  * A message fails (MessageFailed trace, never its done callback) when its
  * destination has no route any more, an end of it is a GPU that went down,
  * or one packet was lost more than MaxRetransmissions times.
@@ -115,6 +130,19 @@ class PacketTransport : public Transport
     uint64_t GetPacketsDelivered() const;
     /// \return delivered packets that carried an ECN mark
     uint64_t GetEcnMarkedPackets() const;
+    /// \return ACKs sent by receivers (congestion control on)
+    uint64_t GetAcksSent() const;
+    /// \return CNPs sent by receivers (congestion control on)
+    uint64_t GetCnpsSent() const;
+    /// \return ACKs and CNPs that reached their GPU
+    uint64_t GetControlPacketsDelivered() const;
+
+    /**
+     * \param src a sender \param dst a destination
+     * \return the congestion control of the flow src -> dst, or nullptr (none
+     *         configured, or the flow has not sent through a NIC yet)
+     */
+    Ptr<FabricCongestionControl> GetFlowControl(uint32_t src, uint32_t dst) const;
 
     /// Signature of the Retransmit trace: src, dst, message id, sequence.
     typedef void (*RetransmitTracedCallback)(uint32_t, uint32_t, uint64_t, uint32_t);
@@ -226,6 +254,49 @@ class PacketTransport : public Transport
     void Complete(uint32_t id);
     void Release(uint32_t id);
     std::vector<FabricNetDevice*> Route(uint32_t id) const;
+
+    /// The sender's side of a congestion-controlled flow.
+    struct CcFlow
+    {
+        Ptr<FabricCongestionControl> cc; //!< the algorithm's state
+        uint64_t inFlight{0};            //!< payload bytes sent, not acknowledged or lost
+        uint64_t acked{0};               //!< the receiver's total at the last ACK
+        uint64_t marked{0};              //!< its marked total at the last ACK
+        Time nextSend;                   //!< pacing: the next packet not before
+        EventId wake;                    //!< pacing: unblocks the flow at nextSend
+    };
+
+    /// The receiver's side of a congestion-controlled flow.
+    struct RxFlow
+    {
+        uint64_t bytes{0};   //!< payload bytes received
+        uint64_t marked{0};  //!< of which marked CE
+        uint32_t unacked{0}; //!< packets since the last ACK
+        Time lastCnp;        //!< when the last CNP went
+        bool cnpSent{false}; //!< a CNP went
+    };
+
+    /// \return the flow src -> dst, created for \p port's line rate
+    CcFlow& FlowOf(uint32_t src, uint32_t dst, const FabricNetDevice* port);
+    /// \return whether the flow may send \p payload now (else it waits for
+    /// an ACK, or a wake-up is scheduled)
+    bool CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst);
+    /// The flow sent \p payload: in flight, paced, told.
+    void CcSent(CcFlow& f, uint32_t payload);
+    /// Connections of src waiting (credit, window, pacing) for dst go back on
+    /// their ports' round robins.
+    void Unblock(uint32_t src, uint32_t dst);
+    /// The receiver's ACK and CNP for a congestion-controlled data packet.
+    void ReceiverFeedback(const FabricHeaderData& h, uint32_t payload);
+    /// Send an ACK with the receiver's totals for the flow sender -> receiver.
+    void SendAck(uint32_t receiver, uint32_t sender, uint32_t messageId, uint16_t flowLabel);
+    /// Send a control packet (\p ack: an ACK's body, or nullptr for a CNP).
+    void SendControl(const FabricHeader& h, const FabricAckHeader* ack);
+    /// An ACK or CNP reached the sender.
+    void ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h);
+    /// Attribute accessors of CongestionControl.
+    void SetCongestionControl(const std::string& name);
+    std::string GetCongestionControl() const;
     void Retransmit(uint32_t id, uint32_t seq);
     /// The header of packet \p seq of message \p id (sent first or resent).
     FabricHeader PacketHeader(uint32_t id, uint32_t seq, bool last) const;
@@ -296,7 +367,9 @@ class PacketTransport : public Transport
         std::vector<const FabricNode*> nvSwitch;
         /// (source, destination, port) -> relay connection
         std::unordered_map<uint64_t, uint32_t> relayIndex;
-        std::vector<RelayConnection> relays; //!< by index
+        std::vector<RelayConnection> relays;          //!< by index
+        std::unordered_map<uint32_t, CcFlow> ccFlows; //!< dst -> its flow (sender side)
+        std::unordered_map<uint32_t, RxFlow> rxFlows; //!< src -> its flow (receiver side)
     };
 
     /// Put connection \p cid (with data) last in port \p port's round robin;
@@ -325,6 +398,14 @@ class PacketTransport : public Transport
     std::vector<char> m_deadEndpoint;        //!< by rank
     std::map<uint64_t, uint32_t> m_attempts; //!< (id, seq) -> losses, lost packets only
     Callback<void> m_busy;                   //!< pending rose from zero
+    std::string m_ccType;                    //!< CongestionControl's TypeId name ("": none)
+    ObjectFactory m_ccFactory;               //!< makes each flow's algorithm
+    bool m_ccUsesCnp{false};                 //!< receivers send CNPs
+    uint32_t m_ackEvery{1};                  //!< AckEvery
+    Time m_cnpInterval;                      //!< CnpInterval
+    uint64_t m_acksSent{0};                  //!< ACKs sent
+    uint64_t m_cnpsSent{0};                  //!< CNPs sent
+    uint64_t m_controlDelivered{0};          //!< ACKs and CNPs delivered
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
     TracedCallback<uint32_t, uint32_t, uint64_t, uint32_t> m_retransmitTrace;
 };

@@ -1,0 +1,359 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "congestion-control.h"
+
+#include "ns3/double.h"
+#include "ns3/fabric-error.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FabricCongestionControl");
+NS_OBJECT_ENSURE_REGISTERED(FabricCongestionControl);
+NS_OBJECT_ENSURE_REGISTERED(DcqcnCongestionControl);
+NS_OBJECT_ENSURE_REGISTERED(DctcpCongestionControl);
+
+TypeId
+FabricCongestionControl::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::FabricCongestionControl").SetParent<Object>().SetGroupName("GpuFabric");
+    return tid;
+}
+
+FabricCongestionControl::FabricCongestionControl() = default;
+
+void
+FabricCongestionControl::Start(DataRate lineRate, uint32_t mss)
+{
+    m_lineRate = lineRate.GetBitRate();
+    m_rate = m_lineRate;
+    m_mss = std::max<uint32_t>(mss, 1);
+}
+
+void
+FabricCongestionControl::OnSent(uint32_t /* bytes */)
+{
+}
+
+void
+FabricCongestionControl::OnAck(uint64_t /* ackedBytes */, uint64_t /* markedBytes */)
+{
+}
+
+void
+FabricCongestionControl::OnCnp()
+{
+}
+
+bool
+FabricCongestionControl::UsesCnp() const
+{
+    return false;
+}
+
+uint64_t
+FabricCongestionControl::GetRate() const
+{
+    return m_rate;
+}
+
+uint64_t
+FabricCongestionControl::GetWindow() const
+{
+    return m_window;
+}
+
+uint64_t
+FabricCongestionControl::GetLineRate() const
+{
+    return m_lineRate;
+}
+
+void
+FabricCongestionControl::SetRate(double bps)
+{
+    m_rate = static_cast<uint64_t>(std::clamp(bps, 1.0, static_cast<double>(m_lineRate)));
+}
+
+void
+FabricCongestionControl::SetWindow(uint64_t bytes)
+{
+    m_window = bytes;
+}
+
+uint32_t
+FabricCongestionControl::GetMss() const
+{
+    return m_mss;
+}
+
+// DCQCN ------------------------------------------------------------------
+
+TypeId
+DcqcnCongestionControl::GetTypeId()
+{
+    // defaults: the parameters of Zhu et al., SIGCOMM 2015, section 5, also
+    // the default set of the DCQCN fluid model (Zhu et al., CoNEXT 2016)
+    static TypeId tid =
+        TypeId("ns3::DcqcnCongestionControl")
+            .SetParent<FabricCongestionControl>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<DcqcnCongestionControl>()
+            .AddAttribute("G",
+                          "Gain of alpha's moving average (g).",
+                          DoubleValue(1.0 / 256),
+                          MakeDoubleAccessor(&DcqcnCongestionControl::m_g),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("AlphaTimer",
+                          "Without a CNP for this long, alpha decays by (1 - g) (K).",
+                          TimeValue(MicroSeconds(55)),
+                          MakeTimeAccessor(&DcqcnCongestionControl::m_alphaTimer),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("RateTimer",
+                          "Period of the timer that raises the rate (T).",
+                          TimeValue(MicroSeconds(55)),
+                          MakeTimeAccessor(&DcqcnCongestionControl::m_rateTimer),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("ByteCounter",
+                          "Bytes sent per byte-counter increase (B).",
+                          UintegerValue(10 * 1024 * 1024),
+                          MakeUintegerAccessor(&DcqcnCongestionControl::m_byteCounter),
+                          MakeUintegerChecker<uint64_t>(1))
+            .AddAttribute("FastRecoverySteps",
+                          "Increases of fast recovery before additive increase (F).",
+                          UintegerValue(5),
+                          MakeUintegerAccessor(&DcqcnCongestionControl::m_fastSteps),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("RateAi",
+                          "Additive increase step of the target rate (R_AI).",
+                          DataRateValue(DataRate("40Mbps")),
+                          MakeDataRateAccessor(&DcqcnCongestionControl::m_rateAi),
+                          MakeDataRateChecker())
+            .AddAttribute("RateHai",
+                          "Hyper increase step of the target rate (R_HAI; 10 x R_AI).",
+                          DataRateValue(DataRate("400Mbps")),
+                          MakeDataRateAccessor(&DcqcnCongestionControl::m_rateHai),
+                          MakeDataRateChecker())
+            .AddAttribute("MinRate",
+                          "Floor of the current rate.",
+                          DataRateValue(DataRate("100Mbps")),
+                          MakeDataRateAccessor(&DcqcnCongestionControl::m_minRate),
+                          MakeDataRateChecker());
+    return tid;
+}
+
+DcqcnCongestionControl::DcqcnCongestionControl() = default;
+
+void
+DcqcnCongestionControl::DoDispose()
+{
+    m_timer.Cancel();
+    FabricCongestionControl::DoDispose();
+}
+
+void
+DcqcnCongestionControl::Start(DataRate lineRate, uint32_t mss)
+{
+    FabricCongestionControl::Start(lineRate, mss);
+    m_rc = static_cast<double>(GetLineRate());
+    m_rt = m_rc;
+    m_alpha = 1;
+    m_lastCnp = Simulator::Now();
+}
+
+bool
+DcqcnCongestionControl::UsesCnp() const
+{
+    return true;
+}
+
+double
+DcqcnCongestionControl::DecayedAlpha() const
+{
+    // the alpha timer restarts at every CNP: count its expiries since
+    const auto ticks = (Simulator::Now() - m_lastCnp).GetTimeStep() / m_alphaTimer.GetTimeStep();
+    return m_alpha * std::pow(1 - m_g, static_cast<double>(ticks));
+}
+
+double
+DcqcnCongestionControl::GetAlpha() const
+{
+    return DecayedAlpha();
+}
+
+double
+DcqcnCongestionControl::GetTargetRate() const
+{
+    return m_rt;
+}
+
+void
+DcqcnCongestionControl::OnCnp()
+{
+    const double alpha = DecayedAlpha();
+    m_rt = m_rc;
+    m_rc = std::max(m_rc * (1 - alpha / 2), static_cast<double>(m_minRate.GetBitRate()));
+    m_alpha = (1 - m_g) * alpha + m_g;
+    m_lastCnp = Simulator::Now();
+    m_timerSteps = 0;
+    m_byteSteps = 0;
+    m_bytes = 0;
+    m_timer.Cancel();
+    m_timer = Simulator::Schedule(m_rateTimer, &DcqcnCongestionControl::TimerExpired, this);
+    SetRate(m_rc);
+}
+
+void
+DcqcnCongestionControl::OnSent(uint32_t bytes)
+{
+    if (!m_timer.IsRunning())
+    {
+        return; // at line rate: nothing to recover
+    }
+    m_bytes += bytes;
+    while (m_bytes >= m_byteCounter)
+    {
+        m_bytes -= m_byteCounter;
+        ++m_byteSteps;
+        Increase();
+    }
+}
+
+void
+DcqcnCongestionControl::TimerExpired()
+{
+    ++m_timerSteps;
+    Increase();
+    const auto line = static_cast<double>(GetLineRate());
+    if (m_rc < line || m_rt < line)
+    {
+        m_timer = Simulator::Schedule(m_rateTimer, &DcqcnCongestionControl::TimerExpired, this);
+    }
+}
+
+void
+DcqcnCongestionControl::Increase()
+{
+    const uint32_t high = std::max(m_timerSteps, m_byteSteps);
+    const uint32_t low = std::min(m_timerSteps, m_byteSteps);
+    const auto line = static_cast<double>(GetLineRate());
+    if (high > m_fastSteps)
+    {
+        // additive once one counter has passed F, hyper once both have
+        m_rt +=
+            static_cast<double>(low > m_fastSteps ? m_rateHai.GetBitRate() : m_rateAi.GetBitRate());
+    }
+    m_rt = std::min(m_rt, line);
+    m_rc = std::min((m_rt + m_rc) / 2, line);
+    SetRate(m_rc);
+}
+
+// DCTCP ------------------------------------------------------------------
+
+TypeId
+DctcpCongestionControl::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::DctcpCongestionControl")
+            .SetParent<FabricCongestionControl>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<DctcpCongestionControl>()
+            .AddAttribute("G",
+                          "Gain of alpha's moving average (g; 1/16 in Alizadeh et al.).",
+                          DoubleValue(1.0 / 16),
+                          MakeDoubleAccessor(&DctcpCongestionControl::m_g),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("BaseRtt",
+                          "Round trip of an empty path, for the initial window.",
+                          TimeValue(MicroSeconds(8)),
+                          MakeTimeAccessor(&DctcpCongestionControl::m_baseRtt),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("InitialWindow",
+                          "Initial window, payload bytes (0: line rate x BaseRtt).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&DctcpCongestionControl::m_initialWindow),
+                          MakeUintegerChecker<uint64_t>());
+    return tid;
+}
+
+DctcpCongestionControl::DctcpCongestionControl() = default;
+
+void
+DctcpCongestionControl::Start(DataRate lineRate, uint32_t mss)
+{
+    FabricCongestionControl::Start(lineRate, mss);
+    const double bdp = static_cast<double>(GetLineRate()) / 8 * m_baseRtt.GetSeconds();
+    m_window = m_initialWindow != 0 ? static_cast<double>(m_initialWindow) : bdp;
+    m_window = std::max(m_window, static_cast<double>(GetMss()));
+    SetWindow(static_cast<uint64_t>(m_window));
+}
+
+void
+DctcpCongestionControl::OnAck(uint64_t ackedBytes, uint64_t markedBytes)
+{
+    m_windowAcked += ackedBytes;
+    m_windowMarked += markedBytes;
+    if (static_cast<double>(m_windowAcked) < m_window)
+    {
+        return;
+    }
+    // one window of data acknowledged: about one round trip
+    const double fraction =
+        static_cast<double>(m_windowMarked) / static_cast<double>(m_windowAcked);
+    m_alpha = (1 - m_g) * m_alpha + m_g * fraction;
+    if (m_windowMarked > 0)
+    {
+        m_window *= 1 - m_alpha / 2;
+    }
+    else
+    {
+        m_window += GetMss();
+    }
+    m_window = std::max(m_window, static_cast<double>(GetMss()));
+    m_windowAcked = 0;
+    m_windowMarked = 0;
+    SetWindow(static_cast<uint64_t>(m_window));
+}
+
+double
+DctcpCongestionControl::GetAlpha() const
+{
+    return m_alpha;
+}
+
+// names ------------------------------------------------------------------
+
+std::string
+ResolveCongestionControl(const std::string& name, const std::string& parameter)
+{
+    if (name.empty() || name == "none")
+    {
+        return "";
+    }
+    if (name == "dcqcn")
+    {
+        return "ns3::DcqcnCongestionControl";
+    }
+    if (name == "dctcp")
+    {
+        return "ns3::DctcpCongestionControl";
+    }
+    TypeId tid;
+    const bool known = TypeId::LookupByNameFailSafe(name, &tid);
+    FabricRequire(known && tid != FabricCongestionControl::GetTypeId() &&
+                      tid.IsChildOf(FabricCongestionControl::GetTypeId()) && tid.HasConstructor(),
+                  parameter,
+                  name,
+                  "none, dcqcn, dctcp, or the TypeId name of a FabricCongestionControl subclass");
+    return name;
+}
+
+} // namespace ns3

@@ -1,0 +1,196 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#ifndef GPU_FABRIC_CONGESTION_CONTROL_H
+#define GPU_FABRIC_CONGESTION_CONTROL_H
+
+#include "ns3/data-rate.h"
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+namespace ns3
+{
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The sender's congestion control of one flow (a GPU's traffic to
+ * one destination through its NIC), as a RoCE NIC runs it per queue pair.
+ *
+ * PacketTransport creates one per flow from the TypeId its
+ * CongestionControl attribute names (attributes set with Config::SetDefault
+ * apply to every flow) and tells it what the flow sends and what comes back:
+ * ACKs (every AckEvery packets, with the running totals of bytes received
+ * and of bytes received marked CE) and CNPs. The flow may send while its
+ * bytes in flight stay under GetWindow() (a packet always goes when nothing
+ * is in flight), and no faster than GetRate() (paced per packet; the line
+ * rate means unpaced). Subclasses are the algorithms: DCQCN, DCTCP.
+ */
+class FabricCongestionControl : public Object
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    FabricCongestionControl();
+
+    /// No window: the flow is limited by its rate only.
+    static constexpr uint64_t kNoWindow = std::numeric_limits<uint64_t>::max();
+
+    /**
+     * The flow starts (before its first packet).
+     * \param lineRate the rate of the port it leaves by
+     * \param mss payload bytes of a full packet
+     */
+    virtual void Start(DataRate lineRate, uint32_t mss);
+
+    /**
+     * A packet of the flow was handed to its port.
+     * \param bytes its frame size
+     */
+    virtual void OnSent(uint32_t bytes);
+
+    /**
+     * An ACK arrived.
+     * \param ackedBytes payload bytes it acknowledges that earlier ACKs did not
+     * \param markedBytes of which arrived marked CE
+     */
+    virtual void OnAck(uint64_t ackedBytes, uint64_t markedBytes);
+
+    /// A CNP arrived (the receiver saw a CE mark).
+    virtual void OnCnp();
+
+    /// \return whether the algorithm reacts to CNPs (the receiver sends them only then)
+    virtual bool UsesCnp() const;
+
+    /// \return the pacing rate, bit/s (the line rate: unpaced)
+    uint64_t GetRate() const;
+    /// \return the window, payload bytes in flight (kNoWindow: none)
+    uint64_t GetWindow() const;
+    /// \return the line rate given to Start, bit/s
+    uint64_t GetLineRate() const;
+
+  protected:
+    /// \param bps the new pacing rate, clamped to [1 bit/s, line rate]
+    void SetRate(double bps);
+    /// \param bytes the new window
+    void SetWindow(uint64_t bytes);
+    /// \return the payload bytes of a full packet given to Start
+    uint32_t GetMss() const;
+
+  private:
+    uint64_t m_lineRate{0};       //!< bit/s
+    uint64_t m_rate{0};           //!< bit/s
+    uint64_t m_window{kNoWindow}; //!< payload bytes
+    uint32_t m_mss{0};            //!< payload bytes of a full packet
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
+ * Deployments", SIGCOMM 2015): rate-based, driven by CNPs.
+ *
+ * On a CNP: target rate Rt = Rc, current rate Rc = Rc (1 - alpha / 2),
+ * alpha = (1 - g) alpha + g, and the increase stages restart. Without CNPs,
+ * alpha decays by (1 - g) every AlphaTimer; the rate rises at every expiry
+ * of the RateTimer and of the ByteCounter: the first FastRecoverySteps
+ * increases halve the distance to Rt (fast recovery), then Rt grows by
+ * RateAi per step (additive increase), and once both timer and byte counter
+ * have passed FastRecoverySteps, by RateHai (hyper increase), Rc = (Rt + Rc)/2
+ * each time. The flow starts at line rate with alpha = 1.
+ */
+class DcqcnCongestionControl : public FabricCongestionControl
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    DcqcnCongestionControl();
+
+    void Start(DataRate lineRate, uint32_t mss) override;
+    void OnSent(uint32_t bytes) override;
+    void OnCnp() override;
+    bool UsesCnp() const override;
+
+    /// \return alpha (decayed to now)
+    double GetAlpha() const;
+    /// \return the target rate Rt, bit/s
+    double GetTargetRate() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    /// Alpha decayed by the AlphaTimer expiries since the last CNP.
+    double DecayedAlpha() const;
+    /// One rate increase (timer or byte counter expired).
+    void Increase();
+    /// The RateTimer expired.
+    void TimerExpired();
+
+    double m_g;               //!< alpha gain
+    Time m_alphaTimer;        //!< alpha decay period
+    Time m_rateTimer;         //!< rate increase period
+    uint64_t m_byteCounter;   //!< bytes per byte-counter increase
+    uint32_t m_fastSteps;     //!< F
+    DataRate m_rateAi;        //!< additive increase step
+    DataRate m_rateHai;       //!< hyper increase step
+    DataRate m_minRate;       //!< floor of Rc
+    double m_alpha{1};        //!< at m_lastCnp
+    Time m_lastCnp;           //!< alpha's reference time
+    double m_rc{0};           //!< current rate, bit/s
+    double m_rt{0};           //!< target rate, bit/s
+    uint32_t m_timerSteps{0}; //!< timer expiries since the last CNP
+    uint32_t m_byteSteps{0};  //!< byte-counter expiries since the last CNP
+    uint64_t m_bytes{0};      //!< bytes sent toward the next byte-counter expiry
+    EventId m_timer;          //!< the RateTimer
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief DCTCP-style window over ECN (Alizadeh et al., "Data Center TCP",
+ * SIGCOMM 2010), as an RDMA NIC would run it.
+ *
+ * Once per window of data (about an RTT) alpha = (1 - g) alpha + g F, F the
+ * fraction of bytes the ACKs report marked; if any was marked the window is
+ * cut to W (1 - alpha / 2), else it grows by one packet per window. The
+ * window starts at InitialWindow (0: the line rate times BaseRtt, so that a
+ * flow starts at line rate, as RDMA flows do) and never falls below one
+ * packet.
+ */
+class DctcpCongestionControl : public FabricCongestionControl
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    DctcpCongestionControl();
+
+    void Start(DataRate lineRate, uint32_t mss) override;
+    void OnAck(uint64_t ackedBytes, uint64_t markedBytes) override;
+
+    /// \return alpha
+    double GetAlpha() const;
+
+  private:
+    double m_g;                 //!< alpha gain
+    Time m_baseRtt;             //!< for the initial window
+    uint64_t m_initialWindow;   //!< bytes (0: line rate x BaseRtt)
+    double m_alpha{0};          //!< the marked fraction's moving average
+    double m_window{0};         //!< bytes
+    uint64_t m_windowAcked{0};  //!< bytes acked in this observation window
+    uint64_t m_windowMarked{0}; //!< of which marked
+};
+
+/**
+ * \param name "none", a short name (dcqcn, dctcp) or a TypeId name of a
+ *        FabricCongestionControl subclass
+ * \return the TypeId name ("" for none)
+ * \throw FabricConfigError naming \p parameter when it is neither
+ */
+std::string ResolveCongestionControl(const std::string& name, const std::string& parameter);
+
+} // namespace ns3
+
+#endif // GPU_FABRIC_CONGESTION_CONTROL_H

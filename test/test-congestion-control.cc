@@ -1,0 +1,499 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// Congestion control, control packets, RED marking and load balancing at
+// the packet level: each figure against a closed form, a fluid model or the
+// published behaviour of the algorithm, as stated beside it.
+#include "star-topology.h"
+
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/congestion-control.h"
+#include "ns3/double.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-switch.h"
+#include "ns3/hb-domain-preset.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/topology-builders.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <gtest/gtest.h>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <vector>
+
+using gpu_fabric_test::Star;
+using namespace ns3;
+
+namespace
+{
+
+class CongestionControlTest : public ::testing::Test
+{
+  protected:
+    void TearDown() override
+    {
+        Simulator::Destroy();
+        Config::Reset();
+    }
+};
+
+constexpr uint64_t kRate = 100'000'000'000ULL; //!< 100 Gb/s
+constexpr uint32_t kFrame = 4096 + FabricHeader::kSerializedSize;
+
+/// What an incast into rank 0 did while it was measured.
+struct IncastRun
+{
+    std::map<uint32_t, uint64_t> bytesBySrc; //!< payload delivered in the window
+    double meanQueue{0};                     //!< bottleneck queue, time-weighted, bytes
+    double seconds{0};                       //!< the window's length
+    uint64_t pauses{0};                      //!< pause frames sent by every port, whole run
+    uint64_t acks{0};                        //!< ACKs sent
+    uint64_t cnps{0};                        //!< CNPs sent
+    uint64_t controlDelivered{0};            //!< ACKs and CNPs delivered
+    uint64_t controlSerialized{0};           //!< control frames serialized, every port
+    uint64_t dataPackets{0};                 //!< data packets delivered
+    Ptr<PacketTransport> transport;          //!< for the flows' state
+};
+
+/// Time-weighted mean of a port's queue in a window.
+struct QueueMeter
+{
+    Time from;
+    Time until;
+    Time last;
+    uint32_t bytes{0};
+    double integral{0}; //!< byte-seconds
+
+    void Change(uint32_t /* old */, uint32_t now)
+    {
+        Advance();
+        bytes = now;
+    }
+
+    void Advance()
+    {
+        const Time t = std::min(Simulator::Now(), until);
+        if (t > from)
+        {
+            const Time start = std::max(last, from);
+            if (t > start)
+            {
+                integral += bytes * (t - start).GetSeconds();
+            }
+        }
+        last = Simulator::Now();
+    }
+};
+
+/**
+ * \p senders GPUs send to rank 0 through one switch port for \p until; the
+ * window [from, until] is measured.
+ */
+IncastRun
+RunIncast(const std::string& cc,
+          uint32_t senders,
+          Time from,
+          Time until,
+          const std::function<void(FabricHelper&)>& configure)
+{
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    FabricHelper helper;
+    configure(helper);
+    Ptr<Fabric> fabric = helper.Install(Star(senders + 1, kRate, 1000));
+    IncastRun r;
+    r.transport = fabric->GetTransport();
+    auto [gpuEnd, switchEnd] = fabric->GetCableDevices(0); // the receiver's cable
+    QueueMeter meter{from, until, Time(0), 0, 0};
+    switchEnd->TraceConnectWithoutContext("QueueBytes", MakeCallback(&QueueMeter::Change, &meter));
+
+    struct Window
+    {
+        bool open{false};
+        std::map<uint32_t, uint64_t>* bySrc;
+    } window{false, &r.bytesBySrc};
+
+    gpuEnd->TraceConnectWithoutContext(
+        "MacRx",
+        MakeBoundCallback(
+            +[](Window* w, Ptr<const Packet> p) {
+                FabricHeader h;
+                p->PeekHeader(h);
+                if (w->open && (h.flags & FabricHeader::kControlFlags) == 0)
+                {
+                    (*w->bySrc)[h.src] += p->GetSize() - FabricHeader::kSerializedSize;
+                }
+            },
+            &window));
+    Simulator::Schedule(from, [&window] { window.open = true; });
+    Simulator::Schedule(until, [&window] { window.open = false; });
+    // messages longer than the run: the senders never run dry
+    const auto bytes = static_cast<uint64_t>(kRate / 8 * until.GetSeconds() * 2);
+    for (uint32_t s = 1; s <= senders; ++s)
+    {
+        r.transport->Send(s, 0, bytes, Transport::DoneCallback());
+    }
+    Simulator::Stop(until);
+    Simulator::Run();
+    meter.Advance();
+    r.seconds = (until - from).GetSeconds();
+    r.meanQueue = meter.integral / r.seconds;
+    r.acks = r.transport->GetAcksSent();
+    r.cnps = r.transport->GetCnpsSent();
+    r.controlDelivered = r.transport->GetControlPacketsDelivered();
+    r.dataPackets = r.transport->GetPacketsDelivered();
+    for (uint32_t c = 0; c < fabric->GetTopology().Cables().size(); ++c)
+    {
+        auto [a, b] = fabric->GetCableDevices(c);
+        r.pauses += a->GetStats().pausesSent + b->GetStats().pausesSent;
+        r.controlSerialized += a->GetStats().controlPackets + b->GetStats().controlPackets;
+    }
+    Simulator::Destroy();
+    Config::Reset();
+    return r;
+}
+
+/// DCQCN's marking as deployed (Zhu et al. 2015): RED 5 KB / 200 KB / 1 %.
+void
+DcqcnMarking(FabricHelper& helper)
+{
+    helper.SetSwitchAttribute("EcnKmin", UintegerValue(5'000));
+    helper.SetSwitchAttribute("EcnKmax", UintegerValue(200'000));
+    helper.SetSwitchAttribute("EcnPmax", DoubleValue(0.01));
+}
+
+/**
+ * The fixed point of the DCQCN fluid model (Zhu et al., "ECN or Delay:
+ * Lessons Learnt from Analysis of DCQCN and TIMELY", CoNEXT 2016, eqs. 1-5):
+ * N flows sharing a link of C packets/s each send RC = C/N; alpha, RT and
+ * RC stand still when
+ *   alpha = 1 - (1-p)^(tau' RC),
+ *   RT - RC = RC alpha a / (tau (b + c)),
+ *   (RT - RC) a / tau = R_AI (b (1-p)^(F B) + c (1-p)^(F T RC)),
+ * with a = 1 - (1-p)^(tau RC) (a CNP per tau), b = RC p / ((1-p)^-B - 1)
+ * and c = RC p / ((1-p)^(-T RC) - 1) (byte-counter and timer increases).
+ * \return the marking probability p there (bisection on the last equation)
+ */
+double
+DcqcnFixedPointP(uint32_t flows, double rateBps, double frameBytes)
+{
+    const double c = rateBps / (8 * frameBytes);
+    const double rc = c / flows;
+    const double tau = 50e-6;   // CNP interval
+    const double tauA = 55e-6;  // alpha timer
+    const double timer = 55e-6; // rate increase timer
+    const double b = 10.0 * 1024 * 1024 / frameBytes;
+    const double f = 5;
+    const double rai = 40e6 / (8 * frameBytes);
+    const auto residual = [&](double p) {
+        const double q = 1 - p;
+        const double a = 1 - std::pow(q, tau * rc);
+        const double alpha = 1 - std::pow(q, tauA * rc);
+        const double byteEvents = rc * p / (std::pow(q, -b) - 1);
+        const double timerEvents = rc * p / (std::pow(q, -timer * rc) - 1);
+        return rc * alpha * a * a / (tau * tau * (byteEvents + timerEvents)) -
+               rai * (byteEvents * std::pow(q, f * b) + timerEvents * std::pow(q, f * timer * rc));
+    };
+    double lo = 1e-12;
+    double hi = 0.5;
+    for (int i = 0; i < 200; ++i)
+    {
+        const double mid = std::sqrt(lo * hi);
+        (residual(mid) < 0 ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+/// The largest relative deviation of a sender's throughput from C / n.
+double
+WorstShareError(const IncastRun& r, uint32_t senders)
+{
+    double worst = 0;
+    const double fair = kRate / 8.0 * r.seconds / senders;
+    for (uint32_t s = 1; s <= senders; ++s)
+    {
+        const auto it = r.bytesBySrc.find(s);
+        const double got = it == r.bytesBySrc.end() ? 0.0 : static_cast<double>(it->second);
+        worst = std::max(worst, std::abs(got - fair) / fair);
+    }
+    return worst;
+}
+
+double
+Utilization(const IncastRun& r)
+{
+    uint64_t total = 0;
+    for (const auto& [src, bytes] : r.bytesBySrc)
+    {
+        total += bytes;
+    }
+    return total / (kRate / 8.0 * r.seconds);
+}
+
+TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
+{
+    for (uint32_t senders : {2u, 8u})
+    {
+        const IncastRun r =
+            RunIncast("dcqcn", senders, MilliSeconds(20), MilliSeconds(100), DcqcnMarking);
+        const double p = DcqcnFixedPointP(senders, kRate, kFrame);
+        const double queue = 5'000 + p / 0.01 * (200'000 - 5'000);
+        RecordProperty("senders" + std::to_string(senders) + "_queue", std::to_string(r.meanQueue));
+        double sum = 0;
+        double squares = 0;
+        for (const auto& [src, bytes] : r.bytesBySrc)
+        {
+            sum += static_cast<double>(bytes);
+            squares += static_cast<double>(bytes) * static_cast<double>(bytes);
+        }
+        const double jain = sum * sum / (senders * squares);
+        std::printf("dcqcn, %u senders: queue %.0f B against the fluid model's %.0f B (p* %.5f), "
+                    "Jain %.5f, worst share error %.3f, utilization %.3f, %lu CNPs\n",
+                    senders,
+                    r.meanQueue,
+                    queue,
+                    p,
+                    jain,
+                    WorstShareError(r, senders),
+                    Utilization(r),
+                    r.cnps);
+        EXPECT_GT(jain, 0.99) << senders << " senders";
+        EXPECT_LT(WorstShareError(r, senders), 0.1) << senders << " senders";
+        EXPECT_GT(Utilization(r), 0.95) << senders << " senders";
+        // 8 senders: 8 % above the fixed point. 2 senders: 22 % above (the
+        // doc's deviation list): their larger oscillation around it raises
+        // the mean queue (RED's marking is convex in time); 25 % is asserted
+        EXPECT_NEAR(r.meanQueue, queue, (senders == 2 ? 0.25 : 0.15) * queue)
+            << senders << " senders";
+        EXPECT_GT(r.cnps, 0u);
+    }
+}
+
+TEST_F(CongestionControlTest, DctcpHoldsTheQueueAroundKAtFullThroughput)
+{
+    const uint32_t k = 100'000;
+    const IncastRun r =
+        RunIncast("dctcp", 8, MilliSeconds(2), MilliSeconds(6), [k](FabricHelper& helper) {
+            helper.SetSwitchAttribute("EcnThreshold", UintegerValue(k));
+        });
+    std::printf("dctcp: queue %.0f B (K %u), utilization %.3f, share error %.3f, pauses %lu\n",
+                r.meanQueue,
+                k,
+                Utilization(r),
+                WorstShareError(r, 8),
+                r.pauses);
+    EXPECT_GT(Utilization(r), 0.95);
+    EXPECT_GT(r.meanQueue, 0.5 * k);
+    EXPECT_LT(r.meanQueue, 1.5 * k);
+}
+
+TEST_F(CongestionControlTest, CongestionControlPausesFarLessThanLineRateSenders)
+{
+    const auto run = [](const std::string& cc) {
+        return RunIncast(cc, 8, MilliSeconds(1), MilliSeconds(10), DcqcnMarking);
+    };
+    const IncastRun none = run("none");
+    const IncastRun dcqcn = run("dcqcn");
+    std::printf("pauses: none %lu, dcqcn %lu\n", none.pauses, dcqcn.pauses);
+    ASSERT_GT(none.pauses, 0u); // the incast pauses today
+    EXPECT_LE(dcqcn.pauses * 10, none.pauses);
+    EXPECT_EQ(none.acks + none.cnps + none.controlSerialized, 0u); // none: no control packets
+}
+
+TEST_F(CongestionControlTest, ControlPacketsAreRealPacketsOnTheReversePath)
+{
+    const IncastRun r =
+        RunIncast("dctcp", 2, MicroSeconds(10), MicroSeconds(200), [](FabricHelper& h) {
+            h.SetSwitchAttribute("EcnThreshold", UintegerValue(50'000));
+        });
+    // AckEvery = 1: one ACK per data packet delivered
+    EXPECT_EQ(r.acks, r.dataPackets);
+    EXPECT_GT(r.controlDelivered, 0u);
+    EXPECT_LE(r.controlDelivered, r.acks + r.cnps);
+    // each ACK crosses two links (receiver -> switch -> sender)
+    EXPECT_GE(r.controlSerialized, 2 * r.controlDelivered);
+    EXPECT_LE(r.controlSerialized, 2 * (r.acks + r.cnps));
+}
+
+TEST_F(CongestionControlTest, BadNamesAndThresholdsAreRefusedNamingTheParameter)
+{
+    try
+    {
+        Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue("cubic"));
+        CreateObject<PacketTransport>();
+        FAIL() << "an unknown algorithm was taken";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("CongestionControl"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("cubic"), std::string::npos) << e.what();
+    }
+    Config::Reset();
+    EXPECT_THROW(ResolveCongestionControl("ns3::FabricSwitch", "--cc"), FabricConfigError);
+    EXPECT_THROW(ResolveCongestionControl("ns3::FabricCongestionControl", "--cc"),
+                 FabricConfigError);
+    EXPECT_EQ(ResolveCongestionControl("dcqcn", "--cc"), "ns3::DcqcnCongestionControl");
+    EXPECT_EQ(ResolveCongestionControl("none", "--cc"), "");
+    const auto build = [](const std::string& name, const AttributeValue& v) {
+        FabricHelper helper;
+        helper.SetSwitchAttribute("EcnKmax", UintegerValue(1000));
+        helper.SetSwitchAttribute(name, v);
+        helper.Install(Star(2, kRate, 1000));
+    };
+    try
+    {
+        build("EcnKmin", UintegerValue(2000));
+        FAIL() << "Kmin > Kmax was taken";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("EcnKmin"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("2000"), std::string::npos) << e.what();
+    }
+    try
+    {
+        build("EcnPmax", DoubleValue(1.5));
+        FAIL() << "Pmax 1.5 was taken";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("EcnPmax"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("1.5"), std::string::npos) << e.what();
+    }
+}
+
+/// A permutation on a 1:1 three-tier fat-tree of 16 hosts (radix 4).
+struct PermutationRun
+{
+    double makespan{0};          //!< last completion, seconds
+    uint64_t flowBytes{0};       //!< per flow
+    uint32_t hosts{0};           //!< flows
+    uint32_t maxFlowsPerLink{0}; //!< flows sharing the busiest link (ECMP paths)
+};
+
+PermutationRun
+RunPermutation(const std::string& lb, uint32_t seed, const std::string& cc = "none")
+{
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    ClusterParams p;
+    p.gpus = 16;
+    p.radix = 4;
+    p.platform = HbDomainPreset::Custom(1, DataRate(kRate), DataRate(kRate));
+    p.linkDelayNs = 1000;
+    FabricHelper helper;
+    helper.SetSwitchAttribute("LoadBalancing", StringValue(lb));
+    Ptr<Fabric> fabric = helper.Install(BuildFatTree(p));
+    PermutationRun r;
+    r.hosts = p.gpus;
+    r.flowBytes = 8'000'000;
+    std::mt19937_64 rng(seed);
+    std::vector<uint32_t> order(r.hosts);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    // which flows cross each directed link: every port's sniffer sees the
+    // flows whose packets it serializes
+    std::map<const FabricNetDevice*, std::set<uint64_t>> flowsByPort;
+    const auto& cables = fabric->GetTopology().Cables();
+    for (uint32_t c = 0; c < cables.size(); ++c)
+    {
+        auto [a, b] = fabric->GetCableDevices(c);
+        for (const Ptr<FabricNetDevice>& d : {a, b})
+        {
+            auto* set = &flowsByPort[PeekPointer(d)];
+            d->TraceConnectWithoutContext("PhyTxBegin",
+                                          MakeBoundCallback(
+                                              +[](std::set<uint64_t>* s, Ptr<const Packet> pk) {
+                                                  FabricHeader h;
+                                                  pk->PeekHeader(h);
+                                                  if ((h.flags & FabricHeader::kControlFlags) == 0)
+                                                  {
+                                                      s->insert((uint64_t{h.src} << 32) | h.dst);
+                                                  }
+                                              },
+                                              set));
+        }
+    }
+    Ptr<PacketTransport> transport = fabric->GetTransport();
+    Time last;
+    transport->TraceConnectWithoutContext(
+        "MessageComplete",
+        MakeBoundCallback(
+            +[](Time* t, uint32_t, uint32_t, uint64_t, Time) { *t = Simulator::Now(); },
+            &last));
+    for (uint32_t i = 0; i < r.hosts; ++i)
+    {
+        transport->Send(order[i], order[(i + 1) % r.hosts], r.flowBytes, Transport::DoneCallback());
+    }
+    Simulator::Run();
+    EXPECT_EQ(transport->GetTotals().messagesDelivered, r.hosts);
+    r.makespan = last.GetSeconds();
+    for (const auto& [port, flows] : flowsByPort)
+    {
+        r.maxFlowsPerLink = std::max<uint32_t>(r.maxFlowsPerLink, flows.size());
+    }
+    Simulator::Destroy();
+    Config::Reset();
+    return r;
+}
+
+/// A flow's time alone on the longest path of the fat-tree (six links):
+/// its wire bytes at line rate, a packet's store and forward per further
+/// hop, and the delays.
+double
+AloneOnSixHops(uint64_t bytes)
+{
+    const double wire = bytes * static_cast<double>(kFrame) / 4096;
+    return (wire + 5 * kFrame) * 8 / static_cast<double>(kRate) + 6 * 1e-6;
+}
+
+TEST_F(CongestionControlTest, SprayingAndAdaptiveRoutingReachLineRateOnAOneToOneFatTree)
+{
+    for (const std::string lb : {"spray", "adaptive"})
+    {
+        const PermutationRun r = RunPermutation(lb, 3);
+        const double alone = AloneOnSixHops(r.flowBytes);
+        std::printf("%s: makespan %.1f us, alone %.1f us, %.3f of line rate\n",
+                    lb.c_str(),
+                    r.makespan * 1e6,
+                    alone * 1e6,
+                    alone / r.makespan);
+        EXPECT_GT(alone / r.makespan, 0.95) << lb;
+    }
+}
+
+TEST_F(CongestionControlTest, PerFlowEcmpTakesWhatItsCollisionsPredict)
+{
+    // with one path per flow, the flows of the busiest link share it: the
+    // permutation ends when they have, maxFlowsPerLink x one flow's time
+    for (const std::string cc : {"none", "dctcp"})
+    {
+        const PermutationRun r = RunPermutation("ecmp", 3, cc);
+        const double alone = AloneOnSixHops(r.flowBytes);
+        std::printf("%s ", cc.c_str());
+        std::printf("ecmp: makespan %.1f us, busiest link %u flows, predicted %.1f us\n",
+                    r.makespan * 1e6,
+                    r.maxFlowsPerLink,
+                    r.maxFlowsPerLink * alone * 1e6);
+        ASSERT_GT(r.maxFlowsPerLink, 1u); // this seed collides
+        const double predicted = r.maxFlowsPerLink * alone;
+        if (cc == "none")
+        {
+            // line-rate senders: PFC's head-of-line blocking slows flows that
+            // do not share the busiest link too; nothing beats the share
+            EXPECT_GT(r.makespan, 0.99 * predicted);
+        }
+        else
+        {
+            EXPECT_NEAR(r.makespan, predicted, 0.1 * predicted);
+        }
+    }
+}
+
+} // namespace
