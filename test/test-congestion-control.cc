@@ -48,6 +48,23 @@ class CongestionControlTest : public ::testing::Test
 constexpr uint64_t kRate = 100'000'000'000ULL; //!< 100 Gb/s
 constexpr uint32_t kFrame = 4096 + FabricHeader::kSerializedSize;
 
+/// Payload bytes of a data packet (its INT records, if any, are not payload).
+uint32_t
+PayloadBytes(Ptr<const Packet> p, const FabricHeader& h)
+{
+    uint32_t bytes = p->GetSize() - FabricHeader::kSerializedSize;
+    if ((h.flags & FabricHeader::kFlagInt) != 0)
+    {
+        Ptr<Packet> copy = p->Copy();
+        FabricHeader skip;
+        copy->RemoveHeader(skip);
+        FabricIntHeader telemetry;
+        copy->PeekHeader(telemetry);
+        bytes -= telemetry.GetSerializedSize();
+    }
+    return bytes;
+}
+
 /// What an incast into rank 0 did while it was measured.
 struct IncastRun
 {
@@ -120,18 +137,18 @@ RunIncast(const std::string& cc,
         std::map<uint32_t, uint64_t>* bySrc;
     } window{false, &r.bytesBySrc};
 
-    gpuEnd->TraceConnectWithoutContext(
-        "MacRx",
-        MakeBoundCallback(
-            +[](Window* w, Ptr<const Packet> p) {
-                FabricHeader h;
-                p->PeekHeader(h);
-                if (w->open && (h.flags & FabricHeader::kControlFlags) == 0)
-                {
-                    (*w->bySrc)[h.src] += p->GetSize() - FabricHeader::kSerializedSize;
-                }
-            },
-            &window));
+    gpuEnd->TraceConnectWithoutContext("MacRx",
+                                       MakeBoundCallback(
+                                           +[](Window* w, Ptr<const Packet> p) {
+                                               FabricHeader h;
+                                               p->PeekHeader(h);
+                                               if (w->open &&
+                                                   (h.flags & FabricHeader::kControlFlags) == 0)
+                                               {
+                                                   (*w->bySrc)[h.src] += PayloadBytes(p, h);
+                                               }
+                                           },
+                                           &window));
     Simulator::Schedule(from, [&window] { window.open = true; });
     Simulator::Schedule(until, [&window] { window.open = false; });
     // messages longer than the run: the senders never run dry
@@ -294,6 +311,45 @@ TEST_F(CongestionControlTest, DctcpHoldsTheQueueAroundKAtFullThroughput)
     EXPECT_LT(r.meanQueue, 1.5 * k);
 }
 
+TEST_F(CongestionControlTest, HpccKeepsTheQueueNearZeroAndTheLinkNearEta)
+{
+    const IncastRun r =
+        RunIncast("hpcc", 8, MicroSeconds(200), MilliSeconds(2), [](FabricHelper&) {});
+    std::printf("hpcc: queue %.0f B, utilization %.3f, share error %.3f, pauses %lu\n",
+                r.meanQueue,
+                Utilization(r),
+                WorstShareError(r, 8),
+                r.pauses);
+    // Li et al.: the queue near zero, the link at eta (0.95), here 5 % slack
+    EXPECT_GT(Utilization(r), 0.95 - 0.05);
+    EXPECT_LT(r.meanQueue, 2.0 * kFrame);
+    EXPECT_EQ(r.pauses, 0u);
+}
+
+TEST_F(CongestionControlTest, SwiftHoldsTheRoundTripAtItsTarget)
+{
+    const IncastRun r =
+        RunIncast("swift", 8, MicroSeconds(200), MilliSeconds(2), [](FabricHelper&) {});
+    // the empty path's round trip: a data packet over two links and a
+    // 64-byte ACK back over two, each link 1 us
+    const double base = 2 * (1e-6 + kFrame * 8.0 / kRate) + 2 * (1e-6 + 64 * 8.0 / kRate);
+    const double target = 15e-6; // SwiftCongestionControl::TargetDelay
+    const double queueing = r.meanQueue * 8 / kRate;
+    std::printf("swift: queue %.0f B (%.2f us; target %.2f us over a base of %.2f us), "
+                "utilization %.3f, share error %.3f, pauses %lu\n",
+                r.meanQueue,
+                queueing * 1e6,
+                target * 1e6,
+                base * 1e6,
+                Utilization(r),
+                WorstShareError(r, 8),
+                r.pauses);
+    // the round trip held at the target: its queueing part within 25 %
+    EXPECT_NEAR(queueing, target - base, 0.25 * (target - base));
+    EXPECT_GT(Utilization(r), 0.95);
+    EXPECT_EQ(r.pauses, 0u);
+}
+
 TEST_F(CongestionControlTest, CongestionControlPausesFarLessThanLineRateSenders)
 {
     const auto run = [](const std::string& cc) {
@@ -340,6 +396,22 @@ TEST_F(CongestionControlTest, BadNamesAndThresholdsAreRefusedNamingTheParameter)
     EXPECT_THROW(ResolveCongestionControl("ns3::FabricCongestionControl", "--cc"),
                  FabricConfigError);
     EXPECT_EQ(ResolveCongestionControl("dcqcn", "--cc"), "ns3::DcqcnCongestionControl");
+    EXPECT_EQ(ResolveCongestionControl("hpcc", "--cc"), "ns3::HpccCongestionControl");
+    EXPECT_EQ(ResolveCongestionControl("swift", "--cc"), "ns3::SwiftCongestionControl");
+    // HPCC's eta outside (0, 1] is refused when a flow starts
+    Config::SetDefault("ns3::HpccCongestionControl::Eta", DoubleValue(1.2));
+    try
+    {
+        RunIncast("hpcc", 1, MicroSeconds(1), MicroSeconds(10), [](FabricHelper&) {});
+        FAIL() << "eta 1.2 was taken";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("Eta"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("1.2"), std::string::npos) << e.what();
+    }
+    Simulator::Destroy();
+    Config::Reset();
     EXPECT_EQ(ResolveCongestionControl("none", "--cc"), "");
     const auto build = [](const std::string& name, const AttributeValue& v) {
         FabricHelper helper;

@@ -5,6 +5,8 @@
 
 #include "ns3/packet.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -154,6 +156,72 @@ void
 FabricAckHeader::Print(std::ostream& os) const
 {
     os << "acked=" << ackedBytes << " marked=" << markedBytes;
+}
+
+NS_OBJECT_ENSURE_REGISTERED(FabricIntHeader);
+
+TypeId
+FabricIntHeader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::FabricIntHeader")
+                            .SetParent<Header>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<FabricIntHeader>();
+    return tid;
+}
+
+TypeId
+FabricIntHeader::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+FabricIntHeader::GetSerializedSize() const
+{
+    return 9 + 20 * uint32_t{nHops};
+}
+
+void
+FabricIntHeader::Serialize(Buffer::Iterator start) const
+{
+    start.WriteHtonU64(sentNs);
+    start.WriteU8(nHops);
+    for (uint32_t i = 0; i < nHops; ++i)
+    {
+        start.WriteHtonU32(hops[i].queueBytes);
+        start.WriteHtonU32(hops[i].rateMbps);
+        start.WriteHtonU32(hops[i].txBytes);
+        start.WriteHtonU32(hops[i].timeNs);
+        start.WriteHtonU32(hops[i].port);
+    }
+}
+
+uint32_t
+FabricIntHeader::Deserialize(Buffer::Iterator start)
+{
+    sentNs = start.ReadNtohU64();
+    nHops = std::min<uint8_t>(start.ReadU8(), kMaxHops);
+    for (uint32_t i = 0; i < nHops; ++i)
+    {
+        hops[i].queueBytes = start.ReadNtohU32();
+        hops[i].rateMbps = start.ReadNtohU32();
+        hops[i].txBytes = start.ReadNtohU32();
+        hops[i].timeNs = start.ReadNtohU32();
+        hops[i].port = start.ReadNtohU32();
+    }
+    return GetSerializedSize();
+}
+
+void
+FabricIntHeader::Print(std::ostream& os) const
+{
+    os << "sent=" << sentNs << "ns hops=" << static_cast<uint32_t>(nHops);
+    for (uint32_t i = 0; i < nHops; ++i)
+    {
+        os << " [q=" << hops[i].queueBytes << " rate=" << hops[i].rateMbps
+           << "Mbps tx=" << hops[i].txBytes << " t=" << hops[i].timeNs << "]";
+    }
 }
 
 } // namespace ns3

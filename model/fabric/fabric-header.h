@@ -6,6 +6,7 @@
 
 #include "ns3/header.h"
 
+#include <array>
 #include <cstdint>
 
 namespace ns3
@@ -45,7 +46,8 @@ struct FabricHeaderData
  *   flow label (2, the ECMP entropy, like RoCEv2's UDP source port),
  *   flags (1: bit 0 = ECN congestion experienced (on an ACK: ECN echo), bit 1 =
  *   last packet, bit 2 = source-routed, bit 3 = ACK, bit 4 = CNP, bit 5 =
- *   congestion-controlled data), hop (1: hops taken, source-routed packets).
+ *   congestion-controlled data, bit 6 = INT follows), hop (1: hops taken,
+ *   source-routed packets).
  *
  * ACKs and CNPs (sent only with congestion control on) are the control class:
  * every port sends them ahead of data, they are never paused by PFC, never
@@ -79,6 +81,9 @@ class FabricHeader : public Header, public FabricHeaderData
     /// a data packet its sender's congestion control tracks: the receiver
     /// acknowledges it (and sends CNPs for it when marked)
     static constexpr uint8_t kFlagCc = 0x20;
+    /// a FabricIntHeader follows (after the FabricAckHeader on an ACK):
+    /// switches append a hop of telemetry to a data packet that carries one
+    static constexpr uint8_t kFlagInt = 0x40;
     static constexpr uint8_t kControlFlags = kFlagAck | kFlagCnp; //!< the control class
 
     /**
@@ -110,6 +115,45 @@ class FabricAckHeader : public Header
     uint64_t markedBytes{0}; //!< of which arrived marked CE
 
     static constexpr uint32_t kSerializedSize = 16; //!< bytes on the wire
+
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(Buffer::Iterator start) const override;
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    void Print(std::ostream& os) const override;
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief In-band network telemetry (INT), as HPCC reads it: the sender's
+ * send time, then one record per switch egress the packet passed (9 + 20
+ * bytes per hop on the wire). An ACK echoes its data packet's.
+ *
+ * Each hop: the egress queue's bytes when the packet left, the link rate,
+ * the port's transmitted bytes and clock (ns), both modulo 2^32, so a reader
+ * takes differences of two records of the same port, and the port's id (so
+ * that records of different paths are not compared).
+ */
+class FabricIntHeader : public Header
+{
+  public:
+    /// One switch egress.
+    struct Hop
+    {
+        uint32_t queueBytes{0}; //!< bytes queued behind the packet as it left
+        uint32_t rateMbps{0};   //!< the link's rate, Mb/s
+        uint32_t txBytes{0};    //!< bytes the port had sent, modulo 2^32
+        uint32_t timeNs{0};     //!< when it left, ns modulo 2^32
+        uint32_t port{0};       //!< which egress: node id x 2^16 + port index (mod 2^32)
+    };
+
+    static constexpr uint32_t kMaxHops = 8; //!< records kept (more hops: not recorded)
+
+    uint64_t sentNs{0};               //!< the sender's send time, ns
+    uint8_t nHops{0};                 //!< records that follow
+    std::array<Hop, kMaxHops> hops{}; //!< the records
 
     /// \return the TypeId
     static TypeId GetTypeId();

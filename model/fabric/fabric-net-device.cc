@@ -125,6 +125,14 @@ FabricNetDevice::GetTypeId()
                 DoubleValue(0),
                 MakeDoubleAccessor(&FabricNetDevice::SetEcnPmax, &FabricNetDevice::GetEcnPmax),
                 MakeDoubleChecker<double>())
+            .AddAttribute("IntEnabled",
+                          "Append a hop of in-band telemetry (FabricIntHeader) to each data "
+                          "frame that carries one as it leaves (switch ports; FabricSwitch sets "
+                          "it).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&FabricNetDevice::SetIntEnabled,
+                                              &FabricNetDevice::GetIntEnabled),
+                          MakeBooleanChecker())
             .AddAttribute("ReceiveErrorModel",
                           "The error model that decides which arriving frames are corrupt "
                           "(discarded, PhyRxDrop and Lost traces, reported as lost); none by "
@@ -386,6 +394,18 @@ uint32_t
 FabricNetDevice::GetEcnThreshold() const
 {
     return m_port.ecnThreshold;
+}
+
+void
+FabricNetDevice::SetIntEnabled(bool enabled)
+{
+    m_port.intEnabled = enabled;
+}
+
+bool
+FabricNetDevice::GetIntEnabled() const
+{
+    return m_port.intEnabled;
 }
 
 void
@@ -857,10 +877,18 @@ FabricNetDevice::StartTransmission(Time now)
 void
 FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time now)
 {
-    const uint32_t size = p->GetSize();
+    uint32_t size = p->GetSize();
     if (frame.ingress != nullptr)
     {
-        frame.ingress->ReleaseIngress(size);
+        frame.ingress->ReleaseIngress(size); // what it was charged
+    }
+    // INT goes on data frames only (an ACK carries its data packet's records)
+    if (m_port.intEnabled && frame.meta.hasHeader &&
+        (frame.meta.header.flags & (FabricHeader::kFlagInt | FabricHeader::kControlFlags)) ==
+            FabricHeader::kFlagInt)
+    {
+        AppendIntHop(p, now);
+        size = p->GetSize();
     }
     if ((m_port.traces & kTracePhyTxEnd) != 0)
     {
@@ -887,6 +915,28 @@ FabricNetDevice::SendFrame(const Ptr<Packet>& p, const QueuedFrame& frame, Time 
         m_port.txEventPending = true;
         m_port.txDone->Schedule(m_port.nodeId, txTime);
     }
+}
+
+void
+FabricNetDevice::AppendIntHop(const Ptr<Packet>& p, Time now)
+{
+    // HPCC's INT: this egress's queue as the packet leaves, its rate, and
+    // its transmitted bytes and clock (both modulo 2^32)
+    FabricHeader h;
+    p->RemoveHeader(h);
+    FabricIntHeader telemetry;
+    p->RemoveHeader(telemetry);
+    if (telemetry.nHops < FabricIntHeader::kMaxHops)
+    {
+        FabricIntHeader::Hop& hop = telemetry.hops[telemetry.nHops++];
+        hop.queueBytes = m_port.queueBytes;
+        hop.rateMbps = static_cast<uint32_t>(m_port.bitRate / 1'000'000);
+        hop.txBytes = static_cast<uint32_t>(m_port.stats.txBytes);
+        hop.timeNs = static_cast<uint32_t>(now.GetNanoSeconds());
+        hop.port = (m_port.nodeId << 16) + m_port.portIndex;
+    }
+    p->AddHeader(telemetry);
+    p->AddHeader(h);
 }
 
 Time

@@ -414,6 +414,10 @@ class FabricNetDevice : public NetDevice
     uint32_t GetPfcXon() const;
     void SetEcnThreshold(uint32_t bytes);
     uint32_t GetEcnThreshold() const;
+    void SetIntEnabled(bool enabled);
+    bool GetIntEnabled() const;
+    /// Append this egress's INT record to \p p (it carries a FabricIntHeader).
+    void AppendIntHop(const Ptr<Packet>& p, Time now);
     void SetEcnKmin(uint32_t bytes);
     uint32_t GetEcnKmin() const;
     void SetEcnKmax(uint32_t bytes);
@@ -470,6 +474,7 @@ class FabricNetDevice : public NetDevice
         bool txEventPending{false};      //!< a TransmitComplete is scheduled
         uint8_t channelEnd{0};           //!< which end of the channel this is (set by it)
         uint32_t controlQueued{0};       //!< control-class frames waiting (served first)
+        bool intEnabled{false};          //!< append INT hops (a switch port)
         // the transmitter
         boost::circular_buffer<QueuedFrame> queuedFrames; //!< beside each queued packet
         Ptr<FabricChannel> channel;                       //!< the cable

@@ -87,6 +87,13 @@ FabricSwitch::GetTypeId()
                           TimeValue(MicroSeconds(5)),
                           MakeTimeAccessor(&FabricSwitch::m_flowletGap),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute("IntEnabled",
+                          "Every port appends a hop of in-band telemetry (queue, rate, "
+                          "transmitted bytes, time) to the data packets that carry a "
+                          "FabricIntHeader (those of HPCC and Swift flows).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FabricSwitch::m_intEnabled),
+                          MakeBooleanChecker())
             .AddAttribute("PfcEnabled",
                           "Lossless links: pause an upstream port whose buffered bytes "
                           "reach PfcXoff.",
@@ -147,6 +154,7 @@ FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
     device->SetAttribute("EcnKmin", UintegerValue(m_ecnKmin));
     device->SetAttribute("EcnKmax", UintegerValue(m_ecnKmax));
     device->SetAttribute("EcnPmax", DoubleValue(m_ecnPmax));
+    device->SetAttribute("IntEnabled", BooleanValue(m_intEnabled));
     SetLoadBalancing(m_loadBalancing, m_flowletGap);
     device->SetAttribute("PfcEnabled", BooleanValue(m_pfcEnabled));
     device->SetAttribute("PfcXoff", UintegerValue(m_pfcXoff));

@@ -19,6 +19,8 @@ NS_LOG_COMPONENT_DEFINE("FabricCongestionControl");
 NS_OBJECT_ENSURE_REGISTERED(FabricCongestionControl);
 NS_OBJECT_ENSURE_REGISTERED(DcqcnCongestionControl);
 NS_OBJECT_ENSURE_REGISTERED(DctcpCongestionControl);
+NS_OBJECT_ENSURE_REGISTERED(HpccCongestionControl);
+NS_OBJECT_ENSURE_REGISTERED(SwiftCongestionControl);
 
 TypeId
 FabricCongestionControl::GetTypeId()
@@ -44,8 +46,14 @@ FabricCongestionControl::OnSent(uint32_t /* bytes */)
 }
 
 void
-FabricCongestionControl::OnAck(uint64_t /* ackedBytes */, uint64_t /* markedBytes */)
+FabricCongestionControl::OnAck(const FabricAckInfo& /* ack */)
 {
+}
+
+bool
+FabricCongestionControl::UsesTelemetry() const
+{
+    return false;
 }
 
 void
@@ -297,10 +305,10 @@ DctcpCongestionControl::Start(DataRate lineRate, uint32_t mss)
 }
 
 void
-DctcpCongestionControl::OnAck(uint64_t ackedBytes, uint64_t markedBytes)
+DctcpCongestionControl::OnAck(const FabricAckInfo& ack)
 {
-    m_windowAcked += ackedBytes;
-    m_windowMarked += markedBytes;
+    m_windowAcked += ack.ackedBytes;
+    m_windowMarked += ack.markedBytes;
     if (static_cast<double>(m_windowAcked) < m_window)
     {
         return;
@@ -329,6 +337,232 @@ DctcpCongestionControl::GetAlpha() const
     return m_alpha;
 }
 
+// HPCC -------------------------------------------------------------------
+
+TypeId
+HpccCongestionControl::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::HpccCongestionControl")
+            .SetParent<FabricCongestionControl>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<HpccCongestionControl>()
+            .AddAttribute("Eta",
+                          "Target utilization (eta; 0.95 in Li et al.), in (0, 1].",
+                          DoubleValue(0.95),
+                          MakeDoubleAccessor(&HpccCongestionControl::m_eta),
+                          MakeDoubleChecker<double>())
+            .AddAttribute("MaxStage",
+                          "Additive steps before a multiplicative update (maxStage; 5).",
+                          UintegerValue(5),
+                          MakeUintegerAccessor(&HpccCongestionControl::m_maxStage),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("BaseRtt",
+                          "T: the base round trip, the window's time unit.",
+                          TimeValue(MicroSeconds(8)),
+                          MakeTimeAccessor(&HpccCongestionControl::m_baseRtt),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("RateAi",
+                          "Additive increase as a rate: W_AI = RateAi x BaseRtt.",
+                          DataRateValue(DataRate("50Mbps")),
+                          MakeDataRateAccessor(&HpccCongestionControl::m_rateAi),
+                          MakeDataRateChecker());
+    return tid;
+}
+
+HpccCongestionControl::HpccCongestionControl() = default;
+
+void
+HpccCongestionControl::Start(DataRate lineRate, uint32_t mss)
+{
+    // eta in (0, 1]: NaN fails both comparisons
+    FabricRequire(m_eta > 0 && m_eta <= 1, "ns3::HpccCongestionControl::Eta", m_eta, "in (0, 1]");
+    FabricCongestionControl::Start(lineRate, mss);
+    m_window = static_cast<double>(GetLineRate()) / 8 * m_baseRtt.GetSeconds();
+    m_window = std::max(m_window, static_cast<double>(GetMss()));
+    m_reference = m_window;
+    m_u = 1;
+    m_stage = 0;
+    m_haveLast = false;
+    SetWindow(static_cast<uint64_t>(m_window));
+}
+
+bool
+HpccCongestionControl::UsesTelemetry() const
+{
+    return true;
+}
+
+double
+HpccCongestionControl::GetUtilization() const
+{
+    return m_u;
+}
+
+double
+HpccCongestionControl::ComputeWindow(double u, bool update)
+{
+    const double ai = static_cast<double>(m_rateAi.GetBitRate()) / 8 * m_baseRtt.GetSeconds();
+    double w;
+    if (u >= m_eta || m_stage >= m_maxStage)
+    {
+        w = m_reference / (u / m_eta) + ai;
+        if (update)
+        {
+            m_stage = 0;
+            m_reference = w;
+        }
+    }
+    else
+    {
+        w = m_reference + ai;
+        if (update)
+        {
+            ++m_stage;
+            m_reference = w;
+        }
+    }
+    const double line = static_cast<double>(GetLineRate()) / 8 * m_baseRtt.GetSeconds();
+    return std::clamp(w, static_cast<double>(GetMss()), std::max(line, double(GetMss())));
+}
+
+void
+HpccCongestionControl::OnAck(const FabricAckInfo& ack)
+{
+    const FabricIntHeader* now = ack.telemetry;
+    if (now == nullptr || now->nHops == 0)
+    {
+        return; // no switch on the path: nothing to measure
+    }
+    if (!m_haveLast || m_last.nHops != now->nHops)
+    {
+        m_last = *now; // the first records of this path (or of a longer or shorter one)
+        m_haveLast = true;
+        return;
+    }
+    const double t = m_baseRtt.GetSeconds();
+    double u = 0;
+    double tau = 0;
+    bool measured = false;
+    for (uint32_t i = 0; i < now->nHops; ++i)
+    {
+        const FabricIntHeader::Hop& a = now->hops[i];
+        const FabricIntHeader::Hop& b = m_last.hops[i];
+        const uint32_t dt = a.timeNs - b.timeNs; // modulo 2^32
+        if (a.port != b.port || dt == 0 || dt > 0x80000000U)
+        {
+            continue; // another port (a sprayed path), the same record, or an older one
+        }
+        const double rate = static_cast<double>(a.rateMbps) * 1e6 / 8; // bytes/s
+        const double txRate = static_cast<double>(a.txBytes - b.txBytes) / (dt * 1e-9);
+        const double hop =
+            static_cast<double>(std::min(a.queueBytes, b.queueBytes)) / (rate * t) + txRate / rate;
+        if (!measured || hop > u)
+        {
+            u = hop;
+            tau = dt * 1e-9;
+            measured = true;
+        }
+    }
+    m_last = *now;
+    if (!measured)
+    {
+        return;
+    }
+    tau = std::min(tau, t);
+    m_u = (1 - tau / t) * m_u + tau / t * u;
+    const bool update = ack.ackedTotal > m_lastUpdate;
+    m_window = ComputeWindow(m_u, update);
+    if (update)
+    {
+        m_lastUpdate = ack.sentTotal;
+    }
+    SetWindow(static_cast<uint64_t>(m_window));
+    SetRate(m_window * 8 / t);
+}
+
+// Swift ------------------------------------------------------------------
+
+TypeId
+SwiftCongestionControl::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::SwiftCongestionControl")
+            .SetParent<FabricCongestionControl>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<SwiftCongestionControl>()
+            .AddAttribute("TargetDelay",
+                          "Round trip the window aims at (base RTT plus the queueing "
+                          "allowed).",
+                          TimeValue(MicroSeconds(15)),
+                          MakeTimeAccessor(&SwiftCongestionControl::m_target),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("BaseRtt",
+                          "Round trip of an empty path, for the initial window.",
+                          TimeValue(MicroSeconds(8)),
+                          MakeTimeAccessor(&SwiftCongestionControl::m_baseRtt),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("Ai",
+                          "Additive increase, packets per window of ACKs.",
+                          DoubleValue(1.0),
+                          MakeDoubleAccessor(&SwiftCongestionControl::m_ai),
+                          MakeDoubleChecker<double>(0))
+            .AddAttribute("Beta",
+                          "Multiplicative decrease gain (beta).",
+                          DoubleValue(0.8),
+                          MakeDoubleAccessor(&SwiftCongestionControl::m_beta),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("MaxMdf",
+                          "Largest multiplicative cut (max_mdf).",
+                          DoubleValue(0.5),
+                          MakeDoubleAccessor(&SwiftCongestionControl::m_maxMdf),
+                          MakeDoubleChecker<double>(0, 1));
+    return tid;
+}
+
+SwiftCongestionControl::SwiftCongestionControl() = default;
+
+void
+SwiftCongestionControl::Start(DataRate lineRate, uint32_t mss)
+{
+    FabricCongestionControl::Start(lineRate, mss);
+    m_window = static_cast<double>(GetLineRate()) / 8 * m_baseRtt.GetSeconds();
+    m_window = std::max(m_window, static_cast<double>(GetMss()));
+    SetWindow(static_cast<uint64_t>(m_window));
+}
+
+bool
+SwiftCongestionControl::UsesTelemetry() const
+{
+    return true;
+}
+
+void
+SwiftCongestionControl::OnAck(const FabricAckInfo& ack)
+{
+    if (!ack.rtt.IsStrictlyPositive())
+    {
+        return;
+    }
+    const double mss = GetMss();
+    const Time now = Simulator::Now();
+    if (ack.rtt < m_target)
+    {
+        // Ai packets per window of acknowledged bytes
+        m_window += m_ai * mss * static_cast<double>(ack.ackedBytes) / m_window;
+    }
+    else if (!m_decreased || now - m_lastDecrease >= ack.rtt)
+    {
+        const double over = (ack.rtt - m_target).GetSeconds() / ack.rtt.GetSeconds();
+        m_window *= std::max(1 - m_beta * over, 1 - m_maxMdf);
+        m_lastDecrease = now;
+        m_decreased = true;
+    }
+    const double line = static_cast<double>(GetLineRate()) / 8 * m_target.GetSeconds();
+    m_window = std::clamp(m_window, mss, std::max(line, mss));
+    SetWindow(static_cast<uint64_t>(m_window));
+}
+
 // names ------------------------------------------------------------------
 
 std::string
@@ -346,13 +580,22 @@ ResolveCongestionControl(const std::string& name, const std::string& parameter)
     {
         return "ns3::DctcpCongestionControl";
     }
+    if (name == "hpcc")
+    {
+        return "ns3::HpccCongestionControl";
+    }
+    if (name == "swift")
+    {
+        return "ns3::SwiftCongestionControl";
+    }
     TypeId tid;
     const bool known = TypeId::LookupByNameFailSafe(name, &tid);
     FabricRequire(known && tid != FabricCongestionControl::GetTypeId() &&
                       tid.IsChildOf(FabricCongestionControl::GetTypeId()) && tid.HasConstructor(),
                   parameter,
                   name,
-                  "none, dcqcn, dctcp, or the TypeId name of a FabricCongestionControl subclass");
+                  "none, dcqcn, dctcp, hpcc, swift, or the TypeId name of a "
+                  "FabricCongestionControl subclass");
     return name;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
+#include "ns3/fabric-header.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
@@ -15,6 +16,21 @@
 
 namespace ns3
 {
+
+/**
+ * \ingroup gpu-fabric
+ * \brief What an ACK tells a flow's congestion control.
+ */
+struct FabricAckInfo
+{
+    uint64_t ackedBytes{0};  //!< payload bytes acknowledged that earlier ACKs did not
+    uint64_t markedBytes{0}; //!< of which arrived marked CE
+    uint64_t ackedTotal{0};  //!< payload bytes the receiver has had so far
+    uint64_t sentTotal{0};   //!< payload bytes the flow has sent so far
+    Time rtt;                //!< now minus the acked packet's send time (0: unknown)
+    /// the acked packet's telemetry (UsesTelemetry), or nullptr
+    const FabricIntHeader* telemetry{nullptr};
+};
 
 /**
  * \ingroup gpu-fabric
@@ -55,16 +71,18 @@ class FabricCongestionControl : public Object
 
     /**
      * An ACK arrived.
-     * \param ackedBytes payload bytes it acknowledges that earlier ACKs did not
-     * \param markedBytes of which arrived marked CE
+     * \param ack what it says
      */
-    virtual void OnAck(uint64_t ackedBytes, uint64_t markedBytes);
+    virtual void OnAck(const FabricAckInfo& ack);
 
     /// A CNP arrived (the receiver saw a CE mark).
     virtual void OnCnp();
 
     /// \return whether the algorithm reacts to CNPs (the receiver sends them only then)
     virtual bool UsesCnp() const;
+    /// \return whether the flow's data packets carry a FabricIntHeader (the
+    /// send time for RTTs, and INT hops from the switches), echoed by ACKs
+    virtual bool UsesTelemetry() const;
 
     /// \return the pacing rate, bit/s (the line rate: unpaced)
     uint64_t GetRate() const;
@@ -168,7 +186,7 @@ class DctcpCongestionControl : public FabricCongestionControl
     DctcpCongestionControl();
 
     void Start(DataRate lineRate, uint32_t mss) override;
-    void OnAck(uint64_t ackedBytes, uint64_t markedBytes) override;
+    void OnAck(const FabricAckInfo& ack) override;
 
     /// \return alpha
     double GetAlpha() const;
@@ -184,7 +202,87 @@ class DctcpCongestionControl : public FabricCongestionControl
 };
 
 /**
- * \param name "none", a short name (dcqcn, dctcp) or a TypeId name of a
+ * \ingroup gpu-fabric
+ * \brief HPCC (Li et al., "HPCC: High Precision Congestion Control",
+ * SIGCOMM 2019), window and rate from in-band telemetry.
+ *
+ * Each ACK echoes the INT of its packet's path. Per hop (records of the same
+ * egress port in this ACK and the previous one), the normalized
+ * inflight u = min(q, q') / (B T) + txRate / B (q, q' the queue in this and
+ * the previous record, txRate from the two records' transmitted bytes and
+ * times, B the link's rate, T = BaseRtt); the largest over the hops updates
+ * U = (1 - tau/T) U + tau/T u (tau the records' interval, at most T). The
+ * window follows W = Wc / (U / Eta) + W_AI when U >= Eta or after MaxStage
+ * additive steps, else W = Wc + W_AI; the reference Wc takes W once per
+ * round trip (when an ACK passes what was sent at the last update). The flow
+ * is paced at W / T. W starts at line rate x T; W_AI = RateAi x T.
+ */
+class HpccCongestionControl : public FabricCongestionControl
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    HpccCongestionControl();
+
+    void Start(DataRate lineRate, uint32_t mss) override;
+    void OnAck(const FabricAckInfo& ack) override;
+    bool UsesTelemetry() const override;
+
+    /// \return U, the normalized inflight estimate
+    double GetUtilization() const;
+
+  private:
+    /// The window for \p u; \p update: a new reference window (once per RTT).
+    double ComputeWindow(double u, bool update);
+
+    double m_eta;             //!< target utilization
+    uint32_t m_maxStage;      //!< additive steps before a multiplicative one
+    Time m_baseRtt;           //!< T
+    DataRate m_rateAi;        //!< W_AI / T
+    double m_u{1};            //!< U
+    double m_window{0};       //!< W, bytes
+    double m_reference{0};    //!< Wc, bytes
+    uint32_t m_stage{0};      //!< additive steps since the last multiplicative one
+    uint64_t m_lastUpdate{0}; //!< sentTotal at the last reference update
+    FabricIntHeader m_last;   //!< the previous ACK's records
+    bool m_haveLast{false};   //!< m_last holds records
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Swift-style delay-based window (Kumar et al., "Swift: Delay is
+ * Simple and Effective for Congestion Control in the Datacenter", SIGCOMM
+ * 2020), the RTT measured from the send time each ACK echoes.
+ *
+ * Below TargetDelay the window grows by Ai packets per window of ACKs; above
+ * it, at most once per RTT, it is cut by max(1 - Beta (rtt - target) / rtt,
+ * 1 - MaxMdf). The flow is paced at W / rtt when the window is below one
+ * packet. It starts at line rate x BaseRtt.
+ */
+class SwiftCongestionControl : public FabricCongestionControl
+{
+  public:
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    SwiftCongestionControl();
+
+    void Start(DataRate lineRate, uint32_t mss) override;
+    void OnAck(const FabricAckInfo& ack) override;
+    bool UsesTelemetry() const override;
+
+  private:
+    Time m_target;           //!< target delay
+    Time m_baseRtt;          //!< for the initial window
+    double m_ai;             //!< additive increase, packets per window
+    double m_beta;           //!< multiplicative decrease gain
+    double m_maxMdf;         //!< largest cut
+    double m_window{0};      //!< bytes
+    Time m_lastDecrease;     //!< when the window was last cut
+    bool m_decreased{false}; //!< it was cut once
+};
+
+/**
+ * \param name "none", a short name (dcqcn, dctcp, hpcc, swift) or a TypeId name of a
  *        FabricCongestionControl subclass
  * \return the TypeId name ("" for none)
  * \throw FabricConfigError naming \p parameter when it is neither

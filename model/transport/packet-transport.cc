@@ -230,7 +230,18 @@ PacketTransport::Install(const std::vector<Ptr<FabricGpu>>& gpus)
             m_endpoints[r].nvSwitch.push_back(peer ? peer->GetFabricNode() : nullptr);
         }
     }
-    m_payload = mtu - FabricHeader::kSerializedSize;
+    m_frameMtu = mtu;
+    SetPayload();
+}
+
+void
+PacketTransport::SetPayload()
+{
+    // a packet that collects INT has room for a full record of hops
+    FabricIntHeader full;
+    full.nHops = FabricIntHeader::kMaxHops;
+    const uint32_t telemetry = m_ccUsesTelemetry ? full.GetSerializedSize() : 0;
+    m_payload = m_frameMtu - FabricHeader::kSerializedSize - telemetry;
 }
 
 uint32_t
@@ -306,11 +317,27 @@ PacketTransport::SetCongestionControl(const std::string& name)
 {
     m_ccType = ResolveCongestionControl(name, "ns3::PacketTransport::CongestionControl");
     m_ccUsesCnp = false;
+    m_ccUsesTelemetry = false;
     if (!m_ccType.empty())
     {
         m_ccFactory.SetTypeId(m_ccType);
-        m_ccUsesCnp = m_ccFactory.Create<FabricCongestionControl>()->UsesCnp();
+        const Ptr<FabricCongestionControl> probe = m_ccFactory.Create<FabricCongestionControl>();
+        m_ccUsesCnp = probe->UsesCnp();
+        m_ccUsesTelemetry = probe->UsesTelemetry();
     }
+    if (m_frameMtu != 0)
+    {
+        SetPayload();
+    }
+}
+
+void
+PacketTransport::AddTelemetry(const Ptr<Packet>& p, FabricHeader& h)
+{
+    FabricIntHeader telemetry;
+    telemetry.sentNs = static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+    p->AddHeader(telemetry);
+    h.flags |= FabricHeader::kFlagInt;
 }
 
 std::string
@@ -356,6 +383,7 @@ void
 PacketTransport::CcSent(CcFlow& f, uint32_t payload)
 {
     f.inFlight += payload;
+    f.sent += payload;
     const uint32_t frame = payload + FabricHeader::kSerializedSize;
     const uint64_t rate = f.cc->GetRate();
     if (rate < f.cc->GetLineRate())
@@ -370,7 +398,9 @@ PacketTransport::CcSent(CcFlow& f, uint32_t payload)
 }
 
 void
-PacketTransport::ReceiverFeedback(const FabricHeaderData& h, uint32_t payload)
+PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
+                                  uint32_t payload,
+                                  const FabricIntHeader* telemetry)
 {
     RxFlow& rx = m_endpoints[h.dst].rxFlows[h.src];
     rx.bytes += payload;
@@ -390,18 +420,22 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h, uint32_t payload)
             cnp.flowLabel = h.flowLabel;
             cnp.flags = FabricHeader::kFlagCnp;
             ++m_cnpsSent;
-            SendControl(cnp, nullptr);
+            SendControl(cnp, nullptr, nullptr);
         }
     }
     if (++rx.unacked >= m_ackEvery || (h.flags & FabricHeader::kFlagLast) != 0)
     {
         rx.unacked = 0;
-        SendAck(h.dst, h.src, h.messageId, h.flowLabel);
+        SendAck(h.dst, h.src, h.messageId, h.flowLabel, telemetry);
     }
 }
 
 void
-PacketTransport::SendAck(uint32_t receiver, uint32_t sender, uint32_t messageId, uint16_t flowLabel)
+PacketTransport::SendAck(uint32_t receiver,
+                         uint32_t sender,
+                         uint32_t messageId,
+                         uint16_t flowLabel,
+                         const FabricIntHeader* telemetry)
 {
     if (m_endpoints.empty() || m_deadEndpoint[receiver])
     {
@@ -416,18 +450,26 @@ PacketTransport::SendAck(uint32_t receiver, uint32_t sender, uint32_t messageId,
     h.dst = sender;
     h.messageId = messageId;
     h.flowLabel = flowLabel;
-    h.flags = FabricHeader::kFlagAck;
+    h.flags = FabricHeader::kFlagAck | (telemetry != nullptr ? FabricHeader::kFlagInt : 0);
     ++m_acksSent;
-    SendControl(h, &ack);
+    SendControl(h, &ack, telemetry);
 }
 
 void
-PacketTransport::SendControl(const FabricHeader& h, const FabricAckHeader* ack)
+PacketTransport::SendControl(const FabricHeader& h,
+                             const FabricAckHeader* ack,
+                             const FabricIntHeader* telemetry)
 {
-    // a 64-byte frame, Ethernet's smallest
+    // at least a 64-byte frame, Ethernet's smallest
     constexpr uint32_t kControlFrame = 64;
-    const uint32_t body = ack != nullptr ? FabricAckHeader::kSerializedSize : 0;
-    Ptr<Packet> p = Create<Packet>(kControlFrame - FabricHeader::kSerializedSize - body);
+    uint32_t body = ack != nullptr ? FabricAckHeader::kSerializedSize : 0;
+    body += telemetry != nullptr ? telemetry->GetSerializedSize() : 0;
+    const uint32_t used = FabricHeader::kSerializedSize + body;
+    Ptr<Packet> p = Create<Packet>(used < kControlFrame ? kControlFrame - used : 0);
+    if (telemetry != nullptr)
+    {
+        p->AddHeader(*telemetry);
+    }
     if (ack != nullptr)
     {
         p->AddHeader(*ack);
@@ -463,17 +505,27 @@ PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
     Ptr<Packet> body = p->Copy();
     FabricHeader fh;
     body->RemoveHeader(fh);
-    body->PeekHeader(ack);
+    body->RemoveHeader(ack);
     if (ack.ackedBytes <= f.acked)
     {
         return; // overtaken by a later one (another path)
     }
-    const uint64_t acked = ack.ackedBytes - f.acked;
-    const uint64_t marked = ack.markedBytes > f.marked ? ack.markedBytes - f.marked : 0;
+    FabricAckInfo info;
+    info.ackedBytes = ack.ackedBytes - f.acked;
+    info.markedBytes = ack.markedBytes > f.marked ? ack.markedBytes - f.marked : 0;
+    info.ackedTotal = ack.ackedBytes;
+    info.sentTotal = f.sent;
+    FabricIntHeader telemetry;
+    if ((h.flags & FabricHeader::kFlagInt) != 0)
+    {
+        body->PeekHeader(telemetry);
+        info.telemetry = &telemetry;
+        info.rtt = Simulator::Now() - NanoSeconds(telemetry.sentNs);
+    }
     f.acked = ack.ackedBytes;
     f.marked = std::max(f.marked, ack.markedBytes);
-    f.inFlight -= std::min(f.inFlight, acked);
-    f.cc->OnAck(acked, marked);
+    f.inFlight -= std::min(f.inFlight, info.ackedBytes);
+    f.cc->OnAck(info);
     Unblock(h.dst, h.src);
 }
 
@@ -970,6 +1022,10 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
                 --m.queueRefs;
             }
             Ptr<Packet> p = Create<Packet>(payload);
+            if (flow != nullptr && m_ccUsesTelemetry)
+            {
+                AddTelemetry(p, h);
+            }
             p->AddHeader(h);
             port->Enqueue(p, h, nullptr);
             ++took;
@@ -1050,9 +1106,37 @@ PacketTransport::Unblock(uint32_t src, uint32_t dst)
     }
 }
 
+namespace
+{
+/// A data packet's telemetry (it carries kFlagInt).
+FabricIntHeader
+TelemetryOf(const Ptr<const Packet>& p)
+{
+    Ptr<Packet> copy = p->Copy();
+    FabricHeader h;
+    copy->RemoveHeader(h);
+    FabricIntHeader telemetry;
+    copy->PeekHeader(telemetry);
+    return telemetry;
+}
+
+/// The payload bytes of a data packet (its INT records are not payload).
+uint32_t
+PayloadOf(const Ptr<const Packet>& p, const FabricHeaderData& h)
+{
+    const uint32_t bytes = p->GetSize() - FabricHeader::kSerializedSize;
+    if ((h.flags & FabricHeader::kFlagInt) == 0)
+    {
+        return bytes;
+    }
+    return bytes - TelemetryOf(p).GetSerializedSize();
+}
+} // namespace
+
 void
 PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
 {
+    uint32_t payload = p->GetSize() - FabricHeader::kSerializedSize;
     if ((h.flags & (FabricHeader::kControlFlags | FabricHeader::kFlagCc)) != 0)
     {
         if ((h.flags & FabricHeader::kControlFlags) != 0)
@@ -1060,15 +1144,24 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
             ControlArrived(p, h);
             return;
         }
-        ReceiverFeedback(h, p->GetSize() - FabricHeader::kSerializedSize);
+        if ((h.flags & FabricHeader::kFlagInt) != 0)
+        {
+            const FabricIntHeader telemetry = TelemetryOf(p);
+            payload -= telemetry.GetSerializedSize();
+            ReceiverFeedback(h, payload, &telemetry);
+        }
+        else
+        {
+            ReceiverFeedback(h, payload, nullptr);
+        }
     }
-    Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
+    Credit(h.src, h.dst, payload);
     Message& m = m_messages[h.messageId];
     if (m.failed)
     {
         return; // a straggler of a message given up
     }
-    m.delivered += p->GetSize() - FabricHeader::kSerializedSize;
+    m.delivered += payload;
     ++m_packetsDelivered;
     if (h.flags & FabricHeader::kFlagCe)
     {
@@ -1121,7 +1214,8 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
                                 h.src,
                                 h.dst,
                                 h.messageId,
-                                h.flowLabel);
+                                h.flowLabel,
+                                static_cast<const FabricIntHeader*>(nullptr));
         }
         return;
     }
@@ -1135,13 +1229,14 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         return; // not one of ours
     }
     // the lost packet's buffer slot is free again (a resend takes it anew)
-    Credit(h.src, h.dst, p->GetSize() - FabricHeader::kSerializedSize);
+    const uint32_t payload = PayloadOf(p, h);
+    Credit(h.src, h.dst, payload);
     if ((h.flags & FabricHeader::kFlagCc) != 0)
     {
         auto& flows = m_endpoints[h.src].ccFlows;
         if (auto f = flows.find(h.dst); f != flows.end())
         {
-            const uint64_t bytes = p->GetSize() - FabricHeader::kSerializedSize;
+            const uint64_t bytes = payload;
             f->second.inFlight -= std::min(f->second.inFlight, bytes);
         }
     }
@@ -1205,6 +1300,10 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
         FlowOf(m.src, m.dst, port).inFlight += payload;
     }
     Ptr<Packet> p = Create<Packet>(payload);
+    if ((h.flags & FabricHeader::kFlagCc) != 0 && m_ccUsesTelemetry)
+    {
+        AddTelemetry(p, h);
+    }
     p->AddHeader(h);
     --m.lost;
     ++m_retransmissions;

@@ -260,6 +260,7 @@ class PacketTransport : public Transport
     {
         Ptr<FabricCongestionControl> cc; //!< the algorithm's state
         uint64_t inFlight{0};            //!< payload bytes sent, not acknowledged or lost
+        uint64_t sent{0};                //!< payload bytes sent (first sends)
         uint64_t acked{0};               //!< the receiver's total at the last ACK
         uint64_t marked{0};              //!< its marked total at the last ACK
         Time nextSend;                   //!< pacing: the next packet not before
@@ -286,12 +287,24 @@ class PacketTransport : public Transport
     /// Connections of src waiting (credit, window, pacing) for dst go back on
     /// their ports' round robins.
     void Unblock(uint32_t src, uint32_t dst);
-    /// The receiver's ACK and CNP for a congestion-controlled data packet.
-    void ReceiverFeedback(const FabricHeaderData& h, uint32_t payload);
+    /// The receiver's ACK and CNP for a congestion-controlled data packet
+    /// (\p telemetry: its INT, echoed by the ACK, or nullptr).
+    void ReceiverFeedback(const FabricHeaderData& h,
+                          uint32_t payload,
+                          const FabricIntHeader* telemetry);
     /// Send an ACK with the receiver's totals for the flow sender -> receiver.
-    void SendAck(uint32_t receiver, uint32_t sender, uint32_t messageId, uint16_t flowLabel);
-    /// Send a control packet (\p ack: an ACK's body, or nullptr for a CNP).
-    void SendControl(const FabricHeader& h, const FabricAckHeader* ack);
+    void SendAck(uint32_t receiver,
+                 uint32_t sender,
+                 uint32_t messageId,
+                 uint16_t flowLabel,
+                 const FabricIntHeader* telemetry = nullptr);
+    /// Send a control packet (\p ack: an ACK's body, or nullptr for a CNP;
+    /// \p telemetry: INT to echo, or nullptr).
+    void SendControl(const FabricHeader& h,
+                     const FabricAckHeader* ack,
+                     const FabricIntHeader* telemetry);
+    /// Give a data packet (payload only so far) its telemetry header.
+    void AddTelemetry(const Ptr<Packet>& p, FabricHeader& h);
     /// An ACK or CNP reached the sender.
     void ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h);
     /// Attribute accessors of CongestionControl.
@@ -381,6 +394,9 @@ class PacketTransport : public Transport
     std::vector<Message> m_messages;                          //!< by id
     MessageIdPool m_ids;                                      //!< message ids
     uint32_t m_payload{0};                                    //!< payload bytes per packet
+    uint32_t m_frameMtu{0}; //!< the GPU ports' smallest Mtu (Install)
+    /// m_payload from the Mtu, less a full INT record when packets carry one
+    void SetPayload();
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};
@@ -401,6 +417,7 @@ class PacketTransport : public Transport
     std::string m_ccType;                    //!< CongestionControl's TypeId name ("": none)
     ObjectFactory m_ccFactory;               //!< makes each flow's algorithm
     bool m_ccUsesCnp{false};                 //!< receivers send CNPs
+    bool m_ccUsesTelemetry{false};           //!< data packets carry a FabricIntHeader
     uint32_t m_ackEvery{1};                  //!< AckEvery
     Time m_cnpInterval;                      //!< CnpInterval
     uint64_t m_acksSent{0};                  //!< ACKs sent
