@@ -63,6 +63,7 @@ struct SweepRow
  * \param model the model \param platform platform (its K is replaced by \p k)
  * \param gpus N \param k HB domain size \param tpMode how N_M is chosen
  * \param activationBytes factor on b d_model (1: the paper's formula)
+ * \param gradBytes bytes per parameter of the DP gradient AllReduce (S_T)
  * \return the row
  */
 SweepRow
@@ -71,11 +72,14 @@ AnalyticalRow(const LlmModel& model,
               uint32_t gpus,
               uint32_t k,
               TpMode tpMode,
-              double activationBytes)
+              double activationBytes,
+              double gradBytes)
 {
     platform.gpusPerDomain = k;
     AnalyticalParams p = AnalyticalParams::From(model, platform, gpus);
     p.activationBytes = activationBytes;
+    // S_T is what the DP AllReduce moves per block: the gradients, at --grad-bytes per parameter
+    p.S_T = model.DenseBlockParams() * gradBytes;
     const AnalyticalModel am(p);
     SweepRow row;
     row.model = model.name;
@@ -143,6 +147,8 @@ main(int argc, char* argv[])
     std::string hbSizes = "8,16,32,64,128,256,512,1024";
     std::string tpMode = "paper";
     double activationBytes = 1;
+    uint32_t gradBytes = 2;
+    uint64_t batch = 0;
     std::string png = "hb-domain-sweep.png";
     std::string json;
     std::string csv;
@@ -169,6 +175,16 @@ main(int argc, char* argv[])
         activationBytes,
         "a positive number (1: the paper's formula; 2: BF16 bytes)",
         [](double v) { return v > 0; });
+    cmd.AddInteger("grad-bytes",
+                   "bytes per parameter of the DP gradient AllReduce (S_T): 2 (BF16) or 4 (FP32)",
+                   gradBytes,
+                   1,
+                   8);
+    cmd.AddInteger("batch",
+                   "global batch b in tokens for every model (0: each model's preset)",
+                   batch,
+                   0,
+                   uint64_t{1} << 40);
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
@@ -194,7 +210,17 @@ main(int argc, char* argv[])
                           fmt::format("a divisor of the GPU count {}", n));
             ks.push_back(k);
         }
-        const std::vector<LlmModel> modelList = TopologyHelper::GetModels("--models", models);
+        std::vector<LlmModel> modelList = TopologyHelper::GetModels("--models", models);
+        for (LlmModel& m : modelList)
+        {
+            FabricRequire(batch % m.seqLength == 0,
+                          "--batch",
+                          batch,
+                          fmt::format("0 or a multiple of {}'s sequence length {}",
+                                      m.name,
+                                      m.seqLength));
+            m.globalBatchTokens = batch > 0 ? batch : m.globalBatchTokens;
+        }
         std::map<std::string, std::vector<SweepRow>> rows;
         // one column list for the table (one per model), the CSV and the
         // JSON rows; the CSV's names of the terms are shorter than the JSON's
@@ -214,14 +240,15 @@ main(int argc, char* argv[])
              {"ideal_time_s", "T_ideal s", "s", "{:>10.4f}"},
              ResultsColumn{"vs_ideal", "T/T_ideal", "", "{:>9.3f}"}.In(ResultsColumn::kTable)});
         fmt::print("Rail-only analytical model, N = {}, platform {} (B_F = {} Gb/s, B_S = {} "
-                   "Gb/s, C = {} TFLOP/s), TP mode {}, activation bytes {}\n",
+                   "Gb/s, C = {} TFLOP/s), TP mode {}, activation bytes {}, gradient bytes {}\n",
                    n,
                    hw.name,
                    hw.nvlinkRate.GetBitRate() / 1e9,
                    hw.nicRate.GetBitRate() / 1e9,
                    hw.gpuFlops / 1e12,
                    tpMode,
-                   activationBytes);
+                   activationBytes,
+                   gradBytes);
         for (const LlmModel& m : modelList)
         {
             fmt::print("\n{} (l = {}, d_model = {}, b = {} tokens, M_cc = {})\n",
@@ -233,7 +260,7 @@ main(int argc, char* argv[])
             fmt::print("{}", table.Heading());
             for (uint32_t k : ks)
             {
-                const SweepRow r = AnalyticalRow(m, hw, n, k, mode, activationBytes);
+                const SweepRow r = AnalyticalRow(m, hw, n, k, mode, activationBytes, gradBytes);
                 const auto& a = r.analytical;
                 table.AddRow({m.name,
                               n,
@@ -322,6 +349,8 @@ main(int argc, char* argv[])
                                       {"platform", hw.name},
                                       {"tp_mode", tpMode},
                                       {"activation_bytes", activationBytes},
+                                      {"grad_bytes", gradBytes},
+                                      {"batch_tokens", batch},
                                       {"results", table.Json()},
                                       {"trends", jtrends}};
             WriteTextFile("--json", json, j.dump(2) + "\n");

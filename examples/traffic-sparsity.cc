@@ -77,6 +77,64 @@ MakeIteration(const LlmModel& model,
     return TrainingIteration(model, Parallelism(shape), opt);
 }
 
+/**
+ * The iteration's traffic matrix. With \p dpPattern "alltoall" every DP
+ * AllReduce is counted as an all-to-all among its members moving the same
+ * bytes per rank (2 (G-1)/G of the gradients, spread evenly over the G-1
+ * peers), as the paper's pair-share figure (Fig. 3a) counts DP pairs; "ring"
+ * keeps the collective's own algorithm.
+ */
+IterationTrafficMatrix
+TrafficOf(const TrainingIteration& it, const std::string& dpPattern)
+{
+    if (dpPattern == "ring")
+    {
+        return IterationTrafficMatrix::FromIteration(it);
+    }
+    const Parallelism& p = it.GetParallelism();
+    IterationTrafficMatrix tm(p.Gpus(), p.GpusPerDomain());
+    for (const CollectiveCall& call : it.Collectives())
+    {
+        if (call.dim != ParallelDim::DP || call.type != CollectiveType::AllReduce)
+        {
+            tm.AddCall(call);
+            continue;
+        }
+        CollectiveCall a2a = call;
+        a2a.type = CollectiveType::AllToAll;
+        a2a.algorithm = "direct";
+        // an AllToAll of S sends S (G-1)/G per rank; the AllReduce sends 2 B (G-1)/G
+        a2a.bytes = 2 * call.bytes;
+        tm.AddCall(a2a);
+    }
+    return tm;
+}
+
+/// Ordered GPU pairs that carry each dimension's traffic (Fig. 3a's pair shares).
+nlohmann::json
+PairSharesJson(const IterationTrafficMatrix& tm, const TrafficStats& st)
+{
+    std::array<uint64_t, kParallelDims> pairs{};
+    for (const TrafficEntry& e : tm.Entries())
+    {
+        for (size_t d = 0; d < kParallelDims; ++d)
+        {
+            pairs[d] += e.bytes[d] > 0 ? 1 : 0;
+        }
+    }
+    nlohmann::json j = nlohmann::json::object();
+    for (size_t d = 0; d < kParallelDims; ++d)
+    {
+        j[std::string(ParallelDimName(static_cast<ParallelDim>(d)))] = {
+            {"pairs", pairs[d]},
+            {"fraction_of_pairs", static_cast<double>(pairs[d]) / st.orderedPairs},
+            {"fraction_of_pairs_with_traffic",
+             st.pairsWithTraffic == 0 ? 0.0
+                                      : static_cast<double>(pairs[d]) / st.pairsWithTraffic}};
+    }
+    return j;
+}
+
 nlohmann::json
 SplitJson(const TrafficSplit& s)
 {
@@ -218,6 +276,7 @@ main(int argc, char* argv[])
     uint32_t microBatches = 0;
     std::string dpAlgorithm = "hierarchical";
     std::string epAlgorithm = "pxn";
+    std::string dpPattern = "ring";
     uint32_t heatmapGpus = 128;
     uint32_t heatmapPp = 4;
     std::string png = "traffic-sparsity.png";
@@ -245,6 +304,10 @@ main(int argc, char* argv[])
                    microBatches,
                    0);
     cmd.AddValue("dp-algorithm", "DP AllReduce: hierarchical|ring", dpAlgorithm);
+    cmd.AddValue("dp-pattern",
+                 "DP AllReduce pairs: ring (its algorithm's pairs) | alltoall (every pair of a DP "
+                 "group, the same bytes per rank; the paper's Fig. 3a)",
+                 dpPattern);
     cmd.AddValue("ep-algorithm", "EP AllToAll: pxn|direct (with --ep > 1)", epAlgorithm);
     cmd.AddInteger("heatmap-gpus",
                    "GPUs of the heatmap cluster (<= 1024; 0: no heatmap)",
@@ -274,6 +337,10 @@ main(int argc, char* argv[])
         opt.epAlgorithm = epAlgorithm;
         opt.gpuFlops = hw.gpuFlops;
         opt.Validate();
+        FabricRequire(dpPattern == "ring" || dpPattern == "alltoall",
+                      "--dp-pattern",
+                      dpPattern,
+                      "ring or alltoall");
         const uint32_t k = hbSize == 0 ? hw.gpusPerDomain : hbSize;
         const JobSpec big{gpus, k, tp, pp, dp, ep, microBatches};
         const uint32_t hGpus = heatmapGpus;
@@ -287,10 +354,12 @@ main(int argc, char* argv[])
         cmd.OnlyWith("ep-algorithm", ep > 1, "with --ep above 1 (a MoE model's EP AllToAll)");
 
         const TrainingIteration it = MakeIteration(m, big, opt, "--");
-        const TrafficStats st = IterationTrafficMatrix::FromIteration(it).Stats();
+        const IterationTrafficMatrix tm = TrafficOf(it, dpPattern);
+        const TrafficStats st = tm.Stats();
         fmt::print("Traffic of one training iteration (no simulation), platform {}\n", hw.name);
         PrintStats(it, st);
         nlohmann::json out = {{"platform", hw.name},
+                              {"dp_pattern", dpPattern},
                               {"cluster", StatsJson(it, st)},
                               {"paper",
                                {{"idle_pair_fraction_min", 0.99},
@@ -314,16 +383,18 @@ main(int argc, char* argv[])
             }
         };
         addCsv("cluster", st);
+        out["cluster"]["pairs_by_dim"] = PairSharesJson(tm, st);
 
         if (hGpus > 0)
         {
             const JobSpec small{hGpus, k, big.tp, hPp, 0, big.ep, 0};
             const TrainingIteration hit = MakeIteration(m, small, opt, "--heatmap-");
-            const auto htm = IterationTrafficMatrix::FromIteration(hit);
+            const IterationTrafficMatrix htm = TrafficOf(hit, dpPattern);
             const TrafficStats hst = htm.Stats();
             fmt::print("\nHeatmap cluster\n");
             PrintStats(hit, hst);
             out["heatmap"] = StatsJson(hit, hst);
+            out["heatmap"]["pairs_by_dim"] = PairSharesJson(htm, hst);
             addCsv("heatmap", hst);
             if (!png.empty() && png != "none")
             {
