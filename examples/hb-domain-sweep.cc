@@ -213,12 +213,11 @@ main(int argc, char* argv[])
         std::vector<LlmModel> modelList = TopologyHelper::GetModels("--models", models);
         for (LlmModel& m : modelList)
         {
-            FabricRequire(batch % m.seqLength == 0,
-                          "--batch",
-                          batch,
-                          fmt::format("0 or a multiple of {}'s sequence length {}",
-                                      m.name,
-                                      m.seqLength));
+            FabricRequire(
+                batch % m.seqLength == 0,
+                "--batch",
+                batch,
+                fmt::format("0 or a multiple of {}'s sequence length {}", m.name, m.seqLength));
             m.globalBatchTokens = batch > 0 ? batch : m.globalBatchTokens;
         }
         std::map<std::string, std::vector<SweepRow>> rows;

@@ -129,8 +129,7 @@ PairSharesJson(const IterationTrafficMatrix& tm, const TrafficStats& st)
             {"pairs", pairs[d]},
             {"fraction_of_pairs", static_cast<double>(pairs[d]) / st.orderedPairs},
             {"fraction_of_pairs_with_traffic",
-             st.pairsWithTraffic == 0 ? 0.0
-                                      : static_cast<double>(pairs[d]) / st.pairsWithTraffic}};
+             st.pairsWithTraffic == 0 ? 0.0 : static_cast<double>(pairs[d]) / st.pairsWithTraffic}};
     }
     return j;
 }

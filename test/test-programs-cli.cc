@@ -485,6 +485,14 @@ TEST(Programs, FlagsThatWouldBeIgnoredAreRefused)
          "invalid --gpus: got '1024', allowed: only without --table"},
         {"flow-scale --table --backend=packet",
          "invalid --backend: got 'packet', allowed: only without --table"},
+        // the figures' parameters
+        {"hb-domain-sweep --png=none --grad-bytes=0",
+         "invalid --grad-bytes: got '0', allowed: an integer from 1 to 8"},
+        {"hb-domain-sweep --png=none --models=gpt3-175b --batch=1000",
+         "invalid --batch: got '1000', allowed: 0 or a multiple of gpt3-175b's sequence length "
+         "2048"},
+        {"traffic-sparsity --png=none --dp-pattern=tree",
+         "invalid --dp-pattern: got 'tree', allowed: ring or alltoall"},
         // the heatmap's flags without a heatmap, EP's without EP
         {"traffic-sparsity --png=none --heatmap-gpus=0 --heatmap-pp=2",
          "invalid --heatmap-pp: got '2', allowed: only with --heatmap-gpus above 0"},

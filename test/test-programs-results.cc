@@ -201,4 +201,47 @@ TEST(Programs, FailureStudyNamesTheCommAFailedGpuHolds)
     EXPECT_EQ(failedRows, 2u); // one per design
 }
 
+TEST(Programs, HbDomainSweepGradBytesAndBatchScaleTheirTerms)
+{
+    // TP = K = 256 (--tp-mode=domain): N_Ds = 1, so only the rail DP term
+    // carries S_T, and it is Eq. 1's l 2 S_T (N_Df - 1) / (N B_S) with
+    // S_T = 12 d^2 x --grad-bytes
+    const std::string base = "hb-domain-sweep --models=gpt3-175b --hb-sizes=256 "
+                             "--tp-mode=domain --png=none";
+    const auto two = RunJson(base, "sweep-grad2")["results"].at(0);
+    const auto four = RunJson(base + " --grad-bytes=4", "sweep-grad4")["results"].at(0);
+    const double d = 12288;
+    const double railDp = 96 * 2 * (12 * d * d * 4) * (128 - 1) / (32768 * 400e9 / 8);
+    EXPECT_NEAR(four["dp_rail_time_s"].get<double>(), railDp, 1e-12 * railDp);
+    EXPECT_NEAR(two["dp_rail_time_s"].get<double>(), railDp / 2, 1e-12 * railDp);
+    EXPECT_EQ(two["compute_time_s"], four["compute_time_s"]);
+    EXPECT_EQ(two["tp_time_s"], four["tp_time_s"]);
+    // twice GPT-3's 32M tokens: twice the compute and TP terms, the same DP terms
+    const auto b2 = RunJson(base + " --batch=67108864", "sweep-batch")["results"].at(0);
+    EXPECT_NEAR(b2["compute_time_s"].get<double>(),
+                2 * two["compute_time_s"].get<double>(),
+                1e-12 * b2["compute_time_s"].get<double>());
+    EXPECT_NEAR(b2["tp_time_s"].get<double>(),
+                2 * two["tp_time_s"].get<double>(),
+                1e-12 * b2["tp_time_s"].get<double>());
+    EXPECT_EQ(b2["dp_rail_time_s"], two["dp_rail_time_s"]);
+}
+
+TEST(Programs, TrafficSparsityCountsDataParallelPairsAsAllToAll)
+{
+    // GPT-1T on 1024 DGX-H100 GPUs, TP 8, PP 8: 64 DP groups of 16, one GPU per
+    // domain on one rail. As all-to-all every ordered pair of a group carries
+    // DP bytes (64 x 16 x 15), with the same DP bytes as the AllReduce's ring
+    const std::string base = "traffic-sparsity --gpus=1024 --pp=8 --heatmap-gpus=0 --png=none";
+    const auto ring = RunJson(base, "ts-ring")["cluster"];
+    const auto a2a = RunJson(base + " --dp-pattern=alltoall", "ts-a2a")["cluster"];
+    EXPECT_EQ(a2a["pairs_by_dim"]["dp"]["pairs"].get<uint64_t>(), 64u * 16 * 15);
+    EXPECT_LT(ring["pairs_by_dim"]["dp"]["pairs"].get<uint64_t>(), 64u * 16 * 15);
+    EXPECT_EQ(a2a["by_dim"]["dp"]["bytes"], ring["by_dim"]["dp"]["bytes"]);
+    EXPECT_EQ(a2a["by_dim"]["dp"]["other_inter_domain_bytes"].get<uint64_t>(), 0u);
+    // TP ring AllReduces of 8 inside each domain: 128 groups x 8 ordered pairs, either way
+    EXPECT_EQ(ring["pairs_by_dim"]["tp"]["pairs"].get<uint64_t>(), 128u * 8);
+    EXPECT_EQ(a2a["pairs_by_dim"]["tp"]["pairs"], ring["pairs_by_dim"]["tp"]["pairs"]);
+}
+
 } // namespace
