@@ -26,6 +26,7 @@ import csv
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -204,11 +205,36 @@ def t_fig8(c):
     # PaLM-540B's batch sweep (1M to 4M tokens); the reference prints no values
     out = []
     for tokens in ([1 << 20, 1 << 22] if c.quick else [1 << 20, 1 << 21, 3 << 20, 1 << 22]):
-        j, cmd = sweep(c, ["--models=palm-540b", "--batch=%d" % tokens],
-                       key="hb-domain-sweep-%d" % tokens)
+        j, cmd = c.run("hb-domain-sweep", ["--models=palm-540b", "--batch=%d" % tokens,
+                                           "--png=none"], key="hb-domain-sweep-%d" % tokens)
         for r in j["results"]:
             out.append(dict(r, batch_tokens=tokens))
     c.data["sweep"] = out
+    blocks = []
+    for tokens in sorted({r["batch_tokens"] for r in out}):
+        blocks.append("# batch %d tokens\n" % tokens + "".join(
+            "%d %.9g\n" % (r["hb_size"], r["iteration_time_s"]) for r in out
+            if r["batch_tokens"] == tokens))
+    plot(c, "\n\n".join(blocks), "PaLM-540B iteration time vs HB domain size, per global batch",
+         "HB domain size K (GPUs)", "iteration time (s)",
+         ["'%s' index %d using 1:2 with linespoints title '%dM tokens'" % ("%s", i, t >> 20)
+          for i, t in enumerate(sorted({r["batch_tokens"] for r in out}))], logx=True)
+
+
+def plot(c, data, title, xlabel, ylabel, series, logx=False):
+    """A PNG with gnuplot when it is installed (data and script stay beside it)."""
+    base = os.path.join(c.out, c.target)
+    with open(base + ".dat", "w") as f:
+        f.write(data)
+    script = ["set terminal pngcairo size 900,600", "set output '%s.png'" % base,
+              "set title '%s'" % title, "set xlabel '%s'" % xlabel, "set ylabel '%s'" % ylabel,
+              "set grid", "set key top right"] + (["set logscale x 2"] if logx else [])
+    script.append("plot " + ", ".join(s % (base + ".dat") for s in series))
+    with open(base + ".gp", "w") as f:
+        f.write("\n".join(script) + "\n")
+    if shutil.which("gnuplot"):
+        subprocess.run(["gnuplot", base + ".gp"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
 
 
 def t_moe(c):
