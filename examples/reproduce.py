@@ -29,6 +29,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from fractions import Fraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -357,6 +358,24 @@ def t_dc_1000(c):
           NSDI + " Sec. 1 (up to 10x)", s.get("double_binary_tree"), "report", None, cmd)
 
 
+def t_dc_bfb_scale(c):
+    # the paper's graphs (minutes with the full run); --quick: the same families, 256 hosts
+    graphs = [("Hypercube(8)", 8, 256), ("Torus(16,16)", 16, 256)] if c.quick else [
+        ("Hypercube(10)", 10, 1024), ("Torus(50,50)", 50, 2500)]
+    j, cmd = c.run("bfb-scale", ["--graphs=" + ";".join(g for g, _, _ in graphs)])
+    runs = {r["graph"]: r for r in j.get("runs", [])}
+    for g, diameter, n in graphs:
+        r = runs.get(g, {})
+        c.row("%s: BFB steps (the diameter)" % g, diameter, NSDI + " Sec. BFB (steps = diameter)",
+              r.get("steps"), "exact", 0, cmd)
+        c.row("%s: BFB T_B, bandwidth-optimal (N-1)/N" % g, Fraction(n - 1, n),
+              NSDI + " Sec. BFB (tori and hypercubes are bandwidth-optimal)",
+              None if "tb_exact" not in r else Fraction(r["tb_exact"]), "exact", 0, cmd)
+        c.row("%s: BFB schedule wall time, s (paper: about a minute for Hypercube(10) and "
+              "Torus(50,50))" % g, 60, NSDI + " Sec. evaluation", r.get("wall_time_s"), "report",
+              None, cmd)
+
+
 def t_dc_pareto(c):
     j, cmd = c.run("direct-connect-synth", ["--nodes=12", "--degree=4"])
     ch = j.get("chosen", {})
@@ -397,6 +416,8 @@ TARGETS = [
            "double binary tree (simulated)", t_dc_testbed),
     Target("dc-1000", NSDI + " Sec. 1", "1024 hosts: BFB allreduce speedups (alpha-beta)",
            t_dc_1000),
+    Target("dc-bfb-scale", NSDI + " BFB at scale", "BFB on a hypercube and a torus: steps, "
+           "T_B, wall time", t_dc_bfb_scale),
     Target("dc-pareto", NSDI + " Pareto frontier", "12 hosts, d = 4: the (T_L, T_B) frontier",
            t_dc_pareto),
 ]
@@ -476,6 +497,7 @@ def main():
             continue
         c = Context(a.bin, a.out, a.quick)
         c.target = t.name
+        start = time.time()
         try:
             t.fn(c)
         except (RuntimeError, OSError, KeyError, ValueError) as e:
@@ -484,7 +506,8 @@ def main():
         write_target(c, t)
         rows += c.rows
         bad = [r for r in c.rows if not r["ok"]]
-        print("%-13s %3d rows, %d out of tolerance" % (t.name, len(c.rows), len(bad)))
+        print("%-13s %3d rows, %d out of tolerance (%.1f s)" % (t.name, len(c.rows), len(bad),
+                                                                time.time() - start))
         for r in bad:
             print("  NO  %s: paper %s, ours %s" % (r["quantity"], fmt(r["paper"]),
                                                      fmt(r["ours"])))
