@@ -343,9 +343,13 @@ def t_dc_testbed(c):
             continue
         for alg, pv in (("shifted-ring", sr), ("tree", tree)):
             o = t.get((size, alg))
+            # at 1 GB both are bandwidth-bound: "on par" is checked; the rest depends on the
+            # testbed's software alpha and NCCL's tree, so it is reported
+            checked = size == 1073741824 and alg == "shifted-ring"
             c.row("12 hosts, d = 4, %s allreduce: %s time / BFB time" % (label, alg), pv,
                   NSDI + " 12-node testbed (secondary summary)",
-                  None if o is None else o / bfb, "report", None, cmd)
+                  None if o is None else o / bfb, "rel" if checked else "report",
+                  0.05 if checked else None, cmd)
 
 
 def t_dc_1000(c):
