@@ -145,7 +145,9 @@ def reductions(j, key):
 def t_cost(c):
     for prices, lo, hi, where in (("hotnets2023", 37, 75, HOTNETS + " abstract, Table 2"),
                                   ("railonly2024", 38, 77, EXT + " abstract")):
-        j, cmd = c.run("fabric-cost", ["--prices=" + prices], key="fabric-cost-" + prices)
+        # --quick: the 32768-GPU rows (the same extremes, half the topologies to build)
+        j, cmd = c.run("fabric-cost", ["--prices=" + prices] + (["--gpus=32768"] if c.quick else []),
+                       key="fabric-cost-" + prices)
         a, b = reductions(j, "cost_reduction_pct")
         c.row("cost reduction, lowest (%s prices), %%" % prices, lo, where, a, "rel", 0.03, cmd)
         c.row("cost reduction, highest (%s prices), %%" % prices, hi, where, b, "rel", 0.03, cmd)
@@ -161,9 +163,13 @@ def sparsity_args(c):
 
 
 def t_fig3a(c):
-    j, cmd = c.run("traffic-sparsity", ["--dp-pattern=alltoall"] + sparsity_args(c))
+    # every DP pair of 32768 GPUs takes seconds; --quick counts 8192
+    gpus = 8192 if c.quick else 32768
+    j, cmd = c.run("traffic-sparsity", ["--dp-pattern=alltoall", "--gpus=%d" % gpus] +
+                   sparsity_args(c))
     cl = j["cluster"]
-    c.row("GPU pairs that exchange nothing (32768 GPUs), %", 99.0, HOTNETS + " Fig. 3a, Sec. 3",
+    c.row("GPU pairs that exchange nothing (%d GPUs), %%" % gpus, 99.0,
+          HOTNETS + " Fig. 3a, Sec. 3 (32768 GPUs)",
           100 * cl["idle_pair_fraction"], "min", None, cmd)
     c.row("pairs with traffic on different rails and domains", 0,
           HOTNETS + " Sec. 3 (inter-domain traffic is same-rail only)",
@@ -278,7 +284,8 @@ def t_failure(c):
 
 def t_equal_time(c):
     # simulated (packet level): the same job on rail-only and on the rail-optimized fat-tree
-    j, cmd = c.run("rail-only-vs-fat-tree", ["--quick", "--png=none"])
+    j, cmd = c.run("rail-only-vs-fat-tree",
+                   ["--quick", "--topologies=rail-only,rail-optimized", "--png=none"])
     t = {r["topology"]: r["iteration_time_s"] for r in j.get("results", []) if r.get("simulated")}
     c.row("simulated iteration: rail-only / rail-optimized fat-tree", 1,
           HOTNETS + " Sec. 4 (same iteration time)",
