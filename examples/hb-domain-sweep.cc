@@ -10,7 +10,8 @@
 //   HotNets figure), B_S = 400 Gb/s NIC, C = 989 TFLOP/s dense BF16, no
 //   efficiency factor; K replaced by each swept value;
 // - N = 32768 GPUs (the paper's cluster size);
-// - S_T = 12 d_model^2 * 2 bytes; M_flop = 6 * parameters * b; M_cc = 8;
+// - S_T = 12 d_model^2 * 2 bytes (--grad-bytes: BF16 gradients, what the
+//   paper's K-sweep gains support on 32768 GPUs); M_flop = 6 * parameters * b; M_cc = 8;
 //   b = 32M tokens (GPT-3, the reference's figure) and 2M tokens (OPT);
 // - N_M = the paper's N_M* = sqrt(N S_T) / (2 sqrt(b M_cc d_model)), not
 //   rounded, clamped to [1, K]; b d_model enters as printed (no bytes factor).
