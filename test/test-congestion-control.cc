@@ -431,6 +431,16 @@ TEST_F(CongestionControlTest, BadNamesAndThresholdsAreRefusedNamingTheParameter)
     }
     try
     {
+        build("LoadBalancing", StringValue("random"));
+        FAIL() << "an unknown balancer was taken";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_NE(std::string(e.what()).find("LoadBalancing"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("random"), std::string::npos) << e.what();
+    }
+    try
+    {
         build("EcnPmax", DoubleValue(1.5));
         FAIL() << "Pmax 1.5 was taken";
     }

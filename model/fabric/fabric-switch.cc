@@ -8,11 +8,13 @@
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/drop-tail-queue.h"
-#include "ns3/enum.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <array>
 
 namespace ns3
 {
@@ -71,16 +73,10 @@ FabricSwitch::GetTypeId()
                           "ports: ecmp (per flow, by hash), spray (per packet, in turn), "
                           "flowlet (a new hashed port after FlowletGap idle, as LetFlow), "
                           "adaptive (per packet, the port with the fewest queued bytes).",
-                          EnumValue(FabricNode::kEcmp),
-                          MakeEnumAccessor(&FabricSwitch::m_loadBalancing),
-                          MakeEnumChecker(FabricNode::kEcmp,
-                                          "ecmp",
-                                          FabricNode::kSpray,
-                                          "spray",
-                                          FabricNode::kFlowlet,
-                                          "flowlet",
-                                          FabricNode::kAdaptive,
-                                          "adaptive"))
+                          StringValue("ecmp"),
+                          MakeStringAccessor(&FabricSwitch::SetLoadBalancingName,
+                                             &FabricSwitch::GetLoadBalancingName),
+                          MakeStringChecker())
             .AddAttribute("FlowletGap",
                           "With LoadBalancing flowlet: the idle time after which a flow's "
                           "next packet may take another port.",
@@ -160,6 +156,29 @@ FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
     device->SetAttribute("PfcXoff", UintegerValue(m_pfcXoff));
     device->SetAttribute("PfcXon", UintegerValue(m_pfcXon));
     return FabricNode::AddPort(device);
+}
+
+namespace
+{
+/// LoadBalancing's names, by mode.
+const std::array<const char*, 4> kBalancerNames{"ecmp", "spray", "flowlet", "adaptive"};
+} // namespace
+
+void
+FabricSwitch::SetLoadBalancingName(const std::string& name)
+{
+    const auto it = std::find(kBalancerNames.begin(), kBalancerNames.end(), name);
+    FabricRequire(it != kBalancerNames.end(),
+                  "ns3::FabricSwitch::LoadBalancing",
+                  name,
+                  "ecmp, spray, flowlet or adaptive");
+    m_loadBalancing = static_cast<LoadBalancing>(it - kBalancerNames.begin());
+}
+
+std::string
+FabricSwitch::GetLoadBalancingName() const
+{
+    return kBalancerNames[m_loadBalancing];
 }
 
 uint64_t

@@ -54,6 +54,10 @@ class FabricSwitch : public FabricNode
                       const FabricHeaderData& h) override;
 
   private:
+    /// LoadBalancing's accessors (a name; anything else is refused by name).
+    void SetLoadBalancingName(const std::string& name);
+    std::string GetLoadBalancingName() const;
+
     std::string m_role;                          //!< label used in traces and reports
     QueueSize m_portBuffer;                      //!< output queue capacity per port
     uint32_t m_ecnThreshold;                     //!< ECN marking threshold, bytes (0: off)
