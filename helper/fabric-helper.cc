@@ -8,6 +8,7 @@
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
 #include "ns3/names.h"
+#include "ns3/run-observer.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -386,6 +387,7 @@ FabricHelper::Install(const FabricTopology& topology) const
             Simulator::ScheduleDestroy(&ClearNames);
         }
     }
+    RunObserver::Announce(fabric);
     return fabric;
 }
 

@@ -5,6 +5,7 @@
 
 #include "ns3/fabric-header.h"
 #include "ns3/packet-transport.h"
+#include "ns3/run-observer.h"
 #include "ns3/uinteger.h"
 
 #include <utility>
@@ -62,6 +63,7 @@ FlowHelper::Install(const FabricTopology& topology) const
 {
     Ptr<FlowTransport> t = Framed(m_frameMtu, 0).Create<FlowTransport>();
     t->Setup(topology);
+    RunObserver::Announce(t);
     return t;
 }
 
@@ -73,6 +75,7 @@ FlowHelper::Install(Ptr<Fabric> fabric) const
                                   packets->GetStripeMinPayload())
                                .Create<FlowTransport>();
     t->Setup(fabric->GetTopology(), fabric->GetRoutingTables());
+    RunObserver::Announce(t);
     return t;
 }
 

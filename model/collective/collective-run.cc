@@ -8,6 +8,7 @@
 #include "ns3/boolean.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
+#include "ns3/run-observer.h"
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -130,6 +131,7 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
             }
         }
     }
+    RunObserver::Announce(this);
 }
 
 void

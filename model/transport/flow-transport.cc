@@ -95,7 +95,12 @@ FlowTransport::GetTypeId()
             .AddTraceSource("MessageComplete",
                             "The last byte of a message was delivered.",
                             MakeTraceSourceAccessor(&FlowTransport::m_completeTrace),
-                            "ns3::FlowTransport::MessageCompleteTracedCallback");
+                            "ns3::FlowTransport::MessageCompleteTracedCallback")
+            .AddTraceSource("LinkRate",
+                            "The rate of a link (the sum of its flows' rates, bit/s) changed "
+                            "(link, rate); fired after the instant's recomputation.",
+                            MakeTraceSourceAccessor(&FlowTransport::m_linkRateTrace),
+                            "ns3::FlowTransport::LinkRateTracedCallback");
     return tid;
 }
 
@@ -359,6 +364,42 @@ FlowTransport::GetLinkName(uint32_t link) const
         }
     }
     return "unknown";
+}
+
+TopoLinkKind
+FlowTransport::GetLinkKind(uint32_t link) const
+{
+    if (link >= m_nEdges || m_edgeNvLink[link])
+    {
+        return TopoLinkKind::NvLink; // beyond the edges: a GPU's aggregated NVLink
+    }
+    const bool gpuA = m_kind[m_edgeSource[link]] == static_cast<uint8_t>(TopoNodeKind::Gpu);
+    const bool gpuB = m_kind[m_edgeTarget[link]] == static_cast<uint8_t>(TopoNodeKind::Gpu);
+    if (gpuA && gpuB)
+    {
+        return TopoLinkKind::Direct;
+    }
+    return gpuA || gpuB ? TopoLinkKind::Nic : TopoLinkKind::SwitchToSwitch;
+}
+
+double
+FlowTransport::GetLinkCapacityBps(uint32_t link) const
+{
+    return link < m_capacity.size() ? m_capacity[link] * 8.0 : 0.0;
+}
+
+double
+FlowTransport::GetLinkRateBps(uint32_t link) const
+{
+    double rate = 0;
+    if (link < m_linkFlows.size())
+    {
+        for (uint32_t id : m_linkFlows[link])
+        {
+            rate += m_flows[id].rate;
+        }
+    }
+    return rate * 8.0;
 }
 
 double
@@ -933,6 +974,20 @@ FlowTransport::Recompute()
         if (m_compFlows.size() > flowBegin)
         {
             WaterFill(linkBegin, flowBegin);
+        }
+    }
+    if (!m_linkRateTrace.IsEmpty())
+    {
+        // every link whose flows changed is in a component visited above
+        m_linkRateSent.resize(m_capacity.size(), 0.0);
+        for (uint32_t l : m_compLinks)
+        {
+            const double bps = GetLinkRateBps(l);
+            if (bps != m_linkRateSent[l])
+            {
+                m_linkRateSent[l] = bps;
+                m_linkRateTrace(l, bps);
+            }
         }
     }
     m_dirty.clear();

@@ -170,6 +170,22 @@ class FlowTransport : public Transport
     /// \return number of links (cable directions plus aggregated NVLink links)
     uint32_t GetNLinks() const;
 
+    /// \param link a link index \return what it is (an aggregated NVLink link: NvLink)
+    TopoLinkKind GetLinkKind(uint32_t link) const;
+
+    /// \param link a link index \return its capacity, bits per second
+    double GetLinkCapacityBps(uint32_t link) const;
+
+    /// \param link a link index \return the sum of its flows' rates now, bits per second
+    double GetLinkRateBps(uint32_t link) const;
+
+    /**
+     * Signature of the LinkRate trace: a link's rate (the sum of its flows'
+     * rates, bits per second) changed to \p bps at this instant.
+     * \param link the link \param bps the new rate
+     */
+    typedef void (*LinkRateTracedCallback)(uint32_t link, double bps);
+
     /// Counters of the fluid engine.
     struct Stats
     {
@@ -364,6 +380,8 @@ class FlowTransport : public Transport
     Totals m_totals;
     Stats m_stats;
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
+    TracedCallback<uint32_t, double> m_linkRateTrace; //!< LinkRate
+    std::vector<double> m_linkRateSent; //!< link -> the rate LinkRate last reported (bit/s)
 };
 
 } // namespace ns3

@@ -7,6 +7,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-memory.h"
 #include "ns3/log.h"
+#include "ns3/run-observer.h"
 #include "ns3/simulator.h"
 
 #include <algorithm>
@@ -143,7 +144,15 @@ ProgramRunner::GetTypeId()
                             "A comm failed: the transport gave up one of its "
                             "messages (once per comm).",
                             MakeTraceSourceAccessor(&ProgramRunner::m_commFailedTrace),
-                            "ns3::ProgramRunner::CommFailedTracedCallback");
+                            "ns3::ProgramRunner::CommFailedTracedCallback")
+            .AddTraceSource("TaskStarted",
+                            "A task of a rank started: its dependencies are done (rank, task).",
+                            MakeTraceSourceAccessor(&ProgramRunner::m_taskStartedTrace),
+                            "ns3::ProgramRunner::TaskTracedCallback")
+            .AddTraceSource("TaskCompleted",
+                            "A task of a rank completed (rank, task).",
+                            MakeTraceSourceAccessor(&ProgramRunner::m_taskCompletedTrace),
+                            "ns3::ProgramRunner::TaskTracedCallback");
     return tid;
 }
 
@@ -247,6 +256,13 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
             }
         }
     }
+    RunObserver::Announce(this);
+}
+
+const ParallelProgram&
+ProgramRunner::GetProgram() const
+{
+    return m_program;
 }
 
 void
@@ -277,6 +293,7 @@ ProgramRunner::Start()
 void
 ProgramRunner::Ready(uint32_t rank, uint32_t task)
 {
+    m_taskStartedTrace(rank, task);
     const ProgramTask& t = m_program.tasks[rank][task];
     if (t.kind == ProgramTask::Kind::Compute)
     {
@@ -332,6 +349,7 @@ ProgramRunner::CommRankDone(uint32_t comm, uint32_t local, Time when)
 void
 ProgramRunner::TaskDone(uint32_t rank, uint32_t task)
 {
+    m_taskCompletedTrace(rank, task);
     if (--m_left[rank] == 0)
     {
         m_rankFinish[rank] = Simulator::Now();

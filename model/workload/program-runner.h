@@ -150,6 +150,15 @@ class ProgramRunner : public Object
      */
     typedef void (*CommFailedTracedCallback)(uint32_t comm, const std::string& report);
 
+    /**
+     * Signature of the TaskStarted and TaskCompleted traces.
+     * \param rank the rank \param task the index of its task (GetProgram().tasks[rank])
+     */
+    typedef void (*TaskTracedCallback)(uint32_t rank, uint32_t task);
+
+    /// \return the program set up (its comms' labels name what the traces report)
+    const ParallelProgram& GetProgram() const;
+
   protected:
     void DoDispose() override;
 
@@ -180,6 +189,8 @@ class ProgramRunner : public Object
     std::vector<uint32_t> m_failedComms; //!< in the order they failed
     std::string m_failure;               //!< GetFailureReport()
     TracedCallback<uint32_t, const std::string&> m_commFailedTrace;
+    TracedCallback<uint32_t, uint32_t> m_taskStartedTrace;   //!< TaskStarted
+    TracedCallback<uint32_t, uint32_t> m_taskCompletedTrace; //!< TaskCompleted
 };
 
 } // namespace ns3

@@ -1,0 +1,297 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+#include "timeline-recorder.h"
+
+#include "program-runner.h"
+
+#include "ns3/boolean.h"
+#include "ns3/collective-run.h"
+#include "ns3/fabric.h"
+#include "ns3/flow-transport.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("TimelineRecorder");
+NS_OBJECT_ENSURE_REGISTERED(TimelineRecorder);
+
+TypeId
+TimelineRecorder::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::TimelineRecorder")
+            .SetParent<RunObserver>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<TimelineRecorder>()
+            .AddAttribute("RecordMessages",
+                          "Record every message as a span (false: tasks and collectives only, "
+                          "for runs of millions of messages).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&TimelineRecorder::m_messages),
+                          MakeBooleanChecker());
+    return tid;
+}
+
+TimelineRecorder::TimelineRecorder() = default;
+
+void
+TimelineRecorder::Observe(Ptr<Object> object)
+{
+    if (auto fabric = DynamicCast<Fabric>(object))
+    {
+        AttachTransport(fabric->GetTransport(), "packet");
+    }
+    else if (auto flow = DynamicCast<FlowTransport>(object))
+    {
+        AttachTransport(flow, "flow");
+    }
+    else if (auto run = DynamicCast<CollectiveRun>(object))
+    {
+        AttachCollective(run);
+    }
+    else if (auto runner = DynamicCast<ProgramRunner>(object))
+    {
+        AttachProgram(runner);
+    }
+}
+
+uint32_t
+TimelineRecorder::CurrentRun()
+{
+    if (m_backends.empty())
+    {
+        m_backends.emplace_back("unknown");
+        m_hasProgram.push_back(false);
+    }
+    return static_cast<uint32_t>(m_backends.size() - 1);
+}
+
+void
+TimelineRecorder::AttachTransport(Ptr<Transport> transport, const std::string& backend)
+{
+    m_backends.push_back(backend);
+    m_hasProgram.push_back(false);
+    const uint32_t run = CurrentRun();
+    if (m_messages)
+    {
+        // both backends' MessageComplete: src, dst, bytes, send time
+        transport->TraceConnectWithoutContext(
+            "MessageComplete",
+            Callback<void, uint32_t, uint32_t, uint64_t, Time>(
+                [this, run](uint32_t src, uint32_t dst, uint64_t bytes, Time sent) {
+                    MessageDone(run, src, dst, bytes, sent);
+                }));
+    }
+}
+
+void
+TimelineRecorder::AttachCollective(Ptr<CollectiveRun> collective)
+{
+    const uint32_t run = CurrentRun();
+    if (m_hasProgram[run])
+    {
+        return; // a program's comm: its tasks show it, with its label
+    }
+    collective->TraceConnectWithoutContext(
+        "Complete",
+        Callback<void, Ptr<const CollectiveRun>>(
+            [this, run](Ptr<const CollectiveRun> c) { CollectiveDone(run, c); }));
+}
+
+void
+TimelineRecorder::AttachProgram(Ptr<ProgramRunner> runner)
+{
+    const uint32_t run = CurrentRun();
+    m_hasProgram[run] = true;
+    const ProgramRunner* r = PeekPointer(runner);
+    m_started[r].clear(); // a runner freed and another made at its address
+    runner->TraceConnectWithoutContext(
+        "TaskStarted",
+        Callback<void, uint32_t, uint32_t>(
+            [this, r](uint32_t rank, uint32_t task) { TaskStarted(r, rank, task); }));
+    runner->TraceConnectWithoutContext(
+        "TaskCompleted",
+        Callback<void, uint32_t, uint32_t>(
+            [this, r, run](uint32_t rank, uint32_t task) { TaskCompleted(r, run, rank, task); }));
+}
+
+void
+TimelineRecorder::MessageDone(uint32_t run, uint32_t src, uint32_t dst, uint64_t bytes, Time sent)
+{
+    Span s;
+    s.run = run;
+    s.rank = src;
+    s.kind = Kind::Message;
+    s.start = sent;
+    s.end = Simulator::Now();
+    s.peer = dst;
+    s.bytes = bytes;
+    m_spans.push_back(std::move(s));
+}
+
+void
+TimelineRecorder::TaskStarted(const ProgramRunner* runner, uint32_t rank, uint32_t task)
+{
+    m_started[runner][(static_cast<uint64_t>(rank) << 32) | task] = Simulator::Now();
+}
+
+void
+TimelineRecorder::TaskCompleted(const ProgramRunner* runner,
+                                uint32_t run,
+                                uint32_t rank,
+                                uint32_t task)
+{
+    auto& open = m_started[runner];
+    const auto it = open.find((static_cast<uint64_t>(rank) << 32) | task);
+    if (it == open.end())
+    {
+        return; // started before this recorder was attached
+    }
+    Span s;
+    s.run = run;
+    s.rank = rank;
+    s.start = it->second;
+    s.end = Simulator::Now();
+    open.erase(it);
+    const ProgramTask& t = runner->GetProgram().tasks[rank][task];
+    if (t.kind == ProgramTask::Kind::Compute)
+    {
+        s.kind = Kind::Compute;
+        s.name = "compute";
+    }
+    else
+    {
+        const ProgramComm& c = runner->GetProgram().comms[t.comm];
+        s.kind = Kind::Comm;
+        s.name = c.label.empty() ? fmt::format("{} {} (comm {})", c.collective, c.algorithm, t.comm)
+                                 : c.label;
+        s.peer = t.comm;
+        s.bytes = c.bytes;
+    }
+    m_spans.push_back(std::move(s));
+}
+
+void
+TimelineRecorder::CollectiveDone(uint32_t run, Ptr<const CollectiveRun> collective)
+{
+    const CollectiveSchedule& sched = collective->GetSchedule();
+    const std::string name = fmt::format("{} {} {} B",
+                                         CollectiveTypeName(sched.Type()),
+                                         sched.Algorithm(),
+                                         sched.TotalBytes());
+    for (uint32_t local = 0; local < sched.NumRanks(); ++local)
+    {
+        Span s;
+        s.run = run;
+        s.rank = sched.Communicator()[local];
+        s.kind = Kind::Collective;
+        s.start = collective->GetStartTime();
+        s.end = collective->GetRankFinishTime(local);
+        s.name = name;
+        s.bytes = sched.TotalBytes();
+        m_spans.push_back(std::move(s));
+    }
+}
+
+const std::vector<TimelineRecorder::Span>&
+TimelineRecorder::GetSpans() const
+{
+    return m_spans;
+}
+
+uint32_t
+TimelineRecorder::GetNRuns() const
+{
+    return static_cast<uint32_t>(m_backends.size());
+}
+
+nlohmann::json
+TimelineRecorder::ToJson() const
+{
+    // microseconds, the trace format's unit, from integer nanoseconds
+    const auto us = [](Time t) { return static_cast<double>(t.GetNanoSeconds()) / 1e3; };
+    nlohmann::json events = nlohmann::json::array();
+    std::set<uint32_t> runs; // runs with spans (not a backend made only for an estimate)
+    for (const Span& s : m_spans)
+    {
+        runs.insert(s.run);
+    }
+    for (uint32_t run : runs)
+    {
+        events.push_back({{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", run},
+                          {"args", {{"name", fmt::format("run {} ({})", run, m_backends[run])}}}});
+    }
+    std::set<std::pair<uint32_t, uint32_t>> threads;
+    uint64_t messageId = 0;
+    for (const Span& s : m_spans)
+    {
+        threads.emplace(s.run, s.rank);
+        if (s.kind == Kind::Message)
+        {
+            // async: messages of one rank overlap without nesting
+            const std::string name = fmt::format("{} -> {}", s.rank, s.peer);
+            const nlohmann::json args = {{"src", s.rank}, {"dst", s.peer}, {"bytes", s.bytes}};
+            events.push_back({{"ph", "b"},
+                              {"cat", "message"},
+                              {"name", name},
+                              {"id", messageId},
+                              {"pid", s.run},
+                              {"tid", s.rank},
+                              {"ts", us(s.start)},
+                              {"args", args}});
+            events.push_back({{"ph", "e"},
+                              {"cat", "message"},
+                              {"name", name},
+                              {"id", messageId},
+                              {"pid", s.run},
+                              {"tid", s.rank},
+                              {"ts", us(s.end)}});
+            ++messageId;
+            continue;
+        }
+        nlohmann::json e = {{"ph", "X"},
+                            {"cat",
+                             s.kind == Kind::Compute ? "compute"
+                             : s.kind == Kind::Comm  ? "comm"
+                                                     : "collective"},
+                            {"name", s.name},
+                            {"pid", s.run},
+                            {"tid", s.rank},
+                            {"ts", us(s.start)},
+                            {"dur", us(s.end) - us(s.start)}};
+        if (s.kind != Kind::Compute)
+        {
+            e["args"] = {{"bytes", s.bytes}};
+            if (s.kind == Kind::Comm)
+            {
+                e["args"]["comm"] = s.peer;
+            }
+        }
+        events.push_back(std::move(e));
+    }
+    for (const auto& [run, rank] : threads)
+    {
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", run},
+                          {"tid", rank},
+                          {"args", {{"name", fmt::format("rank {}", rank)}}}});
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_sort_index"},
+                          {"pid", run},
+                          {"tid", rank},
+                          {"args", {{"sort_index", rank}}}});
+    }
+    return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+} // namespace ns3
