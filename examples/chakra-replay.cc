@@ -43,6 +43,7 @@ main(int argc, char* argv[])
     std::string json;
 
     ProgramFlags cmd("chakra-replay", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("Replay Chakra execution traces (PREFIX.0.et .. PREFIX.(n-1).et), or an AICB "
               "workload file as SimAI reads it, on a simulated GPU fabric of n GPUs: compute "
               "takes its durations, collectives and sends run on the network.");

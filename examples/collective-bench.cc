@@ -49,6 +49,7 @@ main(int argc, char* argv[])
     std::string scheduleFile;
 
     ProgramFlags cmd("collective-bench", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("gpus",

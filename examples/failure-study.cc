@@ -156,6 +156,7 @@ main(int argc, char* argv[])
     double nvlinkFraction = 0.5;
     std::string json;
     ProgramFlags cmd("failure-study", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.AddValue("platform", "HB domain preset (dgx-a100, dgx-h100, ...)", platform);
     cmd.AddValue("domains", "HB domains of the job (one more is the spare)", domains);
     cmd.AddValue("layers", "transformer blocks", layers);

@@ -120,6 +120,7 @@ main(int argc, char* argv[])
     std::string backend = "packet";
 
     ProgramFlags cmd("moe-alltoall", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("MoE all-to-all on rail-only (forwarding through NVLink) vs a rail-optimized "
               "fat-tree (direct), beside the rail-only paper's overhead.");
     cmd.AddValue("presets",

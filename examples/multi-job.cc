@@ -100,6 +100,7 @@ main(int argc, char* argv[])
     std::string json;
 
     ProgramFlags cmd("multi-job", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("Several GPT training jobs on one cluster: per-job iteration time and slowdown "
               "against the job alone, and where its traffic goes, per topology and placement.");
     cmd.AddInteger("gpus", "GPUs of the cluster (a multiple of K)", gpus, 2, 1u << 16);

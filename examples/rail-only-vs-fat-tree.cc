@@ -157,6 +157,7 @@ main(int argc, char* argv[])
         m = 2;
     }
     ProgramFlags cmd("rail-only-vs-fat-tree", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "
               "rail-optimized fat-tree and fat-tree; the paper's Eq. 1 and costs at 32768 GPUs.");
     cmd.AddValue("quick",

@@ -55,6 +55,7 @@ main(int argc, char* argv[])
         promptTokens = 256;
     }
     ProgramFlags cmd("serving-study", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("LLM inference serving (Poisson arrivals, prefill, KV-cache transfer, continuous "
               "batching of decode steps): TTFT and TPOT percentiles on rail-only vs fat-tree.");
     cmd.AddValue("quick",

@@ -3,7 +3,10 @@
  */
 #include "program-support.h"
 
+#include "ns3/boolean.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric.h"
+#include "ns3/flow-transport.h"
 #include "ns3/iteration-program.h"
 #include "ns3/program-flags.h"
 #include "ns3/training-iteration.h"
@@ -14,6 +17,8 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -159,6 +164,220 @@ TpDpGptProgram(const HbDomainPreset& hw,
     IterationProgramOptions po;
     po.tpGranularity = "micro-batch";
     return BuildIterationProgram(it, po).program;
+}
+
+/// What RunOutputs installs: the recorders its flags ask for, and
+/// --progress on every backend, from the first one made on (after Parse).
+class RunOutputs::Observer : public RunObserver
+{
+  public:
+    /// \param outputs the flags' values (read when the first backend comes)
+    explicit Observer(const RunOutputs* outputs)
+        : m_outputs(outputs)
+    {
+    }
+
+    void Observe(Ptr<Object> object) override
+    {
+        if (!m_ready)
+        {
+            m_ready = true;
+            Start();
+        }
+        // before the run declares its work, which starts its progress lines
+        Ptr<Transport> transport;
+        if (auto fabric = DynamicCast<Fabric>(object))
+        {
+            transport = fabric->GetTransport();
+        }
+        else
+        {
+            transport = DynamicCast<FlowTransport>(object);
+        }
+        if (transport && !m_outputs->m_progress)
+        {
+            transport->SetAttribute("ShowProgress", BooleanValue(false));
+        }
+        if (timeline)
+        {
+            timeline->Observe(object);
+        }
+        if (util)
+        {
+            util->Observe(object);
+        }
+    }
+
+    /// The recorders, once the flags ask for them (null otherwise).
+    Ptr<TimelineRecorder> timeline;
+    Ptr<LinkUtilizationRecorder> util; //!< --link-util
+
+  private:
+    /// Check the paths before anything runs, and make the recorders.
+    void Start()
+    {
+        try
+        {
+            for (const auto& [flag, path] :
+                 {std::pair<std::string, std::string>{"--timeline", m_outputs->m_timeline},
+                  {"--link-util", m_outputs->m_linkUtil}})
+            {
+                if (!path.empty())
+                {
+                    WriteTextFile(flag, path, ""); // written for real at the end
+                }
+            }
+        }
+        catch (const FabricConfigError& e)
+        {
+            fmt::print(stderr, "{}: {}\n", program_invocation_short_name, e.what());
+            std::exit(2);
+        }
+        if (!m_outputs->m_timeline.empty())
+        {
+            timeline = CreateObject<TimelineRecorder>();
+        }
+        if (!m_outputs->m_linkUtil.empty())
+        {
+            util = CreateObject<LinkUtilizationRecorder>();
+        }
+    }
+
+    const RunOutputs* m_outputs;
+    bool m_ready{false};
+};
+
+RunOutputs::RunOutputs(ProgramFlags& cmd)
+{
+    cmd.AddValue("timeline",
+                 "write every task, collective and message of the run(s) to this path as a "
+                 "Chrome / Perfetto trace (JSON: ui.perfetto.dev, chrome://tracing)",
+                 m_timeline);
+    cmd.AddValue("link-util",
+                 "write every link's utilization over time to this path (JSON, or CSV for a "
+                 "path ending in .csv) and a heatmap of the last run beside it (.png)",
+                 m_linkUtil);
+    cmd.AddValue("progress", "print progress lines on stderr on long runs (0: never)", m_progress);
+    m_observer = CreateObject<Observer>(this);
+    RunObserver::Add(m_observer);
+}
+
+RunOutputs::~RunOutputs()
+{
+    RunObserver::Remove(m_observer);
+    try
+    {
+        if (m_observer->timeline)
+        {
+            WriteTextFile("--timeline", m_timeline, m_observer->timeline->ToJson().dump() + "\n");
+        }
+        if (m_observer->util)
+        {
+            const nlohmann::json j = m_observer->util->ToJson();
+            const bool csv =
+                m_linkUtil.size() > 4 && m_linkUtil.compare(m_linkUtil.size() - 4, 4, ".csv") == 0;
+            WriteTextFile("--link-util",
+                          m_linkUtil,
+                          csv ? m_observer->util->ToCsv() : j.dump(1) + "\n");
+            if (!j["runs"].empty())
+            {
+                const auto dot = m_linkUtil.find_last_of('.');
+                const auto slash = m_linkUtil.find_last_of('/');
+                const std::string stem =
+                    dot != std::string::npos && (slash == std::string::npos || dot > slash)
+                        ? m_linkUtil.substr(0, dot)
+                        : m_linkUtil;
+                WriteLinkHeatmap("--link-util", j["runs"].back(), stem + ".png");
+            }
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        fmt::print(stderr, "{}: {}\n", program_invocation_short_name, e.what());
+        std::exit(2);
+    }
+}
+
+bool
+WriteLinkHeatmap(const std::string& flag, const nlohmann::json& r, const std::string& png)
+{
+    // the busiest links of each class (in name order), after the classes' averages
+    constexpr size_t kPerClass = 12;
+    std::map<std::string, std::vector<const nlohmann::json*>> byClass;
+    for (const auto& l : r.at("links"))
+    {
+        byClass[l["class"].get<std::string>()].push_back(&l);
+    }
+    std::vector<std::pair<std::string, const nlohmann::json*>> rows; // (label, series)
+    for (const auto& c : r.at("classes"))
+    {
+        if (c["bytes"].get<double>() > 0)
+        {
+            rows.emplace_back(fmt::format("all {} ({})",
+                                          c["class"].get<std::string>(),
+                                          c["links"].get<uint32_t>()),
+                              &c);
+        }
+    }
+    for (auto& [name, links] : byClass)
+    {
+        std::stable_sort(links.begin(), links.end(), [](const auto* a, const auto* b) {
+            return (*a)["bytes"].template get<double>() > (*b)["bytes"].template get<double>();
+        });
+        links.resize(std::min(links.size(), kPerClass));
+        std::stable_sort(links.begin(), links.end(), [](const auto* a, const auto* b) {
+            return (*a)["link"].template get<std::string>() <
+                   (*b)["link"].template get<std::string>();
+        });
+        for (const auto* l : links)
+        {
+            rows.emplace_back(name + " " + (*l)["link"].get<std::string>(), l);
+        }
+    }
+    if (rows.empty())
+    {
+        return false;
+    }
+    const double binUs = r.at("bin_s").get<double>() * 1e6;
+    std::string dat;
+    std::string ytics;
+    // top to bottom as listed
+    for (size_t i = 0; i < rows.size(); ++i)
+    {
+        const size_t y = rows.size() - 1 - i;
+        const auto& u = (*rows[i].second)["utilization"];
+        for (size_t x = 0; x < u.size(); ++x)
+        {
+            dat += fmt::format("{:.6g} {} {:.6g}\n", (x + 0.5) * binUs, y, u[x].get<double>());
+        }
+        dat += "\n";
+        ytics += fmt::format("{}\"{}\" {}", i == 0 ? "" : ", ", rows[i].first, y);
+    }
+    const std::string datPath = png + ".dat";
+    const std::string gpPath = png + ".gp";
+    WriteTextFile(flag, datPath, dat);
+    WriteTextFile(flag,
+                  gpPath,
+                  fmt::format("set terminal pngcairo size 1100,{} font ',9'\n"
+                              "set output {}\n"
+                              "set title 'link utilization, run {} ({} backend)'\n"
+                              "set xlabel 'simulated time (us)'\n"
+                              "set ytics ({}) font ',7'\n"
+                              "set yrange [-0.5:{}]\n"
+                              "set xrange [0:{}]\n"
+                              "set cbrange [0:1]\n"
+                              "set cblabel 'utilization'\n"
+                              "set palette defined (0 'white', 0.5 'orange', 1 'dark-red')\n"
+                              "plot {} using 1:2:3 with image notitle\n",
+                              std::max<size_t>(300, 120 + 14 * rows.size()),
+                              GnuplotPath(flag, png),
+                              r.at("run").get<uint32_t>(),
+                              r.at("backend").get<std::string>(),
+                              ytics,
+                              rows.size() - 0.5,
+                              r.at("end_s").get<double>() * 1e6,
+                              GnuplotPath(flag, datPath)));
+    return RenderPlot(gpPath, datPath, png);
 }
 
 } // namespace ns3

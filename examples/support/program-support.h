@@ -11,9 +11,12 @@
 // ns3/transport-helper.h).
 
 #include "ns3/hb-domain-preset.h"
+#include "ns3/link-utilization-recorder.h"
 #include "ns3/program-runner.h"
+#include "ns3/timeline-recorder.h"
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace ns3
@@ -102,6 +105,54 @@ bool RenderPlot(const std::string& gp, const std::string& dat, const std::string
  *         NUL (a gnuplot script cannot name it)
  */
 std::string GnuplotPath(const std::string& flag, const std::string& path);
+
+/**
+ * What a researcher looks at beside a simulating program's results, the
+ * same flags on every such program: --timeline=PATH (every task, collective
+ * and message of every run as a Chrome / Perfetto trace, TimelineRecorder),
+ * --link-util=PATH (every link's utilization over time, JSON or, for a path
+ * ending in .csv, CSV, LinkUtilizationRecorder; and a heatmap of the last
+ * run beside it, PATH without its extension + ".png", by gnuplot) and
+ * --progress (false: no progress lines on stderr on long runs). One line in
+ * main, before Parse:
+ *
+ *   const RunOutputs outputs(cmd);
+ *
+ * The recorders hear of every backend, collective and program the program
+ * makes (RunObserver) and write their files when \p outputs goes out of
+ * scope; a path that cannot be written is refused (exit status 2) when the
+ * first backend is made, before it runs.
+ */
+class RunOutputs
+{
+  public:
+    /// \param cmd the program's flags (the three are added)
+    explicit RunOutputs(ProgramFlags& cmd);
+    /// Writes the files asked for.
+    ~RunOutputs();
+    RunOutputs(const RunOutputs&) = delete;
+    RunOutputs& operator=(const RunOutputs&) = delete;
+
+    /// The observer the flags install: recorders and --progress.
+    class Observer;
+
+  private:
+    std::string m_timeline;
+    std::string m_linkUtil;
+    bool m_progress{true};
+    Ptr<Observer> m_observer;
+};
+
+/**
+ * The heatmap of --link-util: a gnuplot script and its data (utilization of
+ * links by time bins) written next to \p png, then rendered (RenderPlot):
+ * each link class's average, then the 12 busiest links of each class.
+ * \param flag the flag, for errors
+ * \param run one run of LinkUtilizationRecorder::ToJson()'s "runs"
+ * \param png the image
+ * \return true if the PNG was written
+ */
+bool WriteLinkHeatmap(const std::string& flag, const nlohmann::json& run, const std::string& png);
 
 } // namespace ns3
 
