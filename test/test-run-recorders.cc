@@ -18,6 +18,7 @@
 #include "ns3/timeline-recorder.h"
 #include "ns3/topology-builders.h"
 #include "ns3/transport-helper.h"
+#include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -314,6 +315,32 @@ TEST(LinkUtilization, FlowLevelIntegratesToTheMessagesWireBytes)
         // GPU to rail switch, rail switch to GPU
         EXPECT_EQ(onPath, 2U) << backend;
     }
+}
+
+} // namespace
+
+namespace
+{
+
+TEST(TimelineRecorder, KeepsAtMostMaxSpansAndCountsTheRest)
+{
+    std::vector<uint64_t> kept;
+    std::vector<uint64_t> dropped;
+    for (const uint32_t max : {1000000U, 10U})
+    {
+        auto timeline = CreateObject<TimelineRecorder>();
+        timeline->SetAttribute("MaxSpans", UintegerValue(max));
+        Observing o(timeline);
+        TransportHelper("flow")
+            .RunCollectiveAlone(RailOnly16(), 0, 1, "allgather", "ring", 1 << 20);
+        kept.push_back(timeline->GetSpans().size());
+        dropped.push_back(timeline->GetDropped());
+        EXPECT_EQ(timeline->ToJson()["otherData"]["dropped_spans"], timeline->GetDropped());
+    }
+    EXPECT_EQ(dropped[0], 0U);
+    EXPECT_GT(kept[0], 10U);
+    EXPECT_EQ(kept[1], 10U);
+    EXPECT_EQ(dropped[1], kept[0] - 10);
 }
 
 } // namespace

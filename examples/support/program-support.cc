@@ -20,6 +20,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <spawn.h>
+#include <sstream>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -269,7 +270,17 @@ RunOutputs::~RunOutputs()
     {
         if (m_observer->timeline)
         {
-            WriteTextFile("--timeline", m_timeline, m_observer->timeline->ToJson().dump() + "\n");
+            std::ostringstream text;
+            m_observer->timeline->WriteJson(text);
+            WriteTextFile("--timeline", m_timeline, text.str());
+            if (const uint64_t dropped = m_observer->timeline->GetDropped())
+            {
+                fmt::print(stderr,
+                           "note: --timeline kept the first {} spans and left out {} "
+                           "(--ns3::TimelineRecorder::MaxSpans, RecordMessages=false)\n",
+                           m_observer->timeline->GetSpans().size(),
+                           dropped);
+            }
         }
         if (m_observer->util)
         {
@@ -279,6 +290,14 @@ RunOutputs::~RunOutputs()
             WriteTextFile("--link-util",
                           m_linkUtil,
                           csv ? m_observer->util->ToCsv() : j.dump(1) + "\n");
+            if (const uint64_t dropped = m_observer->util->GetDropped())
+            {
+                fmt::print(stderr,
+                           "note: --link-util left out {} busy intervals past "
+                           "--ns3::LinkUtilizationRecorder::MaxIntervals: the series miss "
+                           "their bytes\n",
+                           dropped);
+            }
             if (!j["runs"].empty())
             {
                 const auto dot = m_linkUtil.find_last_of('.');

@@ -34,7 +34,13 @@ LinkUtilizationRecorder::GetTypeId()
                           "run's end).",
                           UintegerValue(100),
                           MakeUintegerAccessor(&LinkUtilizationRecorder::m_bins),
-                          MakeUintegerChecker<uint32_t>(1, 100000));
+                          MakeUintegerChecker<uint32_t>(1, 100000))
+            .AddAttribute("MaxIntervals",
+                          "Busy intervals kept at most, over all links (24 bytes each; "
+                          "back-to-back frames are one); later ones are counted as dropped.",
+                          UintegerValue(10000000),
+                          MakeUintegerAccessor(&LinkUtilizationRecorder::m_maxIntervals),
+                          MakeUintegerChecker<uint32_t>(1));
     return tid;
 }
 
@@ -165,7 +171,19 @@ LinkUtilizationRecorder::AddBusy(uint32_t link, int64_t startNs, int64_t endNs, 
         busy.back().bytes += bytes;
         return;
     }
+    if (m_intervals >= m_maxIntervals)
+    {
+        ++m_dropped;
+        return;
+    }
+    ++m_intervals;
     busy.push_back(Busy{startNs, endNs, bytes});
+}
+
+uint64_t
+LinkUtilizationRecorder::GetDropped() const
+{
+    return m_dropped;
 }
 
 uint32_t
@@ -315,7 +333,7 @@ LinkUtilizationRecorder::ToJson() const
                         {"links", links},
                         {"classes", byClass}});
     }
-    return {{"bins", m_bins}, {"runs", runs}};
+    return {{"bins", m_bins}, {"dropped_intervals", m_dropped}, {"runs", runs}};
 }
 
 std::string

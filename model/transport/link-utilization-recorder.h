@@ -72,6 +72,9 @@ class LinkUtilizationRecorder : public RunObserver
 
     /// \return the runs recorded
     uint32_t GetNRuns() const;
+    /// \return busy intervals left out once MaxIntervals were recorded (their
+    ///         bytes are missing from the series)
+    uint64_t GetDropped() const;
     /// \param run a run \return "packet" or "flow"
     std::string GetBackend(uint32_t run) const;
     /// \param run a run \return when its last recorded link went idle
@@ -98,7 +101,7 @@ class LinkUtilizationRecorder : public RunObserver
      * The time series: per run that moved bytes, Bins bins from 0 to its end; per link that
      * carried bytes and per link class, utilization (bytes x 8 / (capacity x
      * bin)) in each bin, and its bytes.
-     * \return {"bins", "runs": [{"run", "backend", "end_s", "bin_s",
+     * \return {"bins", "dropped_intervals", "runs": [{"run", "backend", "end_s", "bin_s",
      *         "links": [{"link", "class", "capacity_bps", "bytes",
      *         "utilization"}], "classes": [{"class", "links", "bytes",
      *         "utilization"}]}]}
@@ -126,6 +129,9 @@ class LinkUtilizationRecorder : public RunObserver
     void AddBusy(uint32_t link, int64_t startNs, int64_t endNs, double bytes);
 
     uint32_t m_bins{100};                  //!< Bins
+    uint32_t m_maxIntervals{10000000};     //!< MaxIntervals
+    uint64_t m_intervals{0};               //!< busy intervals kept
+    uint64_t m_dropped{0};                 //!< busy intervals past MaxIntervals
     std::vector<std::string> m_backends;   //!< per run
     std::vector<Link> m_links;             //!< all runs
     std::vector<std::vector<Busy>> m_busy; //!< per link

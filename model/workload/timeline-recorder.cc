@@ -11,9 +11,11 @@
 #include "ns3/flow-transport.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
 
 namespace ns3
@@ -35,7 +37,13 @@ TimelineRecorder::GetTypeId()
                           "for runs of millions of messages).",
                           BooleanValue(true),
                           MakeBooleanAccessor(&TimelineRecorder::m_messages),
-                          MakeBooleanChecker());
+                          MakeBooleanChecker())
+            .AddAttribute("MaxSpans",
+                          "Spans kept at most (about 100 bytes each; a trace viewer loads a few "
+                          "million); later ones are counted as dropped.",
+                          UintegerValue(1000000),
+                          MakeUintegerAccessor(&TimelineRecorder::m_maxSpans),
+                          MakeUintegerChecker<uint32_t>(1));
     return tid;
 }
 
@@ -133,7 +141,7 @@ TimelineRecorder::MessageDone(uint32_t run, uint32_t src, uint32_t dst, uint64_t
     s.end = Simulator::Now();
     s.peer = dst;
     s.bytes = bytes;
-    m_spans.push_back(std::move(s));
+    Keep(std::move(s));
 }
 
 void
@@ -175,7 +183,7 @@ TimelineRecorder::TaskCompleted(const ProgramRunner* runner,
         s.peer = t.comm;
         s.bytes = c.bytes;
     }
-    m_spans.push_back(std::move(s));
+    Keep(std::move(s));
 }
 
 void
@@ -196,8 +204,27 @@ TimelineRecorder::CollectiveDone(uint32_t run, Ptr<const CollectiveRun> collecti
         s.end = collective->GetRankFinishTime(local);
         s.name = name;
         s.bytes = sched.TotalBytes();
+        Keep(std::move(s));
+    }
+}
+
+void
+TimelineRecorder::Keep(Span&& s)
+{
+    if (m_spans.size() < m_maxSpans)
+    {
         m_spans.push_back(std::move(s));
     }
+    else
+    {
+        ++m_dropped;
+    }
+}
+
+uint64_t
+TimelineRecorder::GetDropped() const
+{
+    return m_dropped;
 }
 
 const std::vector<TimelineRecorder::Span>&
@@ -212,12 +239,11 @@ TimelineRecorder::GetNRuns() const
     return static_cast<uint32_t>(m_backends.size());
 }
 
-nlohmann::json
-TimelineRecorder::ToJson() const
+void
+TimelineRecorder::ForEachEvent(const std::function<void(const nlohmann::json&)>& emit) const
 {
     // microseconds, the trace format's unit, from integer nanoseconds
     const auto us = [](Time t) { return static_cast<double>(t.GetNanoSeconds()) / 1e3; };
-    nlohmann::json events = nlohmann::json::array();
     std::set<uint32_t> runs; // runs with spans (not a backend made only for an estimate)
     for (const Span& s : m_spans)
     {
@@ -225,10 +251,10 @@ TimelineRecorder::ToJson() const
     }
     for (uint32_t run : runs)
     {
-        events.push_back({{"ph", "M"},
-                          {"name", "process_name"},
-                          {"pid", run},
-                          {"args", {{"name", fmt::format("run {} ({})", run, m_backends[run])}}}});
+        emit({{"ph", "M"},
+              {"name", "process_name"},
+              {"pid", run},
+              {"args", {{"name", fmt::format("run {} ({})", run, m_backends[run])}}}});
     }
     std::set<std::pair<uint32_t, uint32_t>> threads;
     uint64_t messageId = 0;
@@ -240,21 +266,21 @@ TimelineRecorder::ToJson() const
             // async: messages of one rank overlap without nesting
             const std::string name = fmt::format("{} -> {}", s.rank, s.peer);
             const nlohmann::json args = {{"src", s.rank}, {"dst", s.peer}, {"bytes", s.bytes}};
-            events.push_back({{"ph", "b"},
-                              {"cat", "message"},
-                              {"name", name},
-                              {"id", messageId},
-                              {"pid", s.run},
-                              {"tid", s.rank},
-                              {"ts", us(s.start)},
-                              {"args", args}});
-            events.push_back({{"ph", "e"},
-                              {"cat", "message"},
-                              {"name", name},
-                              {"id", messageId},
-                              {"pid", s.run},
-                              {"tid", s.rank},
-                              {"ts", us(s.end)}});
+            emit({{"ph", "b"},
+                  {"cat", "message"},
+                  {"name", name},
+                  {"id", messageId},
+                  {"pid", s.run},
+                  {"tid", s.rank},
+                  {"ts", us(s.start)},
+                  {"args", args}});
+            emit({{"ph", "e"},
+                  {"cat", "message"},
+                  {"name", name},
+                  {"id", messageId},
+                  {"pid", s.run},
+                  {"tid", s.rank},
+                  {"ts", us(s.end)}});
             ++messageId;
             continue;
         }
@@ -276,22 +302,45 @@ TimelineRecorder::ToJson() const
                 e["args"]["comm"] = s.peer;
             }
         }
-        events.push_back(std::move(e));
+        emit(e);
     }
     for (const auto& [run, rank] : threads)
     {
-        events.push_back({{"ph", "M"},
-                          {"name", "thread_name"},
-                          {"pid", run},
-                          {"tid", rank},
-                          {"args", {{"name", fmt::format("rank {}", rank)}}}});
-        events.push_back({{"ph", "M"},
-                          {"name", "thread_sort_index"},
-                          {"pid", run},
-                          {"tid", rank},
-                          {"args", {{"sort_index", rank}}}});
+        emit({{"ph", "M"},
+              {"name", "thread_name"},
+              {"pid", run},
+              {"tid", rank},
+              {"args", {{"name", fmt::format("rank {}", rank)}}}});
+        emit({{"ph", "M"},
+              {"name", "thread_sort_index"},
+              {"pid", run},
+              {"tid", rank},
+              {"args", {{"sort_index", rank}}}});
     }
-    return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+nlohmann::json
+TimelineRecorder::ToJson() const
+{
+    nlohmann::json events = nlohmann::json::array();
+    ForEachEvent([&events](const nlohmann::json& e) { events.push_back(e); });
+    return {{"traceEvents", events},
+            {"displayTimeUnit", "ns"},
+            {"otherData", {{"dropped_spans", m_dropped}}}};
+}
+
+void
+TimelineRecorder::WriteJson(std::ostream& out) const
+{
+    // an event at a time: a document of a million spans would take gigabytes
+    out << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped_spans\":" << m_dropped
+        << "},\"traceEvents\":[";
+    bool first = true;
+    ForEachEvent([&](const nlohmann::json& e) {
+        out << (first ? "\n" : ",\n") << e.dump();
+        first = false;
+    });
+    out << "\n]}\n";
 }
 
 } // namespace ns3

@@ -8,6 +8,8 @@
 #include "ns3/run-observer.h"
 
 #include <cstdint>
+#include <functional>
+#include <iosfwd>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -90,17 +92,27 @@ class TimelineRecorder : public RunObserver
     const std::vector<Span>& GetSpans() const;
     /// \return the runs recorded
     uint32_t GetNRuns() const;
+    /// \return spans left out once MaxSpans were recorded
+    uint64_t GetDropped() const;
 
     /**
      * \return the Chrome trace event format: {"traceEvents": [...],
      *         "displayTimeUnit": "ns"}; compute, comm and collective spans
      *         as complete events ("ph": "X", ts and dur in microseconds),
      *         messages as async events ("b" / "e", category "message") on
-     *         their sender's thread, process and thread names as metadata.
+     *         their sender's thread, process and thread names as metadata;
+     *         "otherData": {"dropped_spans"} counts those past MaxSpans.
      */
     nlohmann::json ToJson() const;
 
+    /// Write ToJson()'s document to \p out, an event at a time (for large
+    /// runs: the document in memory takes about ten times its text).
+    /// \param out the stream
+    void WriteJson(std::ostream& out) const;
+
   private:
+    /// \param emit called with each event of ToJson()'s traceEvents, in order
+    void ForEachEvent(const std::function<void(const nlohmann::json&)>& emit) const;
     /// The run that objects attached now belong to (one made if none).
     uint32_t CurrentRun();
     void MessageDone(uint32_t run, uint32_t src, uint32_t dst, uint64_t bytes, Time sent);
@@ -108,7 +120,12 @@ class TimelineRecorder : public RunObserver
     void TaskCompleted(const ProgramRunner* runner, uint32_t run, uint32_t rank, uint32_t task);
     void CollectiveDone(uint32_t run, Ptr<const CollectiveRun> collective);
 
+    /// Keep \p s unless MaxSpans are kept already. \param s the span
+    void Keep(Span&& s);
+
     bool m_messages{true};               //!< RecordMessages
+    uint32_t m_maxSpans{1000000};        //!< MaxSpans
+    uint64_t m_dropped{0};               //!< spans past MaxSpans
     std::vector<std::string> m_backends; //!< per run
     std::vector<bool> m_hasProgram;      //!< per run: collectives are its comms
     std::vector<Span> m_spans;
