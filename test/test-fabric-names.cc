@@ -6,6 +6,8 @@
 // (devices, the transport, the fault injector, collectives); pcap file names;
 // and the rule for several fabrics in one process (a prefix per fabric of a
 // simulation, names released at Simulator::Destroy).
+#include "rail-only-16.h"
+
 #include "ns3/collective-helper.h"
 #include "ns3/config.h"
 #include "ns3/direct-connect-graph.h"
@@ -49,11 +51,7 @@ class FabricNamesTest : public ::testing::Test
 FabricTopology
 RailOnly16()
 {
-    ClusterParams p;
-    p.gpus = 16;
-    p.platform = HbDomainPreset::Get("dgx-h100");
-    p.radix = 64;
-    return BuildRailOnly(p);
+    return gpu_fabric_test::RailOnly16(64);
 }
 
 /// 32 GPUs of DGX H100 on a two-tier fat-tree of radix 8 (8 leaves, 4 spines).

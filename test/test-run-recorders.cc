@@ -9,6 +9,8 @@
  * utilization integrates to the bytes it carried (the device's counter at
  * packet level, the message's wire bytes at flow level), on both backends.
  */
+#include "rail-only-16.h"
+
 #include "ns3/collective-helper.h"
 #include "ns3/fabric.h"
 #include "ns3/flow-transport.h"
@@ -32,15 +34,7 @@ using namespace ns3;
 namespace
 {
 
-FabricTopology
-RailOnly16()
-{
-    ClusterParams p;
-    p.gpus = 16;
-    p.platform = HbDomainPreset::Get("dgx-h100");
-    p.radix = 16;
-    return BuildRailOnly(p);
-}
+using gpu_fabric_test::RailOnly16;
 
 /// Registers an observer for the scope of a test.
 struct Observing

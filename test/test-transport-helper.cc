@@ -6,6 +6,8 @@
  * the parameter, when installing; a collective run alone depends on nothing
  * run before it.
  */
+#include "rail-only-16.h"
+
 #include "ns3/collective-helper.h"
 #include "ns3/fabric-error.h"
 #include "ns3/simulator.h"
@@ -21,15 +23,7 @@ using namespace ns3;
 namespace
 {
 
-FabricTopology
-RailOnly16()
-{
-    ClusterParams p;
-    p.gpus = 16;
-    p.platform = HbDomainPreset::Get("dgx-h100");
-    p.radix = 16;
-    return BuildRailOnly(p);
-}
+using gpu_fabric_test::RailOnly16;
 
 TEST(TransportHelper, NamesTheTwoBackends)
 {
