@@ -612,4 +612,175 @@ DcBaselineFormula(const DirectConnectGraph& g,
     return t;
 }
 
+std::vector<std::vector<uint32_t>>
+DcShortestPaths(const DirectConnectGraph& g,
+                const std::vector<uint32_t>& distToDst,
+                uint32_t src,
+                uint32_t dst,
+                uint32_t maxPaths)
+{
+    FabricRequire(maxPaths >= 1, "max-paths", maxPaths, "at least 1");
+    FabricRequire(distToDst[src] != DirectConnectGraph::UNREACHABLE,
+                  "graph",
+                  g.Name(),
+                  "a strongly connected graph");
+    const uint32_t n = g.NumNodes();
+    const uint32_t rotate = (src + dst) % n;
+    // the next hosts of u towards dst, distinct, in rotated id order
+    auto next = [&](uint32_t u) {
+        std::vector<uint32_t> v;
+        for (uint32_t a : g.OutArcs(u))
+        {
+            const uint32_t w = g.GetArc(a).to;
+            if (distToDst[w] + 1 == distToDst[u])
+            {
+                v.push_back(w);
+            }
+        }
+        std::sort(v.begin(), v.end(), [&](uint32_t x, uint32_t y) {
+            return (x + n - rotate) % n < (y + n - rotate) % n;
+        });
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+        return v;
+    };
+    std::vector<std::vector<uint32_t>> paths;
+    std::vector<uint32_t> path{src};
+    std::vector<std::vector<uint32_t>> choices{next(src)};
+    std::vector<size_t> at{0};
+    if (src == dst)
+    {
+        return {path};
+    }
+    while (!choices.empty() && paths.size() < maxPaths)
+    {
+        if (at.back() == choices.back().size())
+        {
+            choices.pop_back();
+            at.pop_back();
+            path.pop_back();
+            continue;
+        }
+        const uint32_t w = choices.back()[at.back()++];
+        path.push_back(w);
+        if (w == dst)
+        {
+            paths.push_back(path);
+            path.pop_back();
+            continue;
+        }
+        choices.push_back(next(w));
+        at.push_back(0);
+    }
+    return paths;
+}
+
+CollectiveSchedule
+DcShortestPathAllToAll(const DirectConnectGraph& g,
+                       uint32_t gpusPerNode,
+                       uint64_t bytes,
+                       uint32_t maxPaths)
+{
+    FabricRequire(gpusPerNode >= 1, "gpus-per-node", gpusPerNode, "at least 1");
+    FabricRequire(maxPaths >= 1, "max-paths", maxPaths, "at least 1");
+    FabricRequire(g.NumNodes() >= 1 && g.IsStronglyConnected(),
+                  "graph",
+                  g.Name(),
+                  "a strongly connected graph");
+    const uint32_t N = g.NumNodes();
+    const uint32_t K = gpusPerNode;
+    const uint64_t n = uint64_t{N} * K;
+    FabricRequire(n >= 2 && n < (uint64_t{1} << 24),
+                  "graph",
+                  g.Name(),
+                  fmt::format("between 2 and 2^24 GPUs ({} hosts x {} GPUs given)", N, K));
+    // the paths between hosts, and the schedule's size, before building it
+    const DirectConnectGraph reverse = g.Reverse();
+    std::vector<std::vector<std::vector<uint32_t>>> paths(uint64_t{N} * N);
+    constexpr uint64_t kMaxTransfers = uint64_t{1} << 26;
+    uint64_t transfers = 0;
+    for (uint32_t v = 0; v < N; ++v)
+    {
+        const std::vector<uint32_t> dist = reverse.BfsDistances(v);
+        for (uint32_t u = 0; u < N; ++u)
+        {
+            if (u == v)
+            {
+                continue;
+            }
+            auto& p = paths[uint64_t{u} * N + v];
+            p = DcShortestPaths(g, dist, u, v, maxPaths);
+            transfers += uint64_t{K} * K * p.size() * dist[u];
+            FabricRequire(transfers <= kMaxTransfers,
+                          "graph",
+                          g.Name(),
+                          fmt::format("an all-to-all of at most 2^26 relayed transfers (lower "
+                                      "--max-paths, now {})",
+                                      maxPaths));
+        }
+    }
+    CollectiveSchedule s(CollectiveType::AllToAll, static_cast<uint32_t>(n), bytes);
+    s.SetAlgorithm("dc-shortest-path");
+    const std::vector<uint64_t> piece = SplitBytes(bytes, n);
+    // chunks (src, dst)-major; a pair between hosts has one chunk per path
+    std::vector<uint32_t> first(n * n + 1, 0);
+    for (uint64_t a = 0; a < n; ++a)
+    {
+        for (uint64_t b = 0; b < n; ++b)
+        {
+            first[a * n + b] = s.NumChunks();
+            const uint32_t u = a / K;
+            const uint32_t v = b / K;
+            const uint64_t parts = u == v ? 1 : paths[uint64_t{u} * N + v].size();
+            for (uint64_t c : SplitBytes(piece[b], parts))
+            {
+                s.AddChunk(c, a, b);
+            }
+        }
+    }
+    first[n * n] = s.NumChunks();
+    ScheduleBuilder builder(s);
+    // hop by hop; within a hop, pairs in shifted order (rank a to a + t)
+    uint32_t longest = 1;
+    for (const auto& p : paths)
+    {
+        for (const auto& path : p)
+        {
+            longest = std::max<uint32_t>(longest, path.size() - 1);
+        }
+    }
+    for (uint32_t hop = 0; hop < longest; ++hop)
+    {
+        for (uint64_t t = 1; t < n; ++t)
+        {
+            for (uint64_t a = 0; a < n; ++a)
+            {
+                const uint64_t b = (a + t) % n;
+                const uint32_t u = a / K;
+                const uint32_t v = b / K;
+                if (u == v)
+                {
+                    if (hop == 0)
+                    {
+                        builder.Transfer(a, b, first[a * n + b], RecvMode::Copy);
+                    }
+                    continue;
+                }
+                const auto& p = paths[uint64_t{u} * N + v];
+                for (size_t i = 0; i < p.size(); ++i)
+                {
+                    if (hop + 1 >= p[i].size())
+                    {
+                        continue;
+                    }
+                    // the GPU of b's local index on each host of the path
+                    const uint64_t from = hop == 0 ? a : uint64_t{p[i][hop]} * K + b % K;
+                    const uint64_t to = uint64_t{p[i][hop + 1]} * K + b % K;
+                    builder.Transfer(from, to, first[a * n + b] + i, RecvMode::Copy);
+                }
+            }
+        }
+    }
+    return s;
+}
+
 } // namespace ns3

@@ -174,6 +174,67 @@ double DcBaselineFormula(const DirectConnectGraph& g,
                          double alphaSeconds,
                          double bandwidthBps);
 
+/// How many shortest paths DcShortestPathAllToAll spreads a pair over by default.
+constexpr uint32_t kDcAllToAllMaxPaths = 24;
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The shortest paths from \p src to \p dst on \p g, as host sequences
+ *        (src first, dst last), at most \p maxPaths of them.
+ *
+ * Parallel arcs give one path (the hosts are the same). The search is
+ * depth-first over the out-neighbours one hop closer to \p dst, taken in
+ * order of host id rotated by (src + dst), so that when a pair has more
+ * shortest paths than \p maxPaths, different pairs keep different ones.
+ * \param g the graph
+ * \param distToDst hop distance of every host to \p dst (BFS on g.Reverse())
+ * \param src host \param dst host (reachable from src)
+ * \param maxPaths at most this many (>= 1)
+ * \return the paths (one path {src} when src == dst)
+ */
+std::vector<std::vector<uint32_t>> DcShortestPaths(const DirectConnectGraph& g,
+                                                   const std::vector<uint32_t>& distToDst,
+                                                   uint32_t src,
+                                                   uint32_t dst,
+                                                   uint32_t maxPaths);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief All-to-all on a direct-connect fabric, every piece spread evenly
+ *        over the shortest paths of the graph and relayed host by host.
+ *
+ * Ranks are the fabric's GPUs as BuildDirectConnect numbers them: K =
+ * \p gpusPerNode GPUs per graph host, rank r is GPU r mod K of host r / K.
+ * Rank a's piece for rank b (SplitBytes(bytes, n)[b], n = N K; the piece to
+ * itself is a chunk that never moves, as in DirectAllToAll) goes:
+ * - straight to b when a and b share a host (NVLink);
+ * - else split into one chunk per shortest path between their hosts
+ *   (DcShortestPaths, at most \p maxPaths; SplitBytes over them), each chunk
+ *   copied along its path from GPU to GPU: hop i goes to the GPU of b's local
+ *   index (b mod K) on the path's i-th host, which forwards it when it has it.
+ *   The fabric carries each hop over the arc between the two hosts (and over
+ *   NVLink to and from the GPU that holds that arc when K > 1).
+ * With every pair's paths all kept, this is the equal split over all shortest
+ * paths: on a graph whose automorphisms map any arc to any other (hypercubes,
+ * tori of equal sides, Hamming graphs) every arc then carries the same bytes,
+ * K^2 (bytes / n) W / d, W the sum of the distances from a host to all others.
+ * The transfers are listed hop by hop (all first hops, in shifted order as in
+ * DirectAllToAll, then all second hops, ...), so every rank starts with its
+ * own pieces.  Algorithm name "dc-shortest-path".
+ * \param g a strongly connected graph
+ * \param gpusPerNode K >= 1
+ * \param bytes send buffer per rank
+ * \param maxPaths paths per pair at most (>= 1)
+ * \return the schedule (AllToAll on N K ranks)
+ * \throws FabricConfigError naming "graph" for a graph that is not strongly
+ *         connected or whose schedule would exceed 2^26 transfers, naming
+ *         "gpus-per-node" or "max-paths" for 0
+ */
+CollectiveSchedule DcShortestPathAllToAll(const DirectConnectGraph& g,
+                                          uint32_t gpusPerNode,
+                                          uint64_t bytes,
+                                          uint32_t maxPaths = kDcAllToAllMaxPaths);
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_DC_BASELINES_H
