@@ -152,6 +152,16 @@ TEST(DcAllToAllPaths, AllShortestPathsOfAHypercube)
         }
     }
     EXPECT_EQ(DcShortestPaths(g, dist, 0, 15, 5).size(), 5u);
+    // capped, the paths kept still spread evenly over the four first hops
+    const auto eight = DcShortestPaths(g, dist, 0, 15, 8);
+    ASSERT_EQ(eight.size(), 8u);
+    EXPECT_EQ(std::set<std::vector<uint32_t>>(eight.begin(), eight.end()).size(), 8u);
+    std::map<uint32_t, uint32_t> firstHops;
+    for (const auto& p : eight)
+    {
+        ++firstHops[p[1]];
+    }
+    EXPECT_EQ(firstHops, (std::map<uint32_t, uint32_t>{{1, 2}, {2, 2}, {4, 2}, {8, 2}}));
     EXPECT_EQ(DcShortestPaths(g, dist, 7, 15, 100).size(), 1u);
     // capped at 2 paths a pair, the schedule still delivers everything
     const CollectiveSchedule s = DcShortestPathAllToAll(g, 1, 16 * 4096, 2);

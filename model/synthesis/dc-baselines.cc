@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <set>
@@ -643,34 +644,88 @@ DcShortestPaths(const DirectConnectGraph& g,
         v.erase(std::unique(v.begin(), v.end()), v.end());
         return v;
     };
-    std::vector<std::vector<uint32_t>> paths;
-    std::vector<uint32_t> path{src};
-    std::vector<std::vector<uint32_t>> choices{next(src)};
-    std::vector<size_t> at{0};
     if (src == dst)
     {
-        return {path};
+        return {{src}};
     }
-    while (!choices.empty() && paths.size() < maxPaths)
+    // shortest paths from each host to dst (saturating), for the budget split
+    constexpr uint64_t kMany = uint64_t{1} << 40;
+    std::vector<uint64_t> count(n, 0);
+    std::vector<uint32_t> order;
+    for (uint32_t u = 0; u < n; ++u)
     {
-        if (at.back() == choices.back().size())
+        if (distToDst[u] <= distToDst[src])
         {
-            choices.pop_back();
-            at.pop_back();
-            path.pop_back();
+            order.push_back(u);
+        }
+    }
+    std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+        return distToDst[x] < distToDst[y];
+    });
+    for (uint32_t u : order)
+    {
+        if (u == dst)
+        {
+            count[u] = 1;
             continue;
         }
-        const uint32_t w = choices.back()[at.back()++];
-        path.push_back(w);
-        if (w == dst)
+        for (uint32_t w : next(u))
+        {
+            count[u] = std::min(kMany, count[u] + count[w]);
+        }
+    }
+    // every path when there are at most maxPaths; else the budget is shared
+    // out evenly over the next hosts at every hop (water-filling: a branch
+    // with fewer paths than its share gives the rest to the others), so the
+    // paths kept still spread over all first hops
+    std::vector<std::vector<uint32_t>> paths;
+    std::vector<uint32_t> path{src};
+    std::function<void(uint32_t, uint64_t)> walk = [&](uint32_t u, uint64_t budget) {
+        if (u == dst)
         {
             paths.push_back(path);
-            path.pop_back();
-            continue;
+            return;
         }
-        choices.push_back(next(w));
-        at.push_back(0);
-    }
+        const std::vector<uint32_t> v = next(u);
+        std::vector<uint64_t> share(v.size(), 0);
+        std::vector<size_t> open(v.size());
+        std::iota(open.begin(), open.end(), 0);
+        uint64_t left = budget;
+        for (bool capped = true; capped && !open.empty();)
+        {
+            capped = false;
+            const uint64_t fair = left / open.size();
+            std::vector<size_t> still;
+            for (size_t i : open)
+            {
+                if (count[v[i]] <= fair)
+                {
+                    share[i] = count[v[i]];
+                    left -= count[v[i]];
+                    capped = true;
+                }
+                else
+                {
+                    still.push_back(i);
+                }
+            }
+            open = std::move(still);
+        }
+        for (size_t j = 0; j < open.size(); ++j)
+        {
+            share[open[j]] = left / open.size() + (j < left % open.size() ? 1 : 0);
+        }
+        for (size_t i = 0; i < v.size(); ++i)
+        {
+            if (share[i] > 0)
+            {
+                path.push_back(v[i]);
+                walk(v[i], share[i]);
+                path.pop_back();
+            }
+        }
+    };
+    walk(src, std::min<uint64_t>(maxPaths, count[src]));
     return paths;
 }
 

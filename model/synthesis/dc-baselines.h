@@ -182,10 +182,12 @@ constexpr uint32_t kDcAllToAllMaxPaths = 24;
  * \brief The shortest paths from \p src to \p dst on \p g, as host sequences
  *        (src first, dst last), at most \p maxPaths of them.
  *
- * Parallel arcs give one path (the hosts are the same). The search is
- * depth-first over the out-neighbours one hop closer to \p dst, taken in
- * order of host id rotated by (src + dst), so that when a pair has more
- * shortest paths than \p maxPaths, different pairs keep different ones.
+ * Parallel arcs give one path (the hosts are the same). A pair with at
+ * most \p maxPaths shortest paths gets them all. Otherwise \p maxPaths are
+ * kept, shared out evenly over the next hosts at every hop (a next host
+ * with fewer paths than its share gives the rest to the others), so that
+ * they still spread over every first hop; next hosts are taken in order of
+ * host id rotated by (src + dst), so different pairs round differently.
  * \param g the graph
  * \param distToDst hop distance of every host to \p dst (BFS on g.Reverse())
  * \param src host \param dst host (reachable from src)
