@@ -239,12 +239,8 @@ struct SimOutcome
 uint32_t
 ChunksPerShard(const BfbSchedule& s, const SimSettings& sim)
 {
-    if (sim.chunksPerShard != 0)
-    {
-        return sim.chunksPerShard;
-    }
-    return static_cast<uint32_t>(
-        std::min<uint64_t>(BfbExactChunksPerShard(s), SimSettings::kMaxAutoChunks));
+    return sim.chunksPerShard != 0 ? sim.chunksPerShard
+                                   : BfbAutoChunksPerShard(s, SimSettings::kMaxAutoChunks);
 }
 
 /// --msccl: the allgather --simulate runs (without it: the same chunks of M = N * chunks KiB)
@@ -294,29 +290,6 @@ Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& s
     return o;
 }
 
-/**
- * \return \p sim with the allreduce's chunks per shard: reductions into one
- * chunk are chained (BfbToCollectiveSchedule), so chunks per shard that are a
- * multiple of every in-degree keep all in-arcs busy
- */
-SimSettings
-AllReduceSettings(const BfbSchedule& ar, SimSettings sim)
-{
-    if (sim.chunksPerShard == 0)
-    {
-        uint64_t l = BfbExactChunksPerShard(ar);
-        for (uint64_t k = 2; k <= ar.degree; ++k)
-        {
-            l = std::lcm(l, k);
-        }
-        if (l <= SimSettings::kMaxAutoChunks)
-        {
-            sim.chunksPerShard = static_cast<uint32_t>(l);
-        }
-    }
-    return sim;
-}
-
 /// Run --simulate for \p g, print the table and add the keys to \p j.
 void
 SimulateGraph(const DirectConnectGraph& g,
@@ -326,7 +299,7 @@ SimulateGraph(const DirectConnectGraph& g,
 {
     const BfbSchedule ar = BfbAllReduce(g, LongBfbOptions(g, "allreduce", 2));
     const SimOutcome a = Simulate(g, ag, sim);
-    const SimOutcome b = Simulate(g, ar, AllReduceSettings(ar, sim));
+    const SimOutcome b = Simulate(g, ar, sim);
     fmt::print("{}-level simulation of {}: M = {} bytes, B = {} bit/s, link delay {} ns, "
                "alpha (one hop) = {:.6g} s\n",
                sim.backend,
@@ -438,7 +411,7 @@ CompareGraph(const CompareGraphSpec& spec,
         // BFB's chunks: as --simulate's allreduce, but none below a packet's
         // payload (4096 bytes) and at most about 2^21 chunk transfers (N^2
         // per chunk per shard), so that ~1,000 hosts stay quick
-        SimSettings simAr = AllReduceSettings(ar, sim);
+        SimSettings simAr = sim;
         const uint64_t most =
             std::max<uint64_t>(1,
                                std::min<uint64_t>((uint64_t{1} << 21) / (n * n), bytes / n / 4096));

@@ -10,6 +10,7 @@
 #include <boost/integer/common_factor_rt.hpp>
 #include <fmt/format.h>
 #include <limits>
+#include <numeric>
 #include <unordered_map>
 
 namespace ns3
@@ -137,6 +138,25 @@ BfbExactChunksPerShard(const BfbSchedule& s)
         }
     }
     return l;
+}
+
+uint32_t
+BfbAutoChunksPerShard(const BfbSchedule& s, uint32_t cap)
+{
+    const uint64_t exact = BfbExactChunksPerShard(s);
+    if (s.kind != SynthCollective::ALLGATHER)
+    {
+        uint64_t l = exact;
+        for (uint64_t k = 2; k <= s.degree && l <= cap; ++k)
+        {
+            l = std::lcm(l, k);
+        }
+        if (l <= cap)
+        {
+            return static_cast<uint32_t>(l);
+        }
+    }
+    return static_cast<uint32_t>(std::max<uint64_t>(1, std::min<uint64_t>(exact, cap)));
 }
 
 BfbChunkPlan

@@ -63,6 +63,18 @@ struct BfbChunkPlan
 uint64_t BfbExactChunksPerShard(const BfbSchedule& s);
 
 /**
+ * \brief The chunks per shard a simulation cuts \p s into unless told:
+ *        for a schedule with reduce-scatter steps, the least common multiple
+ *        of BfbExactChunksPerShard() and every in-degree 2..d (reductions
+ *        into one chunk are chained, BfbToCollectiveSchedule, so such counts
+ *        keep all in-arcs busy) when it is at most \p cap; otherwise (and for
+ *        an allgather) BfbExactChunksPerShard() capped at \p cap.
+ * \param s a BFB schedule (with its groups) \param cap the most (>= 1)
+ * \return chunks per shard, 1 .. cap
+ */
+uint32_t BfbAutoChunksPerShard(const BfbSchedule& s, uint32_t cap);
+
+/**
  * \ingroup gpu-fabric
  * \brief Round a BFB schedule's fractional splits to whole chunks.
  *
