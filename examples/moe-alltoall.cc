@@ -45,10 +45,13 @@ const std::map<std::string, double> kPaperOverheadPct = {{"dgx-a100", 8.2}, {"dg
 
 /// One simulated run on a fresh backend: \return completion seconds.
 double
-Run(const FabricTopology& topo, const ParallelProgram& prog, const std::string& backend)
+Run(const FabricTopology& topo,
+    const ParallelProgram& prog,
+    const std::string& backend,
+    const ProgramRunner::ScheduleSource& source = {})
 {
     InstalledTransport b = TransportHelper(backend, "--backend").Install(topo);
-    Ptr<ProgramRunner> runner = RunProgram(prog, b.transport);
+    Ptr<ProgramRunner> runner = RunProgram(prog, b.transport, source);
     NS_ABORT_MSG_IF(!runner->IsComplete(), "all-to-all did not complete");
     NS_ABORT_MSG_IF(b.fabric && b.fabric->GetTotalDrops() != 0, "packets dropped");
     const double t = runner->GetFinishTime().GetSeconds();
@@ -146,6 +149,8 @@ main(int argc, char* argv[])
                    std::numeric_limits<uint64_t>::max());
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("backend", "packet | flow (flow-level max-min fair backend)", backend);
+    DirectConnectFlags dc;
+    dc.Add(cmd);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
 
@@ -155,7 +160,8 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
-        // every preset and its K checked before any output
+        dc.Require(cmd);
+        // every preset and its K (and the graph for each) checked before any output
         std::vector<HbDomainPreset> platforms;
         for (const auto& name : SplitList("--presets", presets))
         {
@@ -166,7 +172,15 @@ main(int argc, char* argv[])
                 "--gpus",
                 n,
                 fmt::format("a multiple of K = {} ({}) with at least 2 HB domains", k, name));
+            if (!dc.graph.empty())
+            {
+                ClusterParams cp;
+                cp.gpus = n;
+                cp.platform = platforms.back();
+                dc.Topologies(cp);
+            }
         }
+        const bool withDc = !dc.graph.empty();
         // one column list for the table and the JSON rows
         using Column = ResultsColumn;
         const unsigned jsonOnly = Column::kJson;
@@ -185,10 +199,17 @@ main(int argc, char* argv[])
              Column{"nic_to_nvlink_pct", "", "%", "{}"}.In(jsonOnly),
              Column{"pipelined_time_s", "pipelined s", "s", "{:>12.6f}"}.In(both),
              Column{"pipelined_overhead_pct", "pipelined", "%", "{:>9.2f}%"}.In(both),
+             Column{"direct_connect_time_s", "direct-conn s", "s", "{:>13.6f}"}.In(withDc ? both
+                                                                                          : 0U),
+             Column{"direct_connect_vs_fat_tree_pct", "dc vs ft", "%", "{:>9.2f}%"}.In(withDc ? both
+                                                                                              : 0U),
              Column{"paper", "paper", "", "{:>8}"}.In(Column::kTable),
              Column{"chunk_bytes", "", "B", "{}"}.In(jsonOnly),
              Column{"paper_overhead_pct", "", "%", "{}"}.In(jsonOnly)});
-        for (const char* percent : {"overhead_pct", "model_overhead_pct", "pipelined_overhead_pct"})
+        for (const char* percent : {"overhead_pct",
+                                    "model_overhead_pct",
+                                    "pipelined_overhead_pct",
+                                    "direct_connect_vs_fat_tree_pct"})
         {
             table.SetHeadingFormat(percent, "{:>10}"); // the cell's width and its %
         }
@@ -218,6 +239,16 @@ main(int argc, char* argv[])
             const double pipe = Run(railOnly,
                                     OneComm(n, {"alltoall", "pxn", all, bytes, chunk, k, "pxn"}),
                                     backend);
+            // direct-connect: the all-to-all spread over the graph's shortest paths
+            double dcTime = 0;
+            if (withDc)
+            {
+                const TopologyHelper topologies = dc.Topologies(cp);
+                dcTime = Run(topologies.Create("direct-connect"),
+                             OneComm(n, {"alltoall", "direct", all, bytes, 0, k, "direct"}),
+                             backend,
+                             ScheduleSourceFor(topologies, "direct-connect"));
+            }
             // the alpha-beta model, unoverlapped steps
             AlphaBetaParams p;
             p.nvlinkRateBps = hw.nvlinkRate.GetBitRate();
@@ -243,6 +274,8 @@ main(int argc, char* argv[])
                           ratio,
                           pipe,
                           pipelined,
+                          dcTime,
+                          100.0 * (dcTime / ft - 1.0),
                           published ? fmt::format("{:.1f}%", paper->second) : std::string("-"),
                           chunk,
                           published ? ResultsTable::Cell(paper->second) : ResultsTable::None()});

@@ -31,6 +31,7 @@
 #include "ns3/topology-helper.h"
 #include "ns3/transport-helper.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -45,15 +46,16 @@ using namespace ns3;
 namespace
 {
 
-/// One of the three switched topologies (no direct-connect here), by name.
+/// One of the topologies by name; direct-connect over \p dc's graph.
 FabricTopology
-Build(const std::string& topology, const ClusterParams& p)
+Build(const std::string& topology, const ClusterParams& p, const DirectConnectFlags& dc)
 {
-    FabricRequire(topology == "rail-only" || topology == "rail-optimized" || topology == "fat-tree",
+    FabricRequire(topology == "rail-only" || topology == "rail-optimized" ||
+                      topology == "fat-tree" || topology == "direct-connect",
                   "--topologies",
                   topology,
-                  "rail-only, rail-optimized or fat-tree");
-    return TopologyHelper(p).Create(topology);
+                  "rail-only, rail-optimized, fat-tree or direct-connect (with --graph)");
+    return dc.Topologies(p).Create(topology);
 }
 
 /// One result row.
@@ -178,7 +180,12 @@ main(int argc, char* argv[])
                  "ports per network switch (auto: 2 x GPUs per rail, at least 8, so that a rail "
                  "fills half a leaf of the rail-optimized fat-tree)",
                  radixText);
-    cmd.AddValue("topologies", "comma-separated: rail-only, rail-optimized, fat-tree", topologies);
+    cmd.AddValue("topologies",
+                 "comma-separated: rail-only, rail-optimized, fat-tree, direct-connect (with "
+                 "--graph)",
+                 topologies);
+    DirectConnectFlags dc;
+    dc.Add(cmd);
     cmd.AddValue("granularity",
                  "TP AllReduces per block (layer) or per pass (micro-batch)",
                  granularity);
@@ -269,10 +276,18 @@ main(int argc, char* argv[])
         cp.gpus = n;
         cp.platform = hw;
         cp.radix = radix;
+        dc.Require(cmd);
+        const std::vector<std::string> names = SplitList("--topologies", topologies);
+        const bool withDc = std::find(names.begin(), names.end(), "direct-connect") != names.end();
+        FabricRequire(withDc == !dc.graph.empty(),
+                      withDc ? "--topologies" : "--graph",
+                      withDc ? topologies : dc.graph,
+                      withDc ? "direct-connect with a --graph (e.g. --graph=Hypercube(4))"
+                             : "a graph only with direct-connect in --topologies");
         std::vector<std::pair<std::string, FabricTopology>> simulated;
-        for (const auto& topology : SplitList("--topologies", topologies))
+        for (const auto& topology : names)
         {
-            simulated.emplace_back(topology, Build(topology, cp));
+            simulated.emplace_back(topology, Build(topology, cp, dc));
         }
         const HbDomainPreset phw = HbDomainPreset::Get(paperPlatform);
         const std::vector<LlmModel> paperModelList =
@@ -284,7 +299,13 @@ main(int argc, char* argv[])
         std::vector<std::pair<std::string, FabricCounts>> paperCounts;
         for (const auto& [topology, topo] : simulated)
         {
-            paperCounts.emplace_back(topology, CountEquipment(Build(topology, pcp), pradix));
+            // the graph is the simulated job's: no direct-connect row at the paper's scale
+            if (topology != "direct-connect")
+            {
+                paperCounts.emplace_back(
+                    topology,
+                    CountEquipment(TopologyHelper(pcp).Create(topology), pradix));
+            }
         }
 
         fmt::print("Job: {} on {} x {} (K = {}), TP {} PP {} DP {}, {} micro-batches of {} "
@@ -307,7 +328,9 @@ main(int argc, char* argv[])
         {
             // the same topology feeds either backend
             InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
-            Ptr<ProgramRunner> runner = RunProgram(ip.program, installed.transport);
+            Ptr<ProgramRunner> runner = RunProgram(ip.program,
+                                                   installed.transport,
+                                                   ScheduleSourceFor(dc.Topologies(cp), topology));
             NS_ABORT_MSG_IF(!runner->IsComplete(), "iteration did not complete on " << topology);
             Row r;
             r.topology = topology;

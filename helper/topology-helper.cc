@@ -47,6 +47,24 @@ TopologyHelper::SetGraph(const std::string& graph, uint64_t nodeBandwidthBps)
 }
 
 void
+TopologyHelper::SetDomainsAsNodes(bool domains)
+{
+    m_domainsAsNodes = domains;
+}
+
+uint32_t
+TopologyHelper::GetGpusPerNode() const
+{
+    return m_domainsAsNodes ? m_cluster.platform.gpusPerDomain : 1;
+}
+
+DirectConnectGraph
+TopologyHelper::GetGraph() const
+{
+    return BuildFromName(m_graph);
+}
+
+void
 TopologyHelper::SetGpusRequired(bool required)
 {
     m_gpusRequired = required;
@@ -81,19 +99,35 @@ TopologyHelper::Create(const std::string& name) const
                   m_topologyParameter,
                   name,
                   "rail-only, rail-optimized, fat-tree or direct-connect");
-    const DirectConnectGraph g = BuildFromName(m_graph);
-    FabricRequire(!m_gpusRequired || m_cluster.gpus == g.NumNodes(),
-                  m_gpusParameter,
-                  m_cluster.gpus,
-                  fmt::format("the node count of {}={} ({}), or no {}: a direct-connect "
-                              "topology has one GPU per node",
-                              m_graphParameter,
-                              m_graph,
-                              g.NumNodes(),
-                              m_gpusParameter));
+    const DirectConnectGraph g = GetGraph();
+    const uint32_t k = GetGpusPerNode();
+    FabricRequire(
+        !m_gpusRequired || m_cluster.gpus == uint64_t{g.NumNodes()} * k,
+        m_gpusParameter,
+        m_cluster.gpus,
+        k == 1 ? fmt::format("the node count of {}={} ({}), or no {}: a direct-connect "
+                             "topology has one GPU per node",
+                             m_graphParameter,
+                             m_graph,
+                             g.NumNodes(),
+                             m_gpusParameter)
+               : fmt::format("K x the node count of {}={} ({} x {} = {}), or no {}: with HB "
+                             "domains as nodes, a direct-connect topology has K GPUs per node",
+                             m_graphParameter,
+                             m_graph,
+                             k,
+                             g.NumNodes(),
+                             uint64_t{g.NumNodes()} * k,
+                             m_gpusParameter));
     ClusterParams p = m_cluster;
-    p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
-    return BuildDirectConnect(g, m_nodeBandwidthBps, p);
+    if (k == 1)
+    {
+        p.platform = HbDomainPreset::Custom(1, p.platform.nvlinkRate, p.platform.nicRate);
+    }
+    const uint64_t nodeBps = m_nodeBandwidthBps != 0
+                                 ? m_nodeBandwidthBps
+                                 : k * static_cast<uint64_t>(p.platform.nicRate.GetBitRate());
+    return BuildDirectConnect(g, nodeBps, p);
 }
 
 HbDomainPreset

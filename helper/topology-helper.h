@@ -4,6 +4,7 @@
 #ifndef GPU_FABRIC_TOPOLOGY_HELPER_H
 #define GPU_FABRIC_TOPOLOGY_HELPER_H
 
+#include "ns3/direct-connect-graph.h"
 #include "ns3/fabric-topology.h"
 #include "ns3/hb-domain-preset.h"
 #include "ns3/llm-model.h"
@@ -26,15 +27,16 @@ namespace ns3
  * - "rail-optimized": BuildRailOptimized (a rail-optimized fat-tree);
  * - "fat-tree": BuildFatTree (whole servers under a leaf);
  * - "direct-connect": BuildDirectConnect over the graph SetGraph names
- *   (BuildFromName, e.g. "C(16,{1,2})"), one GPU per node, the node
- *   bandwidth spread over its arcs.
+ *   (BuildFromName, e.g. "C(16,{1,2})"), one GPU per node (or, with
+ *   SetDomainsAsNodes(true), one HB domain of the platform's K GPUs per
+ *   node, sharing its arcs), the node bandwidth spread over its arcs.
  *
  * The three switched topologies are built from the cluster (SetCluster:
  * N, the platform, the radix, ...). A direct-connect topology has as many
- * GPUs as its graph has nodes: ClusterParams::gpus is then replaced by the
- * graph's node count, unless SetGpusRequired(true) says the count was
- * chosen (a --gpus the user gave), in which case a different count is
- * refused rather than ignored.
+ * GPUs as its graph has nodes (times K with domains as nodes):
+ * ClusterParams::gpus is then replaced by that count, unless
+ * SetGpusRequired(true) says the count was chosen (a --gpus the user gave),
+ * in which case a different count is refused rather than ignored.
  *
  * \code
  *   ClusterParams p;
@@ -68,9 +70,24 @@ class TopologyHelper
     /**
      * The graph of a "direct-connect" topology.
      * \param graph a construction name (BuildFromName)
-     * \param nodeBandwidthBps one node's bandwidth, spread over its arcs
+     * \param nodeBandwidthBps one node's bandwidth, spread over its arcs (0:
+     *        the NICs of its GPUs, GetGpusPerNode() x the platform's NIC rate,
+     *        the scale-out bandwidth those GPUs have on a switched fabric)
      */
     void SetGraph(const std::string& graph, uint64_t nodeBandwidthBps);
+
+    /**
+     * \param domains true: every node of a direct-connect graph is an HB
+     *        domain of the platform's K GPUs (NVSwitch inside, the node's arcs
+     *        leaving from its GPUs in turn); false (the default): one GPU per node
+     */
+    void SetDomainsAsNodes(bool domains);
+
+    /// \return GPUs per node of a direct-connect graph: K with domains as nodes, else 1
+    uint32_t GetGpusPerNode() const;
+
+    /// \return the direct-connect graph SetGraph named (FabricConfigError for a bad name)
+    DirectConnectGraph GetGraph() const;
 
     /**
      * \param required whether ClusterParams::gpus was chosen (a
@@ -124,6 +141,7 @@ class TopologyHelper
     std::string m_graph;                         //!< direct-connect graph name
     uint64_t m_nodeBandwidthBps{0};              //!< direct-connect node bandwidth
     bool m_gpusRequired{false};                  //!< ClusterParams::gpus was chosen
+    bool m_domainsAsNodes{false};                //!< a graph node is an HB domain
     std::string m_topologyParameter{"topology"}; //!< what a bad name blames
     std::string m_gpusParameter{"gpus"};         //!< what a bad GPU count blames
     std::string m_graphParameter{"graph"};       //!< what names the graph

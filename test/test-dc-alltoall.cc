@@ -7,21 +7,34 @@
 // (W the sum of a host's distances to all others); checked exactly on
 // hypercubes and the 3 x 3 torus, with one and two GPUs per host, together
 // with the bytes sent (each piece times its hops), the checker, the paths
-// themselves and a flow-level run bounded below by the busiest arc.
+// themselves and a flow-level run bounded below by the busiest arc. The
+// training programs' direct-connect fabric: DirectConnectSchedules picks BFB
+// or this all-to-all where they apply, a program runs them, TopologyHelper
+// puts HB domains on the graph's nodes, and the programs' rows and refusals.
+#include "program-run.h"
+
+#include "ns3/bfb-collective.h"
+#include "ns3/collective-algorithms.h"
 #include "ns3/collective-helper.h"
 #include "ns3/dc-baselines.h"
+#include "ns3/dc-schedules.h"
 #include "ns3/fabric-error.h"
+#include "ns3/iteration-program.h"
 #include "ns3/schedule-checker.h"
+#include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/topology-finder.h"
+#include "ns3/topology-helper.h"
 #include "ns3/transport-helper.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <map>
+#include <numeric>
 #include <set>
 
 using namespace ns3;
+using namespace gpu_fabric_test;
 
 namespace
 {
@@ -62,6 +75,13 @@ struct Case
     std::string graph;
     uint32_t k;
 };
+
+/// Names the case in ctest's listing (gtest prints a struct's bytes otherwise).
+void
+PrintTo(const Case& c, std::ostream* os)
+{
+    *os << c.graph << " K=" << c.k;
+}
 
 class DcAllToAllLoad : public ::testing::TestWithParam<Case>
 {
@@ -222,6 +242,168 @@ TEST(DcAllToAllBadInput, RefusedNamingTheParameter)
     catch (const FabricConfigError& e)
     {
         EXPECT_EQ(e.Parameter(), "graph");
+    }
+}
+
+TEST(DcSchedules, BfbAndTheAllToAllWhereTheyApply)
+{
+    // Hypercube(3) with HB domains of 2 as nodes: 16 GPUs, GPU r on host r / 2
+    DirectConnectSchedules dc(BuildFromName("Hypercube(3)"), 2);
+    const std::vector<uint32_t> even{0, 2, 4, 6, 8, 10, 12, 14};
+    const std::vector<uint32_t> odd{1, 3, 5, 7, 9, 11, 13, 15};
+    std::vector<uint32_t> all(16);
+    std::iota(all.begin(), all.end(), 0);
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", even), "bfb");
+    EXPECT_EQ(dc.AlgorithmFor("allgather", odd), "bfb");
+    EXPECT_EQ(dc.AlgorithmFor("reducescatter", odd), "bfb");
+    EXPECT_EQ(dc.AlgorithmFor("alltoall", all), "dc-shortest-path");
+    // a TP group inside a host, hosts out of order, a subset, a sendrecv: none
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", {0, 1}), "");
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", {2, 0, 4, 6, 8, 10, 12, 14}), "");
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", all), "");
+    EXPECT_EQ(dc.AlgorithmFor("alltoall", even), "");
+    EXPECT_EQ(dc.AlgorithmFor("sendrecv", {0, 2}), "");
+
+    for (const std::string collective : {"allreduce", "allgather", "reducescatter"})
+    {
+        SCOPED_TRACE(collective);
+        ProgramComm c{collective, "ring", odd, 8 * 4096, 0, 0, "dp"};
+        const auto s = dc.Make(c);
+        ASSERT_TRUE(s.has_value());
+        EXPECT_EQ(s->Communicator(), odd);
+        EXPECT_EQ(s->Type(), ParseCollectiveType(collective));
+        EXPECT_EQ(s->Algorithm().rfind("bfb:", 0), 0u) << s->Algorithm();
+        const auto r = ScheduleChecker::Check(*s);
+        EXPECT_TRUE(r.Ok()) << r.message;
+    }
+    EXPECT_FALSE(dc.Make({"allreduce", "ring", {0, 1}, 4096, 0, 0, "tp"}).has_value());
+    const auto a2a = dc.Make({"alltoall", "direct", all, 16 * 1024, 0, 0, "ep"});
+    ASSERT_TRUE(a2a.has_value());
+    EXPECT_EQ(a2a->Algorithm(), "dc-shortest-path");
+}
+
+TEST(DcSchedules, AProgramRunsTheBfbScheduleOnDomainsAsNodes)
+{
+    // Hypercube(2) with HB domains of 2 as nodes: a DP group of GPU 0 of
+    // every domain allreduces with BFB, exactly the schedule run alone
+    ClusterParams cp;
+    cp.gpus = 8;
+    cp.platform = HbDomainPreset::Custom(2, DataRate("800Gbps"), DataRate("100Gbps"));
+    TopologyHelper topologies(cp);
+    topologies.SetGraph("Hypercube(2)", 0);
+    topologies.SetDomainsAsNodes(true);
+    topologies.SetGpusRequired(true);
+    EXPECT_EQ(topologies.GetGpusPerNode(), 2u);
+    const FabricTopology topo = topologies.Create("direct-connect");
+    EXPECT_EQ(topo.GetNGpus(), 8u);
+    const ProgramComm dp{"allreduce", "ring", {0, 2, 4, 6}, 4 * 64 * 1024, 0, 0, "dp"};
+    ParallelProgram p;
+    p.ranks = 8;
+    p.tasks.resize(8);
+    p.comms.push_back(dp);
+    for (uint32_t r = 0; r < 8; r += 2)
+    {
+        p.tasks[r].push_back({ProgramTask::Kind::Comm, 0, 0, {}});
+    }
+    DirectConnectSchedules dc(topologies.GetGraph(), 2);
+    const TransportHelper flow("flow", "backend");
+    InstalledTransport t = flow.Install(topo);
+    Ptr<ProgramRunner> runner = RunProgram(p, t.transport, dc.Source());
+    ASSERT_TRUE(runner->IsComplete());
+    const double programS = runner->GetFinishTime().GetSeconds();
+    EXPECT_EQ(runner->GetRuns()[0]->GetSchedule().Algorithm().rfind("bfb:", 0), 0u);
+    t.Dispose();
+    Simulator::Destroy();
+    const CollectiveResult alone = flow.RunScheduleAlone(topo, *dc.Make(dp));
+    ASSERT_TRUE(alone.complete);
+    EXPECT_DOUBLE_EQ(programS, alone.timeS);
+    // and not the ring the comm names, which takes another time
+    const CollectiveResult ring = flow.RunScheduleAlone(
+        topo,
+        MakeSchedule({"allreduce", "ring", 4, dp.bytes, 0, 1, 0, 0, dp.members}));
+    EXPECT_NE(programS, ring.timeS);
+
+    // a graph whose nodes hold another GPU count is refused naming the GPUs
+    cp.gpus = 16;
+    topologies.SetCluster(cp);
+    try
+    {
+        topologies.Create("direct-connect");
+        FAIL() << "16 GPUs on 4 domains of 2 accepted";
+    }
+    catch (const FabricConfigError& e)
+    {
+        EXPECT_EQ(e.Parameter(), "gpus");
+        EXPECT_NE(
+            std::string(e.what()).find("K x the node count of graph=Hypercube(2) (2 x 4 = 8)"),
+            std::string::npos)
+            << e.what();
+    }
+}
+
+TEST(DcSchedules, MoeAllToAllOnOneGpuPerNodeMatchesTheBusiestArc)
+{
+    // Hypercube(4), one GPU per node at the GPU's NIC rate (400 Gb/s over 4
+    // arcs): every arc carries piece W / d = 8 pieces = M / 2
+    const uint64_t bytes = 1 << 20;
+    const auto j = RunJson(fmt::format("moe-alltoall --presets=dgx-h100 --gpus=16 --bytes={} "
+                                       "--backend=flow --graph='Hypercube(4)' --dc-nodes=gpu",
+                                       bytes),
+                           "dc-moe");
+    ASSERT_TRUE(j.is_object());
+    const double dcS = j["results"][0]["direct_connect_time_s"].get<double>();
+    const double arcS = bytes / 2.0 * 8 / 100e9;
+    EXPECT_GE(dcS, arcS);
+    EXPECT_LE(dcS, arcS * 1.05);
+}
+
+TEST(DcSchedules, FlagshipHasADirectConnectRowWithoutSwitches)
+{
+    const auto j = RunJson("rail-only-vs-fat-tree --quick --png=none --backend=flow --pp=1 "
+                           "--topologies=rail-optimized,direct-connect --graph='Hypercube(3)'",
+                           "dc-flagship");
+    ASSERT_TRUE(j.is_object());
+    bool found = false;
+    for (const auto& r : j["results"])
+    {
+        if (r["topology"] == "direct-connect")
+        {
+            found = true;
+            EXPECT_EQ(r["gpus"], 64);
+            EXPECT_EQ(r["switches"], 0);
+            // 8 domains x 3 arcs, a transceiver at each end of each
+            EXPECT_EQ(r["transceivers"], 2 * 8 * 3);
+            EXPECT_GT(r["iteration_time_s"].get<double>(), 0.0);
+        }
+    }
+    EXPECT_TRUE(found);
+}
+
+TEST(DcSchedules, ProgramsRefuseAGraphOfTheWrongSize)
+{
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"rail-only-vs-fat-tree --quick --png=none --topologies=rail-only,direct-connect "
+         "--graph='Hypercube(4)'",
+         "invalid --graph: got 'Hypercube(4)', allowed: a graph of 8 nodes (64 GPUs in HB "
+         "domains of K = 8 (--dc-nodes=domain)); this one has 16"},
+        {"rail-only-vs-fat-tree --quick --png=none --topologies=direct-connect",
+         "invalid --topologies: got 'direct-connect', allowed: direct-connect with a --graph"},
+        {"rail-only-vs-fat-tree --quick --png=none --graph='Hypercube(3)'",
+         "invalid --graph: got 'Hypercube(3)', allowed: a graph only with direct-connect in "
+         "--topologies"},
+        {"moe-alltoall --presets=dgx-h100 --graph='Hypercube(3)' --dc-nodes=gpu",
+         "invalid --graph: got 'Hypercube(3)', allowed: a graph of 64 nodes (64 GPUs, one per "
+         "node (--dc-nodes=gpu)); this one has 8"},
+        {"moe-alltoall --graph='Hypercube(3)' --dc-nodes=rack",
+         "invalid --dc-nodes: got 'rack', allowed: domain or gpu"},
+        {"moe-alltoall --dc-nodes=gpu",
+         "invalid --dc-nodes: got 'gpu', allowed: only with --graph"},
+    };
+    for (const auto& [args, message] : cases)
+    {
+        const auto [status, out] = RunCapture(args, "dc-refused");
+        EXPECT_EQ(status, 2) << args;
+        EXPECT_NE(out.find(message), std::string::npos) << args << "\n" << out;
     }
 }
 

@@ -4,6 +4,7 @@
 #include "program-support.h"
 
 #include "ns3/boolean.h"
+#include "ns3/dc-schedules.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric.h"
 #include "ns3/flow-transport.h"
@@ -139,6 +140,74 @@ RequireTopologyFlags(const ProgramFlags& cmd, const std::string& topology, doubl
     {
         cmd.OnlyWith(f, topology != "direct-connect", "without --topology=direct-connect");
     }
+}
+
+void
+DirectConnectFlags::Add(ProgramFlags& cmd)
+{
+    cmd.AddValue("graph",
+                 "also run on a direct-connect fabric of this graph (construction name, e.g. "
+                 "Hypercube(4); its nodes x GPUs per node = the GPU count)",
+                 graph);
+    cmd.AddValue("dc-nodes",
+                 "with --graph: domain (a graph node is an HB domain of K GPUs) | gpu (one GPU "
+                 "per node)",
+                 nodes);
+    cmd.AddValue("node-bandwidth-gbps",
+                 "with --graph: bandwidth per graph node, Gb/s (0: the NICs of its GPUs)",
+                 nodeBandwidthGbps);
+}
+
+void
+DirectConnectFlags::Require(const ProgramFlags& cmd) const
+{
+    FabricRequire(nodes == "domain" || nodes == "gpu", "--dc-nodes", nodes, "domain or gpu");
+    FabricRequire(nodeBandwidthGbps == 0 ||
+                      (nodeBandwidthGbps * 1e9 >= 1 && nodeBandwidthGbps * 1e9 < 0x1p64),
+                  "--node-bandwidth-gbps",
+                  cmd.ValueText("node-bandwidth-gbps"),
+                  "0 (the NICs of the node's GPUs) or a rate of at least 1e-9 and below "
+                  "1.8e10 Gb/s");
+    for (const char* f : {"dc-nodes", "node-bandwidth-gbps"})
+    {
+        cmd.OnlyWith(f, !graph.empty(), "with --graph");
+    }
+}
+
+TopologyHelper
+DirectConnectFlags::Topologies(const ClusterParams& cluster) const
+{
+    TopologyHelper topologies(cluster);
+    topologies.SetGraph(graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+    topologies.SetDomainsAsNodes(nodes == "domain");
+    topologies.SetGpusRequired(true);
+    topologies.SetParameterNames("--topologies", "--gpus", "--graph");
+    if (!graph.empty())
+    {
+        const uint32_t k = topologies.GetGpusPerNode();
+        const uint32_t hosts = topologies.GetGraph().NumNodes();
+        FabricRequire(
+            uint64_t{hosts} * k == cluster.gpus,
+            "--graph",
+            graph,
+            fmt::format("a graph of {} nodes ({} GPUs{}); this one has {}",
+                        cluster.gpus / k,
+                        cluster.gpus,
+                        k == 1 ? ", one per node (--dc-nodes=gpu)"
+                               : fmt::format(" in HB domains of K = {} (--dc-nodes=domain)", k),
+                        hosts));
+    }
+    return topologies;
+}
+
+ProgramRunner::ScheduleSource
+ScheduleSourceFor(const TopologyHelper& topologies, const std::string& topology)
+{
+    if (topology != "direct-connect")
+    {
+        return {};
+    }
+    return DirectConnectSchedules(topologies.GetGraph(), topologies.GetGpusPerNode()).Source();
 }
 
 ParallelProgram

@@ -14,6 +14,7 @@
 #include "ns3/link-utilization-recorder.h"
 #include "ns3/program-runner.h"
 #include "ns3/timeline-recorder.h"
+#include "ns3/topology-helper.h"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,52 @@ class ProgramFlags;
 void RequireTopologyFlags(const ProgramFlags& cmd,
                           const std::string& topology,
                           double nodeBandwidthGbps);
+
+/**
+ * The direct-connect fabric of a training program (rail-only-vs-fat-tree,
+ * moe-alltoall, flow-scale): --graph (a construction name, e.g.
+ * Hypercube(4); empty: no direct-connect fabric), --dc-nodes (domain: each
+ * graph node is an HB domain of K GPUs sharing its arcs; gpu: one GPU per
+ * node) and --node-bandwidth-gbps (0: the NICs of a node's GPUs, K or 1 x
+ * B_nic, the scale-out bandwidth they have on the switched fabrics).
+ */
+struct DirectConnectFlags
+{
+    std::string graph;           //!< --graph
+    std::string nodes{"domain"}; //!< --dc-nodes
+    double nodeBandwidthGbps{0}; //!< --node-bandwidth-gbps
+
+    /// \param cmd the program's flags, before Parse
+    void Add(ProgramFlags& cmd);
+
+    /**
+     * Check the flags after Parse: --dc-nodes names domain or gpu, the
+     * bandwidth is 0 or a rate that fits 64 bits, and --dc-nodes and
+     * --node-bandwidth-gbps come only with --graph.
+     * \param cmd the parsed flags
+     */
+    void Require(const ProgramFlags& cmd) const;
+
+    /**
+     * The topologies of \p cluster with the graph as "direct-connect"; a
+     * graph whose nodes do not hold exactly cluster.gpus GPUs is refused
+     * naming --graph.
+     * \param cluster the job's cluster (N, platform, radix)
+     * \return the helper
+     */
+    TopologyHelper Topologies(const ClusterParams& cluster) const;
+};
+
+/**
+ * The schedules a program's comms take on \p topology: on "direct-connect",
+ * the fabric's own (DirectConnectSchedules over the graph of \p topologies:
+ * BFB, the shortest-path all-to-all) where they apply; elsewhere none (each
+ * comm's own algorithm). For RunProgram's third argument.
+ * \param topologies what builds the topology \param topology its name
+ * \return the source (empty off direct-connect)
+ */
+ProgramRunner::ScheduleSource ScheduleSourceFor(const TopologyHelper& topologies,
+                                                const std::string& topology);
 
 /**
  * The programs' small GPT job: tensor parallelism over one HB domain (K of

@@ -553,18 +553,23 @@ BuildIterationProgram(const TrainingIteration& iteration, const IterationProgram
 }
 
 Ptr<ProgramRunner>
-StartProgram(const ParallelProgram& program, Ptr<Transport> transport)
+StartProgram(const ParallelProgram& program,
+             Ptr<Transport> transport,
+             const ProgramRunner::ScheduleSource& source)
 {
     Ptr<ProgramRunner> runner = CreateObject<ProgramRunner>();
     runner->Setup(program, transport);
+    runner->SetScheduleSource(source);
     Simulator::ScheduleNow(&ProgramRunner::Start, runner);
     return runner;
 }
 
 Ptr<ProgramRunner>
-RunProgram(const ParallelProgram& program, Ptr<Transport> transport)
+RunProgram(const ParallelProgram& program,
+           Ptr<Transport> transport,
+           const ProgramRunner::ScheduleSource& source)
 {
-    Ptr<ProgramRunner> runner = StartProgram(program, transport);
+    Ptr<ProgramRunner> runner = StartProgram(program, transport, source);
     Simulator::Run();
     return runner;
 }

@@ -7,8 +7,8 @@
 #include "program-runner.h"
 #include "traffic-matrix.h"
 
-#include "ns3/transport.h"
 #include "ns3/ptr.h"
+#include "ns3/transport.h"
 
 #include <cstdint>
 #include <string>
@@ -129,17 +129,23 @@ IterationProgram BuildIterationProgram(const TrainingIteration& iteration,
  *        schedules its start at the current simulation time (the caller runs
  *        the simulator).
  * \param program the program \param transport the message layer
+ * \param source a fabric's own schedules (ProgramRunner::SetScheduleSource)
  * \return the runner
  */
-Ptr<ProgramRunner> StartProgram(const ParallelProgram& program, Ptr<Transport> transport);
+Ptr<ProgramRunner> StartProgram(const ParallelProgram& program,
+                                Ptr<Transport> transport,
+                                const ProgramRunner::ScheduleSource& source = {});
 
 /**
  * \ingroup gpu-fabric
  * \brief Run a program to completion: StartProgram, then Simulator::Run().
  * \param program the program \param transport the message layer
+ * \param source a fabric's own schedules (ProgramRunner::SetScheduleSource)
  * \return the runner (check IsComplete(); GetFinishTime() is absolute time)
  */
-Ptr<ProgramRunner> RunProgram(const ParallelProgram& program, Ptr<Transport> transport);
+Ptr<ProgramRunner> RunProgram(const ParallelProgram& program,
+                              Ptr<Transport> transport,
+                              const ProgramRunner::ScheduleSource& source = {});
 
 } // namespace ns3
 

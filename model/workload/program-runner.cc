@@ -291,6 +291,12 @@ ProgramRunner::Start()
 }
 
 void
+ProgramRunner::SetScheduleSource(ScheduleSource source)
+{
+    m_source = std::move(source);
+}
+
+void
 ProgramRunner::Ready(uint32_t rank, uint32_t task)
 {
     m_taskStartedTrace(rank, task);
@@ -307,7 +313,12 @@ ProgramRunner::Ready(uint32_t rank, uint32_t task)
         // built when first reached, so that a long program holds only the
         // schedules of comms in progress or done
         CollectiveSchedule s;
-        if (comm.collective == "sendrecv")
+        std::optional<CollectiveSchedule> own;
+        if (m_source && (own = m_source(comm)))
+        {
+            s = std::move(*own);
+        }
+        else if (comm.collective == "sendrecv")
         {
             s = SendRecvPairs(2, {{0, 1}}, comm.bytes, comm.chunkBytes, 1);
             s.SetCommunicator(comm.members);

@@ -10,6 +10,8 @@
 #include "ns3/traced-callback.h"
 #include "ns3/transport.h"
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +103,17 @@ class ProgramRunner : public Object
     /// Start every rank now.
     void Start();
 
+    /**
+     * Builds a comm's schedule in place of MakeSchedule when it returns one:
+     * a fabric's own algorithms (the direct-connect schedules of
+     * DirectConnectSchedules) for the comms they apply to, nothing for the
+     * rest. The schedule's local rank i must be comm.members[i].
+     */
+    using ScheduleSource = std::function<std::optional<CollectiveSchedule>(const ProgramComm&)>;
+
+    /// \param source the source (empty: MakeSchedule for every comm); before Start
+    void SetScheduleSource(ScheduleSource source);
+
     /// \return true when every task of every rank has completed
     bool IsComplete() const;
     /// \return time the last task completed
@@ -174,7 +187,8 @@ class ProgramRunner : public Object
 
     ParallelProgram m_program;
     Ptr<Transport> m_transport;
-    std::vector<std::vector<uint32_t>> m_waiting;                 //!< unmet deps per task
+    ScheduleSource m_source;                      //!< a fabric's own schedules (may be empty)
+    std::vector<std::vector<uint32_t>> m_waiting; //!< unmet deps per task
     std::vector<std::vector<std::vector<uint32_t>>> m_dependents; //!< per task
     std::vector<std::vector<uint32_t>> m_commTask; //!< comm -> task index of each member
     std::vector<std::vector<double>> m_commStart;  //!< comm -> start time of each member
