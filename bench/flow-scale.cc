@@ -75,6 +75,7 @@ struct ScaleConfig
     uint32_t tp{0}; //!< iteration: 0 = Eq. 1's optimum, rounded to a feasible size
     uint32_t microBatches{1};
     std::string granularity{"micro-batch"};
+    DirectConnectFlags dc; //!< --topology=direct-connect: the graph
 };
 
 /// Eq. 1's variables for the job, its TP term in bytes (the paper counts
@@ -210,10 +211,11 @@ RunOne(const ScaleConfig& c)
     p.platform = TopologyHelper::GetPlatform(c.preset);
     CheckNames(c);
     p.radix = c.radix;
-    FabricRequire(c.topology == "rail-only" || c.topology == "rail-optimized",
+    FabricRequire(c.topology == "rail-only" || c.topology == "rail-optimized" ||
+                      c.topology == "direct-connect",
                   "--topology",
                   c.topology,
-                  "rail-only, rail-optimized or both");
+                  "rail-only, rail-optimized, both or direct-connect");
     const uint32_t k = p.platform.gpusPerDomain;
     FabricRequire(c.gpus % k == 0 && c.gpus / k >= 2,
                   "--gpus",
@@ -261,16 +263,17 @@ RunOne(const ScaleConfig& c)
     }
     const auto t0 = Clock::now();
     const double cpu0 = CpuSeconds();
+    const TopologyHelper topologies = c.dc.Topologies(p, "--topology");
     InstalledTransport installed =
-        TransportHelper(c.backend, "--backend")
-            .Install(c.topology == "rail-only" ? BuildRailOnly(p) : BuildRailOptimized(p));
+        TransportHelper(c.backend, "--backend").Install(topologies.Create(c.topology));
     Ptr<Transport> transport = installed.transport;
     const auto t1 = Clock::now();
     Workload w;
     CollectiveHelper helper(transport);
     if (program)
     {
-        Ptr<ProgramRunner> runner = RunProgram(program->program, transport);
+        Ptr<ProgramRunner> runner =
+            RunProgram(program->program, transport, ScheduleSourceFor(topologies, c.topology));
         FabricRequire(runner->IsComplete(),
                       "iteration",
                       "incomplete",
@@ -502,7 +505,10 @@ main(int argc, char* argv[])
                  c.gpus);
     cmd.AddValue("preset", "platform preset", c.preset);
     cmd.AddValue("radix", "switch radix", c.radix);
-    cmd.AddValue("topology", "rail-only | rail-optimized | both", topology);
+    cmd.AddValue("topology",
+                 "rail-only | rail-optimized | both | direct-connect (with --graph)",
+                 topology);
+    c.dc.Add(cmd);
     cmd.AddValue("backend", "flow | packet (not with --table)", c.backend);
     cmd.AddValue("tp-bytes", "phases: TP allreduce size (bytes)", c.tpBytes);
     cmd.AddValue("dp-bytes", "phases: DP allreduce size (bytes)", c.dpBytes);
@@ -531,10 +537,20 @@ main(int argc, char* argv[])
     GlobalValue::GetValueByName("SchedulerType", scheduler);
     try
     {
-        FabricRequire(topology == "both" || topology == "rail-only" || topology == "rail-optimized",
+        FabricRequire(topology == "both" || topology == "rail-only" ||
+                          topology == "rail-optimized" || topology == "direct-connect",
                       "--topology",
                       topology,
-                      "rail-only, rail-optimized or both");
+                      "rail-only, rail-optimized, both or direct-connect");
+        c.dc.Require(cmd);
+        // a graph has one size: not the --table's sweep of GPU counts
+        cmd.OnlyWith("graph",
+                     topology == "direct-connect" && !table,
+                     "with --topology=direct-connect, without --table");
+        FabricRequire(topology != "direct-connect" || !c.dc.graph.empty(),
+                      "--topology",
+                      topology,
+                      "direct-connect with a --graph (e.g. --graph=Hypercube(5))");
         // the platform as simulated: the preset with any --ns3::HbDomain::* flag
         const HbDomainPreset platform = TopologyHelper::GetPlatform(c.preset);
         CheckNames(c);

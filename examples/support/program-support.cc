@@ -175,13 +175,13 @@ DirectConnectFlags::Require(const ProgramFlags& cmd) const
 }
 
 TopologyHelper
-DirectConnectFlags::Topologies(const ClusterParams& cluster) const
+DirectConnectFlags::Topologies(const ClusterParams& cluster, const std::string& topologyFlag) const
 {
     TopologyHelper topologies(cluster);
     topologies.SetGraph(graph, static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
     topologies.SetDomainsAsNodes(nodes == "domain");
     topologies.SetGpusRequired(true);
-    topologies.SetParameterNames("--topologies", "--gpus", "--graph");
+    topologies.SetParameterNames(topologyFlag, "--gpus", "--graph");
     if (!graph.empty())
     {
         const uint32_t k = topologies.GetGpusPerNode();

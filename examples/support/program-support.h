@@ -68,9 +68,11 @@ struct DirectConnectFlags
      * graph whose nodes do not hold exactly cluster.gpus GPUs is refused
      * naming --graph.
      * \param cluster the job's cluster (N, platform, radix)
+     * \param topologyFlag the flag that names topologies (for an unknown name)
      * \return the helper
      */
-    TopologyHelper Topologies(const ClusterParams& cluster) const;
+    TopologyHelper Topologies(const ClusterParams& cluster,
+                              const std::string& topologyFlag = "--topologies") const;
 };
 
 /**
