@@ -55,12 +55,7 @@ PayloadBytes(Ptr<const Packet> p, const FabricHeader& h)
     uint32_t bytes = p->GetSize() - FabricHeader::kSerializedSize;
     if ((h.flags & FabricHeader::kFlagInt) != 0)
     {
-        Ptr<Packet> copy = p->Copy();
-        FabricHeader skip;
-        copy->RemoveHeader(skip);
-        FabricIntHeader telemetry;
-        copy->PeekHeader(telemetry);
-        bytes -= telemetry.GetSerializedSize();
+        bytes -= FabricIntHeader::Of(*p).GetSerializedSize();
     }
     return bytes;
 }

@@ -160,6 +160,17 @@ FabricAckHeader::Print(std::ostream& os) const
 
 NS_OBJECT_ENSURE_REGISTERED(FabricIntHeader);
 
+FabricIntHeader
+FabricIntHeader::Of(const Packet& p)
+{
+    Ptr<Packet> copy = p.Copy();
+    FabricHeader h;
+    copy->RemoveHeader(h);
+    FabricIntHeader telemetry;
+    copy->PeekHeader(telemetry);
+    return telemetry;
+}
+
 TypeId
 FabricIntHeader::GetTypeId()
 {

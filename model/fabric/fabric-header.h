@@ -155,6 +155,12 @@ class FabricIntHeader : public Header
     uint8_t nHops{0};                 //!< records that follow
     std::array<Hop, kMaxHops> hops{}; //!< the records
 
+    /**
+     * \param p a data frame whose FabricHeader has kFlagInt
+     * \return the telemetry that follows its FabricHeader
+     */
+    static FabricIntHeader Of(const Packet& p);
+
     /// \return the TypeId
     static TypeId GetTypeId();
     TypeId GetInstanceTypeId() const override;

@@ -397,6 +397,26 @@ PacketTransport::CcSent(CcFlow& f, uint32_t payload)
     f.cc->OnSent(frame);
 }
 
+namespace
+{
+/// The header of a control packet from a flow's receiver back to its sender.
+FabricHeader
+ControlHeader(uint32_t receiver,
+              uint32_t sender,
+              uint32_t messageId,
+              uint16_t flowLabel,
+              uint8_t flags)
+{
+    FabricHeader h;
+    h.src = receiver;
+    h.dst = sender;
+    h.messageId = messageId;
+    h.flowLabel = flowLabel;
+    h.flags = flags;
+    return h;
+}
+} // namespace
+
 void
 PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
                                   uint32_t payload,
@@ -413,14 +433,11 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
         {
             rx.cnpSent = true;
             rx.lastCnp = now;
-            FabricHeader cnp;
-            cnp.src = h.dst;
-            cnp.dst = h.src;
-            cnp.messageId = h.messageId;
-            cnp.flowLabel = h.flowLabel;
-            cnp.flags = FabricHeader::kFlagCnp;
             ++m_cnpsSent;
-            SendControl(cnp, nullptr, nullptr);
+            SendControl(
+                ControlHeader(h.dst, h.src, h.messageId, h.flowLabel, FabricHeader::kFlagCnp),
+                nullptr,
+                nullptr);
         }
     }
     if (++rx.unacked >= m_ackEvery || (h.flags & FabricHeader::kFlagLast) != 0)
@@ -445,14 +462,10 @@ PacketTransport::SendAck(uint32_t receiver,
     FabricAckHeader ack;
     ack.ackedBytes = rx.bytes;
     ack.markedBytes = rx.marked;
-    FabricHeader h;
-    h.src = receiver;
-    h.dst = sender;
-    h.messageId = messageId;
-    h.flowLabel = flowLabel;
-    h.flags = FabricHeader::kFlagAck | (telemetry != nullptr ? FabricHeader::kFlagInt : 0);
+    const uint8_t flags =
+        FabricHeader::kFlagAck | (telemetry != nullptr ? FabricHeader::kFlagInt : 0);
     ++m_acksSent;
-    SendControl(h, &ack, telemetry);
+    SendControl(ControlHeader(receiver, sender, messageId, flowLabel, flags), &ack, telemetry);
 }
 
 void
@@ -1108,18 +1121,6 @@ PacketTransport::Unblock(uint32_t src, uint32_t dst)
 
 namespace
 {
-/// A data packet's telemetry (it carries kFlagInt).
-FabricIntHeader
-TelemetryOf(const Ptr<const Packet>& p)
-{
-    Ptr<Packet> copy = p->Copy();
-    FabricHeader h;
-    copy->RemoveHeader(h);
-    FabricIntHeader telemetry;
-    copy->PeekHeader(telemetry);
-    return telemetry;
-}
-
 /// The payload bytes of a data packet (its INT records are not payload).
 uint32_t
 PayloadOf(const Ptr<const Packet>& p, const FabricHeaderData& h)
@@ -1129,7 +1130,7 @@ PayloadOf(const Ptr<const Packet>& p, const FabricHeaderData& h)
     {
         return bytes;
     }
-    return bytes - TelemetryOf(p).GetSerializedSize();
+    return bytes - FabricIntHeader::Of(*p).GetSerializedSize();
 }
 } // namespace
 
@@ -1146,7 +1147,7 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
         }
         if ((h.flags & FabricHeader::kFlagInt) != 0)
         {
-            const FabricIntHeader telemetry = TelemetryOf(p);
+            const FabricIntHeader telemetry = FabricIntHeader::Of(*p);
             payload -= telemetry.GetSerializedSize();
             ReceiverFeedback(h, payload, &telemetry);
         }
