@@ -15,6 +15,7 @@ option(GPU_FABRIC_TESTS "Build the GoogleTest suites" ON)
 option(GPU_FABRIC_EXAMPLES "Build examples and benchmarks" ON)
 option(GPU_FABRIC_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(GPU_FABRIC_PYTHON "Build the Python bindings (pybind11)" ON)
+option(GPU_FABRIC_MPI "Distributed runs on ns-3's MPI simulator (needs an ns-3 built with MPI)" OFF)
 
 if(GPU_FABRIC_SANITIZE)
   # -O1 as AddressSanitizer's documentation advises: it halves the compile
@@ -31,16 +32,30 @@ endif()
 # requirement fails against ns-3's exact-version config file.
 find_package(ns3 REQUIRED)
 
-# ns-3 < 3.43 names its targets ns3::libcore, later ones ns3::core.
-foreach(mod core network internet applications flow-monitor traffic-control)
+# ns-3 < 3.43 names its targets ns3::libcore, later ones ns3::core. core and
+# network are required; the Internet stack's modules only build the fabric-ip
+# example and test (the MPI build's ns-3 leaves them out); mpi is the
+# distributed build's (GPU_FABRIC_MPI).
+set(GPU_FABRIC_NS3_IP ON)
+foreach(mod core network internet applications flow-monitor traffic-control mpi)
   if(TARGET ns3::lib${mod})
     set(lib${mod} ns3::lib${mod})
   elseif(TARGET ns3::${mod})
     set(lib${mod} ns3::${mod})
-  else()
+  elseif(mod STREQUAL "core" OR mod STREQUAL "network")
     message(FATAL_ERROR "ns-3 module '${mod}' not found in the installed ns-3")
+  elseif(mod STREQUAL "mpi")
+    if(GPU_FABRIC_MPI)
+      message(FATAL_ERROR "GPU_FABRIC_MPI needs an ns-3 built with MPI (its mpi module); "
+                          "scripts/build.sh --mpi builds one (doc/gpu-fabric.rst, Distributed runs)")
+    endif()
+  else()
+    set(GPU_FABRIC_NS3_IP OFF)
   endif()
 endforeach()
+if(GPU_FABRIC_MPI)
+  set(GPU_FABRIC_NS3_MPI_LIBRARY ${libmpi})
+endif()
 
 # Debian links with --as-needed: a program that reaches our library only
 # through the TypeId system would drop it and its TypeIds would be missing.

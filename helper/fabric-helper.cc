@@ -3,7 +3,10 @@
  */
 #include "fabric-helper.h"
 
+#include "../model/fabric/fabric-internal.h"
+
 #include "ns3/data-rate.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
@@ -32,54 +35,6 @@ NameOfRole(const std::string& role)
     std::string name = role.empty() ? "switch" : role;
     std::replace(name.begin(), name.end(), '/', '-');
     return name;
-}
-
-/**
- * The names of a topology's vertices, without prefix: "gpu-R",
- * "nvswitch-D-P" (an NVSwitch outside any domain: "nvswitch-I"), "<role>-I"
- * (I counts that role's switches in vertex order). A hand-built topology
- * whose roles make a name twice gets "-v<vertex>" on the switch (or the
- * later vertex of one kind).
- */
-std::vector<std::string>
-VertexNames(const FabricTopology& topo)
-{
-    std::vector<std::string> names(topo.GetNVertices());
-    std::map<std::string, uint32_t> perRole;
-    for (uint32_t v = 0; v < names.size(); ++v)
-    {
-        const TopoNode& n = topo.Node(v);
-        if (n.kind == TopoNodeKind::Gpu)
-        {
-            names[v] = fmt::format("gpu-{}", n.rank);
-        }
-        else if (n.kind == TopoNodeKind::NvSwitch && n.domain >= 0)
-        {
-            names[v] = fmt::format("nvswitch-{}-{}", n.domain, n.local);
-        }
-        else
-        {
-            const std::string role =
-                n.kind == TopoNodeKind::NvSwitch ? "nvswitch" : NameOfRole(n.role);
-            names[v] = fmt::format("{}-{}", role, perRole[role]++);
-        }
-    }
-    // GPUs keep their names first, then NVSwitches, then switches
-    std::set<std::string> seen;
-    for (const TopoNodeKind kind :
-         {TopoNodeKind::Gpu, TopoNodeKind::NvSwitch, TopoNodeKind::Switch})
-    {
-        for (uint32_t v = 0; v < names.size(); ++v)
-        {
-            if (topo.Node(v).kind == kind && !seen.insert(names[v]).second)
-            {
-                names[v] += fmt::format("-v{}", v);
-                NS_ABORT_MSG_UNLESS(seen.insert(names[v]).second,
-                                    "two vertices named " << names[v]);
-            }
-        }
-    }
-    return names;
 }
 
 /// The first of \p names, after \p prefix, taken in ns3::Names ("" if none).
@@ -145,6 +100,51 @@ RequireNotTopologySet(const std::string& setter, const std::string& name, const 
 }
 
 } // namespace
+
+std::vector<std::string>
+FabricVertexNames(const FabricTopology& topo)
+{
+    std::vector<std::string> names(topo.GetNVertices());
+    std::map<std::string, uint32_t> perRole;
+    for (uint32_t v = 0; v < names.size(); ++v)
+    {
+        const TopoNode& n = topo.Node(v);
+        if (n.kind == TopoNodeKind::Gpu)
+        {
+            names[v] = fmt::format("gpu-{}", n.rank);
+        }
+        else if (n.kind == TopoNodeKind::NvSwitch && n.domain >= 0)
+        {
+            names[v] = fmt::format("nvswitch-{}-{}", n.domain, n.local);
+        }
+        else
+        {
+            const std::string role =
+                n.kind == TopoNodeKind::NvSwitch ? "nvswitch" : NameOfRole(n.role);
+            names[v] = fmt::format("{}-{}", role, perRole[role]++);
+        }
+    }
+    // GPUs keep their names first, then NVSwitches, then switches
+    std::set<std::string> seen;
+    for (const TopoNodeKind kind :
+         {TopoNodeKind::Gpu, TopoNodeKind::NvSwitch, TopoNodeKind::Switch})
+    {
+        for (uint32_t v = 0; v < names.size(); ++v)
+        {
+            if (topo.Node(v).kind == kind && !seen.insert(names[v]).second)
+            {
+                names[v] += fmt::format("-v{}", v);
+                NS_ABORT_MSG_UNLESS(seen.insert(names[v]).second,
+                                    "two vertices named " << names[v]);
+            }
+        }
+    }
+    return names;
+}
+
+/// First random stream of a partitioned fabric's ports (FabricHelper::SetPartition),
+/// above the small indices scenarios give AssignStreams, below ns-3's automatic ones.
+constexpr int64_t kPartitionStreamBase = int64_t{1} << 40;
 
 bool
 AttributeDefaultChanged(TypeId tid, const std::string& name, std::string* value)
@@ -239,6 +239,12 @@ FabricHelper::SetNamePrefix(const std::string& prefix)
 }
 
 void
+FabricHelper::SetPartition(const FabricPartition& partition)
+{
+    m_rankOf = partition.rankOf;
+}
+
+void
 FabricHelper::DisableNames()
 {
     m_names = false;
@@ -282,20 +288,36 @@ FabricHelper::Install(const FabricTopology& topology) const
     std::string prefix;
     if (m_names)
     {
-        names = VertexNames(topology);
+        names = FabricVertexNames(topology);
         names.emplace_back("fabric");
         names.emplace_back("transport");
         prefix = ChooseNamePrefix(names);
     }
+    FabricRequire(
+        m_rankOf.empty() || m_rankOf.size() == topology.GetNVertices(),
+        "partition (vertices)",
+        m_rankOf.size(),
+        fmt::format("one rank per vertex of the topology installed ({})", topology.GetNVertices()));
     auto fabric = CreateObject<Fabric>();
     fabric->m_topology = topology;
     const FabricTopology& topo = fabric->m_topology;
     const uint32_t nv = topo.GetNVertices();
     fabric->m_nodes.resize(nv);
     fabric->m_gpus.resize(topo.GetNGpus());
+
+    struct SystemIdReset // the next nodes made elsewhere are rank 0's again
+    {
+        ~SystemIdReset()
+        {
+            FabricNextSystemId() = 0;
+        }
+    } systemIdReset;
+
     for (uint32_t v = 0; v < nv; ++v)
     {
         const TopoNode& tn = topo.Node(v);
+        // a Node's system id is fixed when it is made
+        FabricNextSystemId() = m_rankOf.empty() ? 0 : m_rankOf[v];
         Ptr<FabricNode> node;
         if (tn.kind == TopoNodeKind::Gpu)
         {
@@ -316,6 +338,11 @@ FabricHelper::Install(const FabricTopology& topology) const
             node = sw;
         }
         node->SetEcmpSalt(VertexSalt(v));
+        if (!m_rankOf.empty())
+        {
+            // the results of one process on any number of ranks
+            node->SetCanonicalTies(true);
+        }
         fabric->m_nodes[v] = node;
     }
     // Ports are added in the order the topology numbered them, so that the
@@ -334,6 +361,11 @@ FabricHelper::Install(const FabricTopology& topology) const
             dev->SetDataRate(DataRate(cable.rateBps));
             dev->SetNvLink(cable.kind == TopoLinkKind::NvLink);
             dev->Attach(channel);
+            if (!m_rankOf.empty())
+            {
+                // RED draws that do not depend on which port marks first
+                dev->AssignStreams(kPartitionStreamBase + 2 * c + end);
+            }
             const uint32_t v = end == 0 ? cable.a : cable.b;
             const uint32_t port = end == 0 ? cable.aPort : cable.bPort;
             ports[v].emplace_back(port, dev);
@@ -360,6 +392,50 @@ FabricHelper::Install(const FabricTopology& topology) const
     }
     fabric->m_transport = CreateObject<PacketTransport>();
     fabric->m_transport->Install(fabric->m_gpus);
+    if (!m_rankOf.empty() && FabricDistributed::GetSize() > 1)
+    {
+        const uint32_t ranks = *std::max_element(m_rankOf.begin(), m_rankOf.end()) + 1;
+        FabricRequire(
+            ranks <= FabricDistributed::GetSize(),
+            "partition (ranks)",
+            ranks,
+            fmt::format("at most the {} MPI ranks running", FabricDistributed::GetSize()));
+        // the lookahead, and a word's delay from this rank to each other:
+        // the least delay of a cable between the two (the null-message
+        // protocol promises no less); with the granted time window any rank
+        // may be reached in one lookahead
+        const uint32_t me = FabricDistributed::GetSystemId();
+        Time lookahead = Time::Max();
+        std::vector<Time> toRank(FabricDistributed::GetSize(), Time::Max());
+        for (const TopoCable& c : cables)
+        {
+            const uint32_t ra = m_rankOf[c.a];
+            const uint32_t rb = m_rankOf[c.b];
+            if (ra == rb)
+            {
+                continue;
+            }
+            const Time d = NanoSeconds(c.delayNs);
+            lookahead = std::min(lookahead, d);
+            if (ra == me || rb == me)
+            {
+                Time& w = toRank[ra == me ? rb : ra];
+                w = std::min(w, d);
+            }
+        }
+        if (lookahead != Time::Max())
+        {
+            for (uint32_t r = 0; r < toRank.size(); ++r)
+            {
+                if (toRank[r] == Time::Max())
+                {
+                    toRank[r] =
+                        r == me || FabricDistributed::UsesNullMessages() ? Time(0) : lookahead;
+                }
+            }
+            fabric->m_transport->SetDistributed(lookahead, toRank);
+        }
+    }
     fabric->m_transport->SetSourceRoutes(fabric->m_sourceRoutes);
     // every loss in the fabric is reported to the transport, which resends
     const auto lost = MakeCallback(&PacketTransport::PacketLost, fabric->m_transport);

@@ -4,6 +4,7 @@
 #ifndef GPU_FABRIC_FABRIC_HELPER_H
 #define GPU_FABRIC_FABRIC_HELPER_H
 
+#include "ns3/fabric-partition.h"
 #include "ns3/fabric-trace-helper.h"
 #include "ns3/fabric.h"
 #include "ns3/object-factory.h"
@@ -23,6 +24,17 @@ namespace ns3
  *         registered with (Config::SetDefault, --ns3:: flags)
  */
 bool AttributeDefaultChanged(TypeId tid, const std::string& name, std::string* value = nullptr);
+
+/**
+ * \ingroup gpu-fabric
+ * The names FabricHelper gives a topology's vertices, without prefix:
+ * "gpu-R", "nvswitch-D-P" (an NVSwitch outside any domain: "nvswitch-I"),
+ * "<role>-I" (I counts that role's switches in vertex order). A hand-built
+ * topology whose roles make a name twice gets "-v<vertex>" on the switch (or
+ * the later vertex of one kind). Partition files name vertices this way.
+ * \param topo the topology \return one name per vertex
+ */
+std::vector<std::string> FabricVertexNames(const FabricTopology& topo);
 
 /**
  * \ingroup gpu-fabric
@@ -91,6 +103,22 @@ class FabricHelper : public FabricDeviceTraceHelper
     void DisableNames();
 
     /**
+     * Build the next fabrics partitioned over MPI ranks: each vertex's node
+     * gets its rank as ns-3 system id (FabricPartitioner makes one). In a
+     * distributed run every rank builds the whole fabric and simulates its
+     * own nodes; without one (one process) the ids only label the nodes.
+     * Every node handles same-instant arrivals in the canonical order
+     * (FabricNode::SetCanonicalTies), so the fabric gives the same results
+     * on one process and on any number of ranks; its ports' RED marking
+     * draws take random streams 2^40 + 2 x cable + end
+     * (FabricNetDevice::AssignStreams), so they do not depend on which port
+     * marks first either.
+     * \param partition the partition (its rankOf has one entry per vertex of
+     *        the topologies installed next)
+     */
+    void SetPartition(const FabricPartition& partition);
+
+    /**
      * Build the fabric.
      * \param topology the description
      * \return the fabric
@@ -110,6 +138,7 @@ class FabricHelper : public FabricDeviceTraceHelper
     ObjectFactory m_deviceFactory;
     std::optional<std::string> m_namePrefix; //!< unset: the first free one
     bool m_names{true};                      //!< name the fabric's objects
+    std::vector<uint32_t> m_rankOf;          //!< per vertex: its system id (empty: all 0)
 };
 
 } // namespace ns3

@@ -18,16 +18,7 @@ jobs="${JOBS:-$(nproc)}"
 mkdir -p "$cache"
 tree="$(ls -d "$cache"/ns3-*/ns-3.37 2>/dev/null | head -n 1 || true)"
 if [ -z "$tree" ]; then
-  if ! grep -rqs "^Types: deb-src" /etc/apt/sources.list.d/ && ! grep -qs "^deb-src" /etc/apt/sources.list; then
-    cat > /etc/apt/sources.list.d/gpu-fabric-deb-src.sources <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  fi
-  apt-get update -qq
+  "$root/scripts/add-deb-src.sh"
   (cd "$cache" && apt-get source -qq ns3)
   tree="$(ls -d "$cache"/ns3-*/ns-3.37 | head -n 1)"
 fi

@@ -3,6 +3,7 @@
  */
 #include "fabric-channel.h"
 
+#include "fabric-distributed.h"
 #include "fabric-internal.h"
 #include "fabric-net-device.h"
 
@@ -18,6 +19,116 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("FabricChannel");
 NS_OBJECT_ENSURE_REGISTERED(FabricChannel);
+NS_OBJECT_ENSURE_REGISTERED(FabricRemoteHeader);
+
+TypeId
+FabricRemoteHeader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::FabricRemoteHeader")
+                            .SetParent<Header>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<FabricRemoteHeader>();
+    return tid;
+}
+
+TypeId
+FabricRemoteHeader::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+FabricRemoteHeader::GetSerializedSize() const
+{
+    return 5 + (kind == kFrameMessage ? 33 : 0);
+}
+
+void
+FabricRemoteHeader::Serialize(Buffer::Iterator i) const
+{
+    i.WriteU8(kind);
+    i.WriteHtonU32(epoch);
+    if (kind == kFrameMessage)
+    {
+        i.WriteHtonU64(bytes);
+        i.WriteHtonU64(static_cast<uint64_t>(start));
+        i.WriteHtonU64(sink);
+        i.WriteHtonU64(cookie);
+        i.WriteU8(hasSink ? 1 : 0);
+    }
+}
+
+uint32_t
+FabricRemoteHeader::Deserialize(Buffer::Iterator i)
+{
+    kind = i.ReadU8();
+    epoch = i.ReadNtohU32();
+    if (kind == kFrameMessage)
+    {
+        bytes = i.ReadNtohU64();
+        start = static_cast<int64_t>(i.ReadNtohU64());
+        sink = i.ReadNtohU64();
+        cookie = i.ReadNtohU64();
+        hasSink = i.ReadU8() != 0;
+    }
+    return GetSerializedSize();
+}
+
+NS_OBJECT_ENSURE_REGISTERED(FabricMessageTag);
+
+TypeId
+FabricMessageTag::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::FabricMessageTag")
+                            .SetParent<Tag>()
+                            .SetGroupName("GpuFabric")
+                            .AddConstructor<FabricMessageTag>();
+    return tid;
+}
+
+TypeId
+FabricMessageTag::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+FabricMessageTag::GetSerializedSize() const
+{
+    return 33;
+}
+
+void
+FabricMessageTag::Serialize(TagBuffer i) const
+{
+    i.WriteU64(bytes);
+    i.WriteU64(static_cast<uint64_t>(start));
+    i.WriteU64(sink);
+    i.WriteU64(cookie);
+    i.WriteU8(hasSink ? 1 : 0);
+}
+
+void
+FabricMessageTag::Deserialize(TagBuffer i)
+{
+    bytes = i.ReadU64();
+    start = static_cast<int64_t>(i.ReadU64());
+    sink = i.ReadU64();
+    cookie = i.ReadU64();
+    hasSink = i.ReadU8() != 0;
+}
+
+void
+FabricMessageTag::Print(std::ostream& os) const
+{
+    os << "bytes=" << bytes << " start=" << start << " sink=" << sink << " cookie=" << cookie;
+}
+
+void
+FabricRemoteHeader::Print(std::ostream& os) const
+{
+    os << "kind=" << static_cast<uint32_t>(kind) << " epoch=" << epoch;
+}
 
 TypeId
 FabricChannel::GetTypeId()
@@ -97,7 +208,35 @@ FabricChannel::RefreshEnds()
         m_send.nodeId[i] = m_device[i]->GetNodeId();
         m_send.epoch[i] = m_device[i]->GetLinkEpoch();
         m_dir[1 - i].peer = PeekPointer(m_device[i]); // direction 1 - i ends at device i
+        Ptr<Node> node = m_device[i]->GetNode();
+        m_dir[1 - i].remote =
+            node && FabricDistributed::GetSize() > 1 && !FabricDistributed::IsLocal(*node);
     }
+}
+
+void
+FabricChannel::TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Time arrival) const
+{
+    Ptr<Packet> copy = p ? p->Copy() : Create<Packet>();
+    FabricRemoteHeader envelope;
+    envelope.kind = kind;
+    envelope.epoch = m_send.epoch[1 - d];
+    FabricMessageTag message;
+    if (p && copy->RemovePacketTag(message))
+    {
+        // packet tags do not cross: the envelope carries it
+        envelope.kind = FabricRemoteHeader::kFrameMessage;
+        envelope.bytes = message.bytes;
+        envelope.start = message.start;
+        envelope.sink = message.sink;
+        envelope.cookie = message.cookie;
+        envelope.hasSink = message.hasSink;
+    }
+    copy->AddHeader(envelope);
+    FabricDistributed::SendPacket(copy,
+                                  arrival,
+                                  m_send.nodeId[1 - d],
+                                  m_device[1 - d]->GetIfIndex());
 }
 
 void
@@ -112,6 +251,11 @@ FabricChannel::Transmit(const Ptr<Packet>& p,
     // in order on the wire: never before the packet ahead (see class doc)
     const Time arrival = std::max(now + txTime + m_send.delay, dir.lastArrival);
     dir.lastArrival = arrival;
+    if (dir.remote)
+    {
+        TransmitRemote(p, d, FabricRemoteHeader::kFrame, arrival);
+        return;
+    }
     FabricRingPush(dir.wire, InFlight{p, meta, m_send.epoch[1 - d]});
     dir.arrive->Schedule(m_send.nodeId[1 - d], arrival - now);
 }
@@ -263,6 +407,15 @@ FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
         return; // no frames on a down link
     }
     Ptr<FabricNetDevice> peer = GetPeer(sender);
+    const uint32_t d = sender->m_port.channelEnd;
+    if (m_dir[d].remote)
+    {
+        TransmitRemote(nullptr,
+                       d,
+                       pause ? FabricRemoteHeader::kPause : FabricRemoteHeader::kResume,
+                       Simulator::Now() + m_send.delay);
+        return;
+    }
     Simulator::ScheduleWithContext(peer->GetNode()->GetId(),
                                    m_send.delay,
                                    &FabricNetDevice::ReceiveFlowControl,

@@ -151,7 +151,16 @@ class FabricChannel : public Channel
         Ptr<FabricRecurringEventBase> arrive;
         Time lastArrival;               //!< arrival time of the newest
         FabricNetDevice* peer{nullptr}; //!< the receiving end (m_device holds it)
+        bool remote{false};             //!< the receiving end is on another rank
     };
+
+    /**
+     * Send a frame (or a PFC frame) to the end of direction \p d on another
+     * rank (FabricDistributed), to arrive at \p arrival.
+     * \param p the frame (nullptr for a PFC frame) \param d the direction
+     * \param kind FabricRemoteHeader::Kind \param arrival arrival time
+     */
+    void TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Time arrival) const;
 
     /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
     template <uint32_t d>

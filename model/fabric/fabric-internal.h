@@ -18,9 +18,11 @@
 #include "fabric-node.h"
 
 #include "ns3/event-impl.h"
+#include "ns3/header.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
 #include "ns3/simulator.h"
+#include "ns3/tag.h"
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +32,74 @@
 
 namespace ns3
 {
+
+/**
+ * What a fabric frame carries across ranks, in front of it, besides its own
+ * bytes (a distributed run's envelope, never on the simulated wire): what
+ * it is, and the receiving end's link epoch when it was sent.
+ */
+class FabricRemoteHeader : public Header
+{
+  public:
+    /// What the envelope holds.
+    enum Kind : uint8_t
+    {
+        kFrame = 0,        //!< a frame on the cable
+        kPause = 1,        //!< a PFC pause for the receiving transmitter
+        kResume = 2,       //!< a PFC resume
+        kTransport = 3,    //!< a transport's own word to its end on the receiving rank
+        kFrameMessage = 4, //!< a frame, with its message's FabricMessageTag
+    };
+
+    uint8_t kind{kFrame}; //!< Kind
+    uint32_t epoch{0};    //!< the receiving end's link epoch when sent
+    uint64_t bytes{0};    //!< kFrameMessage: FabricMessageTag::bytes
+    int64_t start{0};     //!< kFrameMessage: FabricMessageTag::start (time steps)
+    uint64_t sink{0};     //!< kFrameMessage: FabricMessageTag::sink
+    uint64_t cookie{0};   //!< kFrameMessage: FabricMessageTag::cookie
+    bool hasSink{false};  //!< kFrameMessage: FabricMessageTag::hasSink
+
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(Buffer::Iterator start) const override;
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    void Print(std::ostream& os) const override;
+};
+
+/**
+ * What the receiving rank must know of a message whose frames cross ranks
+ * (a distributed run): a packet tag on each of its data packets, carried
+ * across in the frame's FabricRemoteHeader (ns-3 does not serialize packet
+ * tags) and put back on the other side.
+ */
+class FabricMessageTag : public Tag
+{
+  public:
+    uint64_t bytes{0};   //!< the message's size
+    int64_t start{0};    //!< when it was sent (time steps)
+    uint64_t sink{0};    //!< its MessageSink's serial
+    uint64_t cookie{0};  //!< for the sink
+    bool hasSink{false}; //!< a sink is to be told
+
+    /// \return the TypeId
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(TagBuffer i) const override;
+    void Deserialize(TagBuffer i) override;
+    void Print(std::ostream& os) const override;
+};
+
+/**
+ * The ns-3 system id (MPI rank) the next FabricNode is made with: a Node's
+ * system id is fixed by its constructor, and nodes are made by ObjectFactory
+ * (which passes none), so FabricHelper sets this around the nodes of a
+ * partitioned fabric (FabricHelper::SetPartition) and puts it back to 0.
+ * \return the value, to read or set
+ */
+uint32_t& FabricNextSystemId();
 
 /**
  * \ingroup gpu-fabric

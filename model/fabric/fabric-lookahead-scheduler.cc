@@ -10,6 +10,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ns3
 {
@@ -438,7 +439,18 @@ FabricLookaheadScheduler::IsEmpty() const
 Scheduler::Event
 FabricLookaheadScheduler::PeekNext() const
 {
-    NS_ASSERT(m_windowSize > 0);
+    if (m_windowSize == 0)
+    {
+        // ns-3.37's NullMessageSimulatorImpl asks for the next event's time
+        // when a rank's last event sends to another rank (Next() in
+        // CalculateGuaranteeTime): no event is due, ever
+        Scheduler::Event none;
+        none.impl = nullptr;
+        none.key.m_ts = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+        none.key.m_uid = std::numeric_limits<uint32_t>::max();
+        none.key.m_context = 0;
+        return none;
+    }
     const Entry& e = m_window[m_windowFirst];
     return Event{e.impl, e.key};
 }

@@ -4,6 +4,7 @@
 #include "fabric-net-device.h"
 
 #include "fabric-channel.h"
+#include "fabric-distributed.h"
 #include "fabric-header.h"
 #include "fabric-internal.h"
 #include "fabric-node.h"
@@ -233,6 +234,7 @@ FabricNetDevice::DoDispose()
     m_port.txCookie = nullptr;
     m_port.txPrefetch = nullptr;
     m_loss = LossCallback();
+    m_remoteTransport = Callback<void, Ptr<Packet>>();
     m_receiveErrorModel = nullptr;
     m_rxCallback = NetDevice::ReceiveCallback();
     m_promiscCallback = NetDevice::PromiscReceiveCallback();
@@ -468,10 +470,25 @@ FabricNetDevice::EcnMarks(uint32_t queued)
     if (!m_ecnRandom)
     {
         m_ecnRandom = CreateObject<UniformRandomVariable>();
+        if (m_ecnStream >= 0)
+        {
+            m_ecnRandom->SetStream(m_ecnStream);
+        }
     }
     const double p = m_port.ecnPmax * (queued - m_port.ecnKmin) /
                      static_cast<double>(m_port.ecnKmax - m_port.ecnKmin);
     return m_ecnRandom->GetValue() < p;
+}
+
+int64_t
+FabricNetDevice::AssignStreams(int64_t stream)
+{
+    m_ecnStream = stream;
+    if (m_ecnRandom)
+    {
+        m_ecnRandom->SetStream(stream);
+    }
+    return 1;
 }
 
 void
@@ -1151,6 +1168,17 @@ FabricNetDevice::DropOnArrival(const Ptr<Packet>& p, uint32_t epoch)
 void
 FabricNetDevice::Receive(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch)
 {
+    if (m_port.deferTies)
+    {
+        m_port.fabricNode->Defer(this, p, meta, epoch);
+        return;
+    }
+    ReceiveNow(p, meta, epoch);
+}
+
+void
+FabricNetDevice::ReceiveNow(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch)
+{
     ++m_port.stats.arrivals;
     // one test of the port's first line unless a link flap or an error model
     // asks for more
@@ -1232,6 +1260,17 @@ FabricNetDevice::ReleaseIngress(uint32_t bytes)
 
 void
 FabricNetDevice::ReceiveFlowControl(bool pause, uint32_t epoch)
+{
+    if (m_port.deferTies)
+    {
+        m_port.fabricNode->DeferFlowControl(this, pause, epoch);
+        return;
+    }
+    ReceiveFlowControlNow(pause, epoch);
+}
+
+void
+FabricNetDevice::ReceiveFlowControlNow(bool pause, uint32_t epoch)
 {
     ++m_port.stats.flowControlFrames;
     if (LostOnWire(epoch))
@@ -1450,6 +1489,72 @@ FabricNetDevice::SetNode(Ptr<Node> node)
     {
         m_port.channel->RefreshEnds(); // it schedules arrivals in our node's context
     }
+    if (FabricDistributed::GetSize() > 1 && FabricDistributed::IsLocal(*node))
+    {
+        FabricDistributed::AttachReceiver(this,
+                                          MakeCallback(&FabricNetDevice::ReceiveRemote, this));
+    }
+}
+
+void
+FabricNetDevice::ReceiveRemote(Ptr<Packet> p)
+{
+    FabricRemoteHeader envelope;
+    p->RemoveHeader(envelope);
+    if (envelope.kind == FabricRemoteHeader::kFrameMessage)
+    {
+        FabricMessageTag message;
+        message.bytes = envelope.bytes;
+        message.start = envelope.start;
+        message.sink = envelope.sink;
+        message.cookie = envelope.cookie;
+        message.hasSink = envelope.hasSink;
+        p->AddPacketTag(message);
+        envelope.kind = FabricRemoteHeader::kFrame;
+    }
+    switch (envelope.kind)
+    {
+    case FabricRemoteHeader::kFrame: {
+        FabricFrameMeta meta;
+        if (FabricHeader::IsFabricFrame(*p))
+        {
+            FabricHeader h;
+            p->PeekHeader(h);
+            meta.header = h;
+            meta.hasHeader = true;
+        }
+        Receive(p, meta, envelope.epoch);
+        return;
+    }
+    case FabricRemoteHeader::kPause:
+    case FabricRemoteHeader::kResume:
+        ReceiveFlowControl(envelope.kind == FabricRemoteHeader::kPause, envelope.epoch);
+        return;
+    case FabricRemoteHeader::kTransport:
+        if (!m_remoteTransport.IsNull())
+        {
+            m_remoteTransport(p);
+        }
+        return;
+    default:
+        NS_FATAL_ERROR("FabricNetDevice: unknown envelope kind "
+                       << static_cast<uint32_t>(envelope.kind) << " from another rank");
+    }
+}
+
+void
+FabricNetDevice::SetRemoteTransportCallback(Callback<void, Ptr<Packet>> cb)
+{
+    m_remoteTransport = cb;
+}
+
+void
+FabricNetDevice::SendRemoteTransport(Ptr<Packet> p, Time arrival, uint32_t node, uint32_t ifIndex)
+{
+    FabricRemoteHeader envelope;
+    envelope.kind = FabricRemoteHeader::kTransport;
+    p->AddHeader(envelope);
+    FabricDistributed::SendPacket(p, arrival, node, ifIndex);
 }
 
 bool

@@ -242,6 +242,33 @@ class FabricNetDevice : public NetDevice
     void SetLossCallback(LossCallback cb);
 
     /**
+     * Fix the random stream of this port's RED marking draws (made when
+     * marking first draws), as ns-3 models' AssignStreams do: with it, the
+     * draws do not depend on which port marks first, which a distributed
+     * run changes (FabricHelper assigns every port of a partitioned fabric
+     * its own).
+     * \param stream the first stream index to use
+     * \return the number of streams used (1)
+     */
+    int64_t AssignStreams(int64_t stream);
+
+    /**
+     * In a distributed run (FabricDistributed), a transport's word to this
+     * device's node from another rank (FabricRemoteHeader::kTransport, the
+     * envelope removed) is handed to \p cb; without one it is dropped.
+     * \param cb the transport's handler
+     */
+    void SetRemoteTransportCallback(Callback<void, Ptr<Packet>> cb);
+
+    /**
+     * Send a transport's word to the node of device \p ifIndex of node \p node
+     * on another rank, to arrive at \p arrival (at least the lookahead ahead).
+     * \param p the word \param arrival when it arrives \param node the node id
+     * \param ifIndex the device's interface index there
+     */
+    static void SendRemoteTransport(Ptr<Packet> p, Time arrival, uint32_t node, uint32_t ifIndex);
+
+    /**
      * Take this end of the link down or up (FabricChannel::SetLinkUp does
      * both ends). Going down loses the queued packets (the packet being
      * serialized is lost on the wire), drops every later Enqueue and forgets
@@ -349,6 +376,16 @@ class FabricNetDevice : public NetDevice
      * \param pause pause (true) or resume \param epoch the link epoch when sent
      */
     void ReceiveFlowControl(bool pause, uint32_t epoch);
+    /// A frame, PFC frame or transport word from another rank (FabricRemoteHeader first).
+    void ReceiveRemote(Ptr<Packet> p);
+
+    // Called by the owning FabricNode (its canonical order of same-instant
+    // arrivals, FabricNode::SetCanonicalTies).
+    friend class FabricNode;
+    /// Receive's work, in the node's order.
+    void ReceiveNow(const Ptr<Packet>& p, const FabricFrameMeta& meta, uint32_t epoch);
+    /// ReceiveFlowControl's work, in the node's order.
+    void ReceiveFlowControlNow(bool pause, uint32_t epoch);
     /// Set the link state (queue flushed when going down); \return whether it changed
     bool ChangeLinkState(bool up);
     /// After a change: link-change callbacks, and a restart when up.
@@ -475,6 +512,7 @@ class FabricNetDevice : public NetDevice
         uint8_t channelEnd{0};           //!< which end of the channel this is (set by it)
         uint32_t controlQueued{0};       //!< control-class frames waiting (served first)
         bool intEnabled{false};          //!< append INT hops (a switch port)
+        bool deferTies{false};           //!< arrivals wait for the node's canonical order
         // the transmitter
         boost::circular_buffer<QueuedFrame> queuedFrames; //!< beside each queued packet
         Ptr<FabricChannel> channel;                       //!< the cable
@@ -508,16 +546,18 @@ class FabricNetDevice : public NetDevice
     DataRate m_rate;          //!< line rate
     double m_stepsPerByte{0}; //!< time steps per byte at m_rate
 
-    Ptr<Node> m_node;                    //!< owner
-    uint32_t m_ifIndex{0};               //!< interface index in the node
-    bool m_nvlink{false};                //!< NVLink port
-    Mac48Address m_address;              //!< MAC address (for ns-3 APIs only)
-    Time m_pausedSince;                  //!< when the current pause began
-    LossCallback m_loss;                 //!< lost packets, for a transport
-    Ptr<ErrorModel> m_receiveErrorModel; //!< which arriving frames are corrupt, if set
+    Ptr<Node> m_node;                              //!< owner
+    uint32_t m_ifIndex{0};                         //!< interface index in the node
+    bool m_nvlink{false};                          //!< NVLink port
+    Mac48Address m_address;                        //!< MAC address (for ns-3 APIs only)
+    Time m_pausedSince;                            //!< when the current pause began
+    LossCallback m_loss;                           //!< lost packets, for a transport
+    Callback<void, Ptr<Packet>> m_remoteTransport; //!< transport words from other ranks
+    Ptr<ErrorModel> m_receiveErrorModel;           //!< which arriving frames are corrupt, if set
     /// control-class frames waiting, first in first out (Port::controlQueued counts them)
     std::deque<std::pair<Ptr<Packet>, FabricFrameMeta>> m_control;
     Ptr<UniformRandomVariable> m_ecnRandom; //!< RED marking draws (created when RED is on)
+    int64_t m_ecnStream{-1};                //!< its stream (AssignStreams; -1: automatic)
     NetDevice::ReceiveCallback m_rxCallback;
     NetDevice::PromiscReceiveCallback m_promiscCallback;
     // the traces of every packet: tested through Port::traces

@@ -5,11 +5,13 @@
 
 #include "fabric-internal.h"
 
+#include "ns3/boolean.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ns3
@@ -25,6 +27,15 @@ FabricNode::GetTypeId()
         TypeId("ns3::FabricNode")
             .SetParent<Node>()
             .SetGroupName("GpuFabric")
+            .AddAttribute(
+                "CanonicalTies",
+                "Handle frames arriving at the same instant in a canonical order "
+                "(port index, PFC frames first) after the instant's other events, "
+                "so that a distributed run on any number of ranks gives the results "
+                "of one process (SetCanonicalTies; on for a partitioned fabric).",
+                BooleanValue(false),
+                MakeBooleanAccessor(&FabricNode::SetCanonicalTies, &FabricNode::GetCanonicalTies),
+                MakeBooleanChecker())
             .AddTraceSource("NoRouteDrop",
                             "A packet was dropped because no route leads to its destination "
                             "(or it carries no FabricHeader to route on).",
@@ -33,7 +44,15 @@ FabricNode::GetTypeId()
     return tid;
 }
 
+uint32_t&
+FabricNextSystemId()
+{
+    static uint32_t next = 0;
+    return next;
+}
+
 FabricNode::FabricNode()
+    : Node(FabricNextSystemId())
 {
     m_fwd.salt = FabricEcmpHash(GetId(), 0x9e3779b9U, 0, 0);
 }
@@ -42,6 +61,7 @@ void
 FabricNode::DoDispose()
 {
     m_loss = FabricNetDevice::LossCallback();
+    m_deferred.clear();
     m_fwd.ports.clear();
     Node::DoDispose();
 }
@@ -64,8 +84,75 @@ FabricNode::AddPort(Ptr<FabricNetDevice> device)
                               GetId()));
     AddDevice(device); // sets the device's node
     device->SetPortIndex(m_fwd.ports.size());
+    device->m_port.deferTies = m_canonicalTies;
     m_fwd.ports.push_back(device);
     return m_fwd.ports.size() - 1;
+}
+
+void
+FabricNode::SetCanonicalTies(bool on)
+{
+    m_canonicalTies = on;
+    for (const auto& port : m_fwd.ports)
+    {
+        port->m_port.deferTies = on;
+    }
+}
+
+bool
+FabricNode::GetCanonicalTies() const
+{
+    return m_canonicalTies;
+}
+
+void
+FabricNode::Defer(FabricNetDevice* port,
+                  const Ptr<Packet>& p,
+                  const FabricFrameMeta& meta,
+                  uint32_t epoch)
+{
+    if (m_deferred.empty())
+    {
+        // after every event of this instant already due: all arrivals of an
+        // instant are scheduled before it (a cable's delay or a frame's
+        // serialization ahead), from this rank or, in a distributed run,
+        // received from another before the instant is simulated
+        Simulator::ScheduleNow(&FabricNode::FlushDeferred, this);
+    }
+    m_deferred.push_back(Deferred{port->m_port.portIndex, true, port, p, meta, epoch, false});
+}
+
+void
+FabricNode::DeferFlowControl(FabricNetDevice* port, bool pause, uint32_t epoch)
+{
+    if (m_deferred.empty())
+    {
+        Simulator::ScheduleNow(&FabricNode::FlushDeferred, this);
+    }
+    m_deferred.push_back(Deferred{port->m_port.portIndex, false, port, nullptr, {}, epoch, pause});
+}
+
+void
+FabricNode::FlushDeferred()
+{
+    std::vector<Deferred> batch;
+    batch.swap(m_deferred);
+    // by port, PFC before data; a port's own arrivals keep their order (one
+    // cable direction is FIFO)
+    std::stable_sort(batch.begin(), batch.end(), [](const Deferred& a, const Deferred& b) {
+        return a.port != b.port ? a.port < b.port : (!a.data && b.data);
+    });
+    for (const Deferred& d : batch)
+    {
+        if (d.data)
+        {
+            d.dev->ReceiveNow(d.packet, d.meta, d.epoch);
+        }
+        else
+        {
+            d.dev->ReceiveFlowControlNow(d.pause, d.epoch);
+        }
+    }
 }
 
 uint32_t

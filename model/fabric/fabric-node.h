@@ -98,6 +98,22 @@ class FabricNode : public Node
     /// \param cb called with every packet this node drops (no route, refused relay)
     void SetLossCallback(FabricNetDevice::LossCallback cb);
 
+    /**
+     * Handle the frames (and PFC frames) that arrive at the same instant in
+     * a canonical order: by port index, PFC frames of a port before its data,
+     * each port's in order, after every other event of that instant already
+     * due (one more event per instant with arrivals). ns-3 orders events of
+     * one instant by when they were scheduled, which a distributed run
+     * cannot reproduce for frames from another rank; with this order on, a
+     * run gives the same results on any number of ranks (FabricHelper turns
+     * it on for a partitioned fabric). Off by default: ns-3's order, and no
+     * extra event. The attribute CanonicalTies.
+     * \param on the order on or off
+     */
+    void SetCanonicalTies(bool on);
+    /// \return whether same-instant arrivals are handled in the canonical order
+    bool GetCanonicalTies() const;
+
   protected:
     /**
      * Handle a received packet whose header has been read.
@@ -132,6 +148,32 @@ class FabricNode : public Node
 
   private:
     friend class FabricDataPlane; // prefetch hooks (fabric-internal.h, not installed)
+    friend class FabricNetDevice; // its arrivals wait here for the canonical order
+
+    /// An arrival waiting for the end of its instant (SetCanonicalTies).
+    struct Deferred
+    {
+        uint32_t port;        //!< its port's index
+        bool data;            //!< a frame (else a PFC frame, handled first)
+        FabricNetDevice* dev; //!< the port
+        Ptr<Packet> packet;   //!< the frame
+        FabricFrameMeta meta; //!< beside it
+        uint32_t epoch;       //!< the port's link epoch when sent
+        bool pause;           //!< PFC: pause (else resume)
+    };
+
+    /// Keep a frame for the end of this instant.
+    void Defer(FabricNetDevice* port,
+               const Ptr<Packet>& p,
+               const FabricFrameMeta& meta,
+               uint32_t epoch);
+    /// Keep a PFC frame for the end of this instant.
+    void DeferFlowControl(FabricNetDevice* port, bool pause, uint32_t epoch);
+    /// Handle the instant's arrivals in the canonical order.
+    void FlushDeferred();
+
+    std::vector<Deferred> m_deferred; //!< this instant's arrivals, in arrival order
+    bool m_canonicalTies{false};      //!< SetCanonicalTies
 
     /**
      * What SelectPort() picks, as a port index (inline in fabric-node.cc,

@@ -794,12 +794,13 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     f.notBefore = 0;
     ++m_totals.messagesSent;
     m_totals.bytesSent += bytes;
+    // every message counts for FlowLabels=source-sequence, as at packet level
+    const auto flowLabel = NewFlowLabel(srcRank, dstRank, id);
     if (bytes == 0 || srcRank == dstRank)
     {
         Simulator::ScheduleNow(&FlowTransport::Complete, this, id);
         return id;
     }
-    const auto flowLabel = FlowLabelOf(srcRank, dstRank, id);
     try
     {
         Route(id, flowLabel);

@@ -7,10 +7,12 @@
 
 #include "ns3/boolean.h"
 #include "ns3/fabric-channel.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-work.h"
 #include "ns3/log.h"
 #include "ns3/nstime.h"
+#include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -569,7 +571,7 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     m.delivery = std::move(delivery);
     // Flow label per message (like one queue pair per message): spreads
     // concurrent messages of one pair over ECMP paths, keeps each in order.
-    m.flowLabel = FlowLabelOf(srcRank, dstRank, id);
+    m.flowLabel = NewFlowLabel(srcRank, dstRank, id);
     if (m_pending++ == 0 && !m_busy.IsNull())
     {
         m_busy();
@@ -608,10 +610,101 @@ PacketTransport::Reject(uint32_t id, const std::string& why)
                             fmt::format("a rank reachable from rank {} ({})", m.src, why));
 }
 
+/// What travels between the ranks of a message's two ends (distributed
+/// runs) besides its frames: bookkeeping for the sender's rank.
+struct PacketTransport::Word
+{
+    /// What the word says.
+    enum Kind : uint8_t
+    {
+        kComplete = 2, //!< the sender's message arrived whole
+        kLoss = 3,     //!< a packet of the receiving rank's GPU was lost
+    };
+
+    uint8_t kind{kComplete}; //!< Kind
+    FabricHeaderData header; //!< src, dst, messageId (loss: the lost packet's header)
+    int64_t startNs{0};      //!< loss: when it was lost (time steps)
+    uint32_t payload{0};     //!< loss: payload bytes of the lost packet
+    bool congestion{false};  //!< loss: a queue overflow
+};
+
+namespace
+{
+/// A Word as the bytes of a packet (only between ranks, never on a cable).
+class WordHeader : public Header
+{
+  public:
+    static constexpr uint32_t kSize = 1 + 4 * 4 + 2 + 2 + 8 + 4 + 1;
+
+    static TypeId GetTypeId()
+    {
+        static TypeId tid =
+            TypeId("ns3::PacketTransportWordHeader").SetParent<Header>().SetGroupName("GpuFabric");
+        return tid;
+    }
+
+    TypeId GetInstanceTypeId() const override
+    {
+        return GetTypeId();
+    }
+
+    uint32_t GetSerializedSize() const override
+    {
+        return kSize;
+    }
+
+    void Serialize(Buffer::Iterator i) const override
+    {
+        i.WriteU8(kind);
+        i.WriteHtonU32(header.src);
+        i.WriteHtonU32(header.dst);
+        i.WriteHtonU32(header.messageId);
+        i.WriteHtonU32(header.sequence);
+        i.WriteHtonU16(header.flowLabel);
+        i.WriteU8(header.flags);
+        i.WriteU8(header.hop);
+        i.WriteHtonU64(static_cast<uint64_t>(startNs));
+        i.WriteHtonU32(payload);
+        i.WriteU8(congestion ? 1 : 0);
+    }
+
+    uint32_t Deserialize(Buffer::Iterator i) override
+    {
+        kind = i.ReadU8();
+        header.src = i.ReadNtohU32();
+        header.dst = i.ReadNtohU32();
+        header.messageId = i.ReadNtohU32();
+        header.sequence = i.ReadNtohU32();
+        header.flowLabel = i.ReadNtohU16();
+        header.flags = i.ReadU8();
+        header.hop = i.ReadU8();
+        startNs = static_cast<int64_t>(i.ReadNtohU64());
+        payload = i.ReadNtohU32();
+        congestion = i.ReadU8() != 0;
+        return kSize;
+    }
+
+    void Print(std::ostream& os) const override
+    {
+        os << "word " << static_cast<uint32_t>(kind) << " " << header.src << "->" << header.dst
+           << " message " << header.messageId;
+    }
+
+    uint8_t kind{0};         //!< Word::kind
+    FabricHeaderData header; //!< Word::header
+    int64_t startNs{0};      //!< Word::startNs
+    uint32_t payload{0};     //!< Word::payload
+    bool congestion{false};  //!< Word::congestion
+};
+} // namespace
+
 uint64_t
 PacketTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery)
 {
+    const bool remote = m_distributed && RequireDistributedSend(srcRank, dstRank, bytes, delivery);
     const uint32_t id = NewMessage(srcRank, dstRank, bytes, std::move(delivery));
+    // its packets carry what the receiver's rank must know (FabricMessageTag)
+    m_messages[id].remote = remote;
     if (Local(id))
     {
         return id;
@@ -692,6 +785,10 @@ PacketTransport::SendRouted(uint32_t srcRank,
                             uint16_t routeId,
                             DoneCallback done)
 {
+    FabricRequire(!m_distributed,
+                  "routed send",
+                  fmt::format("{} -> {}", srcRank, dstRank),
+                  "a one-process run (explicit routes are not carried across ranks)");
     const uint32_t id = NewMessage(srcRank, dstRank, bytes, Delivery::To(done));
     Message& m = m_messages[id];
     m.flowLabel = routeId; // the route id travels in the flow label
@@ -1039,6 +1136,10 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
             {
                 AddTelemetry(p, h);
             }
+            if (m.remote)
+            {
+                TagRemote(p, m);
+            }
             p->AddHeader(h);
             port->Enqueue(p, h, nullptr);
             ++took;
@@ -1157,6 +1258,11 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
         }
     }
     Credit(h.src, h.dst, payload);
+    if (m_distributed && m_localGpu[h.src] == 0)
+    {
+        DeliverRemote(p, h, payload);
+        return;
+    }
     Message& m = m_messages[h.messageId];
     if (m.failed)
     {
@@ -1203,13 +1309,35 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         return;
     }
     p->PeekHeader(h);
+    const uint32_t payload = (h.flags & FabricHeader::kControlFlags) != 0 ? 0 : PayloadOf(p, h);
+    if (m_distributed && h.src < m_localGpu.size() && m_localGpu[h.src] == 0)
+    {
+        // the sender (of the data, or of the lost ACK) is on another rank:
+        // it hears of the loss a lookahead later
+        Word w;
+        w.kind = Word::kLoss;
+        w.header = h;
+        w.startNs = Simulator::Now().GetTimeStep();
+        w.payload = payload;
+        w.congestion = congestion;
+        SendWord(h.src, w);
+        return;
+    }
+    SenderLost(h, payload, congestion, Time(0));
+}
+
+void
+PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool congestion, Time late)
+{
+    // the resend leaves RetransmitTimeout after the loss, however late heard of
+    const Time rto = m_rto - late;
     if ((h.flags & FabricHeader::kControlFlags) != 0)
     {
         // a lost ACK is made good by the next; the last one of a flow is
         // sent again (a CNP is not: the next mark sends another)
         if ((h.flags & FabricHeader::kFlagAck) != 0)
         {
-            Simulator::Schedule(m_rto,
+            Simulator::Schedule(rto,
                                 &PacketTransport::SendAck,
                                 this,
                                 h.src,
@@ -1230,7 +1358,6 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         return; // not one of ours
     }
     // the lost packet's buffer slot is free again (a resend takes it anew)
-    const uint32_t payload = PayloadOf(p, h);
     Credit(h.src, h.dst, payload);
     if ((h.flags & FabricHeader::kFlagCc) != 0)
     {
@@ -1248,7 +1375,7 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
     ++m_lostPackets;
     if (m.lost++ == 0 && m.firstLoss.IsZero())
     {
-        m.firstLoss = Simulator::Now();
+        m.firstLoss = Simulator::Now() - late;
     }
     const uint64_t key = (static_cast<uint64_t>(h.messageId) << 32) | h.sequence;
     const uint32_t attempts = ++m_attempts[key];
@@ -1263,7 +1390,7 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
             fmt::format("packet {} lost {} times (MaxRetransmissions)", h.sequence, attempts));
         return;
     }
-    Simulator::Schedule(m_rto, &PacketTransport::Retransmit, this, h.messageId, h.sequence);
+    Simulator::Schedule(rto, &PacketTransport::Retransmit, this, h.messageId, h.sequence);
 }
 
 void
@@ -1304,6 +1431,10 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     if ((h.flags & FabricHeader::kFlagCc) != 0 && m_ccUsesTelemetry)
     {
         AddTelemetry(p, h);
+    }
+    if (m.remote)
+    {
+        TagRemote(p, m);
     }
     p->AddHeader(h);
     --m.lost;
@@ -1501,6 +1632,221 @@ void
 PacketTransport::SetBusyCallback(Callback<void> cb)
 {
     m_busy = cb;
+}
+
+bool
+PacketTransport::RequireDistributedSend(uint32_t srcRank,
+                                        uint32_t dstRank,
+                                        uint64_t bytes,
+                                        const Delivery& delivery) const
+{
+    RequireRanks(srcRank, dstRank);
+    FabricRequire(m_localGpu[srcRank] != 0,
+                  "source rank",
+                  srcRank,
+                  fmt::format("a GPU this process simulates (MPI rank {}): in a distributed run "
+                              "only a GPU's own rank sends from it",
+                              FabricDistributed::GetSystemId()));
+    if (m_localGpu[dstRank] != 0)
+    {
+        return false;
+    }
+    FabricRequire(bytes > 0,
+                  "message bytes",
+                  bytes,
+                  fmt::format("at least 1 for a message to GPU {}, simulated by another rank (a "
+                              "0-byte message completes at once, where its receiver is not)",
+                              dstRank));
+    FabricRequire(delivery.done.IsNull(),
+                  "delivery",
+                  fmt::format("a callback, for a message {} -> {}", srcRank, dstRank),
+                  "a MessageSink (Send with a sink and cookie) or nothing, for a message to a "
+                  "GPU another rank simulates: a callback cannot be called there");
+    return true;
+}
+
+void
+PacketTransport::SetDistributed(Time lookahead, const std::vector<Time>& wordDelay)
+{
+    FabricRequire(lookahead.IsStrictlyPositive(),
+                  "lookahead",
+                  fmt::format("{} ns", lookahead.GetNanoSeconds()),
+                  "a positive time (the least delay of a cable between ranks)");
+    FabricRequire(m_window == 0,
+                  "ns3::PacketTransport::ConnectionWindow",
+                  m_window,
+                  "0 in a distributed run (credits return instantly, which cannot cross ranks)");
+    FabricRequire(m_rto >= lookahead,
+                  "ns3::PacketTransport::RetransmitTimeout",
+                  fmt::format("{} ns", m_rto.GetNanoSeconds()),
+                  fmt::format("at least the run's lookahead ({} ns): a loss on another rank is "
+                              "heard of a lookahead later",
+                              lookahead.GetNanoSeconds()));
+    m_distributed = true;
+    m_lookahead = lookahead;
+    m_wordDelay = wordDelay;
+    for (const Time& d : wordDelay)
+    {
+        FabricRequire(m_rto >= d,
+                      "ns3::PacketTransport::RetransmitTimeout",
+                      fmt::format("{} ns", m_rto.GetNanoSeconds()),
+                      fmt::format("at least the delay of a word between ranks ({} ns): a loss "
+                                  "on another rank is heard of that much later",
+                                  d.GetNanoSeconds()));
+    }
+    m_localGpu.assign(m_gpus.size(), 0);
+    for (uint32_t r = 0; r < m_gpus.size(); ++r)
+    {
+        m_localGpu[r] = FabricDistributed::IsLocal(*m_gpus[r]) ? 1 : 0;
+        if (m_localGpu[r] == 0)
+        {
+            continue;
+        }
+        for (uint32_t i = 0; i < m_gpus[r]->GetNPorts(); ++i)
+        {
+            m_gpus[r]->GetPort(i)->SetRemoteTransportCallback(
+                MakeCallback(&PacketTransport::ReceiveWord, this));
+        }
+    }
+}
+
+bool
+PacketTransport::IsLocalGpu(uint32_t rank) const
+{
+    return !m_distributed || (rank < m_localGpu.size() && m_localGpu[rank] != 0);
+}
+
+void
+PacketTransport::SendWord(uint32_t gpu, const Word& w)
+{
+    WordHeader wh;
+    wh.kind = w.kind;
+    wh.header = w.header;
+    wh.startNs = w.startNs;
+    wh.payload = w.payload;
+    wh.congestion = w.congestion;
+    Ptr<Packet> p = Create<Packet>();
+    p->AddHeader(wh);
+    const Ptr<FabricGpu>& to = m_gpus[gpu];
+    const Time delay = m_wordDelay[to->GetSystemId()];
+    NS_ABORT_MSG_IF(delay.IsZero(),
+                    "PacketTransport: no cable joins this rank to rank "
+                        << to->GetSystemId() << " (GPU " << gpu
+                        << "), which null messages need to send it a word");
+    FabricNetDevice::SendRemoteTransport(p,
+                                         Simulator::Now() + delay,
+                                         to->GetId(),
+                                         to->GetPort(0)->GetIfIndex());
+}
+
+void
+PacketTransport::ReceiveWord(Ptr<Packet> p)
+{
+    WordHeader wh;
+    p->RemoveHeader(wh);
+    const FabricHeaderData& h = wh.header;
+    switch (wh.kind)
+    {
+    case Word::kComplete:
+        CompletedElsewhere(h.messageId);
+        return;
+    case Word::kLoss:
+        SenderLost(h, wh.payload, wh.congestion, Simulator::Now() - TimeStep(wh.startNs));
+        return;
+    default:
+        NS_FATAL_ERROR("PacketTransport: unknown word " << static_cast<uint32_t>(wh.kind)
+                                                        << " from another rank");
+    }
+}
+
+void
+PacketTransport::TagRemote(const Ptr<Packet>& p, const Message& m) const
+{
+    FabricMessageTag tag;
+    tag.bytes = m.bytes;
+    tag.start = m.start.GetTimeStep();
+    tag.hasSink = m.delivery.sink != nullptr;
+    tag.sink = tag.hasSink ? m.delivery.sink->GetSinkSerial() : 0;
+    tag.cookie = m.delivery.cookie;
+    p->AddPacketTag(tag);
+}
+
+void
+PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, uint32_t payload)
+{
+    const uint64_t key = (static_cast<uint64_t>(h.src) << 32) | h.messageId;
+    RemoteMessage& r = m_remote[key];
+    if (!r.announced)
+    {
+        FabricMessageTag tag;
+        NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
+                            "PacketTransport: a packet of message "
+                                << h.messageId << " (" << h.src << " -> " << h.dst
+                                << ") from another rank carries no FabricMessageTag");
+        r.bytes = tag.bytes;
+        r.start = TimeStep(tag.start);
+        r.sink = tag.sink;
+        r.cookie = tag.cookie;
+        r.hasSink = tag.hasSink;
+        r.announced = true;
+    }
+    r.delivered += payload;
+    ++m_packetsDelivered;
+    if (h.flags & FabricHeader::kFlagCe)
+    {
+        ++m_ecnMarked;
+    }
+    MaybeCompleteRemote(key, r, h.src, h.dst);
+}
+
+void
+PacketTransport::MaybeCompleteRemote(uint64_t key, RemoteMessage& r, uint32_t src, uint32_t dst)
+{
+    if (!r.announced || r.delivered < r.bytes)
+    {
+        return;
+    }
+    const RemoteMessage done = r;
+    m_remote.erase(key);
+    ++m_totals.messagesDelivered;
+    m_totals.bytesDelivered += done.delivered;
+    m_completeTrace(src, dst, done.bytes, done.start);
+    Word w;
+    w.kind = Word::kComplete;
+    w.header.src = src;
+    w.header.dst = dst;
+    w.header.messageId = static_cast<uint32_t>(key);
+    SendWord(src, w);
+    if (done.hasSink)
+    {
+        MessageSink* sink = MessageSink::FindSink(done.sink);
+        NS_ABORT_MSG_IF(sink == nullptr,
+                        "PacketTransport: message " << src << " -> " << dst << " names sink #"
+                                                    << done.sink
+                                                    << ", which this rank does not have (every "
+                                                       "rank must make the same sinks, in the "
+                                                       "same order, before the run)");
+        sink->MessageDelivered(done.cookie);
+    }
+}
+
+void
+PacketTransport::CompletedElsewhere(uint32_t id)
+{
+    Message& m = m_messages[id];
+    if (m.failed || m.completed)
+    {
+        return;
+    }
+    --m_pending;
+    if (m.lost != 0 || m.firstLoss.IsStrictlyPositive())
+    {
+        const uint64_t key = static_cast<uint64_t>(id) << 32;
+        m_attempts.erase(m_attempts.lower_bound(key), m_attempts.lower_bound(key + (1ULL << 32)));
+    }
+    m.delivery = Delivery(); // told on the receiver's rank
+    m.completed = true;
+    Release(id);
 }
 
 void

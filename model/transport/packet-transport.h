@@ -184,6 +184,27 @@ class PacketTransport : public Transport
     /// \param cb called whenever the number of pending messages rises from zero
     void SetBusyCallback(Callback<void> cb);
 
+    /**
+     * Serve a distributed run (FabricDistributed; FabricHelper calls this on
+     * a partitioned fabric when MPI runs on several ranks). Only a GPU's own
+     * rank sends from it. The packets of a message to a GPU of another rank
+     * carry what that rank must know (a FabricMessageTag, carried across in
+     * the frame's envelope); that rank counts them and completes the message:
+     * its MessageComplete trace fires there, and its MessageSink (found by
+     * serial, MessageSink::GetSinkSerial) is told there. The sender's rank
+     * hears of the completion, and of a loss on another rank, by a word
+     * that takes \p wordDelay of the receiving rank (the resend still leaves
+     * RetransmitTimeout after the loss). Refused: ConnectionWindow credits
+     * (instant, they cannot cross ranks) and a RetransmitTimeout below a
+     * word's delay.
+     * \param lookahead the run's lookahead (FabricPartition::lookahead)
+     * \param wordDelay per rank: the delay of a word to it from this rank,
+     *        the least delay of a cable between the two (0: none, or this rank)
+     */
+    void SetDistributed(Time lookahead, const std::vector<Time>& wordDelay);
+    /// \param rank a GPU \return whether this process simulates it
+    bool IsLocalGpu(uint32_t rank) const;
+
     /// Signature of the MessageComplete trace: src, dst, bytes, send time.
     typedef void (*MessageCompleteTracedCallback)(uint32_t, uint32_t, uint64_t, Time);
 
@@ -204,6 +225,7 @@ class PacketTransport : public Transport
         uint16_t flowLabel{0};
         uint32_t queueRefs{0}; //!< entries in port queues (the id is reused only at 0)
         bool routed{false};    //!< follows a source route (flowLabel = route id)
+        bool remote{false};    //!< to a GPU of another rank (distributed runs)
         bool completed{false};
         bool failed{false}; //!< given up (reported through MessageFailed)
     };
@@ -400,18 +422,57 @@ class PacketTransport : public Transport
     Totals m_totals;
     uint64_t m_packetsDelivered{0};
     uint64_t m_ecnMarked{0};
-    Time m_rto;                              //!< RetransmitTimeout
-    uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
-    uint32_t m_txFifo{2};                    //!< TxFifoPackets
-    bool m_relayTurns{true};                 //!< RelayTurns
-    Time m_creditDelay;                      //!< CreditDelay
-    uint32_t m_maxRetransmissions{0};        //!< per packet
-    bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
-    uint64_t m_retransmissions{0};           //!< packets resent
-    uint64_t m_lostPackets{0};               //!< losses reported
-    uint64_t m_pending{0};                   //!< messages in progress
-    bool m_faultsSeen{false};                //!< routes changed or an endpoint died
-    std::vector<char> m_deadEndpoint;        //!< by rank
+
+    /// A message to this rank's GPU from a GPU of another rank (distributed runs).
+    struct RemoteMessage
+    {
+        uint64_t bytes{0};     //!< its size (from the announcement)
+        uint64_t delivered{0}; //!< payload bytes arrived
+        Time start;            //!< when it was sent
+        uint64_t sink{0};      //!< its MessageSink's serial
+        uint64_t cookie{0};    //!< for the sink
+        bool hasSink{false};   //!< a sink is to be told
+        bool announced{false}; //!< the announcement arrived
+    };
+    /// What travels between the ranks of a message's ends.
+    struct Word;
+    /// Check a send of a distributed run; \return true if its receiver is on another rank.
+    bool RequireDistributedSend(uint32_t srcRank,
+                                uint32_t dstRank,
+                                uint64_t bytes,
+                                const Delivery& delivery) const;
+    /// Send \p w to GPU \p gpu's rank, arriving the lookahead from now.
+    void SendWord(uint32_t gpu, const Word& w);
+    /// A word from another rank (a port's remote transport callback).
+    void ReceiveWord(Ptr<Packet> p);
+    /// Tag a data packet of a message to another rank (FabricMessageTag).
+    void TagRemote(const Ptr<Packet>& p, const Message& m) const;
+    /// A data packet of a message from another rank arrived.
+    void DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, uint32_t payload);
+    /// Complete a message from another rank if all of it arrived.
+    void MaybeCompleteRemote(uint64_t key, RemoteMessage& r, uint32_t src, uint32_t dst);
+    /// The sender's part of a loss reported \p late after it happened.
+    void SenderLost(const FabricHeaderData& h, uint32_t payload, bool congestion, Time late);
+    /// The receiver's rank completed message \p id of this rank.
+    void CompletedElsewhere(uint32_t id);
+
+    bool m_distributed{false};                            //!< SetDistributed was called
+    Time m_lookahead;                                     //!< its lookahead
+    std::vector<Time> m_wordDelay;                        //!< per rank: a word's delay to it
+    std::vector<uint8_t> m_localGpu;                      //!< per GPU: this rank's
+    std::unordered_map<uint64_t, RemoteMessage> m_remote; //!< (src << 32 | id) -> state
+    Time m_rto;                                           //!< RetransmitTimeout
+    uint64_t m_window{0};                                 //!< ConnectionWindow (0: none)
+    uint32_t m_txFifo{2};                                 //!< TxFifoPackets
+    bool m_relayTurns{true};                              //!< RelayTurns
+    Time m_creditDelay;                                   //!< CreditDelay
+    uint32_t m_maxRetransmissions{0};                     //!< per packet
+    bool m_recoverCongestion{false};                      //!< resend queue-overflow drops too
+    uint64_t m_retransmissions{0};                        //!< packets resent
+    uint64_t m_lostPackets{0};                            //!< losses reported
+    uint64_t m_pending{0};                                //!< messages in progress
+    bool m_faultsSeen{false};                             //!< routes changed or an endpoint died
+    std::vector<char> m_deadEndpoint;                     //!< by rank
     std::map<uint64_t, uint32_t> m_attempts; //!< (id, seq) -> losses, lost packets only
     Callback<void> m_busy;                   //!< pending rose from zero
     std::string m_ccType;                    //!< CongestionControl's TypeId name ("": none)

@@ -6,6 +6,7 @@
 #include "run-progress.h"
 
 #include "ns3/boolean.h"
+#include "ns3/enum.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-memory.h"
 #include "ns3/fabric-work.h"
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 #include <iostream>
+#include <unordered_map>
 
 namespace ns3
 {
@@ -45,6 +47,19 @@ Transport::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&Transport::m_showProgress),
                           MakeBooleanChecker())
+            .AddAttribute("FlowLabels",
+                          "How a message's flow label (its ECMP entropy) is chosen: "
+                          "message-id hashes its message id (ids are recycled among all "
+                          "senders); source-sequence hashes how many messages its sender "
+                          "sent before it, which a distributed run (several MPI ranks, "
+                          "each allocating its own ids) reproduces exactly: compare a "
+                          "distributed run with a one-process run of source-sequence.",
+                          EnumValue(FLOW_LABEL_MESSAGE_ID),
+                          MakeEnumAccessor(&Transport::m_flowLabels),
+                          MakeEnumChecker(FLOW_LABEL_MESSAGE_ID,
+                                          "message-id",
+                                          FLOW_LABEL_SOURCE_SEQUENCE,
+                                          "source-sequence"))
             .AddTraceSource("MessageFailed",
                             "A message was given up: no route, a dead end, or too many "
                             "losses (it is never delivered).",
@@ -131,6 +146,60 @@ Transport::Delivery::NotifyFailure(const TransportMessageReport& report)
         sink = nullptr;
         s->MessageFailed(cookie, report);
     }
+}
+
+namespace
+{
+/// The live sinks by serial, and the next serial.
+struct SinkRegistry
+{
+    std::unordered_map<uint64_t, MessageSink*> live;
+    uint64_t next{0};
+};
+
+SinkRegistry&
+Sinks()
+{
+    static SinkRegistry registry;
+    return registry;
+}
+} // namespace
+
+MessageSink::MessageSink()
+    : m_sinkSerial(Sinks().next++)
+{
+    Sinks().live.emplace(m_sinkSerial, this);
+}
+
+MessageSink::MessageSink(const MessageSink& /* other */)
+    : MessageSink()
+{
+}
+
+MessageSink::~MessageSink()
+{
+    Sinks().live.erase(m_sinkSerial);
+}
+
+MessageSink*
+MessageSink::FindSink(uint64_t serial)
+{
+    const auto it = Sinks().live.find(serial);
+    return it == Sinks().live.end() ? nullptr : it->second;
+}
+
+uint16_t
+Transport::NewFlowLabel(uint32_t srcRank, uint32_t dstRank, uint32_t id)
+{
+    if (m_flowLabels == FLOW_LABEL_MESSAGE_ID)
+    {
+        return FlowLabelOf(srcRank, dstRank, id);
+    }
+    if (srcRank >= m_sentBy.size())
+    {
+        m_sentBy.resize(srcRank + 1, 0);
+    }
+    return FlowLabelOf(srcRank, dstRank, m_sentBy[srcRank]++);
 }
 
 void

@@ -47,7 +47,27 @@ struct TransportMessageReport
 class MessageSink
 {
   public:
-    virtual ~MessageSink() = default;
+    MessageSink();
+    /// a copy is another sink (its own serial)
+    MessageSink(const MessageSink&);
+    MessageSink& operator=(const MessageSink&) = delete;
+    virtual ~MessageSink();
+
+    /**
+     * Sinks are numbered in the order they are made (per process). A
+     * distributed run tells a sink on another rank by this number: every
+     * rank runs the same program, so the same sink has the same number on
+     * each, provided sinks are made before the simulation runs, in the same
+     * order on every rank.
+     * \return this sink's number
+     */
+    uint64_t GetSinkSerial() const
+    {
+        return m_sinkSerial;
+    }
+
+    /// \param serial a sink's number \return the live sink of that number, or nullptr
+    static MessageSink* FindSink(uint64_t serial);
 
     /**
      * The last byte of a message sent with this sink arrived.
@@ -63,6 +83,9 @@ class MessageSink
      * \param report the message, with its reason and time of failure
      */
     virtual void MessageFailed(uint64_t cookie, const struct TransportMessageReport& report);
+
+  private:
+    uint64_t m_sinkSerial; //!< GetSinkSerial
 };
 
 /**
@@ -281,6 +304,13 @@ class Transport : public Object
         return static_cast<uint16_t>(FabricEcmpHash(srcRank, dstRank, id, m_flowLabelSalt));
     }
 
+    /// How a new message's flow label is chosen (attribute FlowLabels).
+    enum FlowLabels
+    {
+        FLOW_LABEL_MESSAGE_ID,      //!< from its message id (ids are shared by all senders)
+        FLOW_LABEL_SOURCE_SEQUENCE, //!< from how many messages its sender sent before it
+    };
+
     /**
      * The salt of a run's flow labels: 0x6d for ns-3's default seed and run
      * (1, 1), the labels of earlier versions, and a mix of the two otherwise.
@@ -320,6 +350,17 @@ class Transport : public Object
     void RequireRanks(uint32_t srcRank, uint32_t dstRank) const;
 
     /**
+     * The flow label of a new message (attribute FlowLabels): FlowLabelOf
+     * of its id, or of its sender's count of messages so far. The count
+     * depends only on the sender's own sends, so a distributed run, whose
+     * ranks allocate message ids apart, labels (and routes) every message as
+     * one process does.
+     * \param srcRank sender \param dstRank receiver \param id message id
+     * \return the label
+     */
+    uint16_t NewFlowLabel(uint32_t srcRank, uint32_t dstRank, uint32_t id);
+
+    /**
      * Give a message up: record its report, fire MessageFailed and tell the
      * message's sink (MessageSink::MessageFailed). A backend calls it once
      * per message, and never delivers that message.
@@ -331,7 +372,9 @@ class Transport : public Object
     void DoDispose() override;
 
   private:
-    uint32_t m_flowLabelSalt;       //!< FlowLabelSalt of the run's seed
+    uint32_t m_flowLabelSalt;                       //!< FlowLabelSalt of the run's seed
+    FlowLabels m_flowLabels{FLOW_LABEL_MESSAGE_ID}; //!< FlowLabels
+    std::vector<uint32_t> m_sentBy; //!< per sender: messages labelled so far (SourceSequence)
     uint32_t m_minStripe{256};      //!< StripeMinPayload
     bool m_showProgress{true};      //!< ShowProgress
     uint64_t m_expectedMessages{0}; //!< declared by ExpectWork

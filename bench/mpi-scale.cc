@@ -1,0 +1,344 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ */
+// bench/mpi-scale: packet-level permutation traffic (one flow per GPU, as
+// bench/fabric-throughput) on a fat-tree or a rail-only fabric, run on ns-3's
+// MPI distributed simulator over the ranks mpirun starts. Each rank builds
+// the whole fabric and simulates its part (--partition); rank 0 prints wall
+// time, events, frames between ranks and peak memory per rank, and writes
+// the JSON. --messages writes every message's completion (src, dst, bytes,
+// start, end), gathered from the ranks where the messages completed, so that
+// runs on different numbers of ranks can be compared message by message
+// (test-distributed does). Figures are printed, never asserted.
+//
+//   mpirun -np 2 build-mpi/bin/mpi-scale --hosts=1024
+//   build-mpi/bin/mpi-scale --sequential      (ns-3's default engine, no MPI)
+#include "program-support.h"
+
+#include "ns3/congestion-control.h"
+#include "ns3/core-module.h"
+#include "ns3/fabric-distributed.h"
+#include "ns3/fabric-error.h"
+#include "ns3/fabric-helper.h"
+#include "ns3/fabric-partition.h"
+#include "ns3/program-flags.h"
+#include "ns3/topology-builders.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+#include <tuple>
+
+using namespace ns3;
+
+namespace
+{
+
+/// A message's completion, where it completed.
+struct Completion
+{
+    uint32_t src;
+    uint32_t dst;
+    uint64_t bytes;
+    int64_t startNs;
+    int64_t endNs;
+};
+
+std::vector<Completion> g_completions;
+
+void
+Completed(uint32_t src, uint32_t dst, uint64_t bytes, Time start)
+{
+    g_completions.push_back(
+        {src, dst, bytes, start.GetNanoSeconds(), Simulator::Now().GetNanoSeconds()});
+}
+
+std::string
+CompletionsCsv(std::vector<Completion> all)
+{
+    std::sort(all.begin(), all.end(), [](const Completion& a, const Completion& b) {
+        return std::tie(a.src, a.dst, a.startNs, a.endNs, a.bytes) <
+               std::tie(b.src, b.dst, b.startNs, b.endNs, b.bytes);
+    });
+    std::string out = "src,dst,bytes,start_ns,end_ns\n";
+    for (const Completion& c : all)
+    {
+        out += fmt::format("{},{},{},{},{}\n", c.src, c.dst, c.bytes, c.startNs, c.endNs);
+    }
+    return out;
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    // MPI first: it may take arguments of its own. --sequential runs on
+    // ns-3's default engine instead (the reference of a distributed run).
+    bool sequential = false;
+    bool nullMessages = false;
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string arg = argv[i];
+        sequential = sequential || arg == "--sequential" || arg == "--sequential=1" ||
+                     arg == "--sequential=true";
+        nullMessages = nullMessages || arg == "--null-messages" || arg == "--null-messages=1" ||
+                       arg == "--null-messages=true";
+    }
+    if (!sequential)
+    {
+        FabricDistributed::Enable(&argc, &argv, nullMessages);
+    }
+    const uint32_t me = FabricDistributed::GetSystemId();
+    const uint32_t ranks = FabricDistributed::GetSize();
+
+    std::string topology = "fat-tree";
+    uint32_t hosts = 1024;
+    uint32_t radix = 16;
+    uint64_t flowBytes = 1 << 20;
+    std::string rate = "100Gbps";
+    int64_t delayNs = 1000;
+    uint32_t seed = 1;
+    std::string partition = "domain";
+    std::string cc = "none";
+    std::string lb = "ecmp";
+    std::string json;
+    std::string messages;
+    int64_t stopNs = 0;
+
+    ProgramFlags cmd("mpi-scale", __FILE__);
+    cmd.Usage("Permutation traffic at packet level on ns-3's MPI distributed simulator (run "
+              "under mpirun -np N); prints speed and memory figures per rank.");
+    cmd.AddValue("topology",
+                 "fat-tree (one GPU per host) or rail-only (DGX H100 domains)",
+                 topology);
+    cmd.AddValue("hosts", "number of GPUs", hosts);
+    cmd.AddValue("radix", "switch radix k", radix);
+    cmd.AddValue("flow-bytes", "bytes per flow", flowBytes);
+    cmd.AddValue("rate", "network link rate", rate);
+    cmd.AddValue("delay-ns", "propagation delay per network cable, ns (the lookahead)", delayNs);
+    cmd.AddValue("seed", "seed of the permutation", seed);
+    cmd.AddValue("partition", "domain, pod or file:PATH (FabricPartitioner)", partition);
+    cmd.AddValue("cc", "congestion control: none, dcqcn, dctcp, hpcc, swift", cc);
+    cmd.AddValue("lb", "switch load balancing: ecmp, spray, flowlet or adaptive", lb);
+    cmd.AddValue("sequential", "run on ns-3's default engine, without MPI", sequential);
+    cmd.AddValue("null-messages",
+                 "synchronize with null messages instead of the granted "
+                 "time window",
+                 nullMessages);
+    cmd.AddValue("stop-ns",
+                 "stop the run at this simulated time, ns (0: when every event is done; "
+                 "required with --null-messages, whose engine cannot tell that all ranks are idle)",
+                 stopNs);
+    cmd.AddValue("json", "write the figures as JSON to this path (rank 0)", json);
+    cmd.AddValue("messages",
+                 "write every message's completion as CSV to this path (rank 0)",
+                 messages);
+    cmd.UseFabricScheduler();
+    cmd.Parse(argc, argv);
+
+    int status = 0;
+    try
+    {
+        FabricRequire(topology == "fat-tree" || topology == "rail-only",
+                      "--topology",
+                      topology,
+                      "fat-tree or rail-only");
+        FabricRequire(flowBytes > 0, "--flow-bytes", flowBytes, "a positive byte count");
+        FabricRequire(hosts >= 2, "--hosts", hosts, "at least 2");
+        FabricRequire(stopNs >= 0, "--stop-ns", stopNs, "a non-negative time");
+        FabricRequire(!nullMessages || stopNs > 0,
+                      "--stop-ns",
+                      stopNs,
+                      "a positive time with --null-messages (its engine runs until stopped: "
+                      "null messages never stop)");
+        FabricRequire(delayNs > 0,
+                      "--delay-ns",
+                      delayNs,
+                      "a positive delay (a cable between ranks gives the lookahead)");
+        const DataRate lineRate = ParseRate("--rate", rate);
+        ClusterParams p;
+        p.gpus = hosts;
+        p.radix = radix;
+        p.linkDelayNs = delayNs;
+        if (topology == "fat-tree")
+        {
+            p.platform = HbDomainPreset::Custom(1, lineRate, lineRate);
+        }
+        else
+        {
+            p.fabricRateBps = lineRate.GetBitRate();
+        }
+        const FabricTopology topo = topology == "fat-tree" ? BuildFatTree(p) : BuildRailOnly(p);
+        const FabricPartition part = FabricPartitioner::Make(topo, ranks, partition);
+
+        // labels from each sender's own count: the same paths on any number of ranks
+        Config::SetDefault("ns3::Transport::FlowLabels", StringValue("source-sequence"));
+        Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+        FabricHelper helper;
+        helper.SetSwitchAttribute("LoadBalancing", StringValue(lb));
+        if (cc != "none")
+        {
+            helper.SetSwitchAttribute("EcnKmin", UintegerValue(5'000));
+            helper.SetSwitchAttribute("EcnKmax", UintegerValue(200'000));
+            helper.SetSwitchAttribute("EcnPmax", DoubleValue(0.01));
+        }
+        helper.SetPartition(part);
+        const double tBuild = WallSeconds();
+        Ptr<Fabric> fabric = helper.Install(topo);
+        const double buildWall = WallSeconds() - tBuild;
+
+        std::mt19937_64 rng(seed);
+        std::vector<uint32_t> order(hosts);
+        std::iota(order.begin(), order.end(), 0);
+        std::shuffle(order.begin(), order.end(), rng);
+        Ptr<PacketTransport> transport = fabric->GetTransport();
+        transport->TraceConnectWithoutContext("MessageComplete", MakeCallback(&Completed));
+        // from the event loop, as an application starts (the null-message
+        // engine connects the ranks when it starts running)
+        Simulator::Schedule(Seconds(0), [&]() {
+            for (uint32_t i = 0; i < hosts; ++i)
+            {
+                if (transport->IsLocalGpu(order[i]))
+                {
+                    transport->Send(order[i],
+                                    order[(i + 1) % hosts],
+                                    flowBytes,
+                                    Transport::DoneCallback());
+                }
+            }
+        });
+        if (stopNs > 0)
+        {
+            Simulator::Stop(NanoSeconds(stopNs));
+        }
+        const double t0 = WallSeconds();
+        Simulator::Run();
+        const double wall = WallSeconds() - t0;
+        const uint64_t events = Simulator::GetEventCount();
+        const auto totals = transport->GetTotals();
+        const uint64_t packets = transport->GetPacketsDelivered();
+        const uint64_t rss = PeakRssBytes();
+        int64_t lastNs = 0;
+        for (const Completion& c : g_completions)
+        {
+            lastNs = std::max(lastNs, c.endNs);
+        }
+        const nlohmann::json mine = {{"rank", me},
+                                     {"wall_s", wall},
+                                     {"build_wall_s", buildWall},
+                                     {"events", events},
+                                     {"frames_sent", FabricDistributed::GetFramesSent()},
+                                     {"frames_received", FabricDistributed::GetFramesReceived()},
+                                     {"peak_rss_bytes", rss},
+                                     {"messages_delivered", totals.messagesDelivered},
+                                     {"bytes_delivered", totals.bytesDelivered},
+                                     {"packets_delivered", packets},
+                                     {"last_completion_ns", lastNs}};
+        nlohmann::json records = nlohmann::json::array();
+        for (const Completion& c : g_completions)
+        {
+            records.push_back({c.src, c.dst, c.bytes, c.startNs, c.endNs});
+        }
+        const std::vector<std::string> perRank = FabricDistributed::GatherToRoot(mine.dump());
+        const std::vector<std::string> perRankMessages =
+            FabricDistributed::GatherToRoot(records.dump());
+        fabric->Dispose();
+        fabric = nullptr;
+        Simulator::Destroy();
+
+        if (me == 0)
+        {
+            nlohmann::json all = nlohmann::json::array();
+            std::vector<Completion> completions;
+            for (uint32_t r = 0; r < perRank.size(); ++r)
+            {
+                all.push_back(nlohmann::json::parse(perRank[r]));
+                for (const auto& m : nlohmann::json::parse(perRankMessages[r]))
+                {
+                    completions.push_back({m[0], m[1], m[2], m[3], m[4]});
+                }
+            }
+            uint64_t sumEvents = 0;
+            uint64_t sumMessages = 0;
+            uint64_t sumBytes = 0;
+            uint64_t sumPackets = 0;
+            double maxWall = 0;
+            int64_t simNs = 0;
+            for (const auto& r : all)
+            {
+                sumEvents += r["events"].get<uint64_t>();
+                sumMessages += r["messages_delivered"].get<uint64_t>();
+                sumBytes += r["bytes_delivered"].get<uint64_t>();
+                sumPackets += r["packets_delivered"].get<uint64_t>();
+                maxWall = std::max(maxWall, r["wall_s"].get<double>());
+                simNs = std::max(simNs, r["last_completion_ns"].get<int64_t>());
+            }
+            fmt::print("mpi-scale: {} GPUs on {}, {} flows of {} bytes, {} rank(s){}\n",
+                       hosts,
+                       topology,
+                       hosts,
+                       flowBytes,
+                       ranks,
+                       sequential ? " (sequential engine)"
+                                  : (nullMessages ? " (null messages)" : " (granted time window)"));
+            fmt::print("  partition {}: {}\n", partition, part.ToString());
+            fmt::print("  wall time (Simulator::Run, slowest rank) {:>10.3f} s\n", maxWall);
+            fmt::print("  simulated time                           {:>10.6f} s\n", simNs * 1e-9);
+            fmt::print("  events (all ranks)                       {:>10}\n", sumEvents);
+            fmt::print("  messages delivered                       {:>10} / {}\n",
+                       sumMessages,
+                       hosts);
+            fmt::print("  packets delivered                        {:>10}\n", sumPackets);
+            fmt::print("  simulated bytes per wall second          {:>10.3e}\n",
+                       sumBytes / maxWall);
+            fmt::print("  rank  events      frames out  frames in   wall s    peak RSS MiB\n");
+            for (const auto& r : all)
+            {
+                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>7.3f}  {:>10.1f}\n",
+                           r["rank"].get<uint32_t>(),
+                           r["events"].get<uint64_t>(),
+                           r["frames_sent"].get<uint64_t>(),
+                           r["frames_received"].get<uint64_t>(),
+                           r["wall_s"].get<double>(),
+                           r["peak_rss_bytes"].get<uint64_t>() / 1048576.0);
+            }
+            if (!json.empty())
+            {
+                const nlohmann::json j = {
+                    {"hosts", hosts},
+                    {"topology", topology},
+                    {"ranks", ranks},
+                    {"engine",
+                     sequential ? "sequential" : (nullMessages ? "null-message" : "granted-time")},
+                    {"partition", partition},
+                    {"lookahead_ns", part.cutCables == 0 ? 0 : part.lookahead.GetNanoSeconds()},
+                    {"cut_cables", part.cutCables},
+                    {"wall_s", maxWall},
+                    {"simulated_time_s", simNs * 1e-9},
+                    {"events", sumEvents},
+                    {"messages_delivered", sumMessages},
+                    {"packets_delivered", sumPackets},
+                    {"bytes_delivered", sumBytes},
+                    {"per_rank", all}};
+                WriteTextFile("--json", json, j.dump(2) + "\n");
+            }
+            if (!messages.empty())
+            {
+                WriteTextFile("--messages", messages, CompletionsCsv(completions));
+            }
+        }
+    }
+    catch (const FabricConfigError& e)
+    {
+        if (me == 0)
+        {
+            fmt::print(stderr, "mpi-scale: {}\n", e.what());
+        }
+        status = 2;
+    }
+    FabricDistributed::Disable();
+    return status;
+}

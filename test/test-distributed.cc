@@ -1,0 +1,176 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-only
+ *
+ * Distributed runs (MPI build only: scripts/build.sh --mpi): bench/mpi-scale
+ * under mpirun -np 2 and -np 4 must complete every message at the very time
+ * (to the nanosecond) and with the very packet and byte counts of the same
+ * run on ns-3's sequential engine; bad partitions are refused by name.
+ */
+#include "program-run.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <string>
+
+using namespace gpu_fabric_test;
+
+namespace
+{
+
+/// `mpirun -np N` (as root too, oversubscribed) before a program of the build.
+std::string
+Mpirun(uint32_t ranks)
+{
+    // a run that hangs fails the case instead of stalling the suite
+    return "timeout 300 " + std::string(GPU_FABRIC_MPIRUN) +
+           " --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
+           GPU_FABRIC_BIN_DIR + "/";
+}
+
+struct Run
+{
+    std::string messages; //!< the CSV of every message's completion
+    nlohmann::json json;  //!< the figures
+};
+
+/// Run mpi-scale with \p args, sequentially (ranks 0) or on \p ranks ranks.
+Run
+RunScale(const std::string& args, uint32_t ranks, const std::string& tag)
+{
+    const std::string dir = FreshDir(tag);
+    const std::string prefix =
+        ranks == 0 ? "timeout 300 " + std::string(GPU_FABRIC_BIN_DIR) + "/" : Mpirun(ranks);
+    const std::string cmd = prefix + "mpi-scale " + args + (ranks == 0 ? " --sequential" : "") +
+                            " --messages=" + dir + "messages.csv --json=" + dir + "run.json > " +
+                            dir + "out.txt 2>&1";
+    const int status = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd << "\n"
+                                                               << Slurp(dir + "out.txt");
+    return {Slurp(dir + "messages.csv"),
+            nlohmann::json::parse(Slurp(dir + "run.json"), nullptr, false)};
+}
+
+/// Lines of a CSV (header included).
+size_t
+Lines(const std::string& text)
+{
+    return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+/// The distributed runs of \p args equal the sequential one, message by message.
+void
+ExpectSameAsSequential(const std::string& args,
+                       uint32_t hosts,
+                       std::initializer_list<uint32_t> rankCounts,
+                       const std::string& tag,
+                       bool nullMessages = false)
+{
+    const Run ref = RunScale(args, 0, tag + "-seq");
+    ASSERT_EQ(Lines(ref.messages), hosts + 1u) << "every flow completes once";
+    ASSERT_FALSE(ref.json.is_discarded());
+    std::string distributed = args;
+    if (nullMessages)
+    {
+        // its engine runs until stopped: well after the last completion
+        const auto last = static_cast<int64_t>(ref.json["simulated_time_s"].get<double>() * 1e9);
+        distributed += " --null-messages --stop-ns=" + std::to_string(2 * last + 1000);
+    }
+    for (const uint32_t n : rankCounts)
+    {
+        SCOPED_TRACE(n);
+        const Run run = RunScale(distributed, n, tag + "-np" + std::to_string(n));
+        ASSERT_FALSE(run.json.is_discarded());
+        EXPECT_EQ(run.json["ranks"], n);
+        EXPECT_GT(run.json["cut_cables"].get<uint32_t>(), 0u) << "the fabric is really cut";
+        // every rank simulated a part: no rank idle, frames crossed both ways
+        uint64_t crossed = 0;
+        for (const auto& r : run.json["per_rank"])
+        {
+            EXPECT_GT(r["events"].get<uint64_t>(), 0u);
+            crossed += r["frames_received"].get<uint64_t>();
+        }
+        EXPECT_GT(crossed, 0u);
+        // the same completions to the nanosecond, the same counts
+        EXPECT_EQ(run.messages, ref.messages);
+        for (const char* key : {"messages_delivered", "packets_delivered", "bytes_delivered"})
+        {
+            EXPECT_EQ(run.json[key], ref.json[key]) << key;
+        }
+        EXPECT_EQ(run.json["messages_delivered"], hosts);
+    }
+}
+
+} // namespace
+
+TEST(Distributed, FatTreePermutationEqualsSequential)
+{
+    ExpectSameAsSequential("--hosts=64 --radix=8 --flow-bytes=262144", 64, {2, 4}, "ft");
+}
+
+TEST(Distributed, FatTreeByPodEqualsSequential)
+{
+    ExpectSameAsSequential("--hosts=64 --radix=8 --flow-bytes=262144 --partition=pod",
+                           64,
+                           {2, 4},
+                           "ft-pod");
+}
+
+TEST(Distributed, RailOnlyEqualsSequential)
+{
+    // cross-rail flows relay through NVLink inside a domain, which a
+    // domain partition keeps on one rank
+    ExpectSameAsSequential("--topology=rail-only --hosts=32 --flow-bytes=262144", 32, {2, 4}, "ro");
+}
+
+TEST(Distributed, CongestionControlEqualsSequential)
+{
+    // ACKs and CNPs cross ranks as packets; DCQCN's pacing must match too
+    ExpectSameAsSequential("--hosts=32 --radix=8 --flow-bytes=262144 --cc=dcqcn", 32, {2}, "cc");
+}
+
+TEST(Distributed, NullMessagesEqualSequential)
+{
+    ExpectSameAsSequential("--hosts=32 --radix=8 --flow-bytes=131072", 32, {2, 4}, "nm", true);
+}
+
+TEST(Distributed, BadPartitionsAreRefusedByName)
+{
+    const std::string dir = FreshDir("bad");
+    {
+        std::ofstream f(dir + "unknown.json");
+        f << R"({"gpu-0": 0, "gpu-99": 1})";
+    }
+    {
+        std::ofstream f(dir + "range.json");
+        f << R"({"gpu-0": 5})";
+    }
+
+    struct Case
+    {
+        uint32_t ranks;
+        std::string args;
+        std::string says;
+    };
+
+    const Case cases[] = {
+        {2, "--hosts=16 --radix=4 --partition=file:" + dir + "unknown.json", "gpu-99"},
+        {2, "--hosts=16 --radix=4 --partition=file:" + dir + "range.json", "rank of gpu-0"},
+        {2, "--hosts=16 --radix=4 --partition=nowhere", "domain, pod or file:PATH"},
+        // 2 GPUs and their one switch: 3 vertices for 4 ranks
+        {4, "--hosts=2 --radix=4", "at most the topology's 3 vertices"},
+        // the null-message engine never stops by itself
+        {2, "--hosts=16 --radix=4 --null-messages", "--stop-ns"},
+    };
+    for (const Case& c : cases)
+    {
+        SCOPED_TRACE(c.args);
+        const std::string log = dir + "log.txt";
+        const std::string cmd = Mpirun(c.ranks) + "mpi-scale " + c.args + " > " + log + " 2>&1";
+        const int status = std::system(cmd.c_str());
+        const std::string out = Slurp(log);
+        // mpirun passes the ranks' exit status 2 on
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << out;
+        EXPECT_NE(out.find(c.says), std::string::npos) << out;
+    }
+}
