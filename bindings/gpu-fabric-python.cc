@@ -528,14 +528,19 @@ PYBIND11_MODULE(gpu_fabric, m)
         .def_readonly("transceivers", &FabricCounts::transceivers)
         .def_readonly("nics", &FabricCounts::nics)
         .def_readonly("nvlinks", &FabricCounts::nvlinks)
-        .def_readonly("directLinks", &FabricCounts::directLinks);
+        .def_readonly("directLinks", &FabricCounts::directLinks)
+        .def_readonly("directFibres", &FabricCounts::directFibres);
     m.def("CountEquipment", &CountEquipment, py::arg("topology"), py::arg("radix"));
     py::class_<FabricCostModel, Ptr<FabricCostModel>>(m, "FabricCostModel", "Cost and power")
         .def(py::init([] { return CreateObject<FabricCostModel>(); }))
         .def("SetPricePreset", &FabricCostModel::SetPricePreset, py::arg("name"))
         .def_static("PricePresets", &FabricCostModel::PricePresets)
         .def("Cost", &FabricCostModel::Cost, py::arg("counts"), "US dollars")
-        .def("Power", &FabricCostModel::Power, py::arg("counts"), "watts");
+        .def("Power", &FabricCostModel::Power, py::arg("counts"), "watts")
+        .def("DirectConnectCost",
+             &FabricCostModel::DirectConnectCost,
+             py::arg("counts"),
+             "US dollars of direct-connect fibres and patching");
 
     // ---- simulation: packet and flow level ---------------------------------------
     py::class_<Transport, Ptr<Transport>>(m, "Transport", "Send(src, dst, bytes, done)")

@@ -406,6 +406,11 @@ main(int argc, char* argv[])
              ResultsColumn{"cost_vs_rail_optimized", "vs ropt", "", "{:>9.3f}"}.In(
                  ResultsColumn::kTable | ResultsColumn::kJson),
              ResultsColumn{"power_w", "", "W", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             ResultsColumn{"fibres", "", "", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             ResultsColumn{"patch_panel_ports", "", "", "{}"}.In(ResultsColumn::kCsv |
+                                                                 ResultsColumn::kJson),
+             ResultsColumn{"ocs_ports", "", "", "{}"}.In(ResultsColumn::kCsv |
+                                                         ResultsColumn::kJson),
              ResultsColumn{"pipeline_bubble_s", "", "s", "{}"}.In(ResultsColumn::kJson),
              ResultsColumn{"analytical_with_bubble_s", "", "s", "{}"}.In(ResultsColumn::kJson),
              ResultsColumn{"platform", "", "", "{}"}.In(ResultsColumn::kJson),
@@ -437,6 +442,9 @@ main(int argc, char* argv[])
                           r.cost,
                           cRel,
                           r.power,
+                          r.counts.directFibres,
+                          costModel->PatchPanelPorts(r.counts),
+                          costModel->OcsPorts(r.counts),
                           simulatedOnly(r.bubble),
                           simulatedOnly(r.analytical + r.bubble),
                           r.simulated ? hw.name : phw.name,
@@ -448,6 +456,25 @@ main(int argc, char* argv[])
                           simulatedOnly(backend)});
         }
         fmt::print("\n{}", table.Table());
+        for (const Row& r : rows)
+        {
+            if (r.topology == "direct-connect")
+            {
+                // no switches: the cost is optics, fibres and their patching
+                const uint64_t ends =
+                    costModel->PatchPanelPorts(r.counts) + costModel->OcsPorts(r.counts);
+                fmt::print("direct-connect ({}) equipment: {} transceivers, {} fibres, {} {} "
+                           "ports, no switches; fibres and {} ${:.0f} of ${:.0f}\n",
+                           dc.graph,
+                           r.counts.transceivers,
+                           r.counts.directFibres,
+                           ends,
+                           costModel->PatchingName(),
+                           costModel->PatchingName(),
+                           costModel->DirectConnectCost(r.counts),
+                           r.cost);
+            }
+        }
         if (eq1Applies)
         {
             fmt::print("\nEq. 1 (the paper's model: compute + DP + TP bandwidth terms, here per "

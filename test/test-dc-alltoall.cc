@@ -359,8 +359,12 @@ TEST(DcSchedules, MoeAllToAllOnOneGpuPerNodeMatchesTheBusiestArc)
 
 TEST(DcSchedules, FlagshipHasADirectConnectRowWithoutSwitches)
 {
+    // OCS patching at given prices; transceivers at the default preset's $374
     const auto j = RunJson("rail-only-vs-fat-tree --quick --png=none --backend=flow --pp=1 "
-                           "--topologies=rail-optimized,direct-connect --graph='Hypercube(3)'",
+                           "--topologies=rail-optimized,direct-connect --graph='Hypercube(3)' "
+                           "--ns3::FabricCostModel::DirectConnectPatching=ocs "
+                           "--ns3::FabricCostModel::FibrePrice=3 "
+                           "--ns3::FabricCostModel::OcsPortPrice=11",
                            "dc-flagship");
     ASSERT_TRUE(j.is_object());
     bool found = false;
@@ -371,8 +375,14 @@ TEST(DcSchedules, FlagshipHasADirectConnectRowWithoutSwitches)
             found = true;
             EXPECT_EQ(r["gpus"], 64);
             EXPECT_EQ(r["switches"], 0);
-            // 8 domains x 3 arcs, a transceiver at each end of each
-            EXPECT_EQ(r["transceivers"], 2 * 8 * 3);
+            // 8 domains of degree 3: 24 arcs, one transceiver each (its TX
+            // on one arc, its RX on another); 12 node pairs, a fibre each,
+            // an OCS port at each end
+            EXPECT_EQ(r["transceivers"], 8 * 3);
+            EXPECT_EQ(r["fibres"], 12);
+            EXPECT_EQ(r["ocs_ports"], 24);
+            EXPECT_EQ(r["patch_panel_ports"], 0);
+            EXPECT_DOUBLE_EQ(r["cost_usd"].get<double>(), 24 * 374.0 + 12 * 3.0 + 24 * 11.0);
             EXPECT_GT(r["iteration_time_s"].get<double>(), 0.0);
         }
     }
@@ -398,6 +408,11 @@ TEST(DcSchedules, ProgramsRefuseAGraphOfTheWrongSize)
          "invalid --dc-nodes: got 'rack', allowed: domain or gpu"},
         {"moe-alltoall --dc-nodes=gpu",
          "invalid --dc-nodes: got 'gpu', allowed: only with --graph"},
+        {"rail-only-vs-fat-tree --quick --png=none --ns3::FabricCostModel::OcsPortPrice=-5",
+         "invalid --ns3::FabricCostModel::OcsPortPrice: got '-5', allowed: "},
+        {"rail-only-vs-fat-tree --quick --png=none "
+         "--ns3::FabricCostModel::DirectConnectPatching=robot",
+         "invalid --ns3::FabricCostModel::DirectConnectPatching: got 'robot', allowed: "},
     };
     for (const auto& [args, message] : cases)
     {

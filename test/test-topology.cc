@@ -7,11 +7,14 @@
 #include "record-now.h"
 
 #include "ns3/direct-connect-graph.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
 #include "ns3/fabric-cost.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/topology-builders.h"
 
 #include <array>
@@ -121,6 +124,83 @@ TEST(TopologyCost, PowerSavingsEqualHotnetsCostSavingsAtTwoToOne)
                 1 - model->Cost(ro) / model->Cost(ft),
                 1e-12);
     EXPECT_THROW(model->SetPricePreset("cheap"), FabricConfigError);
+}
+
+TEST(TopologyCost, DirectConnectEquipmentIsTransceiversFibresAndPatchingInClosedForm)
+{
+    // distinct prices so that each term shows in the sum
+    auto model = CreateObject<FabricCostModel>();
+    model->SetAttribute("TransceiverPrice", DoubleValue(7));
+    model->SetAttribute("FibrePrice", DoubleValue(3));
+    model->SetAttribute("PatchPanelPortPrice", DoubleValue(5));
+    model->SetAttribute("OcsPortPrice", DoubleValue(11));
+    model->SetAttribute("TransceiverPower", DoubleValue(2));
+    const auto equipment = [](const DirectConnectGraph& g, uint32_t k) {
+        ClusterParams p;
+        p.platform = HbDomainPreset::Custom(k, DataRate("100Gbps"), DataRate("100Gbps"));
+        return CountEquipment(BuildDirectConnect(g, uint64_t{k} * 300'000'000'000ULL, p), 1);
+    };
+
+    struct Case
+    {
+        std::string name;
+        DirectConnectGraph graph;
+        uint32_t k;
+        uint64_t arcs;   // N x d
+        uint64_t fibres; // node pairs (undirected), arcs (one-way)
+    };
+
+    // Hypercube(3): 12 undirected links = 24 arcs; as HB domains of 4 GPUs the
+    // arcs leave and enter different GPUs of a domain but still pair up; the
+    // directed ring DC(5,{1}) has no reverse arcs, so a fibre per arc
+    const std::vector<Case> cases{{"Hypercube(3)", MakeHypercube(3), 1, 24, 12},
+                                  {"Hypercube(3), K = 4", MakeHypercube(3), 4, 24, 12},
+                                  {"DC(5,{1})", MakeDirectedCirculant(5, {1}), 1, 5, 5},
+                                  {"C(6,{1,2})", MakeCirculant(6, {1, 2}), 1, 24, 12}};
+    for (const Case& c : cases)
+    {
+        SCOPED_TRACE(c.name);
+        const FabricCounts n = equipment(c.graph, c.k);
+        EXPECT_EQ(n.switches, 0u);
+        EXPECT_EQ(n.switchPorts, 0u);
+        EXPECT_EQ(n.directLinks, c.arcs);
+        EXPECT_EQ(n.transceivers, c.arcs); // d per node: one TX and one RX each
+        EXPECT_EQ(n.directFibres, c.fibres);
+        EXPECT_EQ(n.cables, c.fibres);
+        model->SetAttribute("DirectConnectPatching", StringValue("patch-panel"));
+        EXPECT_EQ(model->PatchingName(), "patch-panel");
+        EXPECT_EQ(model->PatchPanelPorts(n), 2 * c.fibres);
+        EXPECT_EQ(model->OcsPorts(n), 0u);
+        EXPECT_DOUBLE_EQ(model->Cost(n), 7.0 * c.arcs + 3.0 * c.fibres + 5.0 * 2 * c.fibres);
+        model->SetAttribute("DirectConnectPatching", StringValue("ocs"));
+        EXPECT_EQ(model->PatchingName(), "ocs");
+        EXPECT_EQ(model->PatchPanelPorts(n), 0u);
+        EXPECT_EQ(model->OcsPorts(n), 2 * c.fibres);
+        EXPECT_DOUBLE_EQ(model->DirectConnectCost(n), 3.0 * c.fibres + 11.0 * 2 * c.fibres);
+        EXPECT_DOUBLE_EQ(model->Cost(n), 7.0 * c.arcs + 3.0 * c.fibres + 11.0 * 2 * c.fibres);
+        // passive fibres and patching: the power is the transceivers'
+        EXPECT_DOUBLE_EQ(model->Power(n), 2.0 * c.arcs);
+    }
+    // switched fabrics have no direct-connect equipment
+    const FabricCounts ro = CountEquipment(BuildRailOnly(PaperParams(32768, 64)), 64);
+    EXPECT_EQ(ro.directFibres, 0u);
+    EXPECT_EQ(model->DirectConnectCost(ro), 0.0);
+}
+
+TEST(TopologyCost, BadDirectConnectPricesAndPatchingAreRefusedByName)
+{
+    auto model = CreateObject<FabricCostModel>();
+    for (const std::string name : {"FibrePrice", "PatchPanelPortPrice", "OcsPortPrice"})
+    {
+        SCOPED_TRACE(name);
+        EXPECT_FALSE(model->SetAttributeFailSafe(name, DoubleValue(-1)));
+        EXPECT_TRUE(model->SetAttributeFailSafe(name, DoubleValue(0)));
+        EXPECT_DEATH(model->SetAttribute(name, DoubleValue(-1)), name);
+    }
+    EXPECT_FALSE(model->SetAttributeFailSafe("DirectConnectPatching", StringValue("robot")));
+    EXPECT_DEATH(model->SetAttribute("DirectConnectPatching", StringValue("robot")),
+                 "DirectConnectPatching");
+    EXPECT_EQ(model->PatchingName(), "patch-panel");
 }
 
 std::vector<std::pair<std::string, FabricTopology>>

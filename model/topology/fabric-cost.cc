@@ -4,8 +4,10 @@
 #include "fabric-cost.h"
 
 #include "ns3/double.h"
+#include "ns3/enum.h"
 #include "ns3/fabric-error.h"
 
+#include <algorithm>
 #include <fmt/ranges.h>
 #include <set>
 
@@ -35,6 +37,13 @@ CountEquipment(const FabricTopology& topo, uint32_t radix)
     }
     c.switches = chassis.size();
     c.switchPorts = c.switches * radix;
+    // direct arcs between graph nodes (HB domains, or GPUs without one)
+    std::map<std::pair<int64_t, int64_t>, uint64_t> arcs;
+    const auto graphNode = [&topo](uint32_t v) {
+        const int32_t domain = topo.Node(v).domain;
+        return domain >= 0 ? int64_t{domain} : -1 - int64_t{v};
+    };
+    uint64_t directTransceivers = 0;
     for (const TopoCable& cable : topo.Cables())
     {
         switch (cable.kind)
@@ -52,11 +61,29 @@ CountEquipment(const FabricTopology& topo, uint32_t radix)
         case TopoLinkKind::Direct:
             ++c.directLinks;
             ++c.links;
+            // a transmitter at the tail and a receiver at the head: one
+            // transceiver's worth per direction
+            directTransceivers += cable.bidirectional ? 2 : 1;
+            ++arcs[{graphNode(cable.a), graphNode(cable.b)}];
+            if (cable.bidirectional)
+            {
+                ++arcs[{graphNode(cable.b), graphNode(cable.a)}];
+            }
             break;
         }
     }
-    c.cables = c.links;
-    c.transceivers = 2 * c.links;
+    // a duplex fibre carries one arc each way between a pair of nodes
+    for (const auto& [ends, n] : arcs)
+    {
+        const auto reverse = arcs.find({ends.second, ends.first});
+        const uint64_t back = reverse == arcs.end() ? 0 : reverse->second;
+        if (ends.first < ends.second || (back == 0 && ends.first != ends.second))
+        {
+            c.directFibres += std::max(n, back);
+        }
+    }
+    c.cables = c.links - c.directLinks + c.directFibres;
+    c.transceivers = 2 * (c.links - c.directLinks) + directTransceivers;
     return c;
 }
 
@@ -88,6 +115,30 @@ FabricCostModel::GetTypeId()
                           "that reproduces the published power savings).",
                           DoubleValue(24.0),
                           MakeDoubleAccessor(&FabricCostModel::m_portPower),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("FibrePrice",
+                          "US dollars per direct-connect duplex fibre (assumption: a few metres "
+                          "of single-mode patch cord; no published figure).",
+                          DoubleValue(50.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_fibrePrice),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("DirectConnectPatching",
+                          "What terminates each end of a direct-connect fibre: patch-panel (a "
+                          "patch-panel port) or ocs (an optical circuit switch port).",
+                          EnumValue(PATCH_PANEL),
+                          MakeEnumAccessor(&FabricCostModel::m_patching),
+                          MakeEnumChecker(PATCH_PANEL, "patch-panel", OCS, "ocs"))
+            .AddAttribute("PatchPanelPortPrice",
+                          "US dollars per patch-panel port, one per fibre end (assumption: no "
+                          "published figure; an automated panel that can re-patch between jobs).",
+                          DoubleValue(100.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_patchPortPrice),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("OcsPortPrice",
+                          "US dollars per optical circuit switch port, one per fibre end "
+                          "(assumption: no published figure; above an electrical switch port).",
+                          DoubleValue(1000.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_ocsPortPrice),
                           MakeDoubleChecker<double>(0.0));
     return tid;
 }
@@ -96,7 +147,11 @@ FabricCostModel::FabricCostModel()
     : m_transceiverPrice(374.0),
       m_portPrice(748.0),
       m_transceiverPower(12.0),
-      m_portPower(24.0)
+      m_portPower(24.0),
+      m_fibrePrice(50.0),
+      m_patchPortPrice(100.0),
+      m_ocsPortPrice(1000.0),
+      m_patching(PATCH_PANEL)
 {
 }
 
@@ -129,7 +184,32 @@ FabricCostModel::SetPricePreset(const std::string& name)
 double
 FabricCostModel::Cost(const FabricCounts& c) const
 {
-    return c.switchPorts * m_portPrice + c.transceivers * m_transceiverPrice;
+    return c.switchPorts * m_portPrice + c.transceivers * m_transceiverPrice + DirectConnectCost(c);
+}
+
+uint64_t
+FabricCostModel::PatchPanelPorts(const FabricCounts& c) const
+{
+    return m_patching == PATCH_PANEL ? 2 * c.directFibres : 0;
+}
+
+uint64_t
+FabricCostModel::OcsPorts(const FabricCounts& c) const
+{
+    return m_patching == OCS ? 2 * c.directFibres : 0;
+}
+
+std::string
+FabricCostModel::PatchingName() const
+{
+    return m_patching == OCS ? "ocs" : "patch-panel";
+}
+
+double
+FabricCostModel::DirectConnectCost(const FabricCounts& c) const
+{
+    return c.directFibres * m_fibrePrice + PatchPanelPorts(c) * m_patchPortPrice +
+           OcsPorts(c) * m_ocsPortPrice;
 }
 
 double

@@ -22,7 +22,10 @@ namespace ns3
  * Only the scale-out network is counted (NVLink and NVSwitches belong to
  * the servers, as in the rail-only papers): a switch is a distinct chassis
  * of network switches; every network link is optical with a transceiver at
- * each end, GPU-to-leaf links included.
+ * each end, GPU-to-leaf links included. A direct-connect arc (one direction
+ * of a link between graph nodes) takes the transmitter of one transceiver and
+ * the receiver of another: a node of degree d has d transceivers, so one
+ * transceiver per arc; the two arcs of a node pair share one duplex fibre.
  */
 struct FabricCounts
 {
@@ -31,11 +34,14 @@ struct FabricCounts
     uint64_t switchPorts{0};                     //!< ports of all chassis (radix x switches)
     uint64_t switchPortsUsed{0};                 //!< ports with a cable
     uint64_t links{0};                           //!< network cables (NIC and switch-to-switch)
-    uint64_t transceivers{0};                    //!< 2 per network cable
-    uint64_t cables{0};                          //!< network cables (same as links)
+    uint64_t transceivers{0};                    //!< 2 per network cable, 1 per direct arc
+    uint64_t cables{0};                          //!< network cables (direct: fibres)
     uint64_t nics{0};                            //!< GPU NICs attached to the network
     uint64_t nvlinks{0};                         //!< NVLink cables (not priced)
     uint64_t directLinks{0};                     //!< direct-connect arcs/cables
+    /// Direct-connect duplex fibres: per pair of graph nodes, the larger of
+    /// its arc counts each way (an arc without a reverse arc takes a fibre).
+    uint64_t directFibres{0};
 };
 
 /**
@@ -60,10 +66,22 @@ FabricCounts CountEquipment(const FabricTopology& topo, uint32_t radix);
  * publish per-device powers; the defaults (12 W per transceiver, 24 W per
  * switch port) are assumptions with the 2:1 ratio that reproduces the
  * published power savings.
+ *
+ * Direct-connect equipment (no switches): each fibre costs FibrePrice and
+ * each of its two ends takes a patch-panel port (PatchPanelPortPrice) or an
+ * optical circuit switch port (OcsPortPrice), as DirectConnectPatching says.
+ * Patch panels and OCS ports draw no power in this model.
  */
 class FabricCostModel : public Object
 {
   public:
+    /// How direct-connect fibres are patched.
+    enum Patching
+    {
+        PATCH_PANEL, //!< a patch-panel port per fibre end
+        OCS,         //!< an optical circuit switch port per fibre end
+    };
+
     /// \return the TypeId
     static TypeId GetTypeId();
     FabricCostModel();
@@ -81,11 +99,24 @@ class FabricCostModel : public Object
     /// \param c counts \return network power, watts
     double Power(const FabricCounts& c) const;
 
+    /// \param c counts \return cost of the direct-connect fibres and their patching, US dollars
+    double DirectConnectCost(const FabricCounts& c) const;
+    /// \param c counts \return patch-panel ports (0 with OCS patching)
+    uint64_t PatchPanelPorts(const FabricCounts& c) const;
+    /// \param c counts \return OCS ports (0 with patch-panel patching)
+    uint64_t OcsPorts(const FabricCounts& c) const;
+    /// \return "patch-panel" or "ocs"
+    std::string PatchingName() const;
+
   private:
     double m_transceiverPrice; //!< $ per transceiver
     double m_portPrice;        //!< $ per switch port
     double m_transceiverPower; //!< W per transceiver
     double m_portPower;        //!< W per switch port
+    double m_fibrePrice;       //!< $ per direct-connect duplex fibre
+    double m_patchPortPrice;   //!< $ per patch-panel port
+    double m_ocsPortPrice;     //!< $ per OCS port
+    Patching m_patching;       //!< patch panel or OCS
 };
 
 } // namespace ns3
