@@ -12,6 +12,9 @@
 // allgather's send, reducescatter's receive and alltoall's per-peer count).
 // The alpha-beta predictions of the algorithms are in collective-metrics.h.
 // --backend=flow runs the same sweep on the flow-level backend (FlowTransport).
+// --algorithm=bfb (--topology=direct-connect only) runs BFB's schedule on the
+// graph and prints its alpha-beta formula and the simulated / formula ratio
+// beside each size.
 #include "program-support.h"
 #include "results-table.h"
 
@@ -24,6 +27,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 using namespace ns3;
 
@@ -64,7 +68,8 @@ main(int argc, char* argv[])
                  "allreduce | allgather | reducescatter | alltoall | broadcast | reduce | sendrecv",
                  collective);
     cmd.AddValue("algorithm",
-                 "ring | tree | halving-doubling | hierarchical | direct | pxn",
+                 "ring | tree | halving-doubling | hierarchical | direct | pxn | bfb (with "
+                 "--topology=direct-connect: BFB on its graph)",
                  algorithm);
     cmd.AddValue("min-bytes",
                  "smallest message size: whole 4-byte elements (per rank for allgather, "
@@ -126,6 +131,39 @@ main(int argc, char* argv[])
             collective = CollectiveTypeName(s.Type());
             algorithm = s.Algorithm();
         }
+        // BFB: the graph's own schedule, synthesized once and cut per size
+        const bool bfb = scheduleFile.empty() && algorithm == "bfb";
+        std::optional<DirectConnectSchedules> dcSchedules;
+        const BfbSchedule* bfbSchedule = nullptr;
+        if (bfb)
+        {
+            FabricRequire(topology == "direct-connect",
+                          "--algorithm",
+                          algorithm,
+                          "ring, tree, halving-doubling, hierarchical, direct or pxn (bfb only "
+                          "with --topology=direct-connect)");
+            FabricRequire(collective == "allreduce" || collective == "allgather" ||
+                              collective == "reducescatter",
+                          "--collective",
+                          collective,
+                          "allreduce, allgather or reducescatter with --algorithm=bfb");
+            for (const char* f : {"chunk-bytes", "channels"})
+            {
+                cmd.OnlyWith(f, false, "without --algorithm=bfb (BFB cuts its own chunks)");
+            }
+            dcSchedules.emplace(topologies.GetGraph(), topologies.GetGpusPerNode());
+            bfbSchedule = dcSchedules->GetBfb(collective, CollectiveHelper::AllRanks(nRanks));
+            NS_ABORT_MSG_IF(!bfbSchedule, "BFB does not apply to every GPU of the graph");
+        }
+        const auto bfbRun = [&](uint64_t bytes) {
+            return *dcSchedules->Make(ProgramComm{collective,
+                                                  algorithm,
+                                                  CollectiveHelper::AllRanks(nRanks),
+                                                  bytes,
+                                                  0,
+                                                  0,
+                                                  "collective-bench"});
+        };
         // nccl-tests' count argument: 4-byte elements, per rank for the
         // collectives whose count is per rank; sizes are whole counts so
         // that the count column and the simulated bytes agree
@@ -157,7 +195,7 @@ main(int argc, char* argv[])
         };
         if (scheduleFile.empty())
         {
-            MakeSchedule(request(minBytes));
+            bfb ? bfbRun(minBytes) : MakeSchedule(request(minBytes));
         }
         FabricRequire(
             minBytes % unit == 0,
@@ -194,12 +232,14 @@ main(int argc, char* argv[])
         {
             // each run checks only its own work: the sweep is refused, or
             // announced, as a whole before its first size runs
-            const std::vector<CollectiveWork> work = transports.EstimateCollectives(topo,
-                                                                                    chunkBytes,
-                                                                                    channels,
-                                                                                    collective,
-                                                                                    algorithm,
-                                                                                    sizes);
+            const std::vector<CollectiveWork> work =
+                bfb ? transports.EstimateSchedules(topo, sizes, bfbRun)
+                    : transports.EstimateCollectives(topo,
+                                                     chunkBytes,
+                                                     channels,
+                                                     collective,
+                                                     algorithm,
+                                                     sizes);
             double sweepSeconds = 0;
             double sweepMessages = 0;
             double sweepBytes = 0;
@@ -248,19 +288,22 @@ main(int argc, char* argv[])
             // MSCCL's chunks are fractions of any size; the largest one's are written
             WriteTextFile("--msccl",
                           msccl,
-                          MscclXml::Export(scheduleFile.empty()
-                                               ? MakeSchedule(request(sizes.back()))
-                                               : MscclXml::Load(scheduleFile, sizes.back())));
+                          MscclXml::Export(!scheduleFile.empty()
+                                               ? MscclXml::Load(scheduleFile, sizes.back())
+                                           : bfb ? bfbRun(sizes.back())
+                                                 : MakeSchedule(request(sizes.back()))));
         }
         std::vector<CollectiveResult> results;
         std::string failure; // a size that did not complete ends the sweep
         for (const uint64_t b : sizes)
         {
             CollectiveResult r =
-                scheduleFile.empty()
-                    ? transports
-                          .RunCollectiveAlone(topo, chunkBytes, channels, collective, algorithm, b)
-                    : transports.RunScheduleAlone(topo, MscclXml::Load(scheduleFile, b));
+                !scheduleFile.empty()
+                    ? transports.RunScheduleAlone(topo, MscclXml::Load(scheduleFile, b))
+                : bfb
+                    ? transports.RunScheduleAlone(topo, bfbRun(b))
+                    : transports
+                          .RunCollectiveAlone(topo, chunkBytes, channels, collective, algorithm, b);
             if (!r.complete)
             {
                 // the report has a line per failed op: the first, and how many more
@@ -291,16 +334,52 @@ main(int argc, char* argv[])
                        ? "graph " + graph
                        : fmt::format("{}, radix {}", p.platform.name, radix),
                    backend == "flow" ? ", flow-level backend" : "");
+        // BFB's prediction on the fabric's arcs (B/d each, the link delay)
+        const double nodeBps = static_cast<double>(static_cast<uint64_t>(nodeBandwidthGbps * 1e9));
+        const auto formula = [&](uint64_t bytes) {
+            return BfbPredictedTime(*bfbSchedule,
+                                    static_cast<double>(bytes),
+                                    nodeBps,
+                                    static_cast<double>(p.linkDelayNs) * 1e-9);
+        };
+        if (bfb)
+        {
+            fmt::print("# BFB formula: alpha T_L + T_B M / (B x 4096/4122), T_L = {} steps, T_B = "
+                       "{} (M/B), B = {} bit/s over d = {} arcs, alpha = link delay {} ns + one "
+                       "4122-byte packet at B/d\n",
+                       bfbSchedule->Steps(),
+                       ToString(bfbSchedule->Tb()),
+                       nodeBps,
+                       bfbSchedule->degree,
+                       p.linkDelayNs);
+        }
         // nccl-tests' count column: the count argument of the NCCL call
         auto count = [perRank](uint64_t bytes) { return bytes / 4 / perRank; };
-        ResultsTable table({{"bytes", "size(B)", "B", "{:>12}"},
-                            {"count", "count", "", "{:>12}"},
-                            {"time_s", "time(us)", "s", "{:>12.2f}", 1e6, "{:.9e}"},
-                            {"algbw_gbps", "algbw(GB/s)", "GB/s", "{:>10.2f}", 1, "{:.6f}"},
-                            {"busbw_gbps", "busbw(GB/s)", "GB/s", "{:>10.2f}", 1, "{:.6f}"}});
+        std::vector<ResultsColumn> columns{
+            {"bytes", "size(B)", "B", "{:>12}"},
+            {"count", "count", "", "{:>12}"},
+            {"time_s", "time(us)", "s", "{:>12.2f}", 1e6, "{:.9e}"},
+            {"algbw_gbps", "algbw(GB/s)", "GB/s", "{:>10.2f}", 1, "{:.6f}"},
+            {"busbw_gbps", "busbw(GB/s)", "GB/s", "{:>10.2f}", 1, "{:.6f}"}};
+        if (bfb)
+        {
+            columns.push_back({"formula_s", "formula(us)", "s", "{:>12.2f}", 1e6, "{:.9e}"});
+            columns.push_back({"ratio", "ratio", "", "{:>8.4f}", 1, "{:.6f}"});
+        }
+        ResultsTable table(columns);
         for (const auto& r : results)
         {
-            table.AddRow({r.bytes, count(r.bytes), r.timeS, r.algbwGBps, r.busbwGBps});
+            std::vector<ResultsTable::Cell> row{r.bytes,
+                                                count(r.bytes),
+                                                r.timeS,
+                                                r.algbwGBps,
+                                                r.busbwGBps};
+            if (bfb)
+            {
+                row.emplace_back(formula(r.bytes));
+                row.emplace_back(r.timeS / formula(r.bytes));
+            }
+            table.AddRow(row);
         }
         fmt::print("{}", table.Table());
         if (!json.empty())

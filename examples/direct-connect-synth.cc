@@ -282,11 +282,10 @@ Simulate(const DirectConnectGraph& g, const BfbSchedule& s, const SimSettings& s
     o.simulatedS = RunOnFabric(g, BfbToCollectiveSchedule(s, sim.bytes, cps), sim);
     o.chunks = cps;
     o.alphaS = HopSeconds(sim, s.degree);
-    o.predictedS = AlphaBetaTime(s.Steps(),
-                                 s.Tb(),
-                                 o.alphaS,
-                                 static_cast<double>(sim.bytes),
-                                 sim.bandwidthBps * kPayloadShare);
+    o.predictedS = BfbPredictedTime(s,
+                                    static_cast<double>(sim.bytes),
+                                    sim.bandwidthBps,
+                                    static_cast<double>(sim.delayNs) * 1e-9);
     return o;
 }
 

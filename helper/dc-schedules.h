@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace ns3
 {
@@ -26,11 +27,14 @@ namespace ns3
  * The fabric is BuildDirectConnect's: K GPUs per graph host, GPU r on host
  * r / K.
  * - allreduce, allgather, reducescatter on a communicator of one GPU per
- *   host, member i on host i (the data-parallel groups of a job whose HB
- *   domains are the hosts, or every GPU with one per host): BFB on the graph
- *   (BfbAllReduce, BfbAllGather, BfbReduceScatter, cut into
- *   BfbAutoChunksPerShard(s, 8) chunks per shard); each is synthesized once
- *   and kept;
+ *   host, its members' hosts in increasing order (the data-parallel groups
+ *   of a job whose HB domains are the hosts, or every GPU with one per
+ *   host): BFB (BfbAllReduce, BfbAllGather, BfbReduceScatter, cut into
+ *   BfbAutoChunksPerShard(s, 8) chunks per shard) on the graph the members'
+ *   hosts induce (their arcs among themselves; the whole graph when every
+ *   host takes part), when that graph is strongly connected: a pipeline
+ *   stage's DP group on a subcube of a hypercube, say. Each is synthesized
+ *   once per host set and kept;
  * - alltoall on every GPU in rank order: DcShortestPathAllToAll;
  * - anything else (a tensor-parallel group inside a host, a sendrecv, a
  *   subset of the hosts): nothing, and the comm's own algorithm runs over the
@@ -68,19 +72,39 @@ class DirectConnectSchedules
      */
     std::optional<CollectiveSchedule> Make(const ProgramComm& comm);
 
+    /**
+     * \param collective allreduce, allgather, reducescatter, ...
+     * \param members the communicator, global ranks
+     * \return the BFB schedule Make cuts into chunks for them (synthesized
+     *         once, kept by this object), or null where BFB does not apply
+     */
+    const BfbSchedule* GetBfb(const std::string& collective, const std::vector<uint32_t>& members);
+
     /// \return Make as a ProgramRunner::ScheduleSource (sharing this object's BFB cache)
     ProgramRunner::ScheduleSource Source();
 
   private:
-    /// \return the BFB schedule of \p kind on the graph (synthesized once)
-    const BfbSchedule& Bfb(SynthCollective kind);
+    /**
+     * \param members a communicator
+     * \return the hosts of its members, when they are distinct and in
+     *         increasing order and induce a strongly connected graph; else
+     *         nothing
+     */
+    std::optional<std::vector<uint32_t>> BfbHosts(const std::vector<uint32_t>& members) const;
+
+    /// \return the graph \p hosts induce, host i as node i
+    DirectConnectGraph Induced(const std::vector<uint32_t>& hosts) const;
+
+    /// \return the BFB schedule of \p kind on the graph \p hosts induce (synthesized once)
+    const BfbSchedule& Bfb(SynthCollective kind, const std::vector<uint32_t>& hosts);
 
     /// What the copies Source() hands out share.
     struct State
     {
-        DirectConnectGraph graph;                   //!< the graph
-        uint32_t gpusPerNode{1};                    //!< K
-        std::map<SynthCollective, BfbSchedule> bfb; //!< synthesized so far
+        DirectConnectGraph graph; //!< the graph
+        uint32_t gpusPerNode{1};  //!< K
+        /// synthesized so far, by collective and host set
+        std::map<std::pair<SynthCollective, std::vector<uint32_t>>, BfbSchedule> bfb;
     };
 
     std::shared_ptr<State> m_state; //!< shared with Source()'s copies

@@ -158,9 +158,25 @@ TransportHelper::EstimateCollectives(const FabricTopology& topology,
                                      const std::string& algorithm,
                                      const std::vector<uint64_t>& sizes) const
 {
-    InstalledTransport installed = Install(topology);
-    const CollectiveHelper helper = CollectivesOn(installed, topology, chunkBytes, channels);
+    // the request as a run would make it (CollectivesOn's chunking and
+    // channels; either backend's domain size is the topology's)
+    CollectiveHelper requests{Ptr<Transport>()};
+    requests.SetChunkBytes(chunkBytes);
+    requests.SetChannels(channels);
+    requests.SetDomainSize(topology.gpusPerDomain);
     const std::vector<uint32_t> ranks = CollectiveHelper::AllRanks(topology.GetNGpus());
+    return EstimateSchedules(topology, sizes, [&](uint64_t bytes) {
+        return MakeSchedule(requests.GetRequest(ranks, collective, algorithm, bytes));
+    });
+}
+
+std::vector<CollectiveWork>
+TransportHelper::EstimateSchedules(
+    const FabricTopology& topology,
+    const std::vector<uint64_t>& sizes,
+    const std::function<CollectiveSchedule(uint64_t)>& schedule) const
+{
+    InstalledTransport installed = Install(topology);
     std::vector<CollectiveWork> work(sizes.size());
     try
     {
@@ -168,8 +184,7 @@ TransportHelper::EstimateCollectives(const FabricTopology& topology,
         // refused before the others are built
         for (size_t i = sizes.size(); i-- > 0;)
         {
-            const CollectiveSchedule s =
-                MakeSchedule(helper.GetRequest(ranks, collective, algorithm, sizes[i]));
+            const CollectiveSchedule s = schedule(sizes[i]);
             CollectiveWork& w = work[i];
             w.bytes = sizes[i];
             w.messages = s.TotalOps() / 2; // as CollectiveHelper::Install declares it

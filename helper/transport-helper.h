@@ -156,6 +156,19 @@ class TransportHelper
                                                     const std::vector<uint64_t>& sizes) const;
 
     /**
+     * The work of running each of \p sizes' schedules alone, as
+     * EstimateCollectives estimates it, for schedules a caller builds (BFB,
+     * say). Installs the backend once; calls Simulator::Destroy.
+     * \param topology the topology \param sizes the sizes
+     * \param schedule the schedule of a size
+     * \return the work of each size, in the order of \p sizes
+     */
+    std::vector<CollectiveWork> EstimateSchedules(
+        const FabricTopology& topology,
+        const std::vector<uint64_t>& sizes,
+        const std::function<CollectiveSchedule(uint64_t)>& schedule) const;
+
+    /**
      * Run one schedule alone, as RunCollectiveAlone does (e.g. one imported
      * from MSCCL XML).
      * \param topology the topology \param schedule the schedule (its

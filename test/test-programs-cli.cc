@@ -419,6 +419,18 @@ TEST(Programs, BadFlagValuesAreNamed)
          "allreduce)"},
         {"collective-bench --collective=allgather --min-bytes=32",
          "invalid --min-bytes: got '32', allowed: a multiple of 4 x 16 ranks = 64"},
+        // BFB is a direct-connect graph's own schedule, of the collectives it builds
+        {"collective-bench --algorithm=bfb",
+         "invalid --algorithm: got 'bfb', allowed: ring, tree, halving-doubling, hierarchical, "
+         "direct or pxn (bfb only with --topology=direct-connect)"},
+        {"collective-bench --topology=fat-tree --gpus=32 --radix=8 --algorithm=bfb",
+         "invalid --algorithm: got 'bfb', allowed: ring, tree, halving-doubling, hierarchical, "
+         "direct or pxn (bfb only with --topology=direct-connect)"},
+        {"collective-bench --topology=direct-connect --algorithm=bfb --collective=broadcast",
+         "invalid --collective: got 'broadcast', allowed: allreduce, allgather or reducescatter "
+         "with --algorithm=bfb"},
+        {"collective-bench --topology=direct-connect --algorithm=bfb --chunk-bytes=4096",
+         "invalid --chunk-bytes: got '4096', allowed: only without --algorithm=bfb"},
         // a flag that would be ignored is refused
         {"collective-bench --graph='Hypercube(3)'",
          "invalid --graph: got 'Hypercube(3)', allowed: only with --topology=direct-connect"},

@@ -83,6 +83,42 @@ TEST(Programs, CollectiveBenchSizesAreWholeCountsAndDirectConnectTakesTheGraphsG
     EXPECT_EQ(j["gpus"].get<uint32_t>(), 8u);
 }
 
+TEST(Programs, CollectiveBenchRunsBfbOnADirectConnectGraph)
+{
+    // BFB's allreduce on Hypercube(3): T_L = 6 steps, T_B = 2 x 7/8 = 7/4;
+    // 400 Gb/s per node over 3 arcs, 500 ns links. The simulated time is
+    // within 3 % of alpha T_L + T_B M / (B x 4096/4122), alpha = the delay
+    // plus a 4122-byte packet at B/d (as test-bfb-collective checks BFB);
+    // the printed formula is that closed form and the ratio their quotient
+    for (const std::string backend : {"packet", "flow"})
+    {
+        const auto j =
+            RunJson("collective-bench --topology=direct-connect --graph='Hypercube(3)' "
+                    "--algorithm=bfb --min-bytes=16777216 --max-bytes=16777216 --backend=" +
+                        backend,
+                    "bench-bfb-" + backend);
+        ASSERT_TRUE(j.is_object()) << backend;
+        EXPECT_EQ(j["algorithm"], "bfb");
+        ASSERT_EQ(j["results"].size(), 1u) << j.dump();
+        const auto& row = j["results"][0];
+        const double m = 16777216;
+        const double b = 400e9;
+        const double formula =
+            6 * (500e-9 + 4122.0 * 8 / (b / 3)) + 7.0 / 4 * m * 8 / (b * 4096 / 4122);
+        EXPECT_NEAR(row["formula_s"].get<double>(), formula, 1e-9 * formula) << backend;
+        const double t = row["time_s"].get<double>();
+        EXPECT_NEAR(t, formula, 0.03 * formula) << backend;
+        EXPECT_NEAR(row["ratio"].get<double>(), t / row["formula_s"].get<double>(), 1e-6)
+            << backend;
+    }
+    // the other algorithms print no formula column
+    const auto ring = RunJson("collective-bench --topology=direct-connect --graph='Hypercube(3)' "
+                              "--max-bytes=1024",
+                              "bench-bfb-ring");
+    ASSERT_TRUE(ring.is_object());
+    EXPECT_FALSE(ring["results"][0].contains("formula_s"));
+}
+
 TEST(Programs, CollectiveBenchRowsDoNotDependOnTheSizesBeforeThem)
 {
     // An all-to-all on an ECMP fat-tree: its paths follow the messages' flow

@@ -4,6 +4,7 @@
 #include "bfb-collective.h"
 
 #include "ns3/collective-algorithms.h"
+#include "ns3/collective-baselines.h"
 #include "ns3/fabric-error.h"
 
 #include <algorithm>
@@ -138,6 +139,23 @@ BfbExactChunksPerShard(const BfbSchedule& s)
         }
     }
     return l;
+}
+
+double
+BfbPredictedTime(const BfbSchedule& s,
+                 double bytes,
+                 double nodeBandwidthBps,
+                 double linkDelaySeconds)
+{
+    // a full packet: 4096 payload bytes in 4122 on the wire
+    constexpr double kFrameBytes = 4122.0;
+    constexpr double kPayloadBytes = 4096.0;
+    const double alpha = linkDelaySeconds + kFrameBytes * 8 / (nodeBandwidthBps / s.degree);
+    return AlphaBetaTime(s.Steps(),
+                         s.Tb(),
+                         alpha,
+                         bytes,
+                         nodeBandwidthBps * kPayloadBytes / kFrameBytes);
 }
 
 uint32_t

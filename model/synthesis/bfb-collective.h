@@ -75,6 +75,22 @@ uint64_t BfbExactChunksPerShard(const BfbSchedule& s);
 uint32_t BfbAutoChunksPerShard(const BfbSchedule& s, uint32_t cap);
 
 /**
+ * \brief The alpha-beta time of \p s run on a fabric whose hosts send
+ *        \p nodeBandwidthBps over s.degree arcs (B/d each):
+ *        alpha T_L + T_B M / (B x 4096/4122), with alpha one hop (the link
+ *        delay plus one full 4122-byte packet at B/d) and the beta term at
+ *        the payload's share of a full packet. The prediction the BFB
+ *        simulations are checked against.
+ * \param s a BFB schedule \param bytes M
+ * \param nodeBandwidthBps B, bit/s \param linkDelaySeconds per arc
+ * \return seconds
+ */
+double BfbPredictedTime(const BfbSchedule& s,
+                        double bytes,
+                        double nodeBandwidthBps,
+                        double linkDelaySeconds);
+
+/**
  * \ingroup gpu-fabric
  * \brief Round a BFB schedule's fractional splits to whole chunks.
  *
