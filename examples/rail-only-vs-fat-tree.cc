@@ -2,9 +2,12 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 // examples/rail-only-vs-fat-tree: one training iteration of the same job
-// simulated on a rail-only network, a rail-optimized fat-tree and a classic
-// fat-tree, with the network cost of each beside its time; plus the paper's
-// analytical model (Eq. 1) and the equipment cost at its 32768-GPU scale.
+// simulated on a rail-only network, a rail-optimized fat-tree, a classic
+// fat-tree and a direct-connect graph of the HB domains (a hypercube when
+// they are a power of two: each PP stage's DP groups then sit on a subcube
+// and run BFB), with the network cost of each beside its time; plus the
+// paper's analytical model (Eq. 1) and the equipment cost at its 32768-GPU
+// scale.
 //
 // The simulated job (defaults; a scaled-down GPT so that it runs in minutes on
 // two cores): 128 DGX-H100 GPUs, a GPT-like model of 8 blocks, d_model 2048,
@@ -38,6 +41,7 @@
 #include <fmt/ranges.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -45,6 +49,37 @@ using namespace ns3;
 
 namespace
 {
+
+/**
+ * The direct-connect graph of a run that names none: a hypercube when the
+ * graph nodes are a power of two (a pipeline stage's DP group, a block of
+ * consecutive domains of a power-of-two size, is then a subcube, and a
+ * domain's next stage is a neighbour along one dimension), else a
+ * bidirectional ring; none below 2 nodes.
+ * \param nodes graph nodes (HB domains, or GPUs with --dc-nodes=gpu)
+ * \return the construction name ("" for none)
+ */
+std::string
+DefaultGraph(uint32_t nodes)
+{
+    if (nodes < 2)
+    {
+        return "";
+    }
+    if ((nodes & (nodes - 1)) == 0)
+    {
+        uint32_t k = 0;
+        while ((1U << k) < nodes)
+        {
+            ++k;
+        }
+        return fmt::format("Hypercube({})", k);
+    }
+    return fmt::format("BiRing({})", nodes); // at least 3 nodes here
+}
+
+/// Relays' pause threshold on a direct-connect fabric of HB domains, bytes.
+constexpr uint32_t kRelayPfcXoff = 1U << 26;
 
 /// One of the topologies by name; direct-connect over \p dc's graph.
 FabricTopology
@@ -54,7 +89,7 @@ Build(const std::string& topology, const ClusterParams& p, const DirectConnectFl
                       topology == "fat-tree" || topology == "direct-connect",
                   "--topologies",
                   topology,
-                  "rail-only, rail-optimized, fat-tree or direct-connect (with --graph)");
+                  "rail-only, rail-optimized, fat-tree or direct-connect");
     return dc.Topologies(p).Create(topology);
 }
 
@@ -72,7 +107,68 @@ struct Row
     FabricCounts counts;
     double cost{0};
     double power{0};
+    std::string dpAlgorithm;     //!< the slowest DP allreduce's algorithm (simulated rows)
+    double dpSeconds{0};         //!< its time
+    uint64_t dpBytes{0};         //!< its size
+    double dpFormula{0};         //!< BFB: its alpha-beta formula on the arcs' share
+    uint32_t dpGroupsSharing{0}; //!< BFB: DP allreduces on the same hosts at once
 };
+
+/**
+ * BFB's alpha-beta time for a DP allreduce of a direct-connect fabric: the
+ * schedule on the graph its hosts induce, each arc shared evenly by the DP
+ * allreduces on the same hosts (a job's DP groups, one per TP rank, run at
+ * once on the same arcs: the same bucket of every group on those hosts).
+ * \param dc the fabric's schedules \param comm the allreduce
+ * \param program the job \param topo the fabric \param k GPUs per graph node
+ * \param sharing set to the DP allreduces on comm's hosts
+ * \return seconds
+ */
+double
+DpBfbFormula(DirectConnectSchedules& dc,
+             const ProgramComm& comm,
+             const ParallelProgram& program,
+             const FabricTopology& topo,
+             uint32_t k,
+             uint32_t& sharing)
+{
+    const auto hosts = [k](const ProgramComm& c) {
+        std::vector<uint32_t> h;
+        for (const uint32_t r : c.members)
+        {
+            h.push_back(r / k);
+        }
+        return h;
+    };
+    // the same bucket of the other groups ("... group G" differs)
+    const auto bucket = [](const ProgramComm& c) {
+        return c.label.substr(0, c.label.rfind(" group "));
+    };
+    sharing = 0;
+    for (const ProgramComm& c : program.comms)
+    {
+        if (bucket(c) == bucket(comm) && hosts(c) == hosts(comm))
+        {
+            ++sharing;
+        }
+    }
+    uint64_t arcBps = 0;
+    int64_t delayNs = 0;
+    for (const TopoCable& cable : topo.Cables())
+    {
+        if (cable.kind == TopoLinkKind::Direct)
+        {
+            arcBps = cable.rateBps;
+            delayNs = cable.delayNs;
+            break;
+        }
+    }
+    const BfbSchedule& s = *dc.GetBfb(comm.collective, comm.members);
+    return BfbPredictedTime(s,
+                            static_cast<double>(comm.bytes),
+                            static_cast<double>(arcBps) * s.degree / sharing,
+                            static_cast<double>(delayNs) * 1e-9);
+}
 
 void
 Plot(const std::vector<Row>& rows, const std::string& png)
@@ -137,7 +233,7 @@ main(int argc, char* argv[])
     uint32_t hidden = 2048;
     uint32_t seq = 1024;
     std::string radixText = "auto";
-    std::string topologies = "rail-only,rail-optimized,fat-tree";
+    std::string topologies = "rail-only,rail-optimized,fat-tree,direct-connect";
     std::string granularity = "layer";
     bool overlapDp = false;
     std::string backend = "packet";
@@ -161,7 +257,8 @@ main(int argc, char* argv[])
     ProgramFlags cmd("rail-only-vs-fat-tree", __FILE__);
     const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "
-              "rail-optimized fat-tree and fat-tree; the paper's Eq. 1 and costs at 32768 GPUs.");
+              "rail-optimized fat-tree, fat-tree and a direct-connect graph; the paper's Eq. 1 "
+              "and costs at 32768 GPUs.");
     cmd.AddValue("quick",
                  "small defaults (64 GPUs, 4 blocks of d_model 1024, 2 micro-batches); "
                  "--gpus, --layers, --hidden or --micro-batches given with it win",
@@ -181,8 +278,9 @@ main(int argc, char* argv[])
                  "fills half a leaf of the rail-optimized fat-tree)",
                  radixText);
     cmd.AddValue("topologies",
-                 "comma-separated: rail-only, rail-optimized, fat-tree, direct-connect (with "
-                 "--graph)",
+                 "comma-separated: rail-only, rail-optimized, fat-tree, direct-connect (on "
+                 "--graph; without it a hypercube of the graph nodes when they are a power of "
+                 "two, else a bidirectional ring)",
                  topologies);
     DirectConnectFlags dc;
     dc.Add(cmd);
@@ -276,14 +374,28 @@ main(int argc, char* argv[])
         cp.gpus = n;
         cp.platform = hw;
         cp.radix = radix;
+        std::vector<std::string> names = SplitList("--topologies", topologies);
+        const auto dcName = std::find(names.begin(), names.end(), "direct-connect");
+        FabricRequire(dcName != names.end() || dc.graph.empty(),
+                      "--graph",
+                      dc.graph,
+                      "a graph only with direct-connect in --topologies");
+        if (dcName != names.end() && dc.graph.empty())
+        {
+            // the graph nodes are HB domains, or GPUs with --dc-nodes=gpu
+            dc.graph = DefaultGraph(dc.nodes == "gpu" ? n : n / hw.gpusPerDomain);
+            // the default run leaves out a fabric of one node; asked for, it is refused
+            FabricRequire(!dc.graph.empty() || !cmd.WasGiven("topologies"),
+                          "--topologies",
+                          topologies,
+                          "direct-connect on at least 2 graph nodes (--gpus / K HB domains, "
+                          "or --gpus with --dc-nodes=gpu), or with a --graph");
+            if (dc.graph.empty())
+            {
+                names.erase(dcName);
+            }
+        }
         dc.Require(cmd);
-        const std::vector<std::string> names = SplitList("--topologies", topologies);
-        const bool withDc = std::find(names.begin(), names.end(), "direct-connect") != names.end();
-        FabricRequire(withDc == !dc.graph.empty(),
-                      withDc ? "--topologies" : "--graph",
-                      withDc ? topologies : dc.graph,
-                      withDc ? "direct-connect with a --graph (e.g. --graph=Hypercube(4))"
-                             : "a graph only with direct-connect in --topologies");
         std::vector<std::pair<std::string, FabricTopology>> simulated;
         for (const auto& topology : names)
         {
@@ -327,10 +439,37 @@ main(int argc, char* argv[])
         for (const auto& [topology, topo] : simulated)
         {
             // the same topology feeds either backend
-            InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
-            Ptr<ProgramRunner> runner = RunProgram(ip.program,
-                                                   installed.transport,
-                                                   ScheduleSourceFor(dc.Topologies(cp), topology));
+            TransportHelper transports(backend, "--backend");
+            if (topology == "direct-connect" && dc.nodes == "domain")
+            {
+                // A domain's GPUs and NVSwitch relay its arcs for all K
+                // GPUs. With per-port PFC at the relays a busy arc pauses
+                // the NVLink port ahead of it, and the deliveries queued
+                // behind it (head of line), around the graph: the packet
+                // level deadlocked (every rank unfinished) or ran the DP
+                // allreduce 2.6 x slower than with PFC off. A relayed chunk
+                // waits in the relaying GPU's memory, so the relays pause
+                // only past 64 MiB per port.
+                for (const char* attribute : {"PfcXoff", "PfcXon"})
+                {
+                    const UintegerValue bytes(attribute == std::string("PfcXoff")
+                                                  ? kRelayPfcXoff
+                                                  : kRelayPfcXoff / 4 * 3);
+                    transports.GetFabricHelper().SetDeviceAttribute(attribute, bytes);
+                    transports.GetFabricHelper().SetNvSwitchAttribute(attribute, bytes);
+                }
+            }
+            InstalledTransport installed = transports.Install(topo);
+            const TopologyHelper topologies = dc.Topologies(cp);
+            std::optional<DirectConnectSchedules> dcSchedules;
+            if (topology == "direct-connect")
+            {
+                dcSchedules.emplace(topologies.GetGraph(), topologies.GetGpusPerNode());
+            }
+            Ptr<ProgramRunner> runner =
+                RunProgram(ip.program,
+                           installed.transport,
+                           dcSchedules ? dcSchedules->Source() : ProgramRunner::ScheduleSource());
             NS_ABORT_MSG_IF(!runner->IsComplete(), "iteration did not complete on " << topology);
             Row r;
             r.topology = topology;
@@ -344,6 +483,32 @@ main(int argc, char* argv[])
             r.counts = CountEquipment(topo, radix);
             r.cost = costModel->Cost(r.counts);
             r.power = costModel->Power(r.counts);
+            // the slowest DP allreduce: BFB on direct-connect where it applies
+            const auto& runs = runner->GetRuns();
+            const ProgramComm* slowest = nullptr;
+            for (size_t c = 0; c < runs.size(); ++c)
+            {
+                if (runs[c] && ip.program.comms[c].label.rfind("dp-gradient", 0) == 0)
+                {
+                    const CollectiveResult cr = runs[c]->GetResult();
+                    if (cr.timeS > r.dpSeconds)
+                    {
+                        r.dpSeconds = cr.timeS;
+                        r.dpBytes = cr.bytes;
+                        r.dpAlgorithm = cr.algorithm.substr(0, cr.algorithm.find(':'));
+                        slowest = &ip.program.comms[c];
+                    }
+                }
+            }
+            if (slowest && r.dpAlgorithm == "bfb")
+            {
+                r.dpFormula = DpBfbFormula(*dcSchedules,
+                                           *slowest,
+                                           ip.program,
+                                           topo,
+                                           topologies.GetGpusPerNode(),
+                                           r.dpGroupsSharing);
+            }
             rows.push_back(r);
             installed.Dispose();
             Simulator::Destroy();
@@ -411,6 +576,12 @@ main(int argc, char* argv[])
                                                                  ResultsColumn::kJson),
              ResultsColumn{"ocs_ports", "", "", "{}"}.In(ResultsColumn::kCsv |
                                                          ResultsColumn::kJson),
+             ResultsColumn{"graph", "", "", "{}"}.In(ResultsColumn::kCsv | ResultsColumn::kJson),
+             ResultsColumn{"dp_algorithm", "", "", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"dp_allreduce_s", "", "s", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"dp_allreduce_bytes", "", "B", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"dp_formula_s", "", "s", "{}"}.In(ResultsColumn::kJson),
+             ResultsColumn{"dp_groups_sharing_arcs", "", "", "{}"}.In(ResultsColumn::kJson),
              ResultsColumn{"pipeline_bubble_s", "", "s", "{}"}.In(ResultsColumn::kJson),
              ResultsColumn{"analytical_with_bubble_s", "", "s", "{}"}.In(ResultsColumn::kJson),
              ResultsColumn{"platform", "", "", "{}"}.In(ResultsColumn::kJson),
@@ -445,6 +616,12 @@ main(int argc, char* argv[])
                           r.counts.directFibres,
                           costModel->PatchPanelPorts(r.counts),
                           costModel->OcsPorts(r.counts),
+                          r.topology == "direct-connect" ? Cell(dc.graph) : none,
+                          r.dpAlgorithm.empty() ? none : Cell(r.dpAlgorithm),
+                          r.dpAlgorithm.empty() ? none : Cell(r.dpSeconds),
+                          r.dpAlgorithm.empty() ? none : Cell(r.dpBytes),
+                          r.dpFormula > 0 ? Cell(r.dpFormula) : none,
+                          r.dpFormula > 0 ? Cell(r.dpGroupsSharing) : none,
                           simulatedOnly(r.bubble),
                           simulatedOnly(r.analytical + r.bubble),
                           r.simulated ? hw.name : phw.name,
@@ -520,6 +697,27 @@ main(int argc, char* argv[])
                 }
                 return 100.0;
             }());
+        for (const Row& r : rows)
+        {
+            if (r.simulated && r.topology == "direct-connect" && refTime > 0 && refCost > 0)
+            {
+                fmt::print("direct-connect ({}): the iteration takes {:.2f}% of the "
+                           "rail-optimized fat-tree's time at {:.0f}% of its network cost; its "
+                           "slowest DP allreduce ({}) {:.6f} s{}.\n",
+                           dc.graph,
+                           100.0 * r.time / refTime,
+                           100.0 * r.cost / refCost,
+                           r.dpAlgorithm,
+                           r.dpSeconds,
+                           r.dpFormula > 0
+                               ? fmt::format(", {:.3f} x BFB's alpha-beta formula ({:.6f} s, "
+                                             "each arc shared by {} DP groups)",
+                                             r.dpSeconds / r.dpFormula,
+                                             r.dpFormula,
+                                             r.dpGroupsSharing)
+                               : "");
+            }
+        }
         if (!png.empty() && png != "none")
         {
             Plot(rows, png);

@@ -18,6 +18,8 @@
 #include "ns3/collective-helper.h"
 #include "ns3/dc-baselines.h"
 #include "ns3/dc-schedules.h"
+#include "ns3/double.h"
+#include "ns3/fabric-cost.h"
 #include "ns3/fabric-error.h"
 #include "ns3/iteration-program.h"
 #include "ns3/schedule-checker.h"
@@ -263,6 +265,13 @@ TEST(DcSchedules, BfbAndTheAllToAllWhereTheyApply)
     EXPECT_EQ(dc.AlgorithmFor("allreduce", all), "");
     EXPECT_EQ(dc.AlgorithmFor("alltoall", even), "");
     EXPECT_EQ(dc.AlgorithmFor("sendrecv", {0, 2}), "");
+    // a subset of the hosts in order: BFB on the graph they induce when it is
+    // connected (hosts 0-3, a 4-cycle; hosts 0 and 1, one link each way), none
+    // when it is not (hosts 0 and 3 differ in two bits; 0, 1, 6 leave 6 alone)
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", {0, 2, 4, 6}), "bfb");
+    EXPECT_EQ(dc.AlgorithmFor("allgather", {1, 3}), "bfb");
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", {0, 6}), "");
+    EXPECT_EQ(dc.AlgorithmFor("allreduce", {0, 2, 12}), "");
 
     for (const std::string collective : {"allreduce", "allgather", "reducescatter"})
     {
@@ -277,6 +286,23 @@ TEST(DcSchedules, BfbAndTheAllToAllWhereTheyApply)
         EXPECT_TRUE(r.Ok()) << r.message;
     }
     EXPECT_FALSE(dc.Make({"allreduce", "ring", {0, 1}, 4096, 0, 0, "tp"}).has_value());
+    // hosts 4-7 of Hypercube(3) induce a Hypercube(2) (bits 0 and 1), node i
+    // host 4 + i: BFB's steps and T_B are Hypercube(2)'s
+    const std::vector<uint32_t> upper{9, 11, 13, 15};
+    const BfbSchedule* sub = dc.GetBfb("allreduce", upper);
+    ASSERT_NE(sub, nullptr);
+    const BfbSchedule square = BfbAllReduce(BuildFromName("Hypercube(2)"));
+    EXPECT_EQ(sub->nodes, 4u);
+    EXPECT_EQ(sub->degree, 2u);
+    EXPECT_EQ(sub->Steps(), square.Steps());
+    EXPECT_EQ(sub->Tb(), square.Tb());
+    EXPECT_EQ(dc.GetBfb("allreduce", {0, 6}), nullptr);
+    const auto subSchedule = dc.Make({"allreduce", "ring", upper, 4 * 4096, 0, 0, "dp"});
+    ASSERT_TRUE(subSchedule.has_value());
+    EXPECT_EQ(subSchedule->Communicator(), upper);
+    EXPECT_EQ(subSchedule->Algorithm(), "bfb:Hypercube(3) on hosts 4,5,6,7");
+    const auto checked = ScheduleChecker::Check(*subSchedule);
+    EXPECT_TRUE(checked.Ok()) << checked.message;
     const auto a2a = dc.Make({"alltoall", "direct", all, 16 * 1024, 0, 0, "ep"});
     ASSERT_TRUE(a2a.has_value());
     EXPECT_EQ(a2a->Algorithm(), "dc-shortest-path");
@@ -389,6 +415,73 @@ TEST(DcSchedules, FlagshipHasADirectConnectRowWithoutSwitches)
     EXPECT_TRUE(found);
 }
 
+TEST(DcSchedules, FlagshipsDefaultRunHasADirectConnectRow)
+{
+    // no --topologies, no --graph: the quick job's 8 HB domains on a
+    // Hypercube(3), beside rail-only and the fat-trees, at the default prices
+    const auto j = RunJson("rail-only-vs-fat-tree --quick --png=none --backend=flow", "dc-default");
+    ASSERT_TRUE(j.is_object());
+    std::map<std::string, nlohmann::json> simulated;
+    for (const auto& r : j["results"])
+    {
+        if (r["simulated"].get<bool>())
+        {
+            simulated[r["topology"].get<std::string>()] = r;
+        }
+    }
+    ASSERT_EQ(simulated.size(), 4u) << j.dump();
+    for (const std::string t : {"rail-only", "rail-optimized", "fat-tree"})
+    {
+        ASSERT_EQ(simulated.count(t), 1u) << t;
+        EXPECT_EQ(simulated[t]["gpus"], 64);
+    }
+    ASSERT_EQ(simulated.count("direct-connect"), 1u);
+    const auto& r = simulated["direct-connect"];
+    EXPECT_EQ(r["gpus"], 64);
+    EXPECT_EQ(r["graph"], "Hypercube(3)");
+    EXPECT_EQ(r["model"], simulated["rail-only"]["model"]);
+    // 8 nodes of degree 3: 24 transceivers, 12 fibres, a patch-panel port at
+    // each fibre end, no switches; priced by the cost model's attributes
+    auto cost = CreateObject<FabricCostModel>();
+    cost->SetPricePreset("hotnets2023");
+    const auto price = [&cost](const std::string& name) {
+        DoubleValue v;
+        cost->GetAttribute(name, v);
+        return v.Get();
+    };
+    EXPECT_EQ(r["switches"], 0);
+    EXPECT_EQ(r["transceivers"], 24);
+    EXPECT_EQ(r["fibres"], 12);
+    EXPECT_EQ(r["patch_panel_ports"], 24);
+    EXPECT_EQ(r["ocs_ports"], 0);
+    EXPECT_DOUBLE_EQ(r["cost_usd"].get<double>(),
+                     24 * price("TransceiverPrice") + 12 * price("FibrePrice") +
+                         24 * price("PatchPanelPortPrice"));
+    // PP 2: a stage's DP group of 4 domains is a Hypercube(2) subcube, and its
+    // allreduce BFB; the 8 groups (one per TP rank) share each arc, so each
+    // has 2 arcs at 1/8 of B/d = 3.2 Tb/s / 3
+    EXPECT_EQ(r["dp_algorithm"], "bfb");
+    EXPECT_EQ(r["dp_groups_sharing_arcs"], 8);
+    const BfbSchedule square = BfbAllReduce(BuildFromName("Hypercube(2)"));
+    ASSERT_EQ(square.Steps(), 4u);
+    ASSERT_EQ(square.Tb(), Fraction(3, 2));
+    const double share = static_cast<double>(3'200'000'000'000ULL / 3) / 8;
+    const double m = r["dp_allreduce_bytes"].get<double>();
+    const double formula =
+        4 * (500e-9 + 4122.0 * 8 / share) + 1.5 * m * 8 / (2 * share * 4096.0 / 4122);
+    EXPECT_NEAR(r["dp_formula_s"].get<double>(), formula, 1e-9 * formula);
+    // the simulated allreduce: not faster than the formula (3 % for its
+    // alpha, counted per step, not per pipelined chunk), and within the 25 %
+    // that sharing the arcs costs here (1.25 measured)
+    const double dpS = r["dp_allreduce_s"].get<double>();
+    EXPECT_GE(dpS, 0.97 * formula);
+    EXPECT_LE(dpS, 1.3 * formula);
+    // it is part of the iteration, which otherwise runs what rail-only runs
+    EXPECT_GT(r["iteration_time_s"].get<double>(), dpS);
+    EXPECT_EQ(simulated["rail-only"]["dp_algorithm"], "hierarchical");
+    EXPECT_TRUE(simulated["rail-only"]["dp_formula_s"].is_null());
+}
+
 TEST(DcSchedules, ProgramsRefuseAGraphOfTheWrongSize)
 {
     const std::vector<std::pair<std::string, std::string>> cases{
@@ -396,9 +489,10 @@ TEST(DcSchedules, ProgramsRefuseAGraphOfTheWrongSize)
          "--graph='Hypercube(4)'",
          "invalid --graph: got 'Hypercube(4)', allowed: a graph of 8 nodes (64 GPUs in HB "
          "domains of K = 8 (--dc-nodes=domain)); this one has 16"},
-        {"rail-only-vs-fat-tree --quick --png=none --topologies=direct-connect",
-         "invalid --topologies: got 'direct-connect', allowed: direct-connect with a --graph"},
-        {"rail-only-vs-fat-tree --quick --png=none --graph='Hypercube(3)'",
+        {"rail-only-vs-fat-tree --quick --png=none --gpus=8 --pp=1 --topologies=direct-connect",
+         "invalid --topologies: got 'direct-connect', allowed: direct-connect on at least 2 "
+         "graph nodes"},
+        {"rail-only-vs-fat-tree --quick --png=none --topologies=rail-only --graph='Hypercube(3)'",
          "invalid --graph: got 'Hypercube(3)', allowed: a graph only with direct-connect in "
          "--topologies"},
         {"moe-alltoall --presets=dgx-h100 --graph='Hypercube(3)' --dc-nodes=gpu",
