@@ -118,6 +118,7 @@ main(int argc, char* argv[])
         std::vector<double> computeSeconds;
         uint64_t replayed = 0; // trace nodes, or AICB layers
         std::string source;
+        nlohmann::json pipeline; // AICB only
         if (aicb.empty())
         {
             ChakraReplayOptions options;
@@ -156,11 +157,15 @@ main(int argc, char* argv[])
                                      : std::string());
             if (replay.pp > 1)
             {
-                fmt::print(stderr,
-                           "chakra-replay: note: pp {}: pipeline transfers and bubbles are not "
-                           "replayed\n",
-                           replay.pp);
+                source += fmt::format(", 1F1B over {} micro-batch(es): {} pipeline transfers of "
+                                      "{} bytes",
+                                      replay.microBatches,
+                                      replay.pipelineMessages,
+                                      replay.ppCommBytes);
             }
+            pipeline = {{"micro_batches", replay.microBatches},
+                        {"pipeline_messages", replay.pipelineMessages},
+                        {"pipeline_bytes", replay.pipelineBytes}};
         }
         const uint32_t ranks = program.ranks;
 
@@ -220,6 +225,10 @@ main(int argc, char* argv[])
                                 {"iteration_time_s", iteration},
                                 {"comm_time_s", commMax},
                                 {"compute_time_s", computeMax}};
+            if (pipeline.is_object())
+            {
+                j.update(pipeline);
+            }
             WriteTextFile("--json", json, j.dump(2) + "\n");
         }
     }

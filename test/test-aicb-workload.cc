@@ -16,6 +16,8 @@
 #include "ns3/iteration-program.h"
 #include "ns3/topology-builders.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -278,6 +280,247 @@ TEST(AicbWorkload, MalformedFilesNameTheFileLineAndField)
         std::string::npos);
 }
 
+/// A pp > 1 header as AICB writes it (pp_comm as the decimal AICB may write).
+std::string
+PipelineHeader(uint32_t tp, uint32_t pp, uint32_t ga, uint32_t gpus, const std::string& ppComm)
+{
+    return fmt::format("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {} ep: 1 pp: {} "
+                       "vpp: 4 ga: {} all_gpus: {} checkpoints: 0 checkpoint_initiates: 0 "
+                       "pp_comm: {}\n",
+                       tp,
+                       pp,
+                       ga,
+                       gpus,
+                       ppComm);
+}
+
+/// A stage's layer lines as AICB writes them: one line run once, then ga
+/// copies of the micro-batch's two layers (no TP or DP comms: only the
+/// pipeline transfers use the network). Forward 110 us, backward 220 us per
+/// micro-batch; the line run once computes 2 us forward, 31 us backward.
+std::string
+PipelineLayers(uint32_t ga)
+{
+    std::string text = fmt::format("{}\n", 1 + 2 * ga);
+    text += "grad_param_compute\t-1\t2000\tNONE\t0\t30000\tNONE\t0\t1000\tNONE\t0\t100\n";
+    for (uint32_t i = 0; i < ga; ++i)
+    {
+        text += "attention\t-1\t50000\tNONE\t0\t90000\tNONE\t0\t10000\tNONE\t0\t100\n"
+                "mlp\t-1\t60000\tNONE\t0\t100000\tNONE\t0\t20000\tNONE\t0\t100\n";
+    }
+    return text;
+}
+
+/// Times of a 1F1B pipeline computed step by step from its definition: each
+/// stage runs its passes in OneFOneB order, a pass starting when the one
+/// before it on the stage has ended and its input has arrived (a transfer
+/// takes \p c after the pass that sends it). Also checks that no two
+/// transfers into, or out of, one stage overlap in time.
+struct PipelineOracle
+{
+    double finish{0};     //!< last backward pass's end, over the stages
+    bool disjoint{true};  //!< no two transfers share a sender or receiver at once
+    uint32_t messages{0}; //!< transfers
+};
+
+PipelineOracle
+OneFOneBPipeline(uint32_t pp, uint32_t m, double f, double b, double c, double start)
+{
+    std::vector<std::vector<std::pair<bool, uint32_t>>> order(pp);
+    for (uint32_t p = 0; p < pp; ++p)
+    {
+        // warm-up forwards, then one forward and one backward in turn
+        const uint32_t warmup = std::min(pp - 1 - p, m);
+        uint32_t nf = 0;
+        uint32_t nb = 0;
+        for (; nf < warmup; ++nf)
+        {
+            order[p].emplace_back(true, nf);
+        }
+        while (nf < m)
+        {
+            order[p].emplace_back(true, nf++);
+            order[p].emplace_back(false, nb++);
+        }
+        while (nb < m)
+        {
+            order[p].emplace_back(false, nb++);
+        }
+    }
+    // end[p][fwd?0:1][mb], < 0 until known
+    std::vector<std::array<std::vector<double>, 2>> end(pp);
+    for (auto& e : end)
+    {
+        e[0].assign(m, -1);
+        e[1].assign(m, -1);
+    }
+    std::vector<size_t> next(pp, 0);
+    std::vector<double> free(pp, start);
+    // per stage: [from, to) of the transfers it sends and receives
+    std::vector<std::vector<std::pair<double, double>>> out(pp), in(pp);
+    PipelineOracle o;
+    for (bool progress = true; progress;)
+    {
+        progress = false;
+        for (uint32_t p = 0; p < pp; ++p)
+        {
+            while (next[p] < order[p].size())
+            {
+                const auto [fwd, mb] = order[p][next[p]];
+                double ready = free[p];
+                if (fwd && p > 0)
+                {
+                    if (end[p - 1][0][mb] < 0)
+                    {
+                        break;
+                    }
+                    ready = std::max(ready, end[p - 1][0][mb] + c);
+                }
+                if (!fwd && p + 1 < pp)
+                {
+                    if (end[p + 1][1][mb] < 0)
+                    {
+                        break;
+                    }
+                    ready = std::max(ready, end[p + 1][1][mb] + c);
+                }
+                free[p] = ready + (fwd ? f : b);
+                end[p][fwd ? 0 : 1][mb] = free[p];
+                const int to = fwd ? int(p) + 1 : int(p) - 1;
+                if (to >= 0 && to < int(pp))
+                {
+                    out[p].emplace_back(free[p], free[p] + c);
+                    in[to].emplace_back(free[p], free[p] + c);
+                    ++o.messages;
+                }
+                ++next[p];
+                progress = true;
+            }
+        }
+    }
+    for (uint32_t p = 0; p < pp; ++p)
+    {
+        EXPECT_EQ(next[p], order[p].size()) << "stage " << p << " deadlocked";
+        o.finish = std::max(o.finish, free[p]);
+        for (auto* list : {&out[p], &in[p]})
+        {
+            std::sort(list->begin(), list->end());
+            for (size_t i = 1; i < list->size(); ++i)
+            {
+                o.disjoint = o.disjoint && (*list)[i].first >= (*list)[i - 1].second;
+            }
+        }
+    }
+    return o;
+}
+
+// pp > 1: every stage runs the micro-batch lines in 1F1B order, the forward
+// passes sending pp_comm bytes of activations to the next stage and the
+// backward passes gradients to the one before, over NVLink inside one
+// DGX-H100 (every transfer on its own GPU pair, none overlapping another at
+// a GPU, so nothing contends). The iteration takes the 1F1B schedule's time
+// with a transfer of alpha + bytes / rate; for one micro-batch that is
+// pp (F + B) + 2 (pp - 1) c plus the lines run once.
+TEST(AicbWorkload, PipelineStagesSendActivationsAndGradientsInOneFOneBOrder)
+{
+    const uint64_t ppBytes = 4 << 20;
+    const double f = 110e-6;
+    const double b = 220e-6;
+    const double once = 2e-6 + 31e-6;
+    const AlphaBetaParams nv = NvlinkRingParams();
+    const double c = nv.alpha + ppBytes * 8.0 / nv.linkRateBps;
+
+    struct Case
+    {
+        uint32_t tp, pp, ga, gpus;
+    };
+
+    for (const Case& k : {Case{2, 2, 4, 8}, Case{2, 4, 1, 8}, Case{2, 4, 8, 8}})
+    {
+        SCOPED_TRACE(fmt::format("tp {} pp {} ga {} gpus {}", k.tp, k.pp, k.ga, k.gpus));
+        const std::string path = WorkloadFile(
+            fmt::format("pp{}-ga{}", k.pp, k.ga),
+            PipelineHeader(k.tp, k.pp, k.ga, k.gpus, "4194304.0") + PipelineLayers(k.ga));
+        const AicbReplay replay = ReadAicbWorkload(path);
+        const uint32_t dp = k.gpus / (k.tp * k.pp);
+        EXPECT_EQ(replay.dp, dp);
+        EXPECT_EQ(replay.microBatches, k.ga);
+        // with one micro-batch every line is the micro-batch's (nothing tells
+        // the lines run once apart)
+        const bool one = k.ga == 1;
+        EXPECT_EQ(replay.microBatchLayers, one ? 3U : 2U);
+        EXPECT_EQ(replay.ppCommBytes, ppBytes);
+        // one activation and one gradient per micro-batch per stage boundary
+        // per (d, t)
+        const uint64_t messages = 2ULL * (k.pp - 1) * k.ga * dp * k.tp;
+        EXPECT_EQ(replay.pipelineMessages, messages);
+        EXPECT_EQ(replay.pipelineBytes, messages * ppBytes);
+        uint64_t sends = 0;
+        uint64_t bytes = 0;
+        for (const ProgramComm& pc : replay.program.comms)
+        {
+            ASSERT_EQ(pc.collective, "sendrecv") << pc.label; // nothing else
+            ASSERT_EQ(pc.members.size(), 2U);
+            const uint32_t from = (pc.members[0] / k.tp) % k.pp;
+            const uint32_t to = (pc.members[1] / k.tp) % k.pp;
+            EXPECT_EQ(from + 1 == to || to + 1 == from, true) << pc.label;
+            EXPECT_EQ(pc.members[0] % k.tp, pc.members[1] % k.tp) << pc.label;
+            EXPECT_EQ(pc.members[0] / (k.tp * k.pp), pc.members[1] / (k.tp * k.pp)) << pc.label;
+            ++sends;
+            bytes += pc.bytes;
+        }
+        EXPECT_EQ(sends, messages);
+        EXPECT_EQ(bytes, messages * ppBytes);
+        for (uint32_t r = 0; r < k.gpus; ++r)
+        {
+            EXPECT_NEAR(replay.computeSeconds[r], once + k.ga * (f + b), 1e-12);
+        }
+
+        const PipelineOracle o = one ? OneFOneBPipeline(k.pp, 1, f + 2e-6, b + 31e-6, c, 0)
+                                     : OneFOneBPipeline(k.pp, k.ga, f, b, c, 2e-6);
+        EXPECT_TRUE(o.disjoint); // no transfer waits for another
+        EXPECT_EQ(uint64_t{o.messages} * dp * k.tp, messages);
+        const double expected = o.finish + (one ? 0 : 31e-6);
+        if (one)
+        {
+            // the closed form
+            EXPECT_NEAR(expected, k.pp * (f + b + once) + 2 * (k.pp - 1) * c, 1e-12);
+        }
+        const double simulated = RunOnRailOnly(replay.program);
+        std::printf("pp %u ga %u: simulated %.9f s, 1F1B %.9f s (transfer %.3f us)\n",
+                    k.pp,
+                    k.ga,
+                    simulated,
+                    expected,
+                    c * 1e6);
+        EXPECT_NEAR(simulated / expected, 1.0, 1e-4);
+    }
+
+    // with pp = 1 the same lines run as one pass (no pipeline, ga unused)
+    const AicbReplay flat = ReadAicbWorkload(
+        WorkloadFile("pp1-ga4", PipelineHeader(2, 1, 4, 4, "0") + PipelineLayers(4)));
+    EXPECT_EQ(flat.pipelineMessages, 0U);
+    EXPECT_TRUE(flat.program.comms.empty());
+    EXPECT_NEAR(RunOnRailOnly(flat.program), 2e-6 + 31e-6 + 4 * (f + b), 1e-9);
+
+    // pipeline files that cannot be replayed name the field
+    const std::string noBytes =
+        WorkloadFile("pp-nobytes", PipelineHeader(2, 2, 1, 4, "0") + PipelineLayers(1));
+    EXPECT_NE(ReadError(noBytes).find(noBytes + " line 1 pp_comm"), std::string::npos);
+    const std::string half =
+        WorkloadFile("pp-half", PipelineHeader(2, 2, 1, 4, "1.5") + PipelineLayers(1));
+    EXPECT_NE(ReadError(half).find(half + " line 1 pp_comm"), std::string::npos);
+    const std::string zeroGa =
+        WorkloadFile("pp-ga0", PipelineHeader(2, 2, 0, 4, "4096") + PipelineLayers(1));
+    EXPECT_NE(ReadError(zeroGa).find(zeroGa + " line 1 ga"), std::string::npos);
+    // ga 4 but two copies of the layers
+    const std::string copies =
+        WorkloadFile("pp-copies", PipelineHeader(2, 2, 4, 4, "4096") + PipelineLayers(2));
+    const std::string e = ReadError(copies);
+    EXPECT_NE(e.find(copies + " line 1 ga"), std::string::npos) << e;
+    EXPECT_NE(e.find("'4'"), std::string::npos) << e;
+}
+
 #ifdef GPU_FABRIC_BIN_DIR
 TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
 {
@@ -297,6 +540,19 @@ TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
     // the exposed tail is layer 0's all-reduce
     const double expected = compute + RingAllReduceTime(8, 4194304, NvlinkRingParams());
     EXPECT_NEAR(j["iteration_time_s"].get<double>() / expected, 1.0, 0.01);
+    EXPECT_EQ(j["pipeline_messages"], 0);
+    // pp 2: 2 x 4 micro-batches x 4 (d, t) pairs of 4 MiB
+    const std::string pipelined =
+        WorkloadFile("program-pp", PipelineHeader(2, 2, 4, 8, "4194304") + PipelineLayers(4));
+    const std::string ppJson = ::testing::TempDir() + "aicb-replay-pp.json";
+    const std::string pp =
+        fmt::format("{} --aicb={} --json={} > /dev/null", bin, pipelined, ppJson);
+    ASSERT_EQ(std::system(pp.c_str()), 0) << pp;
+    std::ifstream ppIn(ppJson);
+    const nlohmann::json jp = nlohmann::json::parse(ppIn);
+    EXPECT_EQ(jp["micro_batches"], 4);
+    EXPECT_EQ(jp["pipeline_messages"], 32);
+    EXPECT_EQ(jp["pipeline_bytes"], 32 * 4194304ULL);
     // \return the exit status and what it wrote to stderr
     const std::string err = ::testing::TempDir() + "aicb-replay.err";
     auto run = [&](const std::string& args) {

@@ -196,6 +196,8 @@ struct FileHeader
     uint32_t ep{1};
     uint32_t pp{1};
     std::optional<uint32_t> gpus;
+    std::optional<uint32_t> ga;      //!< micro-batches per iteration
+    std::optional<uint64_t> ppBytes; //!< pp_comm: bytes of one pipeline transfer
 };
 
 FileHeader
@@ -242,15 +244,28 @@ ParseHeader(const std::string& file, const std::string& line)
         {
             h.gpus = ParseUnsigned(value, where, 1, kMaxGpus, sizeAllowed);
         }
-        else if (key == "vpp" || key == "ga")
+        else if (key == "vpp")
         {
-            // AICB has already unrolled gradient accumulation into the layers
+            // AICB writes the layer count here; interleaving is not replayed
             ParseUnsigned(value, where, 0, kMaxLayers, "an integer >= 0");
+        }
+        else if (key == "ga")
+        {
+            // AICB has already unrolled gradient accumulation into the
+            // layers; with pp > 1 it gives the micro-batches of the pipeline
+            h.ga = ParseUnsigned(value, where, 0, kMaxLayers, "an integer >= 0");
         }
         else if (key == "pp_comm")
         {
-            // used by SimAI's analytical pipeline estimate only
-            ParseTime(value, where);
+            // AICB writes 2 x micro_batch x seq_length x hidden_size (over tp
+            // with sequence parallelism), possibly as a decimal ("8192.0")
+            const double bytes = ParseTime(value, where);
+            FabricRequire(bytes == std::floor(bytes) &&
+                              bytes <= static_cast<double>(kMaxCollectiveBytes),
+                          where,
+                          value,
+                          fmt::format("a whole number of bytes from 0 to {}", kMaxCollectiveBytes));
+            h.ppBytes = static_cast<uint64_t>(bytes);
         }
         else if (key == "checkpoints" || key == "checkpoint_initiates")
         {
@@ -337,7 +352,8 @@ GroupName(Group g)
     return "?";
 }
 
-/// Builds the program, every rank in lockstep.
+/// Builds the program: every rank in lockstep, or (pp > 1) the ranks of one
+/// pipeline stage at a time, each stage in its own 1F1B order.
 class Builder
 {
   public:
@@ -348,7 +364,8 @@ class Builder
         : m_file(file),
           m_options(options),
           m_out(out),
-          m_prev(gpus)
+          m_prev(gpus),
+          m_extra(gpus)
     {
         for (Group kind : {Group::TP, Group::DP, Group::EP, Group::DpEp})
         {
@@ -359,7 +376,15 @@ class Builder
         out.computeSeconds.assign(gpus, 0);
     }
 
-    /// Every rank computes for \p units, after its last waited-for task.
+    /// Only the ranks of pipeline stage \p stage from now on (nullopt: all),
+    /// \p microBatch naming the comms' micro-batch in their labels.
+    void Select(std::optional<uint32_t> stage, std::optional<uint32_t> microBatch = {})
+    {
+        m_stage = stage;
+        m_microBatch = microBatch;
+    }
+
+    /// Every selected rank computes for \p units, after its last waited-for task.
     void Compute(double units)
     {
         if (units <= 0)
@@ -369,13 +394,16 @@ class Builder
         const double s = units * m_options.timeUnitSeconds;
         for (uint32_t r = 0; r < m_out.program.ranks; ++r)
         {
-            m_prev[r] = Add(r, ProgramTask::Kind::Compute, s, 0, m_prev[r]);
-            m_out.computeSeconds[r] += s;
+            if (Selected(r))
+            {
+                m_prev[r] = Chain(r, ProgramTask::Kind::Compute, s, 0, true);
+                m_out.computeSeconds[r] += s;
+            }
         }
     }
 
-    /// Every rank takes part in its group's \p c (if it runs), then waits
-    /// the update time; later tasks wait for both when \p wait.
+    /// Every selected rank takes part in its group's \p c (if it runs), then
+    /// waits the update time; later tasks wait for both when \p wait.
     void Communicate(const Layer& l, uint32_t index, const Comm& c, const char* phase, bool wait)
     {
         const Groups& g = m_groups.at(c.group);
@@ -389,9 +417,15 @@ class Builder
                       At(m_file, l.line, c.field),
                       fmt::format("{} of {} bytes per rank over {} ranks", c.collective, c.size, n),
                       fmt::format("a collective of at most {} bytes", kMaxCollectiveBytes));
-        const auto first = static_cast<uint32_t>(m_out.program.comms.size());
+        // a group lies in one stage: only the selected stage's groups run here
+        std::vector<uint32_t> commOf(g.members.size(), 0);
+        bool checked = false;
         for (size_t k = 0; k < g.members.size(); ++k)
         {
+            if (!Selected(g.members[k].front()))
+            {
+                continue;
+            }
             ProgramComm pc;
             pc.collective = c.collective;
             pc.algorithm = ReplayAlgorithm(c.collective, m_options.algorithm);
@@ -399,27 +433,34 @@ class Builder
             pc.bytes = bytes;
             pc.chunkBytes = m_options.chunkBytes;
             pc.domainSize = m_options.domainSize;
-            pc.label = fmt::format("{} {} {} #{} layer {} '{}'",
+            pc.label = fmt::format("{} {} {} #{} layer {} '{}'{}",
                                    phase,
                                    c.collective,
                                    GroupName(c.group),
                                    k,
                                    index,
-                                   l.name);
-            if (k == 0)
+                                   l.name,
+                                   m_microBatch ? fmt::format(" mb {}", *m_microBatch) : "");
+            if (!checked)
             {
                 // the groups differ only in their ranks
                 RequireRunnableComm(pc, At(m_file, l.line, c.field));
+                checked = true;
             }
+            commOf[k] = static_cast<uint32_t>(m_out.program.comms.size());
             m_out.program.comms.push_back(std::move(pc));
         }
         const double update = l.update * m_options.timeUnitSeconds;
         for (uint32_t r = 0; r < m_out.program.ranks; ++r)
         {
-            uint32_t end = Add(r, ProgramTask::Kind::Comm, 0, first + g.of[r], m_prev[r]);
+            if (!Selected(r))
+            {
+                continue;
+            }
+            uint32_t end = Chain(r, ProgramTask::Kind::Comm, 0, commOf[g.of[r]], wait);
             if (update > 0)
             {
-                end = Add(r, ProgramTask::Kind::Compute, update, 0, end);
+                end = Add(r, ProgramTask::Kind::Compute, update, 0, {end});
             }
             if (wait)
             {
@@ -428,22 +469,111 @@ class Builder
         }
     }
 
+    /// Every rank of the selected stage receives micro-batch \p mb's
+    /// activations (\p forward) or gradients from its peer in stage
+    /// \p from: posted now, so the sender never waits; the rank's next
+    /// task waits for it.
+    void Receive(uint32_t from, uint32_t mb, bool forward)
+    {
+        for (uint32_t r = 0; r < m_out.program.ranks; ++r)
+        {
+            if (Selected(r))
+            {
+                const uint32_t comm = Transfer(Peer(r, from), r, mb, forward);
+                m_extra[r].push_back(Add(r, ProgramTask::Kind::Comm, 0, comm, {}));
+            }
+        }
+    }
+
+    /// Every rank of the selected stage sends micro-batch \p mb's
+    /// activations (\p forward) or gradients to its peer in stage \p to,
+    /// after its pass; its next pass does not wait for the send.
+    void Send(uint32_t to, uint32_t mb, bool forward)
+    {
+        for (uint32_t r = 0; r < m_out.program.ranks; ++r)
+        {
+            if (Selected(r))
+            {
+                const uint32_t comm = Transfer(r, Peer(r, to), mb, forward);
+                std::vector<uint32_t> deps = m_extra[r];
+                if (m_prev[r])
+                {
+                    deps.push_back(*m_prev[r]);
+                }
+                Add(r, ProgramTask::Kind::Comm, 0, comm, deps);
+                m_out.pipelineMessages += 1;
+                m_out.pipelineBytes += m_out.ppCommBytes;
+            }
+        }
+    }
+
   private:
+    bool Selected(uint32_t rank) const
+    {
+        return !m_stage || (rank / m_out.tp) % m_out.pp == *m_stage;
+    }
+
+    /// The rank of \p rank's (d, t) in stage \p stage.
+    uint32_t Peer(uint32_t rank, uint32_t stage) const
+    {
+        const uint32_t t = rank % m_out.tp;
+        const uint32_t d = rank / (m_out.tp * m_out.pp);
+        return (d * m_out.pp + stage) * m_out.tp + t;
+    }
+
+    /// The sendrecv comm of one pipeline transfer, made when first asked for.
+    uint32_t Transfer(uint32_t src, uint32_t dst, uint32_t mb, bool forward)
+    {
+        const auto [it, added] =
+            m_transfers.emplace(std::make_tuple(src, dst, mb, forward),
+                                static_cast<uint32_t>(m_out.program.comms.size()));
+        if (added)
+        {
+            ProgramComm pc;
+            pc.collective = "sendrecv";
+            pc.algorithm = "direct";
+            pc.members = {src, dst};
+            pc.bytes = m_out.ppCommBytes;
+            pc.chunkBytes = m_options.chunkBytes;
+            pc.label = fmt::format("pp {} mb {} {}->{}",
+                                   forward ? "activation" : "gradient",
+                                   mb,
+                                   src,
+                                   dst);
+            m_out.program.comms.push_back(std::move(pc));
+        }
+        return it->second;
+    }
+
+    /// A task after the rank's last waited-for task and its pending receives
+    /// (which a waited-for task consumes).
+    uint32_t Chain(uint32_t rank, ProgramTask::Kind kind, double seconds, uint32_t comm, bool wait)
+    {
+        std::vector<uint32_t> deps = m_extra[rank];
+        if (m_prev[rank])
+        {
+            deps.push_back(*m_prev[rank]);
+        }
+        if (wait)
+        {
+            m_extra[rank].clear();
+        }
+        return Add(rank, kind, seconds, comm, std::move(deps));
+    }
+
     uint32_t Add(uint32_t rank,
                  ProgramTask::Kind kind,
                  double seconds,
                  uint32_t comm,
-                 std::optional<uint32_t> after)
+                 std::vector<uint32_t> deps)
     {
         auto& tasks = m_out.program.tasks[rank];
         ProgramTask t;
         t.kind = kind;
         t.seconds = seconds;
         t.comm = comm;
-        if (after)
-        {
-            t.deps = {*after};
-        }
+        std::sort(deps.begin(), deps.end());
+        t.deps = std::move(deps);
         tasks.push_back(std::move(t));
         return static_cast<uint32_t>(tasks.size() - 1);
     }
@@ -453,7 +583,61 @@ class Builder
     AicbReplay& m_out;
     std::map<Group, Groups> m_groups;
     std::vector<std::optional<uint32_t>> m_prev; //!< per rank: last task later ones wait for
+    std::vector<std::vector<uint32_t>> m_extra;  //!< per rank: receives the next task waits for
+    std::optional<uint32_t> m_stage;             //!< the selected stage (none: all)
+    std::optional<uint32_t> m_microBatch;        //!< for labels
+    /// (src, dst, micro-batch, forward) -> comm
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, uint32_t> m_transfers;
 };
+
+/// One stage's 1F1B order (PipeDream-Flush, Megatron's non-interleaved
+/// schedule): pp - 1 - stage warm-up forwards (at most m), then one forward
+/// and one backward in turn, then the remaining backwards; (forward, mb).
+std::vector<std::pair<bool, uint32_t>>
+OneFOneB(uint32_t stage, uint32_t pp, uint32_t m)
+{
+    const uint32_t warmup = std::min(pp - 1 - stage, m);
+    std::vector<std::pair<bool, uint32_t>> steps;
+    uint32_t f = 0;
+    uint32_t b = 0;
+    for (; f < warmup; ++f)
+    {
+        steps.emplace_back(true, f);
+    }
+    while (f < m)
+    {
+        steps.emplace_back(true, f++);
+        steps.emplace_back(false, b++);
+    }
+    while (b < m)
+    {
+        steps.emplace_back(false, b++);
+    }
+    return steps;
+}
+
+/// The largest S such that the last m x S layer lines are m copies of one
+/// sequence of layer names (AICB writes the ga micro-batches' layers one
+/// after the other, after the lines it runs once); 0 when there is none.
+uint32_t
+MicroBatchLines(const std::vector<Layer>& layers, uint32_t m)
+{
+    const auto total = static_cast<uint32_t>(layers.size());
+    for (uint32_t s = total / m; s > 0; --s)
+    {
+        const uint32_t first = total - m * s;
+        bool same = true;
+        for (uint32_t i = first + s; i < total && same; ++i)
+        {
+            same = layers[i].name == layers[i - s].name;
+        }
+        if (same)
+        {
+            return s;
+        }
+    }
+    return 0;
+}
 
 } // namespace
 
@@ -582,14 +766,39 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
                   fmt::format("a divisor of the DP size all_gpus / (model_parallel_NPU_group x "
                               "pp) = {}",
                               out.dp));
-    FabricRequire(uint64_t{gpus} * count * 9 <= kMaxTasks,
+    if (h.pp > 1 && h.policy != "MICRO")
+    {
+        // AICB writes ga: 0 only when its global batch is too small
+        FabricRequire(h.ga.value_or(1) >= 1,
+                      At(path, 1, "ga"),
+                      0,
+                      "the micro-batches per iteration, >= 1, when pp > 1");
+        FabricRequire(h.ppBytes.value_or(0) > 0,
+                      At(path, 1, "pp_comm"),
+                      h.ppBytes ? fmt::format("{}", *h.ppBytes) : std::string("(missing)"),
+                      "the bytes of one micro-batch's activations, > 0 when pp > 1 (AICB writes "
+                      "2 x micro_batch x seq_length x hidden_size)");
+        out.microBatches = h.ga.value_or(1);
+        out.ppCommBytes = *h.ppBytes;
+        out.microBatchLayers = MicroBatchLines(layers, out.microBatches);
+        FabricRequire(out.microBatchLayers > 0,
+                      At(path, 1, "ga"),
+                      out.microBatches,
+                      fmt::format("a micro-batch count whose copies of one stage's layer lines "
+                                  "end the file, as AICB writes them ({} layer line(s) are not "
+                                  "{} copies of one sequence of names after the lines run once)",
+                                  count,
+                                  out.microBatches));
+    }
+    FabricRequire(uint64_t{gpus} * (uint64_t{count} * 9 + uint64_t{out.microBatches} * 4) <=
+                      kMaxTasks,
                   At(path, 2, "layer count"),
                   count,
                   fmt::format("at most {} tasks in all: {} layers on {} GPUs make up to {}",
                               kMaxTasks,
                               count,
                               gpus,
-                              uint64_t{gpus} * count * 9));
+                              uint64_t{gpus} * (uint64_t{count} * 9 + out.microBatches * 4)));
     for (const Layer& l : layers)
     {
         for (const Comm* c : {&l.fwdComm, &l.igComm, &l.wgComm})
@@ -606,7 +815,7 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
             b.Communicate(layers[i], i, layers[i].wgComm, "wg", true);
         }
     }
-    else
+    else if (h.pp == 1)
     {
         for (uint32_t i = 0; i < count; ++i)
         {
@@ -619,6 +828,67 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
             b.Communicate(layers[i], i, layers[i].igComm, "ig", true);
             b.Compute(layers[i].wg);
             b.Communicate(layers[i], i, layers[i].wgComm, "wg", false);
+        }
+    }
+    else
+    {
+        // every stage runs the file's lines (SimAI gives every rank the same
+        // file): the lines before the micro-batches' once, around its 1F1B
+        // passes of each micro-batch's lines
+        const uint32_t m = out.microBatches;
+        const uint32_t first = count - m * out.microBatchLayers;
+        const auto forward = [&](uint32_t from, uint32_t to) {
+            for (uint32_t i = from; i < to; ++i)
+            {
+                b.Compute(layers[i].fwd);
+                b.Communicate(layers[i], i, layers[i].fwdComm, "fwd", true);
+            }
+        };
+        const auto backward = [&](uint32_t from, uint32_t to) {
+            for (uint32_t i = to; i-- > from;)
+            {
+                b.Compute(layers[i].ig);
+                b.Communicate(layers[i], i, layers[i].igComm, "ig", true);
+                b.Compute(layers[i].wg);
+                b.Communicate(layers[i], i, layers[i].wgComm, "wg", false);
+            }
+        };
+        for (uint32_t p = 0; p < h.pp; ++p)
+        {
+            b.Select(p);
+            forward(0, first);
+            for (const auto& [isForward, mb] : OneFOneB(p, h.pp, m))
+            {
+                b.Select(p, mb);
+                const uint32_t from = first + mb * out.microBatchLayers;
+                const uint32_t to = from + out.microBatchLayers;
+                if (isForward)
+                {
+                    if (p > 0)
+                    {
+                        b.Receive(p - 1, mb, true);
+                    }
+                    forward(from, to);
+                    if (p + 1 < h.pp)
+                    {
+                        b.Send(p + 1, mb, true);
+                    }
+                }
+                else
+                {
+                    if (p + 1 < h.pp)
+                    {
+                        b.Receive(p + 1, mb, false);
+                    }
+                    backward(from, to);
+                    if (p > 0)
+                    {
+                        b.Send(p - 1, mb, false);
+                    }
+                }
+            }
+            b.Select(p);
+            backward(0, first);
         }
     }
     out.program.Validate();

@@ -42,14 +42,21 @@ struct AicbReplayOptions
  */
 struct AicbReplay
 {
-    ParallelProgram program; //!< every rank's tasks
-    std::string policy;      //!< first header token
-    uint32_t layers{0};      //!< layer lines read
-    uint32_t tp{1};          //!< model_parallel_NPU_group
-    uint32_t ep{1};          //!< ep (expert-parallel group size)
-    uint32_t pp{1};          //!< pp
-    uint32_t dp{1};          //!< all_gpus / (tp * pp)
-    uint32_t broadcasts{0};  //!< BROADCAST columns, not replayed (as in SimAI)
+    ParallelProgram program;  //!< every rank's tasks
+    std::string policy;       //!< first header token
+    uint32_t layers{0};       //!< layer lines read
+    uint32_t tp{1};           //!< model_parallel_NPU_group
+    uint32_t ep{1};           //!< ep (expert-parallel group size)
+    uint32_t pp{1};           //!< pp
+    uint32_t dp{1};           //!< all_gpus / (tp * pp)
+    uint32_t broadcasts{0};   //!< BROADCAST columns, not replayed (as in SimAI)
+    uint32_t microBatches{1}; //!< pp > 1: ga, the micro-batches of the pipeline
+    /// pp > 1: layer lines of one micro-batch (the file's last
+    /// microBatches x microBatchLayers lines; the ones before run once)
+    uint32_t microBatchLayers{0};
+    uint64_t ppCommBytes{0};      //!< pp > 1: pp_comm, bytes of one pipeline transfer
+    uint64_t pipelineMessages{0}; //!< pipeline transfers (activations and gradients)
+    uint64_t pipelineBytes{0};    //!< their bytes
     std::vector<double>
         computeSeconds; //!< per rank: its forward, input- and weight-gradient compute
 };
@@ -91,8 +98,22 @@ struct AicbReplay
  * after each comm that runs. The iteration ends when every comm has. MICRO:
  * each line's weight-gradient comm, one after another, no compute. A comm
  * whose group is one rank or whose size is 0 is skipped (as SimAI skips it).
- * Pipeline parallelism (pp > 1) forms the groups; pipeline transfers and
- * bubbles are not replayed (SimAI adds them only in its analytical report).
+ *
+ * Pipeline parallelism (pp > 1; SimAI itself only estimates it
+ * analytically): every stage runs the file's lines, in 1F1B order
+ * (PipeDream-Flush, as Megatron's non-interleaved schedule) over ga
+ * micro-batches. AICB writes the lines run once (its gradient
+ * all-gathers/reduce-scatters) first, then the stage's layers once per
+ * micro-batch: the last ga x S lines, S the largest for which they are ga
+ * copies of one sequence of names, are micro-batch lines, the others run
+ * once, their forward before the first pass and their backward after the
+ * last. A forward pass of micro-batch i on stage p waits for its activations
+ * from stage p - 1 and sends its own to stage p + 1 when done; a backward
+ * pass waits for the gradient from stage p + 1 and sends one to stage p - 1;
+ * each transfer is pp_comm bytes between the ranks of the same (d, t), its
+ * receive posted at the start (the sender never waits) and the sender going
+ * on with its next pass while it travels. vpp (interleaving) is not
+ * replayed.
  *
  * \param path the workload file
  * \param options collective mapping, GPU count and time unit
@@ -102,7 +123,9 @@ struct AicbReplay
  *        unknown policy or header key, a layer line without 12 fields, a
  *        non-numeric time or size, an unknown comm type or group, fewer or
  *        more layer lines than line 2 says, all_gpus not divisible by tp * pp,
- *        a DP size not divisible by ep
+ *        a DP size not divisible by ep; with pp > 1, ga 0, pp_comm 0 or
+ *        missing, or layer lines that do not end with ga copies of one
+ *        sequence of names
  */
 AicbReplay ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options = {});
 
