@@ -4,6 +4,7 @@
 #include "aicb-workload.h"
 
 #include "chakra-trace.h"
+#include "training-iteration.h"
 
 #include "ns3/collective-algorithms.h"
 #include "ns3/fabric-error.h"
@@ -590,32 +591,6 @@ class Builder
     std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, uint32_t> m_transfers;
 };
 
-/// One stage's 1F1B order (PipeDream-Flush, Megatron's non-interleaved
-/// schedule): pp - 1 - stage warm-up forwards (at most m), then one forward
-/// and one backward in turn, then the remaining backwards; (forward, mb).
-std::vector<std::pair<bool, uint32_t>>
-OneFOneB(uint32_t stage, uint32_t pp, uint32_t m)
-{
-    const uint32_t warmup = std::min(pp - 1 - stage, m);
-    std::vector<std::pair<bool, uint32_t>> steps;
-    uint32_t f = 0;
-    uint32_t b = 0;
-    for (; f < warmup; ++f)
-    {
-        steps.emplace_back(true, f);
-    }
-    while (f < m)
-    {
-        steps.emplace_back(true, f++);
-        steps.emplace_back(false, b++);
-    }
-    while (b < m)
-    {
-        steps.emplace_back(false, b++);
-    }
-    return steps;
-}
-
 /// The largest S such that the last m x S layer lines are m copies of one
 /// sequence of layer names (AICB writes the ga micro-batches' layers one
 /// after the other, after the lines it runs once); 0 when there is none.
@@ -857,7 +832,7 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
         {
             b.Select(p);
             forward(0, first);
-            for (const auto& [isForward, mb] : OneFOneB(p, h.pp, m))
+            for (const auto& [isForward, mb] : OneFOneBSchedule(p, h.pp, m))
             {
                 b.Select(p, mb);
                 const uint32_t from = first + mb * out.microBatchLayers;

@@ -214,8 +214,14 @@ std::vector<PipelineStep>
 TrainingIteration::OneFOneBOrder(uint32_t stage) const
 {
     FabricRequire(stage < m_par.Pp(), "PP stage", stage, fmt::format("below PP = {}", m_par.Pp()));
-    const uint32_t m = m_par.MicroBatches();
-    const uint32_t warmup = std::min(m_par.Pp() - 1 - stage, m);
+    return OneFOneBSchedule(stage, m_par.Pp(), m_par.MicroBatches());
+}
+
+std::vector<PipelineStep>
+OneFOneBSchedule(uint32_t stage, uint32_t pp, uint32_t microBatches)
+{
+    const uint32_t m = microBatches;
+    const uint32_t warmup = std::min(pp - 1 - stage, m);
     std::vector<PipelineStep> steps;
     steps.reserve(2 * m);
     uint32_t nextF = 0;

@@ -105,6 +105,18 @@ struct PipelineStep
 
 /**
  * \ingroup gpu-fabric
+ * \brief The 1F1B order of one pipeline stage (PipeDream-Flush, Megatron's
+ *        non-interleaved schedule): pp - 1 - stage warm-up forwards (at most
+ *        \p microBatches), then one forward and one backward in turn, then the
+ *        remaining backwards.
+ * \param stage the stage, below \p pp \param pp stages
+ * \param microBatches micro-batches
+ * \return the steps in order (2 x microBatches of them)
+ */
+std::vector<PipelineStep> OneFOneBSchedule(uint32_t stage, uint32_t pp, uint32_t microBatches);
+
+/**
+ * \ingroup gpu-fabric
  * \brief One training iteration of a model under a parallelization: the
  *        compute of every GPU and the list of collectives with their
  *        communicators and sizes.  Pure data, no simulation.
