@@ -45,6 +45,10 @@ main(int argc, char* argv[])
     double efficiency = 1.0;
     std::string backend = "flow";
     uint64_t seed = 1;
+    uint32_t instances = 1;
+    std::string dispatch = "round-robin";
+    std::string promptDist = "fixed";
+    std::string outputDist = "fixed";
     std::string json;
 
     // --quick changes the defaults only: flags given with it still apply
@@ -72,8 +76,34 @@ main(int argc, char* argv[])
     cmd.AddValue("topology", "comma-separated: rail-only, rail-optimized, fat-tree", topologies);
     cmd.AddValue("rate", "request arrival rate, requests per second (Poisson)", rate);
     cmd.AddInteger("requests", "number of requests", requests, 1, 1u << 20);
-    cmd.AddInteger("prompt-tokens", "prompt tokens per request", promptTokens, 1, 1u << 20);
-    cmd.AddInteger("output-tokens", "output tokens per request", outputTokens, 2, 1u << 16);
+    cmd.AddInteger("prompt-tokens",
+                   "prompt tokens per request (the mean with --prompt-dist)",
+                   promptTokens,
+                   1,
+                   1u << 20);
+    cmd.AddInteger("output-tokens",
+                   "output tokens per request (the mean with --output-dist)",
+                   outputTokens,
+                   2,
+                   1u << 16);
+    cmd.AddValue("prompt-dist",
+                 "prompt lengths: fixed | uniform (integers on [ceil(M/2), 2M - ceil(M/2)], mean "
+                 "M = --prompt-tokens) | exponential (1 + round(Exp(M - 1)), at most 16 M); "
+                 "seeded by --seed",
+                 promptDist);
+    cmd.AddValue("output-dist",
+                 "output lengths: fixed | uniform (on [max(2, ceil(M/2)), 2M - that]) | "
+                 "exponential (2 + round(Exp(M - 2)), at most 16 M); M = --output-tokens",
+                 outputDist);
+    cmd.AddInteger("instances",
+                   "serving instances (replicas), each on its own whole HB domains (two groups "
+                   "when --disaggregated)",
+                   instances,
+                   1,
+                   1u << 16);
+    cmd.AddValue("dispatch",
+                 "request to instance: round-robin | least-loaded (fewest unfinished requests)",
+                 dispatch);
     cmd.AddInteger("tp", "TP size (divides K and the model's heads)", tp, 1, 1u << 16);
     cmd.AddInteger("ep",
                    "TP groups per instance the experts spread over (MoE; 1 for a dense model)",
@@ -94,7 +124,7 @@ main(int argc, char* argv[])
     cmd.AddValue("compute-efficiency", "fraction of peak FLOP/s reached, (0, 1]", efficiency);
     cmd.AddValue("backend", "flow | packet", backend);
     cmd.AddInteger("seed",
-                   "RNG stream of the arrivals",
+                   "RNG stream of the arrivals (and of the lengths)",
                    seed,
                    0,
                    static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
@@ -158,6 +188,10 @@ main(int argc, char* argv[])
         c.maxBatch = batch;
         c.seed = seed;
         c.granularity = granularity;
+        c.instances = instances;
+        c.dispatch = dispatch;
+        c.promptDistribution = promptDist;
+        c.outputDistribution = outputDist;
         // ServingConfig names its fields as this program's flags, without "--"
         auto asFlag = [](const FabricConfigError& e) {
             const std::string what = e.what();
@@ -187,21 +221,29 @@ main(int argc, char* argv[])
                             Column{"tpot_p90_s", "p90 ms", "s", "{:>9.3f}", 1e3}.In(both),
                             Column{"tpot_p99_s", "p99 ms", "s", "{:>9.3f}", 1e3}.In(both),
                             Column{"decode_steps", "steps", "", "{:>7}"}.In(both),
+                            Column{"prompt_tokens_mean", "prompt", "", "{:>7.1f}"}.In(both),
+                            Column{"output_tokens_mean", "output", "", "{:>7.1f}"}.In(both),
                             Column{"makespan_s", "end s", "s", "{:>9.3f}"}.In(both)});
-        fmt::print("serving-study: {} on {} GPUs ({}), TP {} x EP {}, {}, {} requests at {} /s, "
-                   "{} prompt + {} output tokens, batch <= {}, {} backend\n",
-                   c.model.name,
-                   gpus,
-                   preset,
-                   tp,
-                   ep,
-                   disaggregated ? "disaggregated prefill/decode" : "co-located",
-                   requests,
-                   rate,
-                   promptTokens,
-                   outputTokens,
-                   batch,
-                   backend);
+        fmt::print(
+            "serving-study: {} on {} GPUs ({}), {} instance(s) ({}) of TP {} x EP {}, {}, {} "
+            "requests at {} /s, {} prompt ({}) + {} output ({}) tokens, batch <= {}, {} "
+            "backend\n",
+            c.model.name,
+            gpus,
+            preset,
+            instances,
+            dispatch,
+            tp,
+            ep,
+            disaggregated ? "disaggregated prefill/decode" : "co-located",
+            requests,
+            rate,
+            promptTokens,
+            promptDist,
+            outputTokens,
+            outputDist,
+            batch,
+            backend);
         fmt::print("{}", table.Heading());
         for (const auto& topoName : topoNames)
         {
@@ -227,11 +269,15 @@ main(int argc, char* argv[])
             std::vector<double> ttft;
             std::vector<double> tpot;
             double end = 0;
+            double promptSum = 0;
+            double outputSum = 0;
             for (const auto& r : sim->GetResults())
             {
                 ttft.push_back(r.Ttft());
                 tpot.push_back(r.Tpot());
                 end = std::max(end, r.lastToken);
+                promptSum += r.promptTokens;
+                outputSum += r.outputTokens;
             }
             table.AddRow({topoName,
                           requests,
@@ -242,6 +288,8 @@ main(int argc, char* argv[])
                           ServingPercentile(tpot, 90),
                           ServingPercentile(tpot, 99),
                           sim->GetDecodeSteps(),
+                          promptSum / requests,
+                          outputSum / requests,
                           end});
             fmt::print("{}", table.Line(table.Rows() - 1));
             sim->Dispose();
@@ -261,6 +309,10 @@ main(int argc, char* argv[])
                                           {"rate", rate},
                                           {"prompt_tokens", promptTokens},
                                           {"output_tokens", outputTokens},
+                                          {"prompt_dist", promptDist},
+                                          {"output_dist", outputDist},
+                                          {"instances", instances},
+                                          {"dispatch", dispatch},
                                           {"batch", batch},
                                           {"seed", seed},
                                           {"backend", backend},

@@ -16,6 +16,8 @@
 #include "ns3/serving-workload.h"
 #include "ns3/transport-helper.h"
 
+#include <algorithm>
+#include <functional>
 #include <gtest/gtest.h>
 
 using namespace ns3;
@@ -409,6 +411,189 @@ TEST(Serving, BadConfigsAreRefusedByName)
     c = Config();
     c.maxBatch = 0;
     refused(c, "batch");
+    c = Config();
+    c.instances = 0;
+    refused(c, "instances");
+    c.instances = 5; // four domains of 8 for TP 8
+    refused(c, "instances");
+    c.instances = 4;
+    EXPECT_NO_THROW(c.Validate());
+    c.disaggregated = true;
+    refused(c, "instances"); // two slots each
+    c.instances = 2;
+    EXPECT_NO_THROW(c.Validate());
+    // one field wrong at a time
+    const std::vector<std::pair<std::function<void(ServingConfig&)>, std::string>> wrong = {
+        {[](ServingConfig& x) { x.promptDistribution = "normal"; }, "prompt-dist"},
+        {[](ServingConfig& x) { x.outputDistribution = ""; }, "output-dist"},
+        {[](ServingConfig& x) { x.dispatch = "random"; }, "dispatch"},
+        {[](ServingConfig& x) { x.promptTokens = 0; }, "prompt-tokens"},
+    };
+    for (const auto& [change, field] : wrong)
+    {
+        c = Config();
+        change(c);
+        refused(c, field);
+    }
+}
+
+// Four co-located instances (one DGX-H100 domain each) with one request
+// each, arriving together and dispatched round robin: each request takes
+// its own prompt's prefill (compute plus its TP AllReduces, alone: the
+// instances' NVLink domains share nothing) and its own output length of
+// decode steps. Two disaggregated instances (prefill on domains 0 and 2,
+// decode on 1 and 3): the KV caches cross on different rails' ports.
+TEST(Serving, InstancesServeOneRequestEachInTheClosedForm)
+{
+    ServingConfig c = Config();
+    c.instances = 4;
+    c.requests = 4;
+    c.rate = 1e6; // all four within microseconds
+    c.promptDistribution = "uniform";
+    c.outputDistribution = "uniform";
+    c.promptTokens = 1024;
+    c.outputTokens = 5;
+    const ServingLengths lengths = DrawServingLengths(c);
+    const uint32_t allReduces = 2 * c.model.layers;
+    const double arToken = AllReduceAlone(c.model.ActivationBytes(1));
+    const double step = c.PassComputeSeconds(1, 1) + allReduces * arToken;
+    std::vector<double> prefill;
+    for (uint32_t i = 0; i < c.requests; ++i)
+    {
+        // the lengths are drawn: [512, 1536] and [3, 7]
+        EXPECT_GE(lengths.prompt[i], 512U);
+        EXPECT_LE(lengths.prompt[i], 1536U);
+        EXPECT_GE(lengths.output[i], 3U);
+        EXPECT_LE(lengths.output[i], 7U);
+        prefill.push_back(c.PassComputeSeconds(lengths.prompt[i], 1) +
+                          allReduces * AllReduceAlone(c.model.ActivationBytes(lengths.prompt[i])));
+    }
+    EXPECT_NE(lengths.prompt[0], lengths.prompt[1]); // (this seed's draws differ)
+    EXPECT_EQ(c.PrefillGpus(3).front(), 24U);
+    EXPECT_EQ(c.DecodeGpus(3), c.PrefillGpus(3));
+    for (const char* topology : {"rail-only", "fat-tree"})
+    {
+        const auto results = Serve(c, topology);
+        for (uint32_t i = 0; i < c.requests; ++i)
+        {
+            const auto& r = results[i];
+            EXPECT_EQ(r.instance, i) << topology;
+            EXPECT_EQ(r.promptTokens, lengths.prompt[i]);
+            EXPECT_EQ(r.outputTokens, lengths.output[i]);
+            EXPECT_EQ(r.tokens, lengths.output[i]);
+            EXPECT_NEAR(r.Ttft(), prefill[i], 1e-8) << topology << " request " << i;
+            EXPECT_NEAR(r.Tpot(), step, 1e-8) << topology << " request " << i;
+        }
+    }
+
+    c.disaggregated = true;
+    c.instances = 2;
+    c.requests = 2;
+    EXPECT_EQ(c.MaxInstances(), 2U);
+    EXPECT_EQ(c.PrefillGpus(1).front(), 16U);
+    EXPECT_EQ(c.DecodeGpus(1).front(), 24U);
+    const auto results = Serve(c);
+    for (uint32_t i = 0; i < c.requests; ++i)
+    {
+        const auto& r = results[i];
+        const uint64_t kvBytes = c.KvCacheBytes(lengths.prompt[i]) / 8;
+        const double kv = Alone({"sendrecv", "", {8 * 2 * i, 8 * 2 * i + 8}, kvBytes, 0, 0, "kv"});
+        EXPECT_EQ(r.instance, i);
+        EXPECT_NEAR(r.Ttft(), prefill[i], 1e-8) << i;
+        EXPECT_NEAR(r.kvReady - r.firstToken, kv, 1e-8) << i;
+        EXPECT_NEAR(r.lastToken - r.firstToken, kv + (lengths.output[i] - 1) * step, 1e-8) << i;
+    }
+}
+
+TEST(Serving, LengthDistributionsAreSeededWithTheirMeans)
+{
+    ServingConfig c = Config();
+    c.requests = 4000;
+    c.promptTokens = 1000;
+    c.outputTokens = 100;
+    auto mean = [](const std::vector<uint32_t>& v) {
+        double s = 0;
+        for (uint32_t x : v)
+        {
+            s += x;
+        }
+        return s / v.size();
+    };
+    const ServingLengths fixed = DrawServingLengths(c);
+    EXPECT_EQ(fixed.prompt, std::vector<uint32_t>(4000, 1000));
+    EXPECT_EQ(fixed.output, std::vector<uint32_t>(4000, 100));
+
+    c.promptDistribution = "uniform";
+    c.outputDistribution = "uniform";
+    const ServingLengths u = DrawServingLengths(c);
+    EXPECT_EQ(*std::min_element(u.prompt.begin(), u.prompt.end()), 500U);
+    EXPECT_EQ(*std::max_element(u.prompt.begin(), u.prompt.end()), 1500U);
+    EXPECT_EQ(*std::min_element(u.output.begin(), u.output.end()), 50U);
+    EXPECT_EQ(*std::max_element(u.output.begin(), u.output.end()), 150U);
+    // 4000 draws: the standard error is 289 / 63 = 4.6 tokens
+    EXPECT_NEAR(mean(u.prompt), 1000, 20);
+    EXPECT_NEAR(mean(u.output), 100, 2);
+    EXPECT_EQ(DrawServingLengths(c).prompt, u.prompt); // same seed, same draws
+    ServingConfig same = c;
+    same.outputTokens = same.promptTokens;
+    const ServingLengths s = DrawServingLengths(same);
+    EXPECT_NE(s.prompt, s.output); // their own streams
+
+    c.promptDistribution = "exponential";
+    c.outputDistribution = "exponential";
+    const ServingLengths e = DrawServingLengths(c);
+    EXPECT_GE(*std::min_element(e.prompt.begin(), e.prompt.end()), 1U);
+    EXPECT_GE(*std::min_element(e.output.begin(), e.output.end()), 2U);
+    EXPECT_LE(*std::max_element(e.prompt.begin(), e.prompt.end()), 16000U);
+    // standard error 999 / 63 = 16 tokens
+    EXPECT_NEAR(mean(e.prompt), 1000, 60);
+    EXPECT_NEAR(mean(e.output), 100, 6);
+    ServingConfig other = c;
+    other.seed = 2;
+    EXPECT_NE(DrawServingLengths(other).prompt, e.prompt);
+    EXPECT_EQ(DrawServingLengths(c).output, e.output);
+    // an output mean of 2 can only be 2
+    c.outputTokens = 2;
+    EXPECT_EQ(DrawServingLengths(c).output, std::vector<uint32_t>(4000, 2));
+
+    // a whole run: same seed, bit-identical results; least-loaded sends a
+    // request to the instance with the fewest unfinished ones
+    ServingConfig run = Config();
+    run.model = SmallMoe();
+    run.tp = 4;
+    run.ep = 2;
+    run.instances = 3;
+    run.dispatch = "least-loaded";
+    run.requests = 12;
+    run.rate = 1e5; // 10 us apart: they overlap
+    run.promptTokens = 256;
+    run.outputTokens = 6;
+    run.maxBatch = 4;
+    run.promptDistribution = "exponential";
+    run.outputDistribution = "uniform";
+    const auto a = Serve(run);
+    const auto b = Serve(run);
+    ASSERT_EQ(a.size(), b.size());
+    std::vector<uint32_t> served(3, 0);
+    for (size_t i = 0; i < a.size(); ++i)
+    {
+        EXPECT_EQ(a[i].arrival, b[i].arrival) << i;
+        EXPECT_EQ(a[i].firstToken, b[i].firstToken) << i;
+        EXPECT_EQ(a[i].lastToken, b[i].lastToken) << i;
+        EXPECT_EQ(a[i].instance, b[i].instance) << i;
+        EXPECT_EQ(a[i].tokens, a[i].outputTokens) << i;
+        ++served.at(a[i].instance);
+    }
+    for (uint32_t n : served)
+    {
+        EXPECT_GE(n, 1U); // every instance got work
+    }
+    run.dispatch = "round-robin";
+    const auto rr = Serve(run);
+    for (size_t i = 0; i < rr.size(); ++i)
+    {
+        EXPECT_EQ(rr[i].instance, i % 3);
+    }
 }
 
 TEST(ServingStudy, BadFlagsExitTwoNamingTheFlag)
@@ -428,6 +613,17 @@ TEST(ServingStudy, BadFlagsExitTwoNamingTheFlag)
         {"--compute-efficiency=1e-300", "--compute-efficiency"},
         {"--requests=100000 --GpuFabricMaxRunSeconds=1", "--requests"},
         {"--rate=1e-9", "--requests"},
+        {"--instances=0", "--instances"},
+        {"--instances=-1", "--instances"},
+        {"--instances=9", "--instances"},
+        {"--disaggregated --instances=3", "--instances"},
+        {"--prompt-tokens=0", "--prompt-tokens"},
+        {"--prompt-tokens=-5", "--prompt-tokens"},
+        {"--output-tokens=0", "--output-tokens"},
+        {"--output-tokens=-3", "--output-tokens"},
+        {"--prompt-dist=normal", "--prompt-dist"},
+        {"--output-dist=zipf", "--output-dist"},
+        {"--dispatch=random", "--dispatch"},
     };
     int i = 0;
     for (const auto& [args, flag] : cases)
@@ -462,6 +658,39 @@ TEST(ServingStudy, JsonHasThePercentilesPerTopology)
             EXPECT_LE(p90, p99) << what;
         }
     }
+}
+
+} // namespace
+
+namespace
+{
+
+TEST(ServingStudy, InstancesAndLengthDistributionsSameSeedSameOutput)
+{
+    const std::string args = "serving-study --quick --requests=8 --output-tokens=4 "
+                             "--prompt-tokens=128 --instances=2 --prompt-dist=exponential "
+                             "--output-dist=uniform --topology=rail-only";
+    const std::string a = gpu_fabric_test::RunJsonText(args, "serving-inst-a");
+    const std::string b = gpu_fabric_test::RunJsonText(args, "serving-inst-b");
+    EXPECT_EQ(a, b); // bit-identical
+    const std::string other = gpu_fabric_test::RunJsonText(args + " --seed=7", "serving-inst-c");
+    EXPECT_NE(a, other);
+    const nlohmann::json j = nlohmann::json::parse(a, nullptr, false);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["instances"], 2);
+    EXPECT_EQ(j["dispatch"], "round-robin");
+    EXPECT_EQ(j["prompt_dist"], "exponential");
+    EXPECT_EQ(j["output_dist"], "uniform");
+    ASSERT_EQ(j["results"].size(), 1U);
+    // uniform outputs of mean 4 are 2..6
+    const double out = j["results"][0]["output_tokens_mean"];
+    EXPECT_GE(out, 2);
+    EXPECT_LE(out, 6);
+    const auto [status, text] = gpu_fabric_test::RunCapture(
+        "serving-study --quick --requests=2 --instances=2 --topology=rail-only",
+        "serving-inst-text");
+    EXPECT_EQ(status, 0) << text;
+    EXPECT_NE(text.find("2 instance(s) (round-robin)"), std::string::npos) << text;
 }
 
 } // namespace

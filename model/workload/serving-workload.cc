@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/ranges.h>
 #include <limits>
 
 namespace ns3
@@ -55,28 +56,58 @@ ServingConfig::InstanceGpus() const
     return tp * ep;
 }
 
-std::vector<uint32_t>
-ServingConfig::PrefillGpus() const
+std::vector<std::string>
+ServingConfig::LengthDistributionNames()
 {
+    return {"fixed", "uniform", "exponential"};
+}
+
+std::vector<std::string>
+ServingConfig::DispatchNames()
+{
+    return {"round-robin", "least-loaded"};
+}
+
+uint32_t
+ServingConfig::SlotGpus() const
+{
+    return static_cast<uint32_t>(CeilDiv(InstanceGpus(), gpusPerDomain) * gpusPerDomain);
+}
+
+uint64_t
+ServingConfig::MaxInstances() const
+{
+    const uint64_t g = InstanceGpus();
+    if (gpus < g)
+    {
+        return 0;
+    }
+    // the last group needs only its G GPUs, the others a whole slot each
+    const uint64_t groups = (gpus - g) / SlotGpus() + 1;
+    return disaggregated ? groups / 2 : groups;
+}
+
+std::vector<uint32_t>
+ServingConfig::PrefillGpus(uint32_t instance) const
+{
+    const uint32_t first = (disaggregated ? 2 * instance : instance) * SlotGpus();
     std::vector<uint32_t> g(InstanceGpus());
     for (uint32_t i = 0; i < g.size(); ++i)
     {
-        g[i] = i;
+        g[i] = first + i;
     }
     return g;
 }
 
 std::vector<uint32_t>
-ServingConfig::DecodeGpus() const
+ServingConfig::DecodeGpus(uint32_t instance) const
 {
-    std::vector<uint32_t> g = PrefillGpus();
+    std::vector<uint32_t> g = PrefillGpus(instance);
     if (disaggregated)
     {
-        const uint32_t offset =
-            static_cast<uint32_t>(CeilDiv(g.size(), gpusPerDomain)) * gpusPerDomain;
         for (uint32_t& x : g)
         {
-            x += offset;
+            x += SlotGpus();
         }
     }
     return g;
@@ -101,6 +132,7 @@ ServingConfig::Validate() const
                                 : std::string("1 (the model has no experts)"));
     const uint64_t g = uint64_t{tp} * ep;
     const uint64_t need = disaggregated ? CeilDiv(g, gpusPerDomain) * gpusPerDomain + g : g;
+    FabricRequire(instances >= 1, "instances", instances, "at least 1 serving instance (replica)");
     FabricRequire(gpus >= need && gpus <= std::numeric_limits<uint32_t>::max(),
                   "gpus",
                   gpus,
@@ -112,6 +144,17 @@ ServingConfig::Validate() const
                                     g,
                                     need - g)
                       : fmt::format("at least tp x ep = {}", g));
+    FabricRequire(instances <= MaxInstances(),
+                  "instances",
+                  instances,
+                  fmt::format("at most {} on {} GPUs: each instance takes {} slot(s) of {} "
+                              "GPUs (whole HB domains of {} for its tp x ep = {} GPUs)",
+                              MaxInstances(),
+                              gpus,
+                              disaggregated ? 2 : 1,
+                              SlotGpus(),
+                              gpusPerDomain,
+                              g));
     // lower bounds keep every time well inside the simulator's clock
     FabricRequire(std::isfinite(gpuFlops) && gpuFlops >= 1e9,
                   "gpu-flops",
@@ -137,15 +180,22 @@ ServingConfig::Validate() const
                   outputTokens,
                   "at least 2 (TPOT needs a second token)");
     FabricRequire(maxBatch >= 1, "batch", maxBatch, "at least 1");
+    // a name among the allowed ones
+    const auto requireName =
+        [](const char* field, const std::string& value, const std::vector<std::string>& names) {
+            FabricRequire(std::find(names.begin(), names.end(), value) != names.end(),
+                          field,
+                          value,
+                          fmt::format("{}", fmt::join(names, ", ")));
+        };
+    requireName("prompt-dist", promptDistribution, LengthDistributionNames());
+    requireName("output-dist", outputDistribution, LengthDistributionNames());
+    requireName("dispatch", dispatch, DispatchNames());
     FabricRequire(seed <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
                   "seed",
                   seed,
                   "an RNG stream 0..2^63-1");
-    const auto names = GranularityNames();
-    FabricRequire(std::find(names.begin(), names.end(), granularity) != names.end(),
-                  "granularity",
-                  granularity,
-                  "layer or pass");
+    requireName("granularity", granularity, GranularityNames());
 }
 
 uint64_t
@@ -330,11 +380,11 @@ BuildServingPass(const ServingConfig& c,
 }
 
 ParallelProgram
-BuildKvTransfer(const ServingConfig& c)
+BuildKvTransfer(const ServingConfig& c, uint32_t instance, uint32_t promptTokens)
 {
-    const std::vector<uint32_t> from = c.PrefillGpus();
-    const std::vector<uint32_t> to = c.DecodeGpus();
-    const uint64_t bytes = CeilDiv(c.KvCacheBytes(c.promptTokens), from.size());
+    const std::vector<uint32_t> from = c.PrefillGpus(instance);
+    const std::vector<uint32_t> to = c.DecodeGpus(instance);
+    const uint64_t bytes = CeilDiv(c.KvCacheBytes(promptTokens), from.size());
     ParallelProgram p;
     p.ranks = c.gpus;
     p.tasks.resize(c.gpus);
@@ -346,6 +396,71 @@ BuildKvTransfer(const ServingConfig& c)
     }
     p.Validate();
     return p;
+}
+
+ParallelProgram
+BuildKvTransfer(const ServingConfig& c)
+{
+    return BuildKvTransfer(c, 0, c.promptTokens);
+}
+
+namespace
+{
+
+/// Lengths of \p n requests of mean \p mean, at least \p least, from
+/// \p distribution on RNG stream \p stream (see ServingLengths).
+std::vector<uint32_t>
+DrawLengths(const std::string& distribution,
+            uint32_t mean,
+            uint32_t least,
+            uint32_t n,
+            int64_t stream)
+{
+    std::vector<uint32_t> v(n, mean);
+    if (distribution == "uniform")
+    {
+        const uint32_t lo = std::max<uint32_t>(least, static_cast<uint32_t>(CeilDiv(mean, 2)));
+        const uint64_t hi = 2 * uint64_t{mean} - lo;
+        Ptr<UniformRandomVariable> u = CreateObject<UniformRandomVariable>();
+        u->SetStream(stream);
+        for (uint32_t& x : v)
+        {
+            x = static_cast<uint32_t>(u->GetInteger(lo, static_cast<uint32_t>(hi)));
+        }
+    }
+    else if (distribution == "exponential" && mean > least)
+    {
+        Ptr<ExponentialRandomVariable> e = CreateObject<ExponentialRandomVariable>();
+        e->SetAttribute("Mean", DoubleValue(mean - least));
+        e->SetAttribute("Bound", DoubleValue(0.0));
+        e->SetStream(stream);
+        const double most = 16.0 * mean;
+        for (uint32_t& x : v)
+        {
+            x = static_cast<uint32_t>(std::min(most, least + std::round(e->GetValue())));
+        }
+    }
+    return v;
+}
+
+} // namespace
+
+ServingLengths
+DrawServingLengths(const ServingConfig& c)
+{
+    constexpr uint64_t kStreams = uint64_t{1} << 63;
+    const auto stream = [&](uint64_t offset) {
+        return static_cast<int64_t>((c.seed + offset) % kStreams);
+    };
+    ServingLengths l;
+    l.prompt =
+        DrawLengths(c.promptDistribution, c.promptTokens, 1, c.requests, stream(uint64_t{1} << 62));
+    l.output = DrawLengths(c.outputDistribution,
+                           c.outputTokens,
+                           2,
+                           c.requests,
+                           stream((uint64_t{1} << 62) + (uint64_t{1} << 61)));
+    return l;
 }
 
 std::vector<double>
@@ -418,14 +533,22 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
     config.Validate();
     m_config = config;
     m_transport = transport;
-    m_prefillGpus = config.PrefillGpus();
-    m_decodeGpus = config.DecodeGpus();
     m_arrivals = ServingArrivals(config);
+    m_lengths = DrawServingLengths(config);
     // the simulator's clock (64-bit nanoseconds) must hold the whole run
-    const double busy = config.requests * config.PassComputeSeconds(config.promptTokens, 1) +
-                        std::ceil(static_cast<double>(config.requests) * (config.outputTokens - 1) /
-                                  config.maxBatch) *
-                            config.PassComputeSeconds(config.maxBatch, config.maxBatch);
+    // (every prefill and every decode step one after another: a bound)
+    double prefillSeconds = 0;
+    double promptTokens = 0;
+    double outputSteps = 0;
+    for (uint32_t i = 0; i < config.requests; ++i)
+    {
+        prefillSeconds += config.PassComputeSeconds(m_lengths.prompt[i], 1);
+        promptTokens += m_lengths.prompt[i];
+        outputSteps += m_lengths.output[i] - 1;
+    }
+    const double steps = std::ceil(outputSteps / config.maxBatch);
+    const double busy =
+        prefillSeconds + steps * config.PassComputeSeconds(config.maxBatch, config.maxBatch);
     FabricRequire(m_arrivals.back() + busy <= kMaxServingSeconds,
                   "requests",
                   config.requests,
@@ -436,23 +559,31 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
                               config.rate,
                               busy));
     m_results.assign(config.requests, {});
-    m_prefillPass = BuildServingPass(config, m_prefillGpus, config.promptTokens, 1);
-    if (config.disaggregated)
+    m_engines.assign(config.instances, {});
+    for (uint32_t i = 0; i < config.instances; ++i)
     {
-        m_kvTransfer = BuildKvTransfer(config);
+        Engine& e = m_engines[i];
+        e.prefillGpus = config.PrefillGpus(i);
+        e.decodeGpus = config.DecodeGpus(i);
+        e.decodePasses.assign(config.maxBatch + 1, {});
     }
-    m_decodePasses.assign(config.maxBatch + 1, {});
-    m_decodePasses[config.maxBatch] =
-        BuildServingPass(config, m_decodeGpus, config.maxBatch, config.maxBatch);
     // refused up front if it cannot finish in reasonable time: every prompt,
-    // KV cache and output token, in full decode batches (the fewest steps)
+    // KV cache and output token, in full decode batches (the fewest steps);
+    // a pass's messages do not depend on its tokens, its bytes about in
+    // proportion
+    const ParallelProgram prefillPass =
+        BuildServingPass(config, m_engines[0].prefillGpus, config.promptTokens, 1);
+    const ParallelProgram kvTransfer =
+        config.disaggregated ? BuildKvTransfer(config) : ParallelProgram{};
+    const ParallelProgram decodePass =
+        BuildServingPass(config, m_engines[0].decodeGpus, config.maxBatch, config.maxBatch);
     const double requests = config.requests;
-    const double steps = std::ceil(requests * (config.outputTokens - 1) / config.maxBatch);
-    const auto prefill = m_prefillPass.Work();
-    const auto kv = m_kvTransfer.Work();
-    const auto decode = m_decodePasses[config.maxBatch].Work();
+    const double scale = promptTokens / (requests * config.promptTokens);
+    const auto prefill = prefillPass.Work();
+    const auto kv = kvTransfer.Work();
+    const auto decode = decodePass.Work();
     const double messages = requests * (prefill.first + kv.first) + steps * decode.first;
-    const double bytes = requests * (prefill.second + kv.second) + steps * decode.second;
+    const double bytes = requests * scale * (prefill.second + kv.second) + steps * decode.second;
     auto count = [](double x) {
         return x >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(x);
     };
@@ -479,54 +610,74 @@ void
 ServingSimulation::Arrive(uint32_t request)
 {
     NS_LOG_FUNCTION(this << request);
+    uint32_t instance = request % m_config.instances;
+    if (m_config.dispatch == "least-loaded")
+    {
+        instance = 0;
+        for (uint32_t i = 1; i < m_engines.size(); ++i)
+        {
+            if (m_engines[i].outstanding < m_engines[instance].outstanding)
+            {
+                instance = i;
+            }
+        }
+    }
+    ServingRequestResult& r = m_results[request];
     // the simulator's time of it (ServingArrivals' rounded to its resolution)
-    m_results[request].arrival = Simulator::Now().GetSeconds() - m_start;
-    m_prefillQueue.push_back(request);
-    Kick();
+    r.arrival = Simulator::Now().GetSeconds() - m_start;
+    r.promptTokens = m_lengths.prompt[request];
+    r.outputTokens = m_lengths.output[request];
+    r.instance = instance;
+    Engine& e = m_engines[instance];
+    ++e.outstanding;
+    ++e.dispatched;
+    e.prefillQueue.push_back(request);
+    Kick(instance);
 }
 
 void
-ServingSimulation::Kick()
+ServingSimulation::Kick(uint32_t instance)
 {
     if (!m_failure.empty())
     {
         return;
     }
+    Engine& e = m_engines[instance];
     if (m_config.disaggregated)
     {
-        if (!m_prefillBusy && !m_prefillQueue.empty())
+        if (!e.prefillBusy && !e.prefillQueue.empty())
         {
-            const uint32_t r = m_prefillQueue.front();
-            m_prefillQueue.pop_front();
-            StartPrefill(r);
+            const uint32_t r = e.prefillQueue.front();
+            e.prefillQueue.pop_front();
+            StartPrefill(instance, r);
         }
-        if (!m_decodeBusy)
+        if (!e.decodeBusy)
         {
-            while (!m_decodeQueue.empty() && m_running.size() < m_config.maxBatch)
+            while (!e.decodeQueue.empty() && e.running.size() < m_config.maxBatch)
             {
-                m_running.push_back(m_decodeQueue.front());
-                m_decodeQueue.pop_front();
+                e.running.push_back(e.decodeQueue.front());
+                e.decodeQueue.pop_front();
             }
-            if (!m_running.empty())
+            if (!e.running.empty())
             {
-                StartDecodeStep();
+                StartDecodeStep(instance);
             }
         }
         return;
     }
-    if (m_prefillBusy)
+    if (e.prefillBusy)
     {
         return;
     }
-    if (!m_prefillQueue.empty() && m_running.size() < m_config.maxBatch)
+    if (!e.prefillQueue.empty() && e.running.size() < m_config.maxBatch)
     {
-        const uint32_t r = m_prefillQueue.front();
-        m_prefillQueue.pop_front();
-        StartPrefill(r);
+        const uint32_t r = e.prefillQueue.front();
+        e.prefillQueue.pop_front();
+        StartPrefill(instance, r);
     }
-    else if (!m_running.empty())
+    else if (!e.running.empty())
     {
-        StartDecodeStep();
+        StartDecodeStep(instance);
     }
 }
 
@@ -563,87 +714,93 @@ ServingSimulation::Retire(Ptr<ProgramRunner> runner)
 }
 
 void
-ServingSimulation::StartPrefill(uint32_t request)
+ServingSimulation::StartPrefill(uint32_t instance, uint32_t request)
 {
-    NS_LOG_FUNCTION(this << request);
-    m_prefillBusy = true;
+    NS_LOG_FUNCTION(this << instance << request);
+    Engine& e = m_engines[instance];
+    e.prefillBusy = true;
     ++m_prefills;
-    Launch(m_prefillPass, [this, request]() { PrefillDone(request); });
+    const uint32_t tokens = m_lengths.prompt[request];
+    if (e.prefillPass.ranks == 0 || e.prefillTokens != tokens)
+    {
+        // one pass kept per instance: fixed lengths build it once
+        e.prefillPass = BuildServingPass(m_config, e.prefillGpus, tokens, 1);
+        e.prefillTokens = tokens;
+    }
+    Launch(e.prefillPass, [this, instance, request]() { PrefillDone(instance, request); });
 }
 
 void
-ServingSimulation::PrefillDone(uint32_t request)
+ServingSimulation::PrefillDone(uint32_t instance, uint32_t request)
 {
     const double now = Simulator::Now().GetSeconds() - m_start;
     ServingRequestResult& r = m_results[request];
     r.firstToken = now;
     r.tokens = 1;
-    m_prefillBusy = false;
+    Engine& e = m_engines[instance];
+    e.prefillBusy = false;
     if (m_config.disaggregated)
     {
-        Launch(m_kvTransfer, [this, request]() { KvDone(request); });
+        Launch(BuildKvTransfer(m_config, instance, m_lengths.prompt[request]),
+               [this, instance, request]() { KvDone(instance, request); });
     }
     else
     {
         r.kvReady = now;
-        m_running.push_back(request);
+        e.running.push_back(request);
     }
-    Kick();
+    Kick(instance);
 }
 
 void
-ServingSimulation::KvDone(uint32_t request)
+ServingSimulation::KvDone(uint32_t instance, uint32_t request)
 {
     m_results[request].kvReady = Simulator::Now().GetSeconds() - m_start;
-    m_decodeQueue.push_back(request);
-    Kick();
+    m_engines[instance].decodeQueue.push_back(request);
+    Kick(instance);
 }
 
 void
-ServingSimulation::StartDecodeStep()
+ServingSimulation::StartDecodeStep(uint32_t instance)
 {
-    const auto batch = static_cast<uint32_t>(m_running.size());
-    NS_LOG_FUNCTION(this << batch);
-    if (m_config.disaggregated)
-    {
-        m_decodeBusy = true;
-    }
-    else
-    {
-        m_prefillBusy = true;
-    }
+    Engine& e = m_engines[instance];
+    const auto batch = static_cast<uint32_t>(e.running.size());
+    NS_LOG_FUNCTION(this << instance << batch);
+    (m_config.disaggregated ? e.decodeBusy : e.prefillBusy) = true;
     ++m_decodeSteps;
     m_maxBatchRun = std::max(m_maxBatchRun, batch);
-    ParallelProgram& pass = m_decodePasses[batch];
+    ParallelProgram& pass = e.decodePasses[batch];
     if (pass.ranks == 0)
     {
-        pass = BuildServingPass(m_config, m_decodeGpus, batch, batch);
+        pass = BuildServingPass(m_config, e.decodeGpus, batch, batch);
     }
-    Launch(pass, [this]() { DecodeStepDone(); });
+    Launch(pass, [this, instance]() { DecodeStepDone(instance); });
 }
 
 void
-ServingSimulation::DecodeStepDone()
+ServingSimulation::DecodeStepDone(uint32_t instance)
 {
     const double now = Simulator::Now().GetSeconds() - m_start;
+    Engine& e = m_engines[instance];
     std::vector<uint32_t> still;
-    for (uint32_t id : m_running)
+    for (uint32_t id : e.running)
     {
         ServingRequestResult& r = m_results[id];
         ++r.tokens;
-        if (r.tokens == m_config.outputTokens)
+        if (r.tokens == r.outputTokens)
         {
             r.lastToken = now;
             ++m_finished;
+            --e.outstanding;
         }
         else
         {
             still.push_back(id);
         }
     }
-    m_running = std::move(still);
-    (m_config.disaggregated ? m_decodeBusy : m_prefillBusy) = false;
-    Kick();
+    e.running = std::move(still);
+    (m_config.disaggregated ? e.decodeBusy : e.prefillBusy) = false;
+    Kick(instance);
 }
 
 bool
@@ -680,6 +837,17 @@ uint32_t
 ServingSimulation::GetMaxBatchRun() const
 {
     return m_maxBatchRun;
+}
+
+std::vector<uint32_t>
+ServingSimulation::GetInstanceRequests() const
+{
+    std::vector<uint32_t> n;
+    for (const Engine& e : m_engines)
+    {
+        n.push_back(e.dispatched);
+    }
+    return n;
 }
 
 Ptr<ServingSimulation>

@@ -27,31 +27,39 @@ namespace ns3
  *
  * An instance is \c ep tensor-parallel groups of \c tp GPUs (G = tp x ep
  * GPUs, domain-major: group j is GPUs j*tp .. j*tp+tp-1 of the instance).
- * Co-located: one instance on GPUs 0..G-1 does prefill and decode.
- * Disaggregated: the prefill instance on GPUs 0..G-1, the decode instance on
- * the G GPUs from the next HB-domain boundary, ceil(G / K) K, so that GPU i
- * of one and GPU i of the other are on the same rail in different domains.
- * Requests arrive as a Poisson process of \c rate requests per second, each
- * with \c promptTokens prompt tokens and \c outputTokens output tokens (fixed).
+ * The cluster is cut into slots of ceil(G / K) K GPUs (whole HB domains).
+ * Co-located: instance i on the first G GPUs of slot i does prefill and
+ * decode. Disaggregated: instance i prefills on slot 2i and decodes on slot
+ * 2i + 1, so that GPU j of one and GPU j of the other are on the same rail in
+ * different domains. With one instance: GPUs 0..G-1 (and the decode group
+ * from the next HB-domain boundary).
+ * Requests arrive as a Poisson process of \c rate requests per second and
+ * go to an instance by \c dispatch; each has its prompt and output lengths
+ * drawn from \c promptDistribution and \c outputDistribution (ServingLengths)
+ * with means \c promptTokens and \c outputTokens.
  */
 struct ServingConfig
 {
-    LlmModel model;                   //!< the model (a preset or LlmModel::Custom)
-    uint32_t gpus{0};                 //!< GPUs of the cluster (the transport's ranks)
-    uint32_t gpusPerDomain{0};        //!< K, GPUs per HB domain
-    uint32_t tp{1};                   //!< TP size (divides K and the model's heads)
-    uint32_t ep{1};                   //!< EP size: TP groups an instance's experts spread over
-    bool disaggregated{false};        //!< prefill and decode on different GPU groups
-    double gpuFlops{989e12};          //!< C, peak dense FLOP/s per GPU
-    double computeEfficiency{1.0};    //!< fraction of C reached, (0, 1]
-    double memoryBandwidth{0};        //!< HBM bytes/s per GPU (0: compute time only)
-    double rate{1.0};                 //!< request arrival rate, requests per second
-    uint32_t requests{1};             //!< number of requests
-    uint32_t promptTokens{512};       //!< prompt tokens per request
-    uint32_t outputTokens{64};        //!< output tokens per request (>= 2)
-    uint32_t maxBatch{8};             //!< most requests in a decode step
-    uint64_t seed{1};                 //!< the arrivals' RNG stream
-    std::string granularity{"layer"}; //!< "layer" or "pass" (see BuildServingPass)
+    LlmModel model;                //!< the model (a preset or LlmModel::Custom)
+    uint32_t gpus{0};              //!< GPUs of the cluster (the transport's ranks)
+    uint32_t gpusPerDomain{0};     //!< K, GPUs per HB domain
+    uint32_t tp{1};                //!< TP size (divides K and the model's heads)
+    uint32_t ep{1};                //!< EP size: TP groups an instance's experts spread over
+    bool disaggregated{false};     //!< prefill and decode on different GPU groups
+    double gpuFlops{989e12};       //!< C, peak dense FLOP/s per GPU
+    double computeEfficiency{1.0}; //!< fraction of C reached, (0, 1]
+    double memoryBandwidth{0};     //!< HBM bytes/s per GPU (0: compute time only)
+    double rate{1.0};              //!< request arrival rate, requests per second
+    uint32_t requests{1};          //!< number of requests
+    uint32_t promptTokens{512};    //!< prompt tokens per request (the mean)
+    uint32_t outputTokens{64};     //!< output tokens per request (the mean, >= 2)
+    std::string promptDistribution{"fixed"}; //!< of the prompt lengths (LengthDistributionNames)
+    std::string outputDistribution{"fixed"}; //!< of the output lengths
+    uint32_t instances{1};                   //!< serving instances (replicas)
+    std::string dispatch{"round-robin"};     //!< request to instance (DispatchNames)
+    uint32_t maxBatch{8};                    //!< most requests in a decode step
+    uint64_t seed{1};                        //!< the arrivals' RNG stream
+    std::string granularity{"layer"};        //!< "layer" or "pass" (see BuildServingPass)
 
     /// Throws FabricConfigError naming the first field out of range, the
     /// value and what is allowed (including placements that do not fit).
@@ -59,10 +67,15 @@ struct ServingConfig
 
     /// \return G = tp x ep, GPUs per instance
     uint32_t InstanceGpus() const;
-    /// \return the prefill instance's GPUs
-    std::vector<uint32_t> PrefillGpus() const;
-    /// \return the decode instance's GPUs (the prefill GPUs when co-located)
-    std::vector<uint32_t> DecodeGpus() const;
+    /// \return GPUs per slot: ceil(G / K) x K
+    uint32_t SlotGpus() const;
+    /// \return the most instances that fit on \c gpus GPUs (0: not one)
+    uint64_t MaxInstances() const;
+    /// \param instance an instance \return its prefill GPUs
+    std::vector<uint32_t> PrefillGpus(uint32_t instance = 0) const;
+    /// \param instance an instance
+    /// \return its decode GPUs (the prefill GPUs when co-located)
+    std::vector<uint32_t> DecodeGpus(uint32_t instance = 0) const;
 
     /**
      * \brief KV-cache bytes of \p tokens tokens:
@@ -83,7 +96,39 @@ struct ServingConfig
 
     /// \return the names of the granularities
     static std::vector<std::string> GranularityNames();
+    /// \return the names of the length distributions: fixed, uniform, exponential
+    static std::vector<std::string> LengthDistributionNames();
+    /// \return the names of the dispatch policies: round-robin, least-loaded
+    static std::vector<std::string> DispatchNames();
 };
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Prompt and output lengths of every request.
+ *
+ * For a mean M and a least length m (1 for prompts, 2 for outputs, as an
+ * output needs a second token for its TPOT):
+ * - fixed: M;
+ * - uniform: an integer uniform on [lo, 2M - lo], lo = max(m, ceil(M / 2)),
+ *   so the mean is M exactly;
+ * - exponential: m + round(X), X exponential of mean M - m, at most 16 M
+ *   (the mean is M to within the rounding and the cut, under 1 % for M >= 10).
+ * Prompts are drawn from ns-3 random variables on RNG stream (seed + 2^62)
+ * mod 2^63, outputs on (seed + 2^62 + 2^61) mod 2^63 (arrivals use stream
+ * seed): same seed and ns-3 RngSeed/RngRun, same lengths, bit for bit.
+ */
+struct ServingLengths
+{
+    std::vector<uint32_t> prompt; //!< per request, in arrival order
+    std::vector<uint32_t> output; //!< per request
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Draw the lengths of config.requests requests (see ServingLengths).
+ * \param config the job \return the lengths
+ */
+ServingLengths DrawServingLengths(const ServingConfig& config);
 
 /**
  * \ingroup gpu-fabric
@@ -119,12 +164,19 @@ ParallelProgram BuildServingPass(const ServingConfig& config,
 
 /**
  * \ingroup gpu-fabric
- * \brief The KV-cache transfer of one request from the prefill to the decode
- *        instance: GPU i of the one sends ceil(KvCacheBytes(promptTokens) / G)
- *        bytes to GPU i of the other (its heads and tokens of the cache), all
- *        G transfers at once.
- * \param config the job (disaggregated) \return the program
+ * \brief The KV-cache transfer of one request from an instance's prefill
+ *        GPUs to its decode GPUs: GPU i of the one sends
+ *        ceil(KvCacheBytes(promptTokens) / G) bytes to GPU i of the other
+ *        (its heads and tokens of the cache), all G transfers at once.
+ * \param config the job (disaggregated) \param instance the instance
+ * \param promptTokens the request's prompt tokens
+ * \return the program
  */
+ParallelProgram BuildKvTransfer(const ServingConfig& config,
+                                uint32_t instance,
+                                uint32_t promptTokens);
+
+/// \param config the job \return BuildKvTransfer(config, 0, config.promptTokens)
 ParallelProgram BuildKvTransfer(const ServingConfig& config);
 
 /**
@@ -143,11 +195,14 @@ std::vector<double> ServingArrivals(const ServingConfig& config);
  */
 struct ServingRequestResult
 {
-    double arrival{0};    //!< arrival, seconds (on the simulator clock)
-    double firstToken{0}; //!< end of its prefill (first output token), seconds
-    double kvReady{0};    //!< its KV cache on the decode instance, seconds
-    double lastToken{0};  //!< end of the decode step of its last token, seconds
-    uint32_t tokens{0};   //!< output tokens produced
+    double arrival{0};        //!< arrival, seconds (on the simulator clock)
+    double firstToken{0};     //!< end of its prefill (first output token), seconds
+    double kvReady{0};        //!< its KV cache on the decode instance, seconds
+    double lastToken{0};      //!< end of the decode step of its last token, seconds
+    uint32_t tokens{0};       //!< output tokens produced
+    uint32_t promptTokens{0}; //!< its prompt's tokens
+    uint32_t outputTokens{0}; //!< output tokens it asks for
+    uint32_t instance{0};     //!< the instance that served it
     /// \return TTFT: firstToken - arrival
     double Ttft() const;
     /// \return TPOT: (lastToken - firstToken) / (tokens - 1)
@@ -170,15 +225,22 @@ double ServingPercentile(std::vector<double> values, double q);
  *        a program (BuildServingPass, BuildKvTransfer) started when the
  *        engine that runs it decides to.
  *
- * - Prefill: requests are prefilled one at a time in arrival order (FIFO);
- *   the end of a request's prefill is its first token.
- * - Disaggregated: the prefill instance starts the next prefill at once and
- *   sends the KV cache (BuildKvTransfer) meanwhile; the request joins the
+ * - Dispatch: an arriving request goes to one instance: round-robin
+ *   (request i, in arrival order, to instance i mod N) or least-loaded (the
+ *   instance with the fewest requests dispatched and not finished; the
+ *   lowest index on a tie). Every instance then serves its own requests as
+ *   follows, on its own GPUs.
+ * - Prefill: requests are prefilled one at a time in arrival order (FIFO),
+ *   a pass of the request's prompt tokens; the end of a request's prefill is
+ *   its first token.
+ * - Disaggregated: the prefill GPUs start the next prefill at once and
+ *   send the KV cache (BuildKvTransfer) meanwhile; the request joins the
  *   decode queue when its cache has arrived.
  * - Decode: continuous batching at a fixed maximum batch: before every
  *   step, requests waiting (in order) join the running batch up to
  *   maxBatch; a step of B requests is one pass of B tokens, and gives each
- *   of them its next token; a request leaves after its last token.
+ *   of them its next token; a request leaves after its last token (its own
+ *   output length).
  * - Co-located: one engine, prefill first: at every step boundary it
  *   prefills the next waiting request if the batch has room, else runs a
  *   decode step; a prefilled request joins the batch at once (its KV cache
@@ -214,41 +276,52 @@ class ServingSimulation : public Object
     uint64_t GetDecodeSteps() const;
     /// \return the largest decode batch run
     uint32_t GetMaxBatchRun() const;
+    /// \return requests dispatched to each instance
+    std::vector<uint32_t> GetInstanceRequests() const;
 
   protected:
     void DoDispose() override;
 
   private:
+    /// One instance's GPUs, queues and passes.
+    struct Engine
+    {
+        std::vector<uint32_t> prefillGpus;
+        std::vector<uint32_t> decodeGpus;
+        std::deque<uint32_t> prefillQueue; //!< arrived, not prefilled
+        std::deque<uint32_t> decodeQueue;  //!< KV cache ready, not in the batch
+        std::vector<uint32_t> running;     //!< the decode batch
+        bool prefillBusy{false};           //!< (co-located: the one engine)
+        bool decodeBusy{false};
+        uint32_t outstanding{0}; //!< dispatched, not finished
+        uint32_t dispatched{0};
+        std::vector<ParallelProgram> decodePasses; //!< by batch size (cache)
+        uint32_t prefillTokens{0};                 //!< of prefillPass
+        ParallelProgram prefillPass;               //!< the last one built
+    };
+
     void Arrive(uint32_t request);
-    void Kick();
-    void StartPrefill(uint32_t request);
-    void PrefillDone(uint32_t request);
-    void KvDone(uint32_t request);
-    void StartDecodeStep();
-    void DecodeStepDone();
+    void Kick(uint32_t instance);
+    void StartPrefill(uint32_t instance, uint32_t request);
+    void PrefillDone(uint32_t instance, uint32_t request);
+    void KvDone(uint32_t instance, uint32_t request);
+    void StartDecodeStep(uint32_t instance);
+    void DecodeStepDone(uint32_t instance);
     /// Run \p program now; \p done when it completes.
     void Launch(const ParallelProgram& program, const std::function<void()>& done);
     void Retire(Ptr<ProgramRunner> runner);
 
     ServingConfig m_config;
     Ptr<Transport> m_transport;
-    std::vector<uint32_t> m_prefillGpus;
-    std::vector<uint32_t> m_decodeGpus;
     double m_start{0};
     std::vector<double> m_arrivals;
+    ServingLengths m_lengths;
     std::vector<ServingRequestResult> m_results;
-    std::deque<uint32_t> m_prefillQueue; //!< arrived, not prefilled
-    std::deque<uint32_t> m_decodeQueue;  //!< KV cache ready, not in the batch
-    std::vector<uint32_t> m_running;     //!< the decode batch
-    bool m_prefillBusy{false};           //!< (co-located: the one engine)
-    bool m_decodeBusy{false};
+    std::vector<Engine> m_engines;
     uint32_t m_finished{0};
     uint64_t m_prefills{0};
     uint64_t m_decodeSteps{0};
     uint32_t m_maxBatchRun{0};
-    std::vector<ParallelProgram> m_decodePasses; //!< by batch size (cache)
-    ParallelProgram m_prefillPass;
-    ParallelProgram m_kvTransfer;
     std::vector<Ptr<ProgramRunner>> m_live;
     std::string m_failure;
 };
