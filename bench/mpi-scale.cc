@@ -21,6 +21,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-partition.h"
+#include "ns3/fault-helper.h"
 #include "ns3/program-flags.h"
 #include "ns3/topology-builders.h"
 
@@ -28,6 +29,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -107,6 +109,8 @@ main(int argc, char* argv[])
     std::string json;
     std::string messages;
     int64_t stopNs = 0;
+    int64_t failCable = -1;
+    int64_t failAtNs = 0;
 
     ProgramFlags cmd("mpi-scale", __FILE__);
     cmd.Usage("Permutation traffic at packet level on ns-3's MPI distributed simulator (run "
@@ -132,6 +136,11 @@ main(int argc, char* argv[])
                  "stop the run at this simulated time, ns (0: when every event is done; "
                  "required with --null-messages, whose engine cannot tell that all ranks are idle)",
                  stopNs);
+    cmd.AddValue("fail-cable",
+                 "take this cable (topology index) down at --fail-at-ns (-1: none); its "
+                 "packets are lost and resent, routes change after the detection delay",
+                 failCable);
+    cmd.AddValue("fail-at-ns", "when --fail-cable goes down, ns", failAtNs);
     cmd.AddValue("json", "write the figures as JSON to this path (rank 0)", json);
     cmd.AddValue("messages",
                  "write every message's completion as CSV to this path (rank 0)",
@@ -173,6 +182,11 @@ main(int argc, char* argv[])
         }
         const FabricTopology topo = topology == "fat-tree" ? BuildFatTree(p) : BuildRailOnly(p);
         const FabricPartition part = FabricPartitioner::Make(topo, ranks, partition);
+        FabricRequire(failCable < static_cast<int64_t>(topo.Cables().size()),
+                      "--fail-cable",
+                      failCable,
+                      fmt::format("-1 or a cable index below {}", topo.Cables().size()));
+        cmd.OnlyWith("fail-at-ns", failCable >= 0, "with --fail-cable");
 
         // labels from each sender's own count: the same paths on any number of ranks
         Config::SetDefault("ns3::Transport::FlowLabels", StringValue("source-sequence"));
@@ -196,6 +210,14 @@ main(int argc, char* argv[])
         std::shuffle(order.begin(), order.end(), rng);
         Ptr<PacketTransport> transport = fabric->GetTransport();
         transport->TraceConnectWithoutContext("MessageComplete", MakeCallback(&Completed));
+        // every rank applies the fault to its replica of the fabric; only
+        // the cable's own ranks see its packets lost
+        std::optional<FaultHelper> faults;
+        if (failCable >= 0)
+        {
+            faults.emplace(fabric);
+            faults->LinkDown(static_cast<uint32_t>(failCable), NanoSeconds(failAtNs));
+        }
         // from the event loop, as an application starts (the null-message
         // engine connects the ranks when it starts running)
         Simulator::Schedule(Seconds(0), [&]() {
@@ -236,6 +258,7 @@ main(int argc, char* argv[])
                                      {"messages_delivered", totals.messagesDelivered},
                                      {"bytes_delivered", totals.bytesDelivered},
                                      {"packets_delivered", packets},
+                                     {"retransmissions", transport->GetRetransmissions()},
                                      {"last_completion_ns", lastNs}};
         nlohmann::json records = nlohmann::json::array();
         for (const Completion& c : g_completions)

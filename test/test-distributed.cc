@@ -28,14 +28,14 @@ Mpirun(uint32_t ranks)
            GPU_FABRIC_BIN_DIR + "/";
 }
 
-struct Run
+struct ScaleRun
 {
     std::string messages; //!< the CSV of every message's completion
     nlohmann::json json;  //!< the figures
 };
 
 /// Run mpi-scale with \p args, sequentially (ranks 0) or on \p ranks ranks.
-Run
+ScaleRun
 RunScale(const std::string& args, uint32_t ranks, const std::string& tag)
 {
     const std::string dir = FreshDir(tag);
@@ -66,7 +66,7 @@ ExpectSameAsSequential(const std::string& args,
                        const std::string& tag,
                        bool nullMessages = false)
 {
-    const Run ref = RunScale(args, 0, tag + "-seq");
+    const ScaleRun ref = RunScale(args, 0, tag + "-seq");
     ASSERT_EQ(Lines(ref.messages), hosts + 1u) << "every flow completes once";
     ASSERT_FALSE(ref.json.is_discarded());
     std::string distributed = args;
@@ -79,18 +79,21 @@ ExpectSameAsSequential(const std::string& args,
     for (const uint32_t n : rankCounts)
     {
         SCOPED_TRACE(n);
-        const Run run = RunScale(distributed, n, tag + "-np" + std::to_string(n));
+        const ScaleRun run = RunScale(distributed, n, tag + "-np" + std::to_string(n));
         ASSERT_FALSE(run.json.is_discarded());
         EXPECT_EQ(run.json["ranks"], n);
         EXPECT_GT(run.json["cut_cables"].get<uint32_t>(), 0u) << "the fabric is really cut";
         // every rank simulated a part: no rank idle, frames crossed both ways
         uint64_t crossed = 0;
+        uint64_t resent = 0;
         for (const auto& r : run.json["per_rank"])
         {
             EXPECT_GT(r["events"].get<uint64_t>(), 0u);
             crossed += r["frames_received"].get<uint64_t>();
+            resent += r["retransmissions"].get<uint64_t>();
         }
         EXPECT_GT(crossed, 0u);
+        EXPECT_EQ(resent, ref.json["per_rank"][0]["retransmissions"].get<uint64_t>());
         // the same completions to the nanosecond, the same counts
         EXPECT_EQ(run.messages, ref.messages);
         for (const char* key : {"messages_delivered", "packets_delivered", "bytes_delivered"})
@@ -132,6 +135,21 @@ TEST(Distributed, CongestionControlEqualsSequential)
 TEST(Distributed, NullMessagesEqualSequential)
 {
     ExpectSameAsSequential("--hosts=32 --radix=8 --flow-bytes=131072", 32, {2, 4}, "nm", true);
+}
+
+TEST(Distributed, LinkFailureEqualsSequential)
+{
+    // an aggregation-spine cable (the topology's last, cut by the domain
+    // partition) goes down mid-run: its packets are lost, the senders (on
+    // either rank) resend them RetransmitTimeout later, routes change after
+    // the detection delay
+    const std::string args =
+        "--hosts=64 --radix=8 --flow-bytes=262144 --fail-cable=191 --fail-at-ns=20000";
+    const ScaleRun ref = RunScale(args, 0, "fail-seq");
+    ASSERT_FALSE(ref.json.is_discarded());
+    EXPECT_GT(ref.json["per_rank"][0]["retransmissions"].get<uint64_t>(), 0u)
+        << "the failed cable carried traffic";
+    ExpectSameAsSequential(args, 64, {2, 4}, "fail");
 }
 
 TEST(Distributed, BadPartitionsAreRefusedByName)
