@@ -383,6 +383,14 @@ FabricHelper::Install(const FabricTopology& topology) const
             NS_ASSERT(got == index);
         }
     }
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        // before the run: a refusal from inside it would leave its events behind
+        if (const auto sw = DynamicCast<FabricSwitch>(fabric->m_nodes[v]))
+        {
+            sw->RequireLosslessBufferFits();
+        }
+    }
     fabric->m_tables = ComputeRoutingTables(topo);
     fabric->m_sourceRoutes = std::make_shared<FabricSourceRoutes>();
     for (uint32_t v = 0; v < nv; ++v)

@@ -634,6 +634,38 @@ TEST_F(FabricTest, AManyPortSwitchGrowsItsBufferToStayLossless)
     EXPECT_EQ(given.delivered, 160u);
 }
 
+TEST_F(FabricTest, ALosslessBufferBeyondQueueSizeIsRefusedNotWrapped)
+{
+    // 8 ports x (1 GiB PfcXoff + flight) is above ns-3's 32-bit QueueSize:
+    // growing the buffer to it would wrap to a few bytes; the fabric is
+    // refused when it is built, naming the switch and the bytes
+    const uint64_t perPort = (uint64_t{1} << 30) + 2 * 500 * 100 / 8 + 2 * 4122;
+    FabricHelper helper;
+    helper.SetSwitchAttribute("PfcXoff", UintegerValue(1u << 30));
+    helper.SetSwitchAttribute("PfcXon", UintegerValue(1u << 29));
+    try
+    {
+        helper.Install(Star(8, 100'000'000'000ULL, 500));
+        ADD_FAILURE() << "not refused";
+    }
+    catch (const FabricConfigError& e)
+    {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("lossless buffer"), std::string::npos) << what;
+        EXPECT_NE(what.find(std::to_string(8 * perPort) + " bytes"), std::string::npos) << what;
+        EXPECT_NE(what.find("32-bit"), std::string::npos) << what;
+    }
+    // within 32 bits it builds and grows as before
+    FabricHelper fits;
+    fits.SetSwitchAttribute("PfcXoff", UintegerValue(1u << 28));
+    fits.SetSwitchAttribute("PfcXon", UintegerValue(1u << 27));
+    Ptr<Fabric> fabric = fits.Install(Star(8, 100'000'000'000ULL, 500));
+    const auto sw = DynamicCast<FabricSwitch>(fabric->GetCableDevices(0).second->GetNode());
+    EXPECT_EQ(sw->GetLosslessBufferBytes(),
+              8 * ((uint64_t{1} << 28) + 2 * 500 * 100 / 8 + 2 * 4122));
+    fabric->Dispose();
+}
+
 TEST_F(FabricTest, CongestionDropsAreResentByDefaultSoEverySenderFinishes)
 {
     IncastResult r = RunIncast(false, "64KB");

@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <array>
+#include <fmt/format.h>
+#include <limits>
 
 namespace ns3
 {
@@ -204,11 +206,32 @@ FabricSwitch::GetLosslessBufferBytes() const
 }
 
 void
+FabricSwitch::RequireLosslessBufferFits() const
+{
+    if (!m_pfcEnabled || !m_growBuffer || m_portBuffer.GetUnit() != QueueSizeUnit::BYTES)
+    {
+        return;
+    }
+    // ns-3's QueueSize holds 32 bits: a larger need would wrap to a tiny
+    // queue and a silently lossy switch
+    const uint64_t need = GetLosslessBufferBytes();
+    FabricRequire(need <= std::numeric_limits<uint32_t>::max(),
+                  fmt::format("lossless buffer of switch node {} (PfcXoff {} B, {} ports)",
+                              GetId(),
+                              m_pfcXoff,
+                              GetNPorts()),
+                  fmt::format("{} bytes", need),
+                  "at most 4294967295 bytes per output queue (ns-3's QueueSize is 32-bit): "
+                  "lower PfcXoff, or set GrowBufferForPfc false and a PortBuffer");
+}
+
+void
 FabricSwitch::DoInitialize()
 {
     if (m_pfcEnabled && m_growBuffer && m_portBuffer.GetUnit() == QueueSizeUnit::BYTES)
     {
         const uint64_t need = GetLosslessBufferBytes();
+        RequireLosslessBufferFits();
         if (need > m_portBuffer.GetValue())
         {
             for (uint32_t i = 0; i < m_ownQueues.size() && i < GetNPorts(); ++i)

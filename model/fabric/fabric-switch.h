@@ -45,6 +45,14 @@ class FabricSwitch : public FabricNode
      */
     uint64_t GetLosslessBufferBytes() const;
 
+    /**
+     * Throw FabricConfigError, naming the switch, PfcXoff and the bytes, if
+     * the buffer GrowBufferForPfc would give does not fit ns-3's 32-bit
+     * QueueSize (it would wrap to a tiny, lossy queue). FabricHelper checks
+     * it when it builds a fabric; DoInitialize checks it again.
+     */
+    void RequireLosslessBufferFits() const;
+
   protected:
     /// Grows the output queues to GetLosslessBufferBytes() (GrowBufferForPfc).
     void DoInitialize() override;
