@@ -315,23 +315,27 @@ FabricPartitioner::Complete(const FabricTopology& topo,
                                   what,
                                   r));
     }
-    const std::vector<std::string> names = FabricVertexNames(topo);
     for (const TopoCable& c : topo.Cables())
     {
         if (out.rankOf[c.a] == out.rankOf[c.b])
         {
             continue;
         }
-        FabricRequire(c.delayNs > 0,
-                      fmt::format("partition '{}': cut cable {} (rank {}) - {} (rank {}), delay",
-                                  what,
-                                  names[c.a],
-                                  out.rankOf[c.a],
-                                  names[c.b],
-                                  out.rankOf[c.b]),
-                      fmt::format("{} ns", c.delayNs),
-                      "a cable of positive delay: a cut cable's delay is the lookahead of a "
-                      "distributed run (keep zero-delay cables inside one rank)");
+        if (c.delayNs <= 0)
+        {
+            // the names only for the message
+            const std::vector<std::string> names = FabricVertexNames(topo);
+            throw FabricConfigError(
+                fmt::format("partition '{}': cut cable {} (rank {}) - {} (rank {}), delay",
+                            what,
+                            names[c.a],
+                            out.rankOf[c.a],
+                            names[c.b],
+                            out.rankOf[c.b]),
+                fmt::format("{} ns", c.delayNs),
+                "a cable of positive delay: a cut cable's delay is the lookahead of a "
+                "distributed run (keep zero-delay cables inside one rank)");
+        }
         ++out.cutCables;
         out.lookahead = std::min(out.lookahead, NanoSeconds(c.delayNs));
     }
@@ -341,6 +345,12 @@ FabricPartitioner::Complete(const FabricTopology& topo,
 FabricPartition
 FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::string& spec)
 {
+    // the policy is checked on one rank too, where it places nothing
+    const bool file = spec.rfind("file:", 0) == 0;
+    FabricRequire(spec == "domain" || spec == "pod" || file,
+                  "partition",
+                  spec,
+                  "domain, pod or file:PATH");
     FabricRequire(ranks >= 1, "ranks", ranks, "at least 1");
     FabricRequire(
         ranks <= topo.GetNVertices(),
@@ -359,11 +369,7 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
     {
         return Complete(topo, ranks, ByPod(topo, ranks), spec);
     }
-    if (spec.rfind("file:", 0) == 0)
-    {
-        return Complete(topo, ranks, FromFile(topo, ranks, spec.substr(5)), spec);
-    }
-    throw FabricConfigError("partition", spec, "domain, pod or file:PATH");
+    return Complete(topo, ranks, FromFile(topo, ranks, spec.substr(5)), spec);
 }
 
 } // namespace ns3

@@ -40,7 +40,7 @@ FabricRemoteHeader::GetInstanceTypeId() const
 uint32_t
 FabricRemoteHeader::GetSerializedSize() const
 {
-    return 5 + (kind == kFrameMessage ? 33 : 0);
+    return 5 + (kind == kFrameMessage ? FabricMessageInfo::kSerializedSize : 0);
 }
 
 void
@@ -50,11 +50,11 @@ FabricRemoteHeader::Serialize(Buffer::Iterator i) const
     i.WriteHtonU32(epoch);
     if (kind == kFrameMessage)
     {
-        i.WriteHtonU64(bytes);
-        i.WriteHtonU64(static_cast<uint64_t>(start));
-        i.WriteHtonU64(sink);
-        i.WriteHtonU64(cookie);
-        i.WriteU8(hasSink ? 1 : 0);
+        i.WriteHtonU64(message.bytes);
+        i.WriteHtonU64(static_cast<uint64_t>(message.start));
+        i.WriteHtonU64(message.sink);
+        i.WriteHtonU64(message.cookie);
+        i.WriteU8(message.hasSink ? 1 : 0);
     }
 }
 
@@ -65,11 +65,11 @@ FabricRemoteHeader::Deserialize(Buffer::Iterator i)
     epoch = i.ReadNtohU32();
     if (kind == kFrameMessage)
     {
-        bytes = i.ReadNtohU64();
-        start = static_cast<int64_t>(i.ReadNtohU64());
-        sink = i.ReadNtohU64();
-        cookie = i.ReadNtohU64();
-        hasSink = i.ReadU8() != 0;
+        message.bytes = i.ReadNtohU64();
+        message.start = static_cast<int64_t>(i.ReadNtohU64());
+        message.sink = i.ReadNtohU64();
+        message.cookie = i.ReadNtohU64();
+        message.hasSink = i.ReadU8() != 0;
     }
     return GetSerializedSize();
 }
@@ -95,33 +95,34 @@ FabricMessageTag::GetInstanceTypeId() const
 uint32_t
 FabricMessageTag::GetSerializedSize() const
 {
-    return 33;
+    return FabricMessageInfo::kSerializedSize;
 }
 
 void
 FabricMessageTag::Serialize(TagBuffer i) const
 {
-    i.WriteU64(bytes);
-    i.WriteU64(static_cast<uint64_t>(start));
-    i.WriteU64(sink);
-    i.WriteU64(cookie);
-    i.WriteU8(hasSink ? 1 : 0);
+    i.WriteU64(info.bytes);
+    i.WriteU64(static_cast<uint64_t>(info.start));
+    i.WriteU64(info.sink);
+    i.WriteU64(info.cookie);
+    i.WriteU8(info.hasSink ? 1 : 0);
 }
 
 void
 FabricMessageTag::Deserialize(TagBuffer i)
 {
-    bytes = i.ReadU64();
-    start = static_cast<int64_t>(i.ReadU64());
-    sink = i.ReadU64();
-    cookie = i.ReadU64();
-    hasSink = i.ReadU8() != 0;
+    info.bytes = i.ReadU64();
+    info.start = static_cast<int64_t>(i.ReadU64());
+    info.sink = i.ReadU64();
+    info.cookie = i.ReadU64();
+    info.hasSink = i.ReadU8() != 0;
 }
 
 void
 FabricMessageTag::Print(std::ostream& os) const
 {
-    os << "bytes=" << bytes << " start=" << start << " sink=" << sink << " cookie=" << cookie;
+    os << "bytes=" << info.bytes << " start=" << info.start << " sink=" << info.sink
+       << " cookie=" << info.cookie;
 }
 
 void
@@ -226,11 +227,7 @@ FabricChannel::TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Ti
     {
         // packet tags do not cross: the envelope carries it
         envelope.kind = FabricRemoteHeader::kFrameMessage;
-        envelope.bytes = message.bytes;
-        envelope.start = message.start;
-        envelope.sink = message.sink;
-        envelope.cookie = message.cookie;
-        envelope.hasSink = message.hasSink;
+        envelope.message = message.info;
     }
     copy->AddHeader(envelope);
     FabricDistributed::SendPacket(copy,

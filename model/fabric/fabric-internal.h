@@ -34,6 +34,21 @@ namespace ns3
 {
 
 /**
+ * What the receiving rank must know of a message whose frames cross ranks (a
+ * distributed run); a FabricMessageTag and a FabricRemoteHeader carry it.
+ */
+struct FabricMessageInfo
+{
+    uint64_t bytes{0};   //!< the message's size
+    int64_t start{0};    //!< when it was sent (time steps)
+    uint64_t sink{0};    //!< its MessageSink's serial
+    uint64_t cookie{0};  //!< for the sink
+    bool hasSink{false}; //!< a sink is to be told
+
+    static constexpr uint32_t kSerializedSize = 33; //!< bytes
+};
+
+/**
  * What a fabric frame carries across ranks, in front of it, besides its own
  * bytes (a distributed run's envelope, never on the simulated wire): what
  * it is, and the receiving end's link epoch when it was sent.
@@ -51,13 +66,9 @@ class FabricRemoteHeader : public Header
         kFrameMessage = 4, //!< a frame, with its message's FabricMessageTag
     };
 
-    uint8_t kind{kFrame}; //!< Kind
-    uint32_t epoch{0};    //!< the receiving end's link epoch when sent
-    uint64_t bytes{0};    //!< kFrameMessage: FabricMessageTag::bytes
-    int64_t start{0};     //!< kFrameMessage: FabricMessageTag::start (time steps)
-    uint64_t sink{0};     //!< kFrameMessage: FabricMessageTag::sink
-    uint64_t cookie{0};   //!< kFrameMessage: FabricMessageTag::cookie
-    bool hasSink{false};  //!< kFrameMessage: FabricMessageTag::hasSink
+    uint8_t kind{kFrame};      //!< Kind
+    uint32_t epoch{0};         //!< the receiving end's link epoch when sent
+    FabricMessageInfo message; //!< kFrameMessage: the frame's FabricMessageTag
 
     /// \return the TypeId
     static TypeId GetTypeId();
@@ -69,19 +80,15 @@ class FabricRemoteHeader : public Header
 };
 
 /**
- * What the receiving rank must know of a message whose frames cross ranks
- * (a distributed run): a packet tag on each of its data packets, carried
- * across in the frame's FabricRemoteHeader (ns-3 does not serialize packet
- * tags) and put back on the other side.
+ * A message's FabricMessageInfo as a packet tag on each of its data packets
+ * (a distributed run), carried across ranks in the frame's
+ * FabricRemoteHeader (ns-3 does not serialize packet tags) and put back on
+ * the other side.
  */
 class FabricMessageTag : public Tag
 {
   public:
-    uint64_t bytes{0};   //!< the message's size
-    int64_t start{0};    //!< when it was sent (time steps)
-    uint64_t sink{0};    //!< its MessageSink's serial
-    uint64_t cookie{0};  //!< for the sink
-    bool hasSink{false}; //!< a sink is to be told
+    FabricMessageInfo info; //!< what it carries
 
     /// \return the TypeId
     static TypeId GetTypeId();

@@ -1504,11 +1504,7 @@ FabricNetDevice::ReceiveRemote(Ptr<Packet> p)
     if (envelope.kind == FabricRemoteHeader::kFrameMessage)
     {
         FabricMessageTag message;
-        message.bytes = envelope.bytes;
-        message.start = envelope.start;
-        message.sink = envelope.sink;
-        message.cookie = envelope.cookie;
-        message.hasSink = envelope.hasSink;
+        message.info = envelope.message;
         p->AddPacketTag(message);
         envelope.kind = FabricRemoteHeader::kFrame;
     }

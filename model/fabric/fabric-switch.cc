@@ -215,14 +215,18 @@ FabricSwitch::RequireLosslessBufferFits() const
     // ns-3's QueueSize holds 32 bits: a larger need would wrap to a tiny
     // queue and a silently lossy switch
     const uint64_t need = GetLosslessBufferBytes();
-    FabricRequire(need <= std::numeric_limits<uint32_t>::max(),
-                  fmt::format("lossless buffer of switch node {} (PfcXoff {} B, {} ports)",
-                              GetId(),
-                              m_pfcXoff,
-                              GetNPorts()),
-                  fmt::format("{} bytes", need),
-                  "at most 4294967295 bytes per output queue (ns-3's QueueSize is 32-bit): "
-                  "lower PfcXoff, or set GrowBufferForPfc false and a PortBuffer");
+    if (need <= std::numeric_limits<uint32_t>::max())
+    {
+        return; // the message is formatted only when it is needed
+    }
+    throw FabricConfigError(
+        fmt::format("lossless buffer of switch node {} (PfcXoff {} B, {} ports)",
+                    GetId(),
+                    m_pfcXoff,
+                    GetNPorts()),
+        fmt::format("{} bytes", need),
+        "at most 4294967295 bytes per output queue (ns-3's QueueSize is 32-bit): "
+        "lower PfcXoff, or set GrowBufferForPfc false and a PortBuffer");
 }
 
 void

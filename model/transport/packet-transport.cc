@@ -1683,7 +1683,6 @@ PacketTransport::SetDistributed(Time lookahead, const std::vector<Time>& wordDel
                               "heard of a lookahead later",
                               lookahead.GetNanoSeconds()));
     m_distributed = true;
-    m_lookahead = lookahead;
     m_wordDelay = wordDelay;
     for (const Time& d : wordDelay)
     {
@@ -1763,11 +1762,11 @@ void
 PacketTransport::TagRemote(const Ptr<Packet>& p, const Message& m) const
 {
     FabricMessageTag tag;
-    tag.bytes = m.bytes;
-    tag.start = m.start.GetTimeStep();
-    tag.hasSink = m.delivery.sink != nullptr;
-    tag.sink = tag.hasSink ? m.delivery.sink->GetSinkSerial() : 0;
-    tag.cookie = m.delivery.cookie;
+    tag.info.bytes = m.bytes;
+    tag.info.start = m.start.GetTimeStep();
+    tag.info.hasSink = m.delivery.sink != nullptr;
+    tag.info.sink = tag.info.hasSink ? m.delivery.sink->GetSinkSerial() : 0;
+    tag.info.cookie = m.delivery.cookie;
     p->AddPacketTag(tag);
 }
 
@@ -1775,20 +1774,20 @@ void
 PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, uint32_t payload)
 {
     const uint64_t key = (static_cast<uint64_t>(h.src) << 32) | h.messageId;
-    RemoteMessage& r = m_remote[key];
-    if (!r.announced)
+    const auto [it, first] = m_remote.try_emplace(key);
+    RemoteMessage& r = it->second;
+    if (first)
     {
         FabricMessageTag tag;
         NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
                             "PacketTransport: a packet of message "
                                 << h.messageId << " (" << h.src << " -> " << h.dst
                                 << ") from another rank carries no FabricMessageTag");
-        r.bytes = tag.bytes;
-        r.start = TimeStep(tag.start);
-        r.sink = tag.sink;
-        r.cookie = tag.cookie;
-        r.hasSink = tag.hasSink;
-        r.announced = true;
+        r.bytes = tag.info.bytes;
+        r.start = TimeStep(tag.info.start);
+        r.sink = tag.info.sink;
+        r.cookie = tag.info.cookie;
+        r.hasSink = tag.info.hasSink;
     }
     r.delivered += payload;
     ++m_packetsDelivered;
@@ -1802,7 +1801,7 @@ PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, 
 void
 PacketTransport::MaybeCompleteRemote(uint64_t key, RemoteMessage& r, uint32_t src, uint32_t dst)
 {
-    if (!r.announced || r.delivered < r.bytes)
+    if (r.delivered < r.bytes)
     {
         return;
     }

@@ -426,13 +426,12 @@ class PacketTransport : public Transport
     /// A message to this rank's GPU from a GPU of another rank (distributed runs).
     struct RemoteMessage
     {
-        uint64_t bytes{0};     //!< its size (from the announcement)
+        uint64_t bytes{0};     //!< its size (FabricMessageTag of its first packet)
         uint64_t delivered{0}; //!< payload bytes arrived
         Time start;            //!< when it was sent
         uint64_t sink{0};      //!< its MessageSink's serial
         uint64_t cookie{0};    //!< for the sink
         bool hasSink{false};   //!< a sink is to be told
-        bool announced{false}; //!< the announcement arrived
     };
     /// What travels between the ranks of a message's ends.
     struct Word;
@@ -457,7 +456,6 @@ class PacketTransport : public Transport
     void CompletedElsewhere(uint32_t id);
 
     bool m_distributed{false};                            //!< SetDistributed was called
-    Time m_lookahead;                                     //!< its lookahead
     std::vector<Time> m_wordDelay;                        //!< per rank: a word's delay to it
     std::vector<uint8_t> m_localGpu;                      //!< per GPU: this rank's
     std::unordered_map<uint64_t, RemoteMessage> m_remote; //!< (src << 32 | id) -> state
