@@ -2,8 +2,9 @@
  * SPDX-License-Identifier: GPL-2.0-only
  */
 // bench/mpi-scale: packet-level permutation traffic (one flow per GPU, as
-// bench/fabric-throughput) on a fat-tree or a rail-only fabric, run on ns-3's
-// MPI distributed simulator over the ranks mpirun starts. Each rank builds
+// bench/fabric-throughput), or a collective over every GPU (--collective), on
+// a fat-tree or a rail-only fabric, run on ns-3's MPI distributed simulator
+// over the ranks mpirun starts. Each rank builds
 // the whole fabric and simulates its part (--partition); rank 0 prints wall
 // time, events, frames between ranks and peak memory per rank, and writes
 // the JSON. --messages writes every message's completion (src, dst, bytes,
@@ -12,9 +13,12 @@
 // (test-distributed does). Figures are printed, never asserted.
 //
 //   mpirun -np 2 build-mpi/bin/mpi-scale --hosts=1024
+//   mpirun -np 2 build-mpi/bin/mpi-scale --topology=rail-only
+//          --collective=allreduce --algorithm=hierarchical --bytes=16777216
 //   build-mpi/bin/mpi-scale --sequential      (ns-3's default engine, no MPI)
 #include "program-support.h"
 
+#include "ns3/collective-helper.h"
 #include "ns3/congestion-control.h"
 #include "ns3/core-module.h"
 #include "ns3/fabric-distributed.h"
@@ -111,12 +115,18 @@ main(int argc, char* argv[])
     int64_t stopNs = 0;
     int64_t failCable = -1;
     int64_t failAtNs = 0;
+    std::string collective = "none";
+    std::string algorithm = "ring";
+    uint64_t collectiveBytes = 16 << 20;
+    int64_t controlDelayNs = -1;
+    uint32_t channels = 1;
 
     ProgramFlags cmd("mpi-scale", __FILE__);
     cmd.Usage("Permutation traffic at packet level on ns-3's MPI distributed simulator (run "
               "under mpirun -np N); prints speed and memory figures per rank.");
     cmd.AddValue("topology",
-                 "fat-tree (one GPU per host) or rail-only (DGX H100 domains)",
+                 "fat-tree (one GPU per host), rail-optimized or rail-only (both with DGX "
+                 "H100 domains)",
                  topology);
     cmd.AddValue("hosts", "number of GPUs", hosts);
     cmd.AddValue("radix", "switch radix k", radix);
@@ -141,6 +151,21 @@ main(int argc, char* argv[])
                  "packets are lost and resent, routes change after the detection delay",
                  failCable);
     cmd.AddValue("fail-at-ns", "when --fail-cable goes down, ns", failAtNs);
+    cmd.AddValue("collective",
+                 "none (the permutation), or a collective over every GPU: allreduce, "
+                 "allgather, reducescatter or alltoall",
+                 collective);
+    cmd.AddValue("algorithm",
+                 "the collective's algorithm (collective-bench's names: ring, hierarchical, "
+                 "direct, pxn, ...)",
+                 algorithm);
+    cmd.AddValue("bytes", "the collective's size (nccl-tests' size), bytes", collectiveBytes);
+    cmd.AddValue("channels", "the collective's channels", channels);
+    cmd.AddValue("control-delay-ns",
+                 "ns3::CollectiveRun::ControlDelay, ns (-1: twice --delay-ns; a distributed run "
+                 "needs more than the delay of a cable between ranks); the sequential run "
+                 "takes the same value, so the times agree",
+                 controlDelayNs);
     cmd.AddValue("json", "write the figures as JSON to this path (rank 0)", json);
     cmd.AddValue("messages",
                  "write every message's completion as CSV to this path (rank 0)",
@@ -151,10 +176,11 @@ main(int argc, char* argv[])
     int status = 0;
     try
     {
-        FabricRequire(topology == "fat-tree" || topology == "rail-only",
+        FabricRequire(topology == "fat-tree" || topology == "rail-optimized" ||
+                          topology == "rail-only",
                       "--topology",
                       topology,
-                      "fat-tree or rail-only");
+                      "fat-tree, rail-optimized or rail-only");
         FabricRequire(flowBytes > 0, "--flow-bytes", flowBytes, "a positive byte count");
         FabricRequire(hosts >= 2, "--hosts", hosts, "at least 2");
         FabricRequire(stopNs >= 0, "--stop-ns", stopNs, "a non-negative time");
@@ -180,13 +206,29 @@ main(int argc, char* argv[])
         {
             p.fabricRateBps = lineRate.GetBitRate();
         }
-        const FabricTopology topo = topology == "fat-tree" ? BuildFatTree(p) : BuildRailOnly(p);
+        const FabricTopology topo = topology == "fat-tree"         ? BuildFatTree(p)
+                                    : topology == "rail-optimized" ? BuildRailOptimized(p)
+                                                                   : BuildRailOnly(p);
         const FabricPartition part = FabricPartitioner::Make(topo, ranks, partition);
         FabricRequire(failCable < static_cast<int64_t>(topo.Cables().size()),
                       "--fail-cable",
                       failCable,
                       fmt::format("-1 or a cable index below {}", topo.Cables().size()));
         cmd.OnlyWith("fail-at-ns", failCable >= 0, "with --fail-cable");
+        const bool runCollective = collective != "none";
+        for (const char* flag : {"algorithm", "bytes", "channels", "control-delay-ns"})
+        {
+            cmd.OnlyWith(flag, runCollective, "with --collective");
+        }
+        cmd.OnlyWith("flow-bytes", !runCollective, "without --collective");
+        cmd.OnlyWith("seed", !runCollective, "without --collective (the permutation's)");
+        FabricRequire(controlDelayNs >= -1,
+                      "--control-delay-ns",
+                      controlDelayNs,
+                      "-1 (twice --delay-ns) or a non-negative time");
+        Config::SetDefault(
+            "ns3::CollectiveRun::ControlDelay",
+            TimeValue(NanoSeconds(controlDelayNs < 0 ? 2 * delayNs : controlDelayNs)));
 
         // labels from each sender's own count: the same paths on any number of ranks
         Config::SetDefault("ns3::Transport::FlowLabels", StringValue("source-sequence"));
@@ -218,9 +260,25 @@ main(int argc, char* argv[])
             faults.emplace(fabric);
             faults->LinkDown(static_cast<uint32_t>(failCable), NanoSeconds(failAtNs));
         }
+        // the collective's applications start on their GPUs' own ranks
+        Ptr<CollectiveRun> run;
+        if (runCollective)
+        {
+            CollectiveHelper collectives(fabric);
+            collectives.SetChannels(channels);
+            run = collectives.Install(CollectiveHelper::AllRanks(hosts),
+                                      collective,
+                                      algorithm,
+                                      collectiveBytes,
+                                      Seconds(0));
+        }
         // from the event loop, as an application starts (the null-message
         // engine connects the ranks when it starts running)
         Simulator::Schedule(Seconds(0), [&]() {
+            if (runCollective)
+            {
+                return;
+            }
             for (uint32_t i = 0; i < hosts; ++i)
             {
                 if (transport->IsLocalGpu(order[i]))
@@ -266,6 +324,7 @@ main(int argc, char* argv[])
             records.push_back({c.src, c.dst, c.bytes, c.startNs, c.endNs});
         }
         const std::vector<std::string> perRank = FabricDistributed::GatherToRoot(mine.dump());
+        const CollectiveResult result = run ? run->GatherResult() : CollectiveResult();
         const std::vector<std::string> perRankMessages =
             FabricDistributed::GatherToRoot(records.dump());
         fabric->Dispose();
@@ -299,24 +358,35 @@ main(int argc, char* argv[])
                 maxWall = std::max(maxWall, r["wall_s"].get<double>());
                 simNs = std::max(simNs, r["last_completion_ns"].get<int64_t>());
             }
-            fmt::print("mpi-scale: {} GPUs on {}, {} flows of {} bytes, {} rank(s){}\n",
-                       hosts,
-                       topology,
-                       hosts,
-                       flowBytes,
-                       ranks,
-                       sequential ? " (sequential engine)"
-                                  : (nullMessages ? " (null messages)" : " (granted time window)"));
+            fmt::print(
+                "mpi-scale: {} GPUs on {}, {}, {} rank(s){}\n",
+                hosts,
+                topology,
+                runCollective
+                    ? fmt::format("{} ({}) of {} bytes", collective, algorithm, collectiveBytes)
+                    : fmt::format("{} flows of {} bytes", hosts, flowBytes),
+                ranks,
+                sequential ? " (sequential engine)"
+                           : (nullMessages ? " (null messages)" : " (granted time window)"));
             fmt::print("  partition {}: {}\n", partition, part.ToString());
             fmt::print("  wall time (Simulator::Run, slowest rank) {:>10.3f} s\n", maxWall);
             fmt::print("  simulated time                           {:>10.6f} s\n", simNs * 1e-9);
             fmt::print("  events (all ranks)                       {:>10}\n", sumEvents);
-            fmt::print("  messages delivered                       {:>10} / {}\n",
-                       sumMessages,
-                       hosts);
+            fmt::print("  messages delivered                       {:>10}\n", sumMessages);
             fmt::print("  packets delivered                        {:>10}\n", sumPackets);
             fmt::print("  simulated bytes per wall second          {:>10.3e}\n",
                        sumBytes / maxWall);
+            if (runCollective)
+            {
+                fmt::print("  {} ({}) of {} bytes: {}\n",
+                           collective,
+                           algorithm,
+                           collectiveBytes,
+                           result.complete ? fmt::format("{:.9f} s, bus bandwidth {:.2f} GB/s",
+                                                         result.timeS,
+                                                         result.busbwGBps)
+                                           : "did not complete");
+            }
             fmt::print("  rank  events      frames out  frames in   wall s    peak RSS MiB\n");
             for (const auto& r : all)
             {
@@ -330,7 +400,7 @@ main(int argc, char* argv[])
             }
             if (!json.empty())
             {
-                const nlohmann::json j = {
+                nlohmann::json j = {
                     {"hosts", hosts},
                     {"topology", topology},
                     {"ranks", ranks},
@@ -346,6 +416,15 @@ main(int argc, char* argv[])
                     {"packets_delivered", sumPackets},
                     {"bytes_delivered", sumBytes},
                     {"per_rank", all}};
+                if (runCollective)
+                {
+                    j["collective"] = {{"collective", collective},
+                                       {"algorithm", algorithm},
+                                       {"bytes", collectiveBytes},
+                                       {"complete", result.complete},
+                                       {"time_s", result.timeS},
+                                       {"busbw_gbps", result.busbwGBps}};
+                }
                 WriteTextFile("--json", json, j.dump(2) + "\n");
             }
             if (!messages.empty())

@@ -8,6 +8,7 @@
 
 #include "ns3/collective-helper.h"
 #include "ns3/collective-metrics.h"
+#include "ns3/config.h"
 #include "ns3/fabric-error.h"
 #include "ns3/nstime.h"
 #include "ns3/simulator.h"
@@ -208,6 +209,27 @@ TEST_F(CollectiveNetTest, RingAllReduceInOneNvlinkDomainReachesTheNvlinkRate)
                 nvlinkGBps);
     EXPECT_NEAR(r.busbwGBps / nvlinkGBps, 1.0, 0.02);
     EXPECT_LT(r.busbwGBps, nvlinkGBps);
+}
+
+TEST_F(CollectiveNetTest, ControlDelayDelaysTheStartAndTheSendersCompletion)
+{
+    // a 2-GPU exchange: each receive is posted at 0, its sender hears of it
+    // D later and sends; the receive completes on delivery, the send D after
+    // it, so the exchange takes exactly 2 D longer than with news at once
+    const Time d = MicroSeconds(3);
+    std::vector<double> seconds;
+    for (const Time delay : {Time(0), d})
+    {
+        Config::SetDefault("ns3::CollectiveRun::ControlDelay", TimeValue(delay));
+        Ptr<Fabric> fabric = FabricHelper().Install(Star(2, 100'000'000'000ULL, 1000));
+        const CollectiveResult r = RunOne(fabric, "sendrecv", "direct", 1 << 20);
+        ASSERT_TRUE(r.complete);
+        seconds.push_back(r.timeS);
+        Simulator::Destroy();
+    }
+    Config::SetDefault("ns3::CollectiveRun::ControlDelay", TimeValue(Time(0)));
+    std::printf("sendrecv 1 MiB: %.9f s, with ControlDelay 3 us %.9f s\n", seconds[0], seconds[1]);
+    EXPECT_NEAR(seconds[1] - seconds[0], 2 * d.GetSeconds(), 1e-12);
 }
 
 } // namespace

@@ -58,16 +58,17 @@ Lines(const std::string& text)
     return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
-/// The distributed runs of \p args equal the sequential one, message by message.
+/// The distributed runs of \p args equal the sequential one, message by
+/// message; \p messages complete in each (the permutation: one per host).
 void
 ExpectSameAsSequential(const std::string& args,
-                       uint32_t hosts,
+                       uint32_t messages,
                        std::initializer_list<uint32_t> rankCounts,
                        const std::string& tag,
                        bool nullMessages = false)
 {
     const ScaleRun ref = RunScale(args, 0, tag + "-seq");
-    ASSERT_EQ(Lines(ref.messages), hosts + 1u) << "every flow completes once";
+    ASSERT_EQ(Lines(ref.messages), messages + 1u) << "every message completes once";
     ASSERT_FALSE(ref.json.is_discarded());
     std::string distributed = args;
     if (nullMessages)
@@ -100,7 +101,15 @@ ExpectSameAsSequential(const std::string& args,
         {
             EXPECT_EQ(run.json[key], ref.json[key]) << key;
         }
-        EXPECT_EQ(run.json["messages_delivered"], hosts);
+        EXPECT_EQ(run.json["messages_delivered"], messages);
+        if (ref.json.contains("collective"))
+        {
+            // gathered from the ranks: the same time, to the nanosecond
+            EXPECT_TRUE(run.json["collective"]["complete"].get<bool>());
+            EXPECT_NEAR(run.json["collective"]["time_s"].get<double>(),
+                        ref.json["collective"]["time_s"].get<double>(),
+                        1e-12);
+        }
     }
 }
 
@@ -152,6 +161,56 @@ TEST(Distributed, LinkFailureEqualsSequential)
     ExpectSameAsSequential(args, 64, {2, 4}, "fail");
 }
 
+// Collectives: each rank runs its own GPUs' part of the CollectiveRun; a
+// receive posted, or a message delivered, reaches the sender's rank as a note
+// ControlDelay later (twice the cable delay by default, on one process too).
+
+TEST(Distributed, RingAllReduceOnFatTreeEqualsSequential)
+{
+    // n ranks, 2 (n - 1) steps of one message each
+    ExpectSameAsSequential(
+        "--hosts=32 --radix=8 --collective=allreduce --algorithm=ring --bytes=1048576",
+        2 * 32 * 31,
+        {2, 4},
+        "ring-ft");
+}
+
+TEST(Distributed, HierarchicalAllReduceOnRailOnlyEqualsSequential)
+{
+    // K = 8 GPUs per domain, D = 4 domains: 2 (K - 1) NVLink steps and
+    // 2 (D - 1) rail steps, one message per GPU each
+    ExpectSameAsSequential("--topology=rail-only --hosts=32 --collective=allreduce "
+                           "--algorithm=hierarchical --bytes=4194304",
+                           32 * (2 * 7 + 2 * 3),
+                           {2, 4},
+                           "hier-ro");
+}
+
+TEST(Distributed, AllReducesOnRailOptimizedAndRailOnlyEqualSequential)
+{
+    ExpectSameAsSequential("--topology=rail-optimized --hosts=32 --collective=allreduce "
+                           "--algorithm=hierarchical --bytes=4194304",
+                           32 * (2 * 7 + 2 * 3),
+                           {2},
+                           "hier-rf");
+    // a flat ring crosses rails through NVLink relays
+    ExpectSameAsSequential("--topology=rail-only --hosts=32 --collective=allreduce "
+                           "--algorithm=ring --bytes=1048576",
+                           2 * 32 * 31,
+                           {2},
+                           "ring-ro");
+}
+
+TEST(Distributed, AllToAllEqualsSequential)
+{
+    // every GPU sends to every other once (its own piece stays)
+    ExpectSameAsSequential(
+        "--hosts=32 --radix=8 --collective=alltoall --algorithm=direct --bytes=1048576",
+        32 * 31,
+        {2, 4},
+        "a2a-ft");
+}
+
 TEST(Distributed, BadPartitionsAreRefusedByName)
 {
     const std::string dir = FreshDir("bad");
@@ -179,6 +238,11 @@ TEST(Distributed, BadPartitionsAreRefusedByName)
         {4, "--hosts=2 --radix=4", "at most the topology's 3 vertices"},
         // the null-message engine never stops by itself
         {2, "--hosts=16 --radix=4 --null-messages", "--stop-ns"},
+        // a collective's ranks tell each other by notes, more than a cable's
+        // delay apart (a note due at the window's edge could come too late)
+        {2,
+         "--hosts=16 --radix=4 --collective=allreduce --control-delay-ns=1000",
+         "ns3::CollectiveRun::ControlDelay"},
     };
     for (const Case& c : cases)
     {

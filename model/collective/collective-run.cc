@@ -6,12 +6,14 @@
 #include "collective-metrics.h"
 
 #include "ns3/boolean.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/run-observer.h"
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace ns3
 {
@@ -34,6 +36,16 @@ CollectiveRun::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&CollectiveRun::m_rendezvous),
                           MakeBooleanChecker())
+            .AddAttribute("ControlDelay",
+                          "How long a receiver's news takes to reach the sender's side: a "
+                          "send starts this long after its receive is posted (Rendezvous) "
+                          "and completes this long after its message is delivered (0: at "
+                          "once). A distributed run needs more than the delay of a cable "
+                          "between the ranks of a send's two GPUs, which is how it tells "
+                          "the sender; the same value on one process gives the same times.",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&CollectiveRun::m_controlDelay),
+                          MakeTimeChecker(Time(0)))
             .AddTraceSource("Complete",
                             "Every op of every rank has completed.",
                             MakeTraceSourceAccessor(&CollectiveRun::m_completeTrace),
@@ -71,13 +83,23 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
     // (MessageSink::MessageFailed), so no trace connection is needed
     m_transport = transport;
     const uint32_t n = m_schedule.NumRanks();
-    for (uint32_t g : m_schedule.Communicator())
+    const auto& comm = m_schedule.Communicator();
+    m_local.assign(n, 1);
+    for (uint32_t r = 0; r < n; ++r)
     {
-        FabricRequire(g < transport->GetNRanks(),
+        FabricRequire(comm[r] < transport->GetNRanks(),
                       "communicator rank",
-                      g,
+                      comm[r],
                       fmt::format("a rank of the fabric (below {})", transport->GetNRanks()));
+        m_local[r] = transport->IsLocalGpu(comm[r]) ? 1 : 0;
     }
+    m_notes = m_controlDelay.IsStrictlyPositive() || transport->IsDistributed();
+    FabricRequire(!m_notes || n < kMaxNoteRanks,
+                  "communicator size",
+                  n,
+                  fmt::format("below {} with ns3::CollectiveRun::ControlDelay above 0 or in a "
+                              "distributed run (a note names the rank in 30 bits)",
+                              kMaxNoteRanks));
     m_ops.assign(n, {});
     m_dependents.assign(n, {});
     m_started.assign(n, 0);
@@ -90,7 +112,8 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
     {
         const uint32_t ops = m_schedule.NumOps(r);
         m_left[r] = ops;
-        m_opsLeft += ops;
+        // a distributed run's process completes its own ranks' ops (GatherResult)
+        m_opsLeft += m_local[r] ? ops : 0;
         std::vector<OpState>& st = m_ops[r];
         st.assign(ops + 1, OpState());
         // dependents in CSR form: the ops that wait for op i of rank r are
@@ -101,6 +124,10 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
             st[i].peer = o.peer;
             st[i].partner = match[r][i];
             st[i].send = o.kind == OpKind::Send;
+            if (transport->IsDistributed() && (m_local[r] || m_local[o.peer]))
+            {
+                RequireControlDelay(r, o.peer);
+            }
             if (o.depCount > kMaxDeps) // (the message is formatted only when thrown)
             {
                 throw FabricConfigError(fmt::format("schedule rank {} op {} dependencies", r, i),
@@ -147,9 +174,9 @@ CollectiveRun::StartRank(uint32_t local)
                   "collective rank",
                   local,
                   fmt::format("below {}", m_schedule.NumRanks()));
-    if (m_started[local])
+    if (m_started[local] || !m_local[local])
     {
-        return;
+        return; // another rank of a distributed run simulates it
     }
     m_started[local] = 1;
     if (!m_anyStarted)
@@ -200,7 +227,7 @@ CollectiveRun::DepsMet(uint32_t rank, uint32_t op)
     st.depsMet = true;
     if (st.send)
     {
-        if (!m_rendezvous || m_ops[st.peer][st.partner].depsMet)
+        if (!m_rendezvous || (m_notes ? st.cts : m_ops[st.peer][st.partner].depsMet))
         {
             Ready(rank, op);
         }
@@ -213,6 +240,11 @@ CollectiveRun::DepsMet(uint32_t rank, uint32_t op)
     }
     if (!m_rendezvous)
     {
+        return;
+    }
+    if (m_notes)
+    {
+        Note(kNoteCts, st.peer, st.partner);
         return;
     }
     const OpState& sender = m_ops[st.peer][st.partner];
@@ -283,6 +315,18 @@ CollectiveRun::Delivered(uint32_t rank, uint32_t op)
     OpState& send = m_ops[rank][op];
     const uint32_t peer = send.peer;
     const uint32_t recv = send.partner;
+    if (m_notes)
+    {
+        // this is the receiver's side: the sender hears of it by a note
+        OpState& st = m_ops[peer][recv];
+        st.arrived = true;
+        if (st.depsMet)
+        {
+            CompleteOp(peer, recv);
+        }
+        Note(kNoteDelivered, rank, op);
+        return;
+    }
     send.message = kNoMessage;
     CompleteOp(rank, op);
     OpState& st = m_ops[peer][recv];
@@ -319,11 +363,93 @@ CollectiveRun::CompleteOp(uint32_t rank, uint32_t op)
     }
 }
 
+uint64_t
+CollectiveRun::NoteCookie(NoteKind kind, uint32_t rank, uint32_t op)
+{
+    return (static_cast<uint64_t>(kind) << 62) | (static_cast<uint64_t>(rank) << 32) | op;
+}
+
+void
+CollectiveRun::Note(NoteKind kind, uint32_t rank, uint32_t op)
+{
+    const auto& comm = m_schedule.Communicator();
+    m_transport->SendNote(comm[m_ops[rank][op].peer],
+                          comm[rank],
+                          *this,
+                          NoteCookie(kind, rank, op),
+                          Simulator::Now() + m_controlDelay);
+}
+
+void
+CollectiveRun::NoteReceived(uint64_t cookie)
+{
+    const auto rank = static_cast<uint32_t>(cookie >> 32) & (kMaxNoteRanks - 1);
+    const auto op = static_cast<uint32_t>(cookie);
+    NS_ABORT_MSG_UNLESS(rank < m_ops.size() && op < m_schedule.NumOps(rank) &&
+                            m_ops[rank][op].send && m_local[rank],
+                        "CollectiveRun: a note about op " << op << " of rank " << rank
+                                                          << ", which is no send of this process");
+    if ((cookie >> 62) == kNoteCts)
+    {
+        ClearToSend(rank, op);
+        return;
+    }
+    m_ops[rank][op].message = kNoMessage;
+    CompleteOp(rank, op);
+}
+
+void
+CollectiveRun::ClearToSend(uint32_t rank, uint32_t op)
+{
+    OpState& st = m_ops[rank][op];
+    st.cts = true;
+    if (st.depsMet && !st.issued)
+    {
+        Ready(rank, op);
+    }
+}
+
+void
+CollectiveRun::RequireControlDelay(uint32_t rank, uint32_t peer) const
+{
+    const auto& comm = m_schedule.Communicator();
+    // each process checks the notes it sends: from its own ranks
+    for (const auto& [from, to] : {std::pair(rank, peer), std::pair(peer, rank)})
+    {
+        if (!m_local[from])
+        {
+            continue;
+        }
+        const Time need = m_transport->GetNoteDelay(comm[from], comm[to]);
+        if (need.IsStrictlyPositive() && m_controlDelay <= need) // (formatted only when refused)
+        {
+            throw FabricConfigError(
+                "ns3::CollectiveRun::ControlDelay",
+                fmt::format("{} ns", m_controlDelay.GetNanoSeconds()),
+                fmt::format("more than {} ns in this distributed run: the least delay of a cable "
+                            "between the ranks of GPUs {} and {}, which exchange messages",
+                            need.GetNanoSeconds(),
+                            comm[from],
+                            comm[to]));
+        }
+    }
+}
+
 bool
 CollectiveRun::IsComplete() const
 {
-    return m_anyStarted && m_opsLeft == 0 &&
-           std::all_of(m_started.begin(), m_started.end(), [](uint8_t s) { return s != 0; });
+    if (!m_anyStarted || m_opsLeft != 0)
+    {
+        return false;
+    }
+    for (uint32_t r = 0; r < m_started.size(); ++r)
+    {
+        if (m_local[r] && !m_started[r])
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 const CollectiveSchedule&
@@ -416,6 +542,64 @@ CollectiveRun::MessageFailed(uint64_t /* cookie */, const TransportMessageReport
 }
 
 CollectiveResult
+CollectiveRun::GatherResult() const
+{
+    CollectiveResult r = GetResult();
+    if (!FabricDistributed::IsEnabled())
+    {
+        return r;
+    }
+    const bool hasRanks = std::find(m_local.begin(), m_local.end(), 1) != m_local.end();
+    const nlohmann::json mine = {{"ranks", hasRanks},
+                                 {"started", m_anyStarted},
+                                 {"start", m_start.GetTimeStep()},
+                                 {"finish", m_finish.GetTimeStep()},
+                                 {"complete", IsComplete()},
+                                 {"failure", m_failure}};
+    const std::vector<std::string> parts = FabricDistributed::GatherToRoot(mine.dump());
+    if (parts.empty())
+    {
+        return r; // not rank 0: its own part
+    }
+    bool complete = true;
+    bool started = false;
+    int64_t start = 0;
+    int64_t finish = 0;
+    r.failure.clear();
+    for (const std::string& text : parts)
+    {
+        const nlohmann::json part = nlohmann::json::parse(text);
+        if (!part["ranks"].get<bool>())
+        {
+            continue; // none of its GPUs is in the communicator
+        }
+        complete = complete && part["complete"].get<bool>();
+        if (part["started"].get<bool>())
+        {
+            const auto s = part["start"].get<int64_t>();
+            start = started ? std::min(start, s) : s;
+            started = true;
+        }
+        finish = std::max(finish, part["finish"].get<int64_t>());
+        const auto failure = part["failure"].get<std::string>();
+        if (!failure.empty())
+        {
+            r.failure += (r.failure.empty() ? "" : "\n") + failure;
+        }
+    }
+    r.failed = !r.failure.empty();
+    r.complete = complete && started;
+    r.timeS = 0;
+    r.algbwGBps = 0;
+    r.busbwGBps = 0;
+    if (r.complete)
+    {
+        SetTimes(r, (TimeStep(finish) - TimeStep(start)).GetSeconds());
+    }
+    return r;
+}
+
+CollectiveResult
 CollectiveRun::GetResult() const
 {
     CollectiveResult r;
@@ -429,14 +613,20 @@ CollectiveRun::GetResult() const
     r.failure = m_failure;
     if (r.complete)
     {
-        r.timeS = (m_finish - m_start).GetSeconds();
-        if (r.timeS > 0)
-        {
-            r.algbwGBps = ToGBps(AlgorithmBandwidth(r.bytes, r.timeS));
-            r.busbwGBps = ToGBps(BusBandwidth(m_schedule.Type(), r.ranks, r.bytes, r.timeS));
-        }
+        SetTimes(r, (m_finish - m_start).GetSeconds());
     }
     return r;
+}
+
+void
+CollectiveRun::SetTimes(CollectiveResult& r, double seconds) const
+{
+    r.timeS = seconds;
+    if (seconds > 0)
+    {
+        r.algbwGBps = ToGBps(AlgorithmBandwidth(r.bytes, seconds));
+        r.busbwGBps = ToGBps(BusBandwidth(m_schedule.Type(), r.ranks, r.bytes, seconds));
+    }
 }
 
 } // namespace ns3

@@ -106,6 +106,19 @@ class CollectiveRun : public Object, public MessageSink
     /// A message of this collective was given up: the collective fails.
     /// \param cookie its cookie \param report the transport's report
     void MessageFailed(uint64_t cookie, const TransportMessageReport& report) override;
+    /// A receive was posted, or a send's message delivered, ControlDelay ago.
+    /// \param cookie the note (NoteCookie)
+    void NoteReceived(uint64_t cookie) override;
+
+    /**
+     * The results of the whole collective in a distributed run: every rank
+     * of the run must call it, after Simulator::Run(). Rank 0 gets the
+     * collective's result (earliest start, last completion, complete only if
+     * every rank's part is, the failure reports of all); another rank gets
+     * its own part's. Without MPI it is GetResult().
+     * \return the result
+     */
+    CollectiveResult GatherResult() const;
 
   protected:
     void DoDispose() override;
@@ -117,8 +130,9 @@ class CollectiveRun : public Object, public MessageSink
     /// separately was a cache miss more.
     struct OpState
     {
-        uint32_t waiting : 28;        //!< dependencies not yet complete
+        uint32_t waiting : 27;        //!< dependencies not yet complete
         uint32_t send : 1;            //!< a send (else a receive)
+        uint32_t cts : 1;             //!< send: the matching receive is posted (ControlDelay ago)
         uint32_t depsMet : 1;         //!< all dependencies complete (a receive is then posted)
         uint32_t issued : 1;          //!< send: handed to the transport
         uint32_t arrived : 1;         //!< receive: data delivered
@@ -130,6 +144,7 @@ class CollectiveRun : public Object, public MessageSink
         OpState()
             : waiting(0),
               send(0),
+              cts(0),
               depsMet(0),
               issued(0),
               arrived(0)
@@ -138,7 +153,28 @@ class CollectiveRun : public Object, public MessageSink
     };
 
     /// The most dependencies an op may have (OpState::waiting's width).
-    static constexpr uint32_t kMaxDeps = (1U << 28) - 1;
+    static constexpr uint32_t kMaxDeps = (1U << 27) - 1;
+
+    /// What a note says (NoteCookie).
+    enum NoteKind : uint64_t
+    {
+        kNoteCts = 1,       //!< a send's matching receive is posted
+        kNoteDelivered = 2, //!< a send's message was delivered
+    };
+
+    /// Ranks a note can name (NoteCookie: 30 bits).
+    static constexpr uint32_t kMaxNoteRanks = 1U << 30;
+
+    /// \return the cookie of note \p kind about op \p op of rank \p rank
+    static uint64_t NoteCookie(NoteKind kind, uint32_t rank, uint32_t op);
+    /// Send note \p kind about send \p op of \p rank, from its peer's GPU, ControlDelay from now.
+    void Note(NoteKind kind, uint32_t rank, uint32_t op);
+    /// Send \p op of \p rank may go: its receive is posted.
+    void ClearToSend(uint32_t rank, uint32_t op);
+    /// Refuse a ControlDelay below the notes' delay between \p rank and \p peer (distributed).
+    void RequireControlDelay(uint32_t rank, uint32_t peer) const;
+    /// Fill \p r's time and bandwidths from \p seconds.
+    void SetTimes(CollectiveResult& r, double seconds) const;
 
     static constexpr uint64_t kNoMessage = ~0ULL; //!< no message in flight
 
@@ -168,6 +204,9 @@ class CollectiveRun : public Object, public MessageSink
     bool m_anyStarted{false};
     bool m_finished{false};
     bool m_rendezvous{true};
+    Time m_controlDelay;          //!< ControlDelay
+    bool m_notes{false};          //!< ranks tell each other by notes (ControlDelay, distributed)
+    std::vector<uint8_t> m_local; //!< per rank: simulated by this process
     Time m_start;
     Time m_finish;
     CompletionCallback m_done;

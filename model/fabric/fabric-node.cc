@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <tuple>
 
 namespace ns3
 {
@@ -133,18 +134,49 @@ FabricNode::DeferFlowControl(FabricNetDevice* port, bool pause, uint32_t epoch)
 }
 
 void
+FabricNode::TakeNote(uint64_t sink, uint64_t cookie, const NoteCallback& take)
+{
+    if (!m_canonicalTies)
+    {
+        take(sink, cookie);
+        return;
+    }
+    if (m_deferred.empty())
+    {
+        Simulator::ScheduleNow(&FabricNode::FlushDeferred, this);
+    }
+    Deferred d{kNotePort, false, nullptr, nullptr, {}, 0, false};
+    d.sink = sink;
+    d.cookie = cookie;
+    d.take = take;
+    m_deferred.push_back(d);
+}
+
+void
 FabricNode::FlushDeferred()
 {
     std::vector<Deferred> batch;
     batch.swap(m_deferred);
     // by port, PFC before data; a port's own arrivals keep their order (one
-    // cable direction is FIFO)
+    // cable direction is FIFO); then notes, by sink and cookie
     std::stable_sort(batch.begin(), batch.end(), [](const Deferred& a, const Deferred& b) {
-        return a.port != b.port ? a.port < b.port : (!a.data && b.data);
+        if (a.port != b.port)
+        {
+            return a.port < b.port;
+        }
+        if (a.port == kNotePort)
+        {
+            return std::tie(a.sink, a.cookie) < std::tie(b.sink, b.cookie);
+        }
+        return !a.data && b.data;
     });
     for (const Deferred& d : batch)
     {
-        if (d.data)
+        if (d.port == kNotePort)
+        {
+            d.take(d.sink, d.cookie);
+        }
+        else if (d.data)
         {
             d.dev->ReceiveNow(d.packet, d.meta, d.epoch);
         }

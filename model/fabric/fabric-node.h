@@ -114,6 +114,18 @@ class FabricNode : public Node
     /// \return whether same-instant arrivals are handled in the canonical order
     bool GetCanonicalTies() const;
 
+    /// What takes a note (Transport::SendNote): sink serial and cookie.
+    typedef Callback<void, uint64_t, uint64_t> NoteCallback;
+    /**
+     * Take a note for this node now: at once, or, with canonical ties, after
+     * the instant's frames, notes of one instant in (sink, cookie) order
+     * (the order they were sent in differs between a distributed run and
+     * one process).
+     * \param sink the note's sink serial \param cookie its cookie
+     * \param take what takes it
+     */
+    void TakeNote(uint64_t sink, uint64_t cookie, const NoteCallback& take);
+
   protected:
     /**
      * Handle a received packet whose header has been read.
@@ -160,7 +172,13 @@ class FabricNode : public Node
         FabricFrameMeta meta; //!< beside it
         uint32_t epoch;       //!< the port's link epoch when sent
         bool pause;           //!< PFC: pause (else resume)
+        uint64_t sink{0};     //!< a note (port kNotePort): its sink serial
+        uint64_t cookie{0};   //!< a note: its cookie
+        NoteCallback take;    //!< a note: what takes it
     };
+
+    /// The port index of notes: after every port's frames.
+    static constexpr uint32_t kNotePort = ~0U;
 
     /// Keep a frame for the end of this instant.
     void Defer(FabricNetDevice* port,

@@ -619,13 +619,16 @@ struct PacketTransport::Word
     {
         kComplete = 2, //!< the sender's message arrived whole
         kLoss = 3,     //!< a packet of the receiving rank's GPU was lost
+        kNote = 4,     //!< a note (SendNote) for a sink: due at startNs
     };
 
     uint8_t kind{kComplete}; //!< Kind
     FabricHeaderData header; //!< src, dst, messageId (loss: the lost packet's header)
-    int64_t startNs{0};      //!< loss: when it was lost (time steps)
+    int64_t startNs{0};      //!< loss: when it was lost; note: when due (time steps)
     uint32_t payload{0};     //!< loss: payload bytes of the lost packet
     bool congestion{false};  //!< loss: a queue overflow
+    uint64_t sink{0};        //!< note: the sink's serial
+    uint64_t cookie{0};      //!< note: its cookie
 };
 
 namespace
@@ -634,7 +637,7 @@ namespace
 class WordHeader : public Header
 {
   public:
-    static constexpr uint32_t kSize = 1 + 4 * 4 + 2 + 2 + 8 + 4 + 1;
+    static constexpr uint32_t kSize = 1 + 4 * 4 + 2 + 2 + 8 + 4 + 1 + 8 + 8;
 
     static TypeId GetTypeId()
     {
@@ -666,6 +669,8 @@ class WordHeader : public Header
         i.WriteHtonU64(static_cast<uint64_t>(startNs));
         i.WriteHtonU32(payload);
         i.WriteU8(congestion ? 1 : 0);
+        i.WriteHtonU64(sink);
+        i.WriteHtonU64(cookie);
     }
 
     uint32_t Deserialize(Buffer::Iterator i) override
@@ -681,6 +686,8 @@ class WordHeader : public Header
         startNs = static_cast<int64_t>(i.ReadNtohU64());
         payload = i.ReadNtohU32();
         congestion = i.ReadU8() != 0;
+        sink = i.ReadNtohU64();
+        cookie = i.ReadNtohU64();
         return kSize;
     }
 
@@ -695,6 +702,8 @@ class WordHeader : public Header
     int64_t startNs{0};      //!< Word::startNs
     uint32_t payload{0};     //!< Word::payload
     bool congestion{false};  //!< Word::congestion
+    uint64_t sink{0};        //!< Word::sink
+    uint64_t cookie{0};      //!< Word::cookie
 };
 } // namespace
 
@@ -1715,6 +1724,69 @@ PacketTransport::IsLocalGpu(uint32_t rank) const
     return !m_distributed || (rank < m_localGpu.size() && m_localGpu[rank] != 0);
 }
 
+bool
+PacketTransport::IsDistributed() const
+{
+    return m_distributed;
+}
+
+Time
+PacketTransport::GetNoteDelay(uint32_t from, uint32_t to) const
+{
+    RequireRanks(from, to);
+    if (!m_distributed || m_localGpu[to] != 0)
+    {
+        return Time(0);
+    }
+    return m_wordDelay[m_gpus[to]->GetSystemId()];
+}
+
+void
+PacketTransport::SendNote(uint32_t from,
+                          uint32_t to,
+                          const MessageSink& sink,
+                          uint64_t cookie,
+                          Time at)
+{
+    const Time delay = GetNoteDelay(from, to);
+    // a word sent a lookahead ahead may be received after that instant's
+    // other events (ns-3's granted window includes its end): due strictly
+    // later, it is scheduled before the instant and taken in canonical order
+    FabricRequire(delay.IsZero() ? at >= Simulator::Now() : at > Simulator::Now() + delay,
+                  "note time",
+                  at.As(Time::S),
+                  fmt::format("later than the delay of a word from GPU {} to GPU {} ({} ns) "
+                              "from now",
+                              from,
+                              to,
+                              delay.GetNanoSeconds()));
+    FabricRequire(IsLocalGpu(from), "note sender", from, "a GPU this process simulates");
+    if (delay.IsZero())
+    {
+        Simulator::Schedule(at - Simulator::Now(),
+                            &PacketTransport::NoteDue,
+                            this,
+                            to,
+                            sink.GetSinkSerial(),
+                            cookie);
+        return;
+    }
+    Word w;
+    w.kind = Word::kNote;
+    w.header.src = from;
+    w.header.dst = to;
+    w.startNs = at.GetTimeStep();
+    w.sink = sink.GetSinkSerial();
+    w.cookie = cookie;
+    SendWord(to, w);
+}
+
+void
+PacketTransport::NoteDue(uint32_t gpu, uint64_t sink, uint64_t cookie)
+{
+    m_gpus[gpu]->TakeNote(sink, cookie, MakeCallback(&Transport::TakeNote));
+}
+
 void
 PacketTransport::SendWord(uint32_t gpu, const Word& w)
 {
@@ -1724,6 +1796,8 @@ PacketTransport::SendWord(uint32_t gpu, const Word& w)
     wh.startNs = w.startNs;
     wh.payload = w.payload;
     wh.congestion = w.congestion;
+    wh.sink = w.sink;
+    wh.cookie = w.cookie;
     Ptr<Packet> p = Create<Packet>();
     p->AddHeader(wh);
     const Ptr<FabricGpu>& to = m_gpus[gpu];
@@ -1752,6 +1826,24 @@ PacketTransport::ReceiveWord(Ptr<Packet> p)
     case Word::kLoss:
         SenderLost(h, wh.payload, wh.congestion, Simulator::Now() - TimeStep(wh.startNs));
         return;
+    case Word::kNote: {
+        const Time due = TimeStep(wh.startNs);
+        if (due == Simulator::Now())
+        {
+            // taken from this event, as an event of the instant scheduled earlier would be
+            NoteDue(h.dst, wh.sink, wh.cookie);
+        }
+        else
+        {
+            Simulator::Schedule(due - Simulator::Now(),
+                                &PacketTransport::NoteDue,
+                                this,
+                                h.dst,
+                                wh.sink,
+                                wh.cookie);
+        }
+        return;
+    }
     default:
         NS_FATAL_ERROR("PacketTransport: unknown word " << static_cast<uint32_t>(wh.kind)
                                                         << " from another rank");

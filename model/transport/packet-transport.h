@@ -202,8 +202,17 @@ class PacketTransport : public Transport
      *        the least delay of a cable between the two (0: none, or this rank)
      */
     void SetDistributed(Time lookahead, const std::vector<Time>& wordDelay);
-    /// \param rank a GPU \return whether this process simulates it
-    bool IsLocalGpu(uint32_t rank) const;
+    bool IsDistributed() const override;
+    bool IsLocalGpu(uint32_t rank) const override;
+    /// \copydoc Transport::GetNoteDelay
+    Time GetNoteDelay(uint32_t from, uint32_t to) const override;
+    /// A note to a GPU of another rank crosses as a word (as a completion
+    /// does); every note is taken through its GPU's node (FabricNode::TakeNote).
+    void SendNote(uint32_t from,
+                  uint32_t to,
+                  const MessageSink& sink,
+                  uint64_t cookie,
+                  Time at) override;
 
     /// Signature of the MessageComplete trace: src, dst, bytes, send time.
     typedef void (*MessageCompleteTracedCallback)(uint32_t, uint32_t, uint64_t, Time);
@@ -454,6 +463,8 @@ class PacketTransport : public Transport
     void SenderLost(const FabricHeaderData& h, uint32_t payload, bool congestion, Time late);
     /// The receiver's rank completed message \p id of this rank.
     void CompletedElsewhere(uint32_t id);
+    /// A note for GPU \p gpu is due now: its node takes it.
+    void NoteDue(uint32_t gpu, uint64_t sink, uint64_t cookie);
 
     bool m_distributed{false};                            //!< SetDistributed was called
     std::vector<Time> m_wordDelay;                        //!< per rank: a word's delay to it

@@ -5,16 +5,20 @@
 
 #include "run-progress.h"
 
+#include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-memory.h"
 #include "ns3/fabric-work.h"
+#include "ns3/fatal-error.h"
 #include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 #include <iostream>
+#include <map>
 #include <unordered_map>
 
 namespace ns3
@@ -105,6 +109,42 @@ Transport::Delivery::Notify()
     }
 }
 
+bool
+Transport::IsDistributed() const
+{
+    return false;
+}
+
+bool
+Transport::IsLocalGpu(uint32_t /* rank */) const
+{
+    return true;
+}
+
+Time
+Transport::GetNoteDelay(uint32_t /* from */, uint32_t /* to */) const
+{
+    return Time(0);
+}
+
+void
+Transport::SendNote(uint32_t from, uint32_t to, const MessageSink& sink, uint64_t cookie, Time at)
+{
+    RequireRanks(from, to);
+    FabricRequire(at >= Simulator::Now(), "note time", at.As(Time::S), "now or later");
+    Simulator::Schedule(at - Simulator::Now(), &Transport::TakeNote, sink.GetSinkSerial(), cookie);
+}
+
+void
+Transport::TakeNote(uint64_t serial, uint64_t cookie)
+{
+    // a sink disposed of (a run torn down) before its note arrived takes nothing
+    if (MessageSink* s = MessageSink::FindSink(serial))
+    {
+        s->NoteReceived(cookie);
+    }
+}
+
 void
 Transport::RequireRanks(uint32_t srcRank, uint32_t dstRank) const
 {
@@ -155,6 +195,10 @@ struct SinkRegistry
 {
     std::unordered_map<uint64_t, MessageSink*> live;
     uint64_t next{0};
+    /// first serial -> (count, maker) (ReserveSerials)
+    std::map<uint64_t, std::pair<uint64_t, MessageSink::SinkMaker>> reserved;
+    bool havePending{false}; //!< the next sink takes `pending` (ReservedSerial)
+    uint64_t pending{0};
 };
 
 SinkRegistry&
@@ -163,12 +207,25 @@ Sinks()
     static SinkRegistry registry;
     return registry;
 }
+
+uint64_t
+NextSerial()
+{
+    SinkRegistry& r = Sinks();
+    if (r.havePending)
+    {
+        r.havePending = false;
+        return r.pending;
+    }
+    return r.next++;
+}
 } // namespace
 
 MessageSink::MessageSink()
-    : m_sinkSerial(Sinks().next++)
+    : m_sinkSerial(NextSerial())
 {
-    Sinks().live.emplace(m_sinkSerial, this);
+    NS_ABORT_MSG_UNLESS(Sinks().live.emplace(m_sinkSerial, this).second,
+                        "MessageSink: serial " << m_sinkSerial << " is taken");
 }
 
 MessageSink::MessageSink(const MessageSink& /* other */)
@@ -184,8 +241,52 @@ MessageSink::~MessageSink()
 MessageSink*
 MessageSink::FindSink(uint64_t serial)
 {
-    const auto it = Sinks().live.find(serial);
-    return it == Sinks().live.end() ? nullptr : it->second;
+    SinkRegistry& r = Sinks();
+    const auto it = r.live.find(serial);
+    if (it != r.live.end())
+    {
+        return it->second;
+    }
+    auto res = r.reserved.upper_bound(serial);
+    if (res == r.reserved.begin())
+    {
+        return nullptr;
+    }
+    --res;
+    if (serial - res->first >= res->second.first)
+    {
+        return nullptr;
+    }
+    const SinkMaker make = res->second.second; // (the maker may reserve more)
+    return make(serial);
+}
+
+uint64_t
+MessageSink::ReserveSerials(uint64_t count, SinkMaker make)
+{
+    SinkRegistry& r = Sinks();
+    const uint64_t first = r.next;
+    r.next += count;
+    r.reserved.emplace(first, std::make_pair(count, make));
+    return first;
+}
+
+void
+MessageSink::ReleaseSerials(uint64_t first)
+{
+    Sinks().reserved.erase(first);
+}
+
+MessageSink::ReservedSerial::ReservedSerial(uint64_t serial)
+{
+    SinkRegistry& r = Sinks();
+    r.havePending = true;
+    r.pending = serial;
+}
+
+MessageSink::ReservedSerial::~ReservedSerial()
+{
+    Sinks().havePending = false;
 }
 
 uint16_t
@@ -205,6 +306,13 @@ Transport::NewFlowLabel(uint32_t srcRank, uint32_t dstRank, uint32_t id)
 void
 MessageSink::MessageFailed(uint64_t /* cookie */, const TransportMessageReport& /* report */)
 {
+}
+
+void
+MessageSink::NoteReceived(uint64_t cookie)
+{
+    NS_FATAL_ERROR("MessageSink #" << m_sinkSerial << " was sent a note (cookie " << cookie
+                                   << ") but takes none");
 }
 
 std::string

@@ -66,8 +66,35 @@ class MessageSink
         return m_sinkSerial;
     }
 
-    /// \param serial a sink's number \return the live sink of that number, or nullptr
+    /// \param serial a sink's number \return the live sink of that number
+    ///        (made now if its serial was reserved, see ReserveSerials), or nullptr
     static MessageSink* FindSink(uint64_t serial);
+
+    /// Makes the sink of a reserved serial (ReserveSerials), or returns nullptr.
+    typedef Callback<MessageSink*, uint64_t> SinkMaker;
+    /**
+     * Reserve \p count serials for sinks made later, when first needed (a
+     * ProgramRunner's collectives, made when a rank reaches them): every
+     * rank of a distributed run reserves them at the same point, so each
+     * later sink has the same serial on every rank, and a message or note
+     * for one that this rank has not made yet has \p make make it.
+     * \param count serials \param make makes the sink of a serial (with
+     *        ReservedSerial) \return the first serial
+     */
+    static uint64_t ReserveSerials(uint64_t count, SinkMaker make);
+    /// Forget the reservation that starts at \p first (its maker is going).
+    static void ReleaseSerials(uint64_t first);
+
+    /// While one lives, the next sink made takes this reserved serial.
+    class ReservedSerial
+    {
+      public:
+        /// \param serial a serial of ReserveSerials, not live
+        explicit ReservedSerial(uint64_t serial);
+        ~ReservedSerial();
+        ReservedSerial(const ReservedSerial&) = delete;
+        ReservedSerial& operator=(const ReservedSerial&) = delete;
+    };
 
     /**
      * The last byte of a message sent with this sink arrived.
@@ -83,6 +110,14 @@ class MessageSink
      * \param report the message, with its reason and time of failure
      */
     virtual void MessageFailed(uint64_t cookie, const struct TransportMessageReport& report);
+
+    /**
+     * A note sent to this sink with Transport::SendNote arrived (possibly
+     * from another rank of a distributed run). The default refuses it: only
+     * sinks that send notes take them.
+     * \param cookie the value given to SendNote
+     */
+    virtual void NoteReceived(uint64_t cookie);
 
   private:
     uint64_t m_sinkSerial; //!< GetSinkSerial
@@ -234,6 +269,42 @@ class Transport : public Object
     /// \return number of ranks served
     virtual uint32_t GetNRanks() const = 0;
 
+    /// \return true if this transport serves one rank of a distributed run
+    ///         (only some GPUs are simulated by this process)
+    virtual bool IsDistributed() const;
+    /// \param rank a GPU \return whether this process simulates it (every
+    ///         GPU, except in a distributed run)
+    virtual bool IsLocalGpu(uint32_t rank) const;
+    /**
+     * \param from a GPU \param to another
+     * \return the delay a note from \p from to \p to (SendNote) takes to
+     *         cross: zero within one process (a note may be due now), a
+     *         cable's delay between the ranks of a distributed run (a note
+     *         must be due later than that)
+     */
+    virtual Time GetNoteDelay(uint32_t from, uint32_t to) const;
+
+    /**
+     * Tell \p sink, on the process that simulates GPU \p to, NoteReceived(\p
+     * cookie) at time \p at: how the parts of a sender (a CollectiveRun) on
+     * different ranks of a distributed run tell each other what happened
+     * (a receive posted, a message delivered). The note is not a packet: it
+     * takes no bandwidth and the time the caller chooses. Notes to one GPU
+     * at one instant are taken in (sink, cookie) order on a fabric with
+     * canonical ties (FabricNode::CanonicalTies), whatever rank sent them.
+     * \param from the GPU on whose behalf it is sent (simulated here)
+     * \param to the GPU whose process takes it
+     * \param sink the sink (the same sink serial on every rank)
+     * \param cookie passed back
+     * \param at when it is taken: not before now, and later than now + GetNoteDelay
+     *        when that is not zero
+     */
+    virtual void SendNote(uint32_t from,
+                          uint32_t to,
+                          const MessageSink& sink,
+                          uint64_t cookie,
+                          Time at);
+
     /// Totals of a backend.
     struct Totals
     {
@@ -348,6 +419,9 @@ class Transport : public Object
 
     /// Throw FabricConfigError unless both ranks are below GetNRanks().
     void RequireRanks(uint32_t srcRank, uint32_t dstRank) const;
+
+    /// Give sink \p serial (if it still lives) the note \p cookie.
+    static void TakeNote(uint64_t serial, uint64_t cookie);
 
     /**
      * The flow label of a new message (attribute FlowLabels): FlowLabelOf

@@ -4,6 +4,7 @@
 #include "program-runner.h"
 
 #include "ns3/collective-algorithms.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-memory.h"
 #include "ns3/log.h"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace ns3
 {
@@ -163,6 +165,17 @@ ProgramRunner::~ProgramRunner()
     // a runner nobody holds (StartProgram's result dropped) is freed while
     // its runs go on
     DisconnectRuns();
+    ReleaseSerials();
+}
+
+void
+ProgramRunner::ReleaseSerials()
+{
+    if (m_reserved)
+    {
+        MessageSink::ReleaseSerials(m_firstSerial);
+        m_reserved = false;
+    }
 }
 
 void
@@ -186,6 +199,7 @@ void
 ProgramRunner::DoDispose()
 {
     DisconnectRuns();
+    ReleaseSerials();
     m_transport = nullptr;
     m_runs.clear();
     m_done = CompletionCallback();
@@ -228,6 +242,21 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
     m_tasksLeft = 0;
     m_failedComms.clear();
     m_failure.clear();
+    m_local.assign(n, 1);
+    ReleaseSerials();
+    if (transport->IsDistributed())
+    {
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            m_local[r] = transport->IsLocalGpu(r) ? 1 : 0;
+        }
+        // a comm's run is made when a rank reaches it, which differs
+        // between ranks: its sink serial is reserved here, where every rank
+        // is at the same point, and a message or a note for it makes it
+        m_firstSerial = MessageSink::ReserveSerials(m_program.comms.size(),
+                                                    MakeCallback(&ProgramRunner::SinkOf, this));
+        m_reserved = true;
+    }
     for (uint32_t c = 0; c < m_program.comms.size(); ++c)
     {
         m_commTask[c].assign(m_program.comms[c].members.size(), 0);
@@ -237,7 +266,7 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
     {
         const auto& tasks = m_program.tasks[r];
         m_left[r] = tasks.size();
-        m_tasksLeft += tasks.size();
+        m_tasksLeft += m_local[r] ? tasks.size() : 0; // (another rank runs the others)
         m_waiting[r].assign(tasks.size(), 0);
         m_dependents[r].assign(tasks.size(), {});
         for (uint32_t i = 0; i < tasks.size(); ++i)
@@ -276,6 +305,10 @@ ProgramRunner::Start()
 {
     for (uint32_t r = 0; r < m_program.ranks; ++r)
     {
+        if (!m_local[r])
+        {
+            continue; // another rank of a distributed run runs it
+        }
         if (m_left[r] == 0)
         {
             m_rankFinish[r] = Simulator::Now();
@@ -306,8 +339,24 @@ ProgramRunner::Ready(uint32_t rank, uint32_t task)
         Simulator::Schedule(Seconds(t.seconds), &ProgramRunner::TaskDone, this, rank, task);
         return;
     }
-    const ProgramComm& comm = m_program.comms[t.comm];
-    Ptr<CollectiveRun>& run = m_runs[t.comm];
+    const auto& members = m_program.comms[t.comm].members;
+    const auto local =
+        static_cast<uint32_t>(std::find(members.begin(), members.end(), rank) - members.begin());
+    m_commStart[t.comm][local] = Simulator::Now().GetSeconds();
+    RunOf(t.comm)->StartRank(local);
+}
+
+MessageSink*
+ProgramRunner::SinkOf(uint64_t serial)
+{
+    return PeekPointer(RunOf(static_cast<uint32_t>(serial - m_firstSerial)));
+}
+
+Ptr<CollectiveRun>
+ProgramRunner::RunOf(uint32_t c)
+{
+    const ProgramComm& comm = m_program.comms[c];
+    Ptr<CollectiveRun>& run = m_runs[c];
     if (!run)
     {
         // built when first reached, so that a long program holds only the
@@ -335,18 +384,22 @@ ProgramRunner::Ready(uint32_t rank, uint32_t task)
             req.communicator = comm.members;
             s = MakeSchedule(req);
         }
-        run = CreateObject<CollectiveRun>();
+        if (m_reserved)
+        {
+            const MessageSink::ReservedSerial serial(m_firstSerial + c);
+            run = CreateObject<CollectiveRun>();
+        }
+        else
+        {
+            run = CreateObject<CollectiveRun>();
+        }
         run->Setup(std::move(s), m_transport);
         run->TraceConnectWithoutContext("RankComplete",
-                                        MakeCallback(&ProgramRunner::CommRankDone, this, t.comm));
+                                        MakeCallback(&ProgramRunner::CommRankDone, this, c));
         run->TraceConnectWithoutContext("Failed",
-                                        MakeCallback(&ProgramRunner::CommFailed, this, t.comm));
+                                        MakeCallback(&ProgramRunner::CommFailed, this, c));
     }
-    const auto& members = comm.members;
-    const auto local =
-        static_cast<uint32_t>(std::find(members.begin(), members.end(), rank) - members.begin());
-    m_commStart[t.comm][local] = Simulator::Now().GetSeconds();
-    run->StartRank(local);
+    return run;
 }
 
 void
@@ -471,6 +524,59 @@ const std::vector<double>&
 ProgramRunner::GetCommSeconds() const
 {
     return m_commSeconds;
+}
+
+void
+ProgramRunner::GatherResults()
+{
+    if (!m_transport || !m_transport->IsDistributed())
+    {
+        return;
+    }
+    // each rank reports the ranks it runs
+    nlohmann::json mine = {{"ranks", nlohmann::json::array()},
+                           {"failure", m_failure},
+                           {"failed", m_failedComms}};
+    for (uint32_t r = 0; r < m_program.ranks; ++r)
+    {
+        if (m_local[r])
+        {
+            mine["ranks"].push_back(
+                {r, m_left[r], m_rankFinish[r].GetTimeStep(), m_commSeconds[r]});
+        }
+    }
+    const std::vector<std::string> parts = FabricDistributed::GatherToRoot(mine.dump());
+    if (parts.empty())
+    {
+        return; // not rank 0
+    }
+    m_tasksLeft = 0;
+    m_failure.clear();
+    m_failedComms.clear();
+    Time finish;
+    for (const std::string& text : parts)
+    {
+        const nlohmann::json part = nlohmann::json::parse(text);
+        for (const auto& row : part["ranks"])
+        {
+            const auto r = row[0].get<uint32_t>();
+            m_left[r] = row[1].get<uint32_t>();
+            m_rankFinish[r] = TimeStep(row[2].get<int64_t>());
+            m_commSeconds[r] = row[3].get<double>();
+            m_tasksLeft += m_left[r];
+            finish = std::max(finish, m_rankFinish[r]);
+        }
+        const auto failure = part["failure"].get<std::string>();
+        if (!failure.empty())
+        {
+            m_failure += (m_failure.empty() ? "" : "\n") + failure;
+        }
+        for (const auto& c : part["failed"])
+        {
+            m_failedComms.push_back(c.get<uint32_t>());
+        }
+    }
+    m_finish = m_tasksLeft == 0 ? finish : Time();
 }
 
 const std::vector<Ptr<CollectiveRun>>&

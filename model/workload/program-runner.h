@@ -125,6 +125,16 @@ class ProgramRunner : public Object
     /// \return the runs of the comms (null for comms not reached)
     const std::vector<Ptr<CollectiveRun>>& GetRuns() const;
 
+    /**
+     * In a distributed run (a transport with IsDistributed()), each rank
+     * runs the tasks of its own GPUs, and the getters describe them. Every
+     * rank must call this after Simulator::Run(): rank 0's getters then
+     * describe the whole program (finish times, comm seconds, completion,
+     * failure reports of every rank; GetUnfinishedRanks); another rank's keep
+     * its own part. Nothing changes on one process.
+     */
+    void GatherResults();
+
     /// Invoked once when the whole program has completed.
     typedef Callback<void, Ptr<ProgramRunner>> CompletionCallback;
     /// \param cb the callback
@@ -177,6 +187,13 @@ class ProgramRunner : public Object
 
   private:
     void Ready(uint32_t rank, uint32_t task);
+    /// \return the run of \p comm, made now if it is not yet
+    Ptr<CollectiveRun> RunOf(uint32_t comm);
+    /// The sink of serial \p serial (a reserved one: a comm's run), made now
+    /// (a message or note for it came from a rank that reached it first).
+    MessageSink* SinkOf(uint64_t serial);
+    /// Forget the serials reserved for the runs (distributed runs).
+    void ReleaseSerials();
     void TaskDone(uint32_t rank, uint32_t task);
     void CommRankDone(uint32_t comm, uint32_t local, Time when);
     /// Stop listening to the runs (they can outlive the runner: the
@@ -193,6 +210,9 @@ class ProgramRunner : public Object
     std::vector<std::vector<uint32_t>> m_commTask; //!< comm -> task index of each member
     std::vector<std::vector<double>> m_commStart;  //!< comm -> start time of each member
     std::vector<Ptr<CollectiveRun>> m_runs;        //!< comm -> its run
+    std::vector<uint8_t> m_local;                  //!< per rank: simulated by this process
+    bool m_reserved{false};                        //!< serials reserved for the runs
+    uint64_t m_firstSerial{0};                     //!< the first run's sink serial
     std::vector<uint32_t> m_left;                  //!< tasks left per rank
     std::vector<Time> m_rankFinish;                //!< per rank
     std::vector<double> m_commSeconds;             //!< per rank
