@@ -26,8 +26,10 @@
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-partition.h"
 #include "ns3/fault-helper.h"
+#include "ns3/iteration-program.h"
 #include "ns3/program-flags.h"
 #include "ns3/topology-builders.h"
+#include "ns3/training-iteration.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -120,6 +122,10 @@ main(int argc, char* argv[])
     uint64_t collectiveBytes = 16 << 20;
     int64_t controlDelayNs = -1;
     uint32_t channels = 1;
+    std::string program = "none";
+    uint32_t tp = 8;
+    uint32_t pp = 2;
+    uint32_t microBatches = 2;
 
     ProgramFlags cmd("mpi-scale", __FILE__);
     cmd.Usage("Permutation traffic at packet level on ns-3's MPI distributed simulator (run "
@@ -166,6 +172,13 @@ main(int argc, char* argv[])
                  "needs more than the delay of a cable between ranks); the sequential run "
                  "takes the same value, so the times agree",
                  controlDelayNs);
+    cmd.AddValue("program",
+                 "none, or gpt: one training iteration of a small GPT (2 layers per "
+                 "stage, hidden 1024, sequence 512) over every GPU, TP x PP x DP",
+                 program);
+    cmd.AddValue("tp", "--program's tensor parallelism (inside an HB domain)", tp);
+    cmd.AddValue("pp", "--program's pipeline stages", pp);
+    cmd.AddValue("micro-batches", "--program's micro-batches per replica", microBatches);
     cmd.AddValue("json", "write the figures as JSON to this path (rank 0)", json);
     cmd.AddValue("messages",
                  "write every message's completion as CSV to this path (rank 0)",
@@ -216,12 +229,29 @@ main(int argc, char* argv[])
                       fmt::format("-1 or a cable index below {}", topo.Cables().size()));
         cmd.OnlyWith("fail-at-ns", failCable >= 0, "with --fail-cable");
         const bool runCollective = collective != "none";
-        for (const char* flag : {"algorithm", "bytes", "channels", "control-delay-ns"})
+        FabricRequire(program == "none" || program == "gpt", "--program", program, "none or gpt");
+        const bool runProgram = program != "none";
+        FabricRequire(!runCollective || !runProgram,
+                      "--program",
+                      program,
+                      "none with --collective (one workload per run)");
+        FabricRequire(!runProgram || topology != "fat-tree",
+                      "--topology",
+                      topology,
+                      "rail-only or rail-optimized with --program (HB domains for TP)");
+        for (const char* flag : {"algorithm", "bytes", "channels"})
         {
             cmd.OnlyWith(flag, runCollective, "with --collective");
         }
-        cmd.OnlyWith("flow-bytes", !runCollective, "without --collective");
-        cmd.OnlyWith("seed", !runCollective, "without --collective (the permutation's)");
+        for (const char* flag : {"tp", "pp", "micro-batches"})
+        {
+            cmd.OnlyWith(flag, runProgram, "with --program");
+        }
+        cmd.OnlyWith("control-delay-ns",
+                     runCollective || runProgram,
+                     "with --collective or --program");
+        cmd.OnlyWith("flow-bytes", !runCollective && !runProgram, "with the permutation");
+        cmd.OnlyWith("seed", !runCollective && !runProgram, "with the permutation");
         FabricRequire(controlDelayNs >= -1,
                       "--control-delay-ns",
                       controlDelayNs,
@@ -272,10 +302,31 @@ main(int argc, char* argv[])
                                       collectiveBytes,
                                       Seconds(0));
         }
+        Ptr<ProgramRunner> runner;
+        if (runProgram)
+        {
+            FabricRequire(pp > 0 && tp > 0 && hosts % (tp * pp) == 0,
+                          "--tp, --pp",
+                          fmt::format("{} x {}", tp, pp),
+                          fmt::format("sizes whose product divides --hosts ({})", hosts));
+            const uint32_t dp = hosts / (tp * pp);
+            Parallelism::Shape shape;
+            shape.gpus = hosts;
+            shape.gpusPerDomain = 8;
+            shape.tp = tp;
+            shape.pp = pp;
+            shape.dp = dp;
+            shape.microBatches = microBatches;
+            shape.globalBatchSequences = static_cast<uint64_t>(dp) * microBatches;
+            const LlmModel model =
+                LlmModel::Custom(2 * pp, 1024, 16, 512, 8192, shape.globalBatchSequences * 512);
+            const TrainingIteration it(model, Parallelism(shape));
+            runner = StartProgram(BuildIterationProgram(it).program, transport);
+        }
         // from the event loop, as an application starts (the null-message
         // engine connects the ranks when it starts running)
         Simulator::Schedule(Seconds(0), [&]() {
-            if (runCollective)
+            if (runCollective || runProgram)
             {
                 return;
             }
@@ -325,6 +376,12 @@ main(int argc, char* argv[])
         }
         const std::vector<std::string> perRank = FabricDistributed::GatherToRoot(mine.dump());
         const CollectiveResult result = run ? run->GatherResult() : CollectiveResult();
+        if (runner)
+        {
+            runner->GatherResults();
+        }
+        const bool programDone = runner && runner->IsComplete();
+        const double iterationS = programDone ? runner->GetFinishTime().GetSeconds() : 0.0;
         const std::vector<std::string> perRankMessages =
             FabricDistributed::GatherToRoot(records.dump());
         fabric->Dispose();
@@ -364,7 +421,8 @@ main(int argc, char* argv[])
                 topology,
                 runCollective
                     ? fmt::format("{} ({}) of {} bytes", collective, algorithm, collectiveBytes)
-                    : fmt::format("{} flows of {} bytes", hosts, flowBytes),
+                    : (runProgram ? std::string("a GPT training iteration")
+                                  : fmt::format("{} flows of {} bytes", hosts, flowBytes)),
                 ranks,
                 sequential ? " (sequential engine)"
                            : (nullMessages ? " (null messages)" : " (granted time window)"));
@@ -386,6 +444,14 @@ main(int argc, char* argv[])
                                                          result.timeS,
                                                          result.busbwGBps)
                                            : "did not complete");
+            }
+            if (runProgram)
+            {
+                fmt::print("  GPT iteration (TP {} x PP {} x DP {}): {}\n",
+                           tp,
+                           pp,
+                           hosts / (tp * pp),
+                           programDone ? fmt::format("{:.9f} s", iterationS) : "did not complete");
             }
             fmt::print("  rank  events      frames out  frames in   wall s    peak RSS MiB\n");
             for (const auto& r : all)
@@ -416,6 +482,15 @@ main(int argc, char* argv[])
                     {"packets_delivered", sumPackets},
                     {"bytes_delivered", sumBytes},
                     {"per_rank", all}};
+                if (runProgram)
+                {
+                    j["program"] = {{"program", program},
+                                    {"tp", tp},
+                                    {"pp", pp},
+                                    {"dp", hosts / (tp * pp)},
+                                    {"complete", programDone},
+                                    {"iteration_time_s", iterationS}};
+                }
                 if (runCollective)
                 {
                     j["collective"] = {{"collective", collective},

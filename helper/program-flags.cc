@@ -4,6 +4,7 @@
 #include "program-flags.h"
 
 #include "ns3/config.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-lookahead-scheduler.h"
 #include "ns3/global-value.h"
@@ -532,10 +533,38 @@ ProgramFlags::UseFabricScheduler()
 }
 
 void
+ProgramFlags::RequireOneProcessUnlessDistributed() const
+{
+    if (FabricDistributed::IsEnabled())
+    {
+        return; // the program partitions its fabric over the ranks
+    }
+    // started by mpirun (Open MPI, or a PMI launcher such as MPICH's) on
+    // several processes: each would run the whole simulation and print it
+    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    {
+        const char* size = std::getenv(var);
+        if (size != nullptr && std::strtol(size, nullptr, 10) > 1)
+        {
+            ExitBadInput(m_program,
+                         FabricConfigError("mpirun -np",
+                                           size,
+                                           fmt::format("1 for {}: it runs on one process (under "
+                                                       "mpirun every process would run the whole "
+                                                       "simulation); bench/mpi-scale runs "
+                                                       "distributed",
+                                                       m_program))
+                             .what());
+        }
+    }
+}
+
+void
 ProgramFlags::Parse(int argc, char* argv[])
 {
     std::snprintf(g_programName, sizeof(g_programName), "%s", m_program.c_str());
     std::set_new_handler(OutOfMemory);
+    RequireOneProcessUnlessDistributed();
     // looked up, not linked: the library does not depend on mimalloc
     using MiErrorFun = void (*)(int, void*);
     if (auto registerError =

@@ -151,6 +151,8 @@ class ProgramFlags
     std::string ValueText(const std::string& name) const;
 
   private:
+    /// Exit 2 if several processes were started (mpirun) and MPI is not enabled.
+    void RequireOneProcessUnlessDistributed() const;
     /// \return "" if \p text is a valid value, else what is allowed
     using Check = std::function<std::string(const std::string& text)>;
     /// \return the check of an integer type from \p low to \p high

@@ -59,7 +59,8 @@ Lines(const std::string& text)
 }
 
 /// The distributed runs of \p args equal the sequential one, message by
-/// message; \p messages complete in each (the permutation: one per host).
+/// message; \p messages complete in each (the permutation: one per host; 0:
+/// as many as in the sequential run, at least one).
 void
 ExpectSameAsSequential(const std::string& args,
                        uint32_t messages,
@@ -68,6 +69,11 @@ ExpectSameAsSequential(const std::string& args,
                        bool nullMessages = false)
 {
     const ScaleRun ref = RunScale(args, 0, tag + "-seq");
+    if (messages == 0)
+    {
+        messages = static_cast<uint32_t>(Lines(ref.messages)) - 1;
+        ASSERT_GT(messages, 0u);
+    }
     ASSERT_EQ(Lines(ref.messages), messages + 1u) << "every message completes once";
     ASSERT_FALSE(ref.json.is_discarded());
     std::string distributed = args;
@@ -108,6 +114,14 @@ ExpectSameAsSequential(const std::string& args,
             EXPECT_TRUE(run.json["collective"]["complete"].get<bool>());
             EXPECT_NEAR(run.json["collective"]["time_s"].get<double>(),
                         ref.json["collective"]["time_s"].get<double>(),
+                        1e-12);
+        }
+        if (ref.json.contains("program"))
+        {
+            EXPECT_TRUE(ref.json["program"]["complete"].get<bool>());
+            EXPECT_TRUE(run.json["program"]["complete"].get<bool>());
+            EXPECT_NEAR(run.json["program"]["iteration_time_s"].get<double>(),
+                        ref.json["program"]["iteration_time_s"].get<double>(),
                         1e-12);
         }
     }
@@ -211,6 +225,18 @@ TEST(Distributed, AllToAllEqualsSequential)
         "a2a-ft");
 }
 
+TEST(Distributed, TrainingIterationEqualsSequential)
+{
+    // a GPT iteration (TP 8 in each domain, 2 pipeline stages, DP 2): each
+    // rank runs its own GPUs' compute and comms (ProgramRunner), comms made
+    // on whichever rank reaches them first
+    ExpectSameAsSequential("--topology=rail-only --hosts=32 --program=gpt", 0, {2, 4}, "gpt-ro");
+    ExpectSameAsSequential("--topology=rail-optimized --hosts=32 --program=gpt --pp=4",
+                           0,
+                           {2},
+                           "gpt-rf");
+}
+
 TEST(Distributed, BadPartitionsAreRefusedByName)
 {
     const std::string dir = FreshDir("bad");
@@ -238,6 +264,8 @@ TEST(Distributed, BadPartitionsAreRefusedByName)
         {4, "--hosts=2 --radix=4", "at most the topology's 3 vertices"},
         // the null-message engine never stops by itself
         {2, "--hosts=16 --radix=4 --null-messages", "--stop-ns"},
+        // the sequential engine on each of several processes
+        {2, "--hosts=16 --radix=4 --sequential", "mpirun -np"},
         // a collective's ranks tell each other by notes, more than a cable's
         // delay apart (a note due at the window's edge could come too late)
         {2,

@@ -41,6 +41,25 @@ TEST(Programs, AMalformedRateIsNamedNotAborted)
     }
 }
 
+TEST(Programs, SeveralProcessesOfAOneProcessProgramAreRefused)
+{
+    // under mpirun -np 2 each copy would run and print the whole simulation
+    // (what mpirun tells its processes: Open MPI's variable, or PMI's)
+    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    {
+        setenv(var, "2", 1);
+        const auto [status, text] = RunCapture("collective-bench --max-bytes=1024", "mpirun-two");
+        unsetenv(var);
+        EXPECT_EQ(status, 2) << var << ": " << text;
+        EXPECT_NE(text.find("mpirun -np"), std::string::npos) << text;
+        EXPECT_NE(text.find("bench/mpi-scale"), std::string::npos) << text;
+    }
+    setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+    const auto [status, text] = RunCapture("collective-bench --max-bytes=1024", "mpirun-one");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    EXPECT_EQ(status, 0) << "one process runs: " << text;
+}
+
 TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)
 {
     // ns-3's CommandLine would print its help and exit with 1; the programs

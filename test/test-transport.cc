@@ -14,6 +14,7 @@
 #include "ns3/transport.h"
 
 #include <gtest/gtest.h>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -204,4 +205,66 @@ TEST(TransportContract, TheRunsSeedChoosesTheFlowLabelsAndTheDefaultKeepsTheOldO
     // another run draws other labels (16 bits: a few of 64 may coincide)
     EXPECT_GE(differ2, 60U);
     EXPECT_GE(differ7, 60U);
+}
+
+namespace
+{
+/// A sink that counts its notes.
+class CountingSink : public MessageSink
+{
+  public:
+    void MessageDelivered(uint64_t /* cookie */) override
+    {
+    }
+
+    void NoteReceived(uint64_t cookie) override
+    {
+        notes += cookie;
+    }
+
+    uint64_t notes{0};
+};
+} // namespace
+
+/// Makes CountingSinks for a reserved range, and counts how often it is asked.
+struct SinkFactory
+{
+    MessageSink* Make(uint64_t serial)
+    {
+        ++asked;
+        const MessageSink::ReservedSerial reserved(serial);
+        made.push_back(std::make_unique<CountingSink>());
+        return made.back().get();
+    }
+
+    std::vector<std::unique_ptr<CountingSink>> made;
+    uint64_t asked{0};
+};
+
+TEST(TransportContract, ReservedSinkSerialsAreMadeOnFirstContactAndSkippedByOthers)
+{
+    // what a distributed ProgramRunner relies on: the k-th reserved serial is
+    // the same whenever its sink is made, and a note for it makes it
+    SinkFactory factory;
+    uint64_t& asked = factory.asked;
+    const uint64_t first =
+        MessageSink::ReserveSerials(3, MakeCallback(&SinkFactory::Make, &factory));
+    CountingSink after;
+    EXPECT_EQ(after.GetSinkSerial(), first + 3) << "a sink made later skips the reserved range";
+    EXPECT_EQ(MessageSink::FindSink(first + 3), &after);
+    MessageSink* second = MessageSink::FindSink(first + 1);
+    ASSERT_NE(second, nullptr);
+    EXPECT_EQ(second->GetSinkSerial(), first + 1);
+    EXPECT_EQ(MessageSink::FindSink(first + 1), second) << "made once";
+    EXPECT_EQ(asked, 1u);
+    EXPECT_EQ(MessageSink::FindSink(first + 4), nullptr) << "beyond the range: nobody";
+    // a note through the transport base reaches a sink made by its serial
+    Ptr<LossyTransport> transport = CreateObject<LossyTransport>(4, 2);
+    transport->SendNote(0, 1, *second, 7, MicroSeconds(5));
+    Simulator::Run();
+    EXPECT_EQ(static_cast<CountingSink*>(second)->notes, 7u);
+    MessageSink::ReleaseSerials(first);
+    EXPECT_EQ(MessageSink::FindSink(first + 2), nullptr) << "released: made no more";
+    EXPECT_EQ(asked, 1u);
+    Simulator::Destroy();
 }
