@@ -48,7 +48,10 @@ struct CollectiveResult
  * when its last byte is delivered, which also marks the matching Recv's data
  * as arrived (the k-th send from r to p matches the k-th receive at p from
  * r). A Recv completes when its data has arrived and it is ready. Local
- * reductions and copies take no time. The schedule is only read, so one
+ * reductions and copies take no time. With ControlDelay, the sender hears of
+ * the posted Recv and of the delivery that long later (notes, which is also
+ * how the ranks of a distributed run tell each other: each runs its own
+ * GPUs' part, and GatherResult combines them). The schedule is only read, so one
  * executor serves every algorithm and any schedule loaded from a file.
  */
 class CollectiveRun : public Object, public MessageSink
