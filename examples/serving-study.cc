@@ -18,8 +18,10 @@
 #include "ns3/topology-helper.h"
 #include "ns3/transport-helper.h"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 using namespace ns3;
@@ -49,6 +51,8 @@ main(int argc, char* argv[])
     std::string dispatch = "round-robin";
     std::string promptDist = "fixed";
     std::string outputDist = "fixed";
+    double promptSigma = 1.0;
+    double outputSigma = 1.0;
     std::string json;
 
     // --quick changes the defaults only: flags given with it still apply
@@ -88,13 +92,30 @@ main(int argc, char* argv[])
                    1u << 16);
     cmd.AddValue("prompt-dist",
                  "prompt lengths: fixed | uniform (integers on [ceil(M/2), 2M - ceil(M/2)], mean "
-                 "M = --prompt-tokens) | exponential (1 + round(Exp(M - 1)), at most 16 M); "
-                 "seeded by --seed",
+                 "M = --prompt-tokens) | exponential (1 + round(Exp(M - 1)), at most 16 M) | "
+                 "lognormal (1 + round(X), X lognormal of mean M - 1 and --prompt-sigma, at "
+                 "most 64 M); seeded by --seed",
                  promptDist);
     cmd.AddValue("output-dist",
                  "output lengths: fixed | uniform (on [max(2, ceil(M/2)), 2M - that]) | "
-                 "exponential (2 + round(Exp(M - 2)), at most 16 M); M = --output-tokens",
+                 "exponential (2 + round(Exp(M - 2)), at most 16 M) | lognormal (2 + "
+                 "round(X), X of mean M - 2 and --output-sigma, at most 64 M); M = "
+                 "--output-tokens",
                  outputDist);
+    const std::function<bool(double)> sigmaRange = [](double x) {
+        return std::isfinite(x) && x > 0 && x <= 2;
+    };
+    cmd.AddValue("prompt-sigma",
+                 "with --prompt-dist=lognormal: sigma of the log of the prompt lengths (median "
+                 "exp(-sigma^2/2) of the mean)",
+                 promptSigma,
+                 "a number in (0, 2]",
+                 sigmaRange);
+    cmd.AddValue("output-sigma",
+                 "with --output-dist=lognormal: sigma of the log of the output lengths",
+                 outputSigma,
+                 "a number in (0, 2]",
+                 sigmaRange);
     cmd.AddInteger("instances",
                    "serving instances (replicas), each on its own whole HB domains (two groups "
                    "when --disaggregated)",
@@ -118,8 +139,8 @@ main(int argc, char* argv[])
                  "layer (comms per block) | pass (one AllReduce and AllToAll per pass)",
                  granularity);
     cmd.AddValue("memory-bandwidth",
-                 "HBM bytes/s per GPU for the weight-read time (H100 SXM: 3.35e12; 0: "
-                 "FLOPs only)",
+                 "HBM bytes/s per GPU for the weight and KV-cache read time (H100 SXM: "
+                 "3.35e12; 0: FLOPs only, decode steps do not grow with the context)",
                  memoryBandwidth);
     cmd.AddValue("compute-efficiency", "fraction of peak FLOP/s reached, (0, 1]", efficiency);
     cmd.AddValue("backend", "flow | packet", backend);
@@ -134,6 +155,8 @@ main(int argc, char* argv[])
 
     try
     {
+        cmd.OnlyWith("prompt-sigma", promptDist == "lognormal", "with --prompt-dist=lognormal");
+        cmd.OnlyWith("output-sigma", outputDist == "lognormal", "with --output-dist=lognormal");
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
                       backend,
@@ -192,6 +215,8 @@ main(int argc, char* argv[])
         c.dispatch = dispatch;
         c.promptDistribution = promptDist;
         c.outputDistribution = outputDist;
+        c.promptSigma = promptSigma;
+        c.outputSigma = outputSigma;
         // ServingConfig names its fields as this program's flags, without "--"
         auto asFlag = [](const FabricConfigError& e) {
             const std::string what = e.what();
@@ -311,6 +336,8 @@ main(int argc, char* argv[])
                                           {"output_tokens", outputTokens},
                                           {"prompt_dist", promptDist},
                                           {"output_dist", outputDist},
+                                          {"prompt_sigma", promptSigma},
+                                          {"output_sigma", outputSigma},
                                           {"instances", instances},
                                           {"dispatch", dispatch},
                                           {"batch", batch},

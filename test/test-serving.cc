@@ -17,6 +17,7 @@
 #include "ns3/transport-helper.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <gtest/gtest.h>
 
@@ -428,6 +429,10 @@ TEST(Serving, BadConfigsAreRefusedByName)
         {[](ServingConfig& x) { x.outputDistribution = ""; }, "output-dist"},
         {[](ServingConfig& x) { x.dispatch = "random"; }, "dispatch"},
         {[](ServingConfig& x) { x.promptTokens = 0; }, "prompt-tokens"},
+        {[](ServingConfig& x) { x.promptSigma = 0; }, "prompt-sigma"},
+        {[](ServingConfig& x) { x.promptSigma = 2.01; }, "prompt-sigma"},
+        {[](ServingConfig& x) { x.outputSigma = -1; }, "output-sigma"},
+        {[](ServingConfig& x) { x.outputSigma = std::nan(""); }, "output-sigma"},
     };
     for (const auto& [change, field] : wrong)
     {
@@ -596,6 +601,119 @@ TEST(Serving, LengthDistributionsAreSeededWithTheirMeans)
     }
 }
 
+// Lognormal lengths: m + round(X), X lognormal of mean M - m and log sigma:
+// the sample mean is M and the sample median m + (M - m) exp(-sigma^2 / 2)
+// (the exponential's median would be m + (M - m) ln 2: 86 tokens more here).
+TEST(Serving, LognormalLengthsHaveTheirMeanAndMedian)
+{
+    ServingConfig c = Config();
+    c.requests = 4000;
+    c.promptTokens = 1000;
+    c.outputTokens = 100;
+    c.promptDistribution = "lognormal";
+    c.outputDistribution = "lognormal";
+    auto mean = [](const std::vector<uint32_t>& v) {
+        double s = 0;
+        for (uint32_t x : v)
+        {
+            s += x;
+        }
+        return s / v.size();
+    };
+    auto median = [](std::vector<uint32_t> v) {
+        std::sort(v.begin(), v.end());
+        return 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    };
+    for (double sigma : {1.0, 0.5})
+    {
+        SCOPED_TRACE(sigma);
+        c.promptSigma = sigma;
+        c.outputSigma = sigma;
+        const ServingLengths l = DrawServingLengths(c);
+        // the standard deviation of X is (M - m) sqrt(exp(sigma^2) - 1):
+        // 1310 tokens at sigma 1, over sqrt(4000) = 63: a standard error of
+        // 21 tokens (prompts), 2 (outputs); 4 standard errors allowed
+        const double spread = std::sqrt(std::exp(sigma * sigma) - 1) / std::sqrt(4000.0);
+        EXPECT_NEAR(mean(l.prompt), 1000, 4 * 999 * spread);
+        EXPECT_NEAR(mean(l.output), 100, 4 * 98 * spread);
+        // the median's standard error: median sigma sqrt(2 pi) / (2 sqrt(n))
+        const double promptMedian = 1 + 999 * std::exp(-sigma * sigma / 2);
+        const double outputMedian = 2 + 98 * std::exp(-sigma * sigma / 2);
+        const double medianError = sigma * std::sqrt(2 * M_PI) / (2 * std::sqrt(4000.0));
+        EXPECT_NEAR(median(l.prompt), promptMedian, 4 * promptMedian * medianError + 1);
+        EXPECT_NEAR(median(l.output), outputMedian, 4 * outputMedian * medianError + 1);
+        EXPECT_GE(*std::min_element(l.prompt.begin(), l.prompt.end()), 1U);
+        EXPECT_GE(*std::min_element(l.output.begin(), l.output.end()), 2U);
+        EXPECT_LE(*std::max_element(l.prompt.begin(), l.prompt.end()), 64000U);
+        EXPECT_EQ(DrawServingLengths(c).prompt, l.prompt); // same seed, same draws
+        ServingConfig other = c;
+        other.seed = 9;
+        EXPECT_NE(DrawServingLengths(other).output, l.output);
+    }
+    // the arrivals do not change with the distribution
+    ServingConfig fixed = c;
+    fixed.promptDistribution = "fixed";
+    EXPECT_EQ(ServingArrivals(fixed), ServingArrivals(c));
+    // an output mean of 2 can only be 2
+    c.outputTokens = 2;
+    EXPECT_EQ(DrawServingLengths(c).output, std::vector<uint32_t>(4000, 2));
+}
+
+// A decode step reads the weights and the KV cache of its requests'
+// contexts from HBM: with a memory bandwidth B and a memory-bound step of
+// B requests, step = (W + KV(sum of contexts) / G) / B + its AllReduces,
+// W the weight bytes a GPU holds; a request's context at its j-th step is
+// its prompt plus j tokens. One request of P + N tokens alone: TPOT = W / B
+// + KV(P + N / 2) / (G B) + 4 AllReduces (the mean context of its N - 1
+// steps is P + N / 2). Two requests prefilled back to back decode together:
+// each step j reads 2 (P + j) tokens.
+TEST(Serving, DecodeStepsReadTheKvCacheOfTheirContext)
+{
+    ServingConfig c = Config();
+    // a slow HBM, so that one token's KV read (0.68 us here) is well above
+    // the simulator's rounding of the step's tasks to nanoseconds
+    const double bw = 3e9;
+    c.memoryBandwidth = bw;
+    c.outputTokens = 9;
+    const double d = 2048;
+    const double weights = (2 * 12 * d * d + 8192 * d) * 2 / 8; // bytes per GPU
+    const double kvPerToken = 2.0 * 2 * d * 2;                  // K and V, 2 layers, 2 bytes
+    EXPECT_EQ(c.KvCacheBytes(1), kvPerToken);
+    // the pass's compute: memory bound, weights plus the context's KV over G
+    EXPECT_NEAR(c.PassComputeSeconds(1, 1, 3000), (weights + 3000 * kvPerToken / 8) / bw, 1e-12);
+    EXPECT_NEAR(c.PassComputeSeconds(1, 1, 0), weights / bw, 1e-15);
+    const uint32_t allReduces = 2 * c.model.layers;
+    const double ar1 = AllReduceAlone(c.model.ActivationBytes(1));
+    const double prefill = c.PassComputeSeconds(c.promptTokens, 1) +
+                           allReduces * AllReduceAlone(c.model.ActivationBytes(c.promptTokens));
+    const double n = c.outputTokens;
+    const double p = c.promptTokens;
+    const double tpot = (weights + (p + n / 2) * kvPerToken / 8) / bw + allReduces * ar1;
+    for (const char* topology : {"rail-only", "fat-tree"})
+    {
+        const auto r = Serve(c, topology)[0];
+        EXPECT_NEAR(r.Ttft(), prefill, 1e-7) << topology;
+        EXPECT_NEAR(r.Tpot(), tpot, 1e-7) << topology;
+        // longer than a step that reads no KV cache by KV(P + N / 2) / (G B)
+        EXPECT_GT(r.Tpot() - (weights / bw + allReduces * ar1),
+                  0.99 * (p + n / 2) * kvPerToken / 8 / bw);
+    }
+
+    c.requests = 2;
+    c.rate = 1e7; // both there before the first prefill ends
+    const double ar2 = AllReduceAlone(c.model.ActivationBytes(2));
+    double steps = 0;
+    for (uint32_t j = 1; j < c.outputTokens; ++j)
+    {
+        steps += (weights + 2 * (p + j) * kvPerToken / 8) / bw + allReduces * ar2;
+    }
+    const auto both = Serve(c);
+    // the first waits for the second's prefill, then both decode together
+    EXPECT_NEAR(both[0].lastToken - both[0].firstToken, prefill + steps, 1e-7);
+    EXPECT_NEAR(both[1].lastToken - both[1].firstToken, steps, 1e-7);
+    EXPECT_NEAR(both[1].firstToken - both[0].firstToken, prefill, 1e-7);
+}
+
 TEST(ServingStudy, BadFlagsExitTwoNamingTheFlag)
 {
     const std::vector<std::pair<std::string, std::string>> cases = {
@@ -624,6 +742,12 @@ TEST(ServingStudy, BadFlagsExitTwoNamingTheFlag)
         {"--prompt-dist=normal", "--prompt-dist"},
         {"--output-dist=zipf", "--output-dist"},
         {"--dispatch=random", "--dispatch"},
+        {"--prompt-dist=lognormal --prompt-sigma=0", "--prompt-sigma"},
+        {"--prompt-dist=lognormal --prompt-sigma=2.5", "--prompt-sigma"},
+        {"--output-dist=lognormal --output-sigma=nan", "--output-sigma"},
+        {"--output-dist=lognormal --output-sigma=wide", "--output-sigma"},
+        {"--prompt-sigma=0.5", "--prompt-sigma"}, // without lognormal prompts
+        {"--output-dist=uniform --output-sigma=0.5", "--output-sigma"},
     };
     int i = 0;
     for (const auto& [args, flag] : cases)

@@ -55,6 +55,8 @@ struct ServingConfig
     uint32_t outputTokens{64};     //!< output tokens per request (the mean, >= 2)
     std::string promptDistribution{"fixed"}; //!< of the prompt lengths (LengthDistributionNames)
     std::string outputDistribution{"fixed"}; //!< of the output lengths
+    double promptSigma{1.0};                 //!< lognormal prompts: sigma of the log, (0, 2]
+    double outputSigma{1.0};                 //!< lognormal outputs: sigma of the log, (0, 2]
     uint32_t instances{1};                   //!< serving instances (replicas)
     std::string dispatch{"round-robin"};     //!< request to instance (DispatchNames)
     uint32_t maxBatch{8};                    //!< most requests in a decode step
@@ -86,17 +88,23 @@ struct ServingConfig
 
     /**
      * \brief Compute seconds of one forward pass on each GPU of an instance:
-     *        per block, max(FLOPs / (C x efficiency), weight bytes /
-     *        memoryBandwidth) (the second term only when memoryBandwidth > 0),
-     *        plus the output layer the same way (see BuildServingPass).
+     *        per block, max(FLOPs / (C x efficiency), (weight bytes + KV bytes
+     *        read) / memoryBandwidth) (the second term only when
+     *        memoryBandwidth > 0), plus the output layer the same way (see
+     *        BuildServingPass).
      * \param tokens tokens of the pass \param sequences requests in the pass
+     * \param contextTokens tokens whose KV cache the pass reads, summed over
+     *        its requests (a decode step; 0 for a prefill)
      * \return seconds
      */
-    double PassComputeSeconds(uint64_t tokens, uint32_t sequences) const;
+    double PassComputeSeconds(uint64_t tokens,
+                              uint32_t sequences,
+                              uint64_t contextTokens = 0) const;
 
     /// \return the names of the granularities
     static std::vector<std::string> GranularityNames();
-    /// \return the names of the length distributions: fixed, uniform, exponential
+    /// \return the names of the length distributions: fixed, uniform,
+    /// exponential, lognormal
     static std::vector<std::string> LengthDistributionNames();
     /// \return the names of the dispatch policies: round-robin, least-loaded
     static std::vector<std::string> DispatchNames();
@@ -112,7 +120,12 @@ struct ServingConfig
  * - uniform: an integer uniform on [lo, 2M - lo], lo = max(m, ceil(M / 2)),
  *   so the mean is M exactly;
  * - exponential: m + round(X), X exponential of mean M - m, at most 16 M
- *   (the mean is M to within the rounding and the cut, under 1 % for M >= 10).
+ *   (the mean is M to within the rounding and the cut, under 1 % for M >= 10);
+ * - lognormal: m + round(X), X = exp(N(mu, sigma^2)) with sigma the config's
+ *   promptSigma or outputSigma and mu = ln(M - m) - sigma^2 / 2 (so X has
+ *   mean M - m and median (M - m) exp(-sigma^2 / 2)), at most 64 M (the cut
+ *   removes Phi((sigma^2 / 2 - ln 64) / sigma) of the mean: 0.01 % at
+ *   sigma = 1, 2 % at 1.5, 14 % at 2).
  * Prompts are drawn from ns-3 random variables on RNG stream (seed + 2^62)
  * mod 2^63, outputs on (seed + 2^62 + 2^61) mod 2^63 (arrivals use stream
  * seed): same seed and ns-3 RngSeed/RngRun, same lengths, bit for bit.
@@ -144,23 +157,27 @@ ServingLengths DrawServingLengths(const ServingConfig& config);
  *   experts x FfnParams() / G weights (every local expert read);
  * and after the last block the output layer, 2 V d ceil(sequences / ep) / tp
  * FLOPs (logits of one token per request), V d / tp weights; weights are
- * bytesPerParam bytes each.  Communication, at granularity "layer": per
- * block a = M_cc / 4 ring AllReduces (tp > 1) over each TP group of
- * ActivationBytes(t) bytes, after equal compute pieces (max(a, 1) pieces;
- * max(a, 2) for an MoE block with ep > 1, whose last piece sits between a
- * dispatch and a combine "direct" AllToAll over the ep GPUs of each TP
- * index, each of t x topK x d x bytesPerActivation / tp bytes per GPU, as in
- * TrainingIteration).  At granularity "pass": one compute task of the whole
- * pass, then one AllReduce of all the pass's AllReduce bytes and one
- * AllToAll of all its AllToAll bytes (fewer events, fewer latencies).
+ * bytesPerParam bytes each. A decode step also reads the KV cache of its
+ * requests' contexts in every block: KvCacheBytes(contextTokens) / (layers x
+ * G) bytes per GPU per block (the cache is spread over the instance's GPUs
+ * as BuildKvTransfer sends it), added to the block's weight bytes.  Communication, at granularity
+ * "layer": per block a = M_cc / 4 ring AllReduces (tp > 1) over each TP group of ActivationBytes(t)
+ * bytes, after equal compute pieces (max(a, 1) pieces; max(a, 2) for an MoE block with ep > 1,
+ * whose last piece sits between a dispatch and a combine "direct" AllToAll over the ep GPUs of each
+ * TP index, each of t x topK x d x bytesPerActivation / tp bytes per GPU, as in TrainingIteration).
+ * At granularity "pass": one compute task of the whole pass, then one AllReduce of all the pass's
+ * AllReduce bytes and one AllToAll of all its AllToAll bytes (fewer events, fewer latencies).
  * \param config the job \param gpus the instance's GPUs (G of them)
  * \param tokens tokens \param sequences requests
+ * \param contextTokens tokens whose KV cache a decode step reads (the sum of
+ *        its requests' prompt and generated tokens; 0: none)
  * \return the program (ranks: config.gpus; GPUs outside the instance idle)
  */
 ParallelProgram BuildServingPass(const ServingConfig& config,
                                  const std::vector<uint32_t>& gpus,
                                  uint64_t tokens,
-                                 uint32_t sequences);
+                                 uint32_t sequences,
+                                 uint64_t contextTokens = 0);
 
 /**
  * \ingroup gpu-fabric
@@ -238,9 +255,11 @@ double ServingPercentile(std::vector<double> values, double q);
  *   decode queue when its cache has arrived.
  * - Decode: continuous batching at a fixed maximum batch: before every
  *   step, requests waiting (in order) join the running batch up to
- *   maxBatch; a step of B requests is one pass of B tokens, and gives each
- *   of them its next token; a request leaves after its last token (its own
- *   output length).
+ *   maxBatch; a step of B requests is one pass of B tokens that reads the
+ *   KV cache of their contexts (each request's prompt tokens plus the tokens
+ *   it has produced, the one fed in among them), and gives each of them its
+ *   next token; a request leaves after its last token (its own output
+ *   length).
  * - Co-located: one engine, prefill first: at every step boundary it
  *   prefills the next waiting request if the batch has room, else runs a
  *   decode step; a prefilled request joins the batch at once (its KV cache
