@@ -31,6 +31,7 @@ main(int argc, char* argv[])
     std::string aicb;
     uint32_t gpus = 0;
     std::string timeUnit = "ns";
+    uint32_t vpp = 1;
     std::string topology = "rail-only";
     std::string preset = "dgx-h100";
     uint32_t radix = 64;
@@ -60,6 +61,12 @@ main(int argc, char* argv[])
     cmd.AddValue("time-unit",
                  "unit of the --aicb file's compute and update times: ns (SimAI's ticks) | us",
                  timeUnit);
+    cmd.AddInteger("vpp",
+                   "model chunks per pipeline stage of the --aicb job (interleaved 1F1B when > 1; "
+                   "0: the file's vpp, which AICB sets to its layer count)",
+                   vpp,
+                   0,
+                   1u << 20);
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("preset", "platform: dgx-a100, dgx-h100, gh200-256, gb200-nvl72, ...", preset);
     cmd.AddInteger("radix", "switch radix", radix, 2, 65536);
@@ -89,7 +96,7 @@ main(int argc, char* argv[])
     try
     {
         cmd.OnlyWith("aicb", trace.empty(), "without --trace (one workload per run)");
-        for (const char* f : {"gpus", "time-unit"})
+        for (const char* f : {"gpus", "time-unit", "vpp"})
         {
             cmd.OnlyWith(f, !aicb.empty(), "with --aicb");
         }
@@ -140,7 +147,23 @@ main(int argc, char* argv[])
             options.domainSize = domainSize;
             options.gpus = gpus;
             options.timeUnitSeconds = timeUnit == "us" ? 1e-6 : 1e-9;
-            AicbReplay replay = ReadAicbWorkload(aicb, options);
+            options.virtualStages = vpp;
+            AicbReplay replay;
+            try
+            {
+                replay = ReadAicbWorkload(aicb, options);
+            }
+            catch (const FabricConfigError& e)
+            {
+                // the option is this program's flag
+                const std::string what = e.what();
+                const size_t allowed = what.find("allowed: ");
+                if (e.Parameter() != "vpp" || allowed == std::string::npos)
+                {
+                    throw;
+                }
+                throw FabricConfigError("--vpp", cmd.ValueText("vpp"), what.substr(allowed + 9));
+            }
             program = std::move(replay.program);
             computeSeconds = std::move(replay.computeSeconds);
             replayed = replay.layers;
@@ -157,15 +180,29 @@ main(int argc, char* argv[])
                                      : std::string());
             if (replay.pp > 1)
             {
-                source += fmt::format(", 1F1B over {} micro-batch(es): {} pipeline transfers of "
-                                      "{} bytes",
-                                      replay.microBatches,
-                                      replay.pipelineMessages,
-                                      replay.ppCommBytes);
+                source += fmt::format(
+                    ", {}1F1B over {} micro-batch(es): {} pipeline transfers of "
+                    "{} bytes",
+                    replay.virtualStages > 1
+                        ? fmt::format("interleaved ({} chunks per stage) ", replay.virtualStages)
+                        : std::string(),
+                    replay.microBatches,
+                    replay.pipelineMessages,
+                    replay.ppCommBytes);
+            }
+            if (replay.recomputedLayers > 0)
+            {
+                source += fmt::format(", {} layer forward(s) recomputed per rank",
+                                      replay.recomputedLayers);
             }
             pipeline = {{"micro_batches", replay.microBatches},
                         {"pipeline_messages", replay.pipelineMessages},
-                        {"pipeline_bytes", replay.pipelineBytes}};
+                        {"pipeline_bytes", replay.pipelineBytes},
+                        {"virtual_stages", replay.virtualStages},
+                        {"recomputed_layers", replay.recomputedLayers},
+                        {"recompute_time_s",
+                         *std::max_element(replay.recomputeSeconds.begin(),
+                                           replay.recomputeSeconds.end())}};
         }
         const uint32_t ranks = program.ranks;
 

@@ -259,9 +259,24 @@ TEST(AicbWorkload, MalformedFilesNameTheFileLineAndField)
         {"gpus", AicbHeader(8, 12) + "1\n" + dpLayer, " line 1 all_gpus", "'12'"},
         {"ep", AicbHeader(2, 8, 3) + "1\n" + dpLayer, " line 1 ep", "'3'"},
         {"checkpoints",
-         "HYBRID_TRANSFORMER_FWD_IN_BCKWD all_gpus: 4 checkpoints: 2 1 3\n1\n" + dpLayer,
+         "HYBRID_TRANSFORMER_FWD_IN_BCKWD all_gpus: 4 checkpoints: 2 0 3\n1\n" + dpLayer,
          " line 1 checkpoints",
-         "'2'"},
+         "'3'"},
+        {"checkpoint-list",
+         "HYBRID_TRANSFORMER_FWD_IN_BCKWD all_gpus: 4 checkpoints: 3 0 1\n1\n" + dpLayer,
+         " line 1 checkpoints",
+         "'3'"},
+        {"initiate-self",
+         "HYBRID_TRANSFORMER_FWD_IN_BCKWD all_gpus: 4 checkpoints: 1 1 checkpoint_initiates: 1 "
+         "1\n2\n" +
+             dpLayer + dpLayer,
+         " line 1 checkpoint_initiates",
+         "'1'"},
+        {"initiate-policy",
+         "HYBRID_TRANSFORMER all_gpus: 4 checkpoints: 1 0 checkpoint_initiates: 1 1\n2\n" +
+             dpLayer + dpLayer,
+         " line 1 checkpoint_initiates",
+         "'1'"},
     };
     for (const Case& c : cases)
     {
@@ -521,6 +536,300 @@ TEST(AicbWorkload, PipelineStagesSendActivationsAndGradientsInOneFOneBOrder)
     EXPECT_NE(e.find("'4'"), std::string::npos) << e;
 }
 
+/// A pp = 1 file of \p layers lines, forward f_k = 10 (k + 1) us, input
+/// gradient 30 us, weight gradient 20 us; with \p tp > 1 every forward
+/// all-reduces 1 MiB over the TP group. \p checkpoints ends the header.
+std::string
+RecomputeFile(uint32_t tp, uint32_t layers, const std::string& checkpoints)
+{
+    std::string text = fmt::format("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: {} "
+                                   "ep: 1 pp: 1 vpp: {} ga: 1 all_gpus: 8 {}\n{}\n",
+                                   tp,
+                                   layers,
+                                   checkpoints,
+                                   layers);
+    for (uint32_t k = 0; k < layers; ++k)
+    {
+        text += fmt::format("layer{}\t-1\t{}\t{}\t{}\t30000\tNONE\t0\t20000\tNONE\t0\t0\n",
+                            k,
+                            10000 * (k + 1),
+                            tp > 1 ? "ALLREDUCE" : "NONE",
+                            tp > 1 ? 1 << 20 : 0);
+    }
+    return text;
+}
+
+// Activation recomputation as SimAI reads checkpoints: the backward of an
+// initiating layer i first runs again the forward (compute, then its comm,
+// waited for) of the layers from its checkpoint c up to i - 1. So the
+// iteration takes what it takes without plus those forwards: pp = 1 without
+// comms exactly their compute; at TP 8 their compute plus one TP all-reduce
+// each (as long as each of the forward ones); pp = 2 the 1F1B schedule with
+// every backward pass longer by the micro-batch's recomputed forwards.
+TEST(AicbWorkload, RecomputationAddsTheCheckpointedForwards)
+{
+    // no comms: 5 layers, checkpoints 0 and 3, initiates 2 and 4: layers 0,
+    // 1 (before layer 2's backward) and 3 (before layer 4's) again
+    const std::string none = "checkpoints: 0 checkpoint_initiates: 0";
+    const std::string two = "checkpoints: 2 0 3 checkpoint_initiates: 2 4 2";
+    const double compute = (10 + 20 + 30 + 40 + 50) * 1e-6 + 5 * 50e-6;
+    const double again = (10 + 20 + 40) * 1e-6;
+    const AicbReplay plain = ReadAicbWorkload(WorkloadFile("rc-plain", RecomputeFile(1, 5, none)));
+    const AicbReplay rc = ReadAicbWorkload(WorkloadFile("rc", RecomputeFile(1, 5, two)));
+    EXPECT_EQ(plain.recomputedLayers, 0U);
+    EXPECT_EQ(rc.recomputedLayers, 3U);
+    for (uint32_t r = 0; r < 8; ++r)
+    {
+        EXPECT_NEAR(rc.recomputeSeconds[r], again, 1e-15);
+        EXPECT_NEAR(rc.computeSeconds[r], compute + again, 1e-15);
+        EXPECT_EQ(plain.recomputeSeconds[r], 0);
+    }
+    EXPECT_NEAR(RunOnRailOnly(plain.program), compute, 1e-9);
+    EXPECT_NEAR(RunOnRailOnly(rc.program), compute + again, 1e-9);
+
+    // TP 8 (one NVLink domain): every forward all-reduces 1 MiB, waited for
+    const AicbReplay tpPlain =
+        ReadAicbWorkload(WorkloadFile("rc-tp-plain", RecomputeFile(8, 5, none)));
+    const AicbReplay tpRc = ReadAicbWorkload(WorkloadFile("rc-tp", RecomputeFile(8, 5, two)));
+    EXPECT_EQ(tpRc.program.comms.size(), tpPlain.program.comms.size() + 3);
+    const double withoutS = RunOnRailOnly(tpPlain.program);
+    const double allReduce = (withoutS - compute) / 5; // five forward all-reduces
+    EXPECT_NEAR(allReduce / RingAllReduceTime(8, 1 << 20, NvlinkRingParams()), 1.0, 0.03);
+    EXPECT_NEAR(RunOnRailOnly(tpRc.program), withoutS + again + 3 * allReduce, 1e-8);
+
+    // pp = 2, 4 micro-batches of three lines (attention, mlp, a head of no
+    // compute): the head initiates and the attention line is the
+    // checkpoint, so each backward pass first recomputes attention and mlp
+    const uint32_t ga = 4;
+    std::string layers = fmt::format("{}\n", 1 + 3 * ga);
+    layers += "grad_param_compute\t-1\t2000\tNONE\t0\t30000\tNONE\t0\t1000\tNONE\t0\t100\n";
+    std::string checkpoints = fmt::format("checkpoints: {}", ga);
+    std::string initiates = fmt::format(" checkpoint_initiates: {}", ga);
+    for (uint32_t i = 0; i < ga; ++i)
+    {
+        layers += "attention\t-1\t50000\tNONE\t0\t90000\tNONE\t0\t10000\tNONE\t0\t100\n"
+                  "mlp\t-1\t60000\tNONE\t0\t100000\tNONE\t0\t20000\tNONE\t0\t100\n"
+                  "head\t-1\t0\tNONE\t0\t0\tNONE\t0\t0\tNONE\t0\t100\n";
+        checkpoints += fmt::format(" {}", 1 + 3 * i);
+        initiates += fmt::format(" {}", 3 + 3 * i);
+    }
+    const std::string header = fmt::format("HYBRID_TRANSFORMER_FWD_IN_BCKWD "
+                                           "model_parallel_NPU_group: 2 ep: 1 pp: 2 vpp: 8 ga: {} "
+                                           "all_gpus: 8 {}{} pp_comm: 4194304\n",
+                                           ga,
+                                           checkpoints,
+                                           initiates);
+    const AicbReplay pp = ReadAicbWorkload(WorkloadFile("rc-pp", header + layers));
+    EXPECT_EQ(pp.microBatchLayers, 3U);
+    EXPECT_EQ(pp.recomputedLayers, 2 * ga);
+    const double f = 110e-6;
+    const double b = 220e-6;
+    const AlphaBetaParams nv = NvlinkRingParams();
+    const double c = nv.alpha + 4194304 * 8.0 / nv.linkRateBps;
+    const PipelineOracle o = OneFOneBPipeline(2, ga, f, b + f, c, 2e-6);
+    EXPECT_TRUE(o.disjoint);
+    EXPECT_NEAR(RunOnRailOnly(pp.program) / (o.finish + 31e-6), 1.0, 1e-4);
+    for (double s : pp.recomputeSeconds)
+    {
+        EXPECT_NEAR(s, ga * f, 1e-15);
+    }
+
+    // a checkpoint in another micro-batch's pass is refused
+    const std::string across = WorkloadFile(
+        "rc-across",
+        fmt::format("HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 2 ep: 1 pp: 2 "
+                    "ga: {} all_gpus: 8 checkpoints: 1 1 checkpoint_initiates: 1 6 pp_comm: 4096\n",
+                    ga) +
+            layers);
+    const std::string e = ReadError(across);
+    EXPECT_NE(e.find(across + " line 1 checkpoint_initiates"), std::string::npos) << e;
+    EXPECT_NE(e.find("'6'"), std::string::npos) << e;
+}
+
+/// Times of an interleaved pipeline computed pass by pass from its
+/// definition: each stage runs \p order[stage] (forward?, micro-batch,
+/// chunk), a pass starting when the one before it on the stage has ended
+/// and its input has arrived: a forward of chunk j on stage p needs the same
+/// micro-batch's forward of virtual stage j pp + p - 1 (stage p - 1, or the
+/// last stage's chunk j - 1), a backward the backward of virtual stage
+/// j pp + p + 1; a transfer takes \p c. A chunk's pass takes \p f or \p b.
+double
+InterleavedPipeline(const std::vector<std::vector<PipelineStep>>& order,
+                    uint32_t v,
+                    uint32_t m,
+                    double f,
+                    double b,
+                    double c)
+{
+    const auto pp = static_cast<uint32_t>(order.size());
+    // end[direction][virtual stage][micro-batch]
+    std::array<std::vector<std::vector<double>>, 2> end;
+    for (auto& e : end)
+    {
+        e.assign(pp * v, std::vector<double>(m, -1));
+    }
+    std::vector<size_t> next(pp, 0);
+    std::vector<double> free(pp, 0);
+    for (bool progress = true; progress;)
+    {
+        progress = false;
+        for (uint32_t p = 0; p < pp; ++p)
+        {
+            while (next[p] < order[p].size())
+            {
+                const PipelineStep s = order[p][next[p]];
+                const uint32_t vs = s.chunk * pp + p;
+                double ready = free[p];
+                const bool needs = s.forward ? vs > 0 : vs + 1 < pp * v;
+                if (needs)
+                {
+                    const double in =
+                        end[s.forward ? 0 : 1][s.forward ? vs - 1 : vs + 1][s.microBatch];
+                    if (in < 0)
+                    {
+                        break;
+                    }
+                    ready = std::max(ready, in + c);
+                }
+                free[p] = ready + (s.forward ? f : b);
+                end[s.forward ? 0 : 1][vs][s.microBatch] = free[p];
+                ++next[p];
+                progress = true;
+            }
+        }
+    }
+    double finish = 0;
+    for (uint32_t p = 0; p < pp; ++p)
+    {
+        EXPECT_EQ(next[p], order[p].size()) << "stage " << p << " deadlocked";
+        finish = std::max(finish, free[p]);
+    }
+    return finish;
+}
+
+// Interleaved 1F1B (Megatron-LM's virtual stages): the order is Megatron's;
+// each stage's micro-batch lines are cut into v chunks; the iteration takes
+// the interleaved schedule's time (pass by pass, with transfers of alpha +
+// bytes / rate), and its bubble (the time beyond ga (F + B)) is the
+// non-interleaved one's over v: (pp - 1) (F + B) / v, to within the
+// transfers on the critical path.
+TEST(AicbWorkload, InterleavedPipelineCutsTheBubbleByVpp)
+{
+    // Megatron's order for pp 2, 2 chunks, 4 micro-batches, by hand:
+    // forwards (mb, chunk) (0,0) (1,0) (0,1) (1,1) (2,0) (3,0) (2,1) (3,1),
+    // backwards (0,1) (1,1) (0,0) (1,0) (2,1) (3,1) (2,0) (3,0); stage 0
+    // warms up with 4 forwards, stage 1 with 2
+    const std::vector<std::array<uint32_t, 3>> stage0 = {{1, 0, 0},
+                                                         {1, 1, 0},
+                                                         {1, 0, 1},
+                                                         {1, 1, 1},
+                                                         {1, 2, 0},
+                                                         {0, 0, 1},
+                                                         {1, 3, 0},
+                                                         {0, 1, 1},
+                                                         {1, 2, 1},
+                                                         {0, 0, 0},
+                                                         {1, 3, 1},
+                                                         {0, 1, 0},
+                                                         {0, 2, 1},
+                                                         {0, 3, 1},
+                                                         {0, 2, 0},
+                                                         {0, 3, 0}};
+    const std::vector<std::array<uint32_t, 3>> stage1 = {{1, 0, 0},
+                                                         {1, 1, 0},
+                                                         {1, 0, 1},
+                                                         {0, 0, 1},
+                                                         {1, 1, 1},
+                                                         {0, 1, 1},
+                                                         {1, 2, 0},
+                                                         {0, 0, 0},
+                                                         {1, 3, 0},
+                                                         {0, 1, 0},
+                                                         {1, 2, 1},
+                                                         {0, 2, 1},
+                                                         {1, 3, 1},
+                                                         {0, 3, 1},
+                                                         {0, 2, 0},
+                                                         {0, 3, 0}};
+    for (uint32_t p = 0; p < 2; ++p)
+    {
+        const auto order = InterleavedOneFOneBSchedule(p, 2, 2, 4);
+        const auto& want = p == 0 ? stage0 : stage1;
+        ASSERT_EQ(order.size(), want.size());
+        for (size_t i = 0; i < order.size(); ++i)
+        {
+            EXPECT_EQ(order[i].forward, want[i][0] == 1) << p << " step " << i;
+            EXPECT_EQ(order[i].microBatch, want[i][1]) << p << " step " << i;
+            EXPECT_EQ(order[i].chunk, want[i][2]) << p << " step " << i;
+        }
+    }
+
+    // pp 4 x tp 2 on one DGX-H100, 8 micro-batches of four equal lines
+    // (forward 25 us, backward 40 + 10 us): F = 100 us, B = 200 us a stage
+    const uint32_t pp = 4;
+    const uint32_t ga = 8;
+    const uint64_t bytes = 65536;
+    std::string text = fmt::format("{}\n", 4 * ga);
+    for (uint32_t i = 0; i < 4 * ga; ++i)
+    {
+        text += fmt::format("l{}\t-1\t25000\tNONE\t0\t40000\tNONE\t0\t10000\tNONE\t0\t0\n", i % 4);
+    }
+    const std::string path =
+        WorkloadFile("vpp", PipelineHeader(2, pp, ga, 8, std::to_string(bytes)) + text);
+    const AlphaBetaParams nv = NvlinkRingParams();
+    const double c = nv.alpha + bytes * 8.0 / nv.linkRateBps;
+    const double work = ga * 300e-6;
+    std::vector<double> bubble;
+    for (uint32_t v : {1U, 2U, 4U})
+    {
+        SCOPED_TRACE(v);
+        AicbReplayOptions o;
+        o.virtualStages = v;
+        const AicbReplay replay = ReadAicbWorkload(path, o);
+        EXPECT_EQ(replay.virtualStages, v);
+        EXPECT_EQ(replay.pipelineMessages, 2ULL * (pp * v - 1) * ga * 2);
+        std::vector<std::vector<PipelineStep>> order;
+        for (uint32_t p = 0; p < pp; ++p)
+        {
+            order.push_back(v > 1 ? InterleavedOneFOneBSchedule(p, pp, v, ga)
+                                  : OneFOneBSchedule(p, pp, ga));
+        }
+        const double expected = InterleavedPipeline(order, v, ga, 100e-6 / v, 200e-6 / v, c);
+        const double simulated = RunOnRailOnly(replay.program);
+        EXPECT_NEAR(simulated / expected, 1.0, 1e-4);
+        bubble.push_back(simulated - work);
+        // (pp - 1) (F + B) / v, plus at most one transfer per pass on the
+        // critical path: 2 v ga passes of a stage and 2 pp v virtual stages
+        // (measured: 16, 14 and 30 transfers for v = 1, 2, 4)
+        std::printf("vpp %u: bubble %.3f us, (pp - 1)(F + B) / v %.3f us, transfer %.3f us\n",
+                    v,
+                    bubble.back() * 1e6,
+                    (pp - 1) * 300e-6 / v * 1e6,
+                    c * 1e6);
+        EXPECT_NEAR(bubble.back(), (pp - 1) * 300e-6 / v, 2.0 * v * (ga + pp) * c);
+    }
+    EXPECT_LT(bubble[1], 0.6 * bubble[0]);
+    EXPECT_LT(bubble[2], 0.6 * bubble[1]);
+    // 0: the header's vpp (4 here)
+    AicbReplayOptions fromFile;
+    fromFile.virtualStages = 0;
+    EXPECT_EQ(ReadAicbWorkload(path, fromFile).virtualStages, 4U);
+
+    // what cannot be interleaved names the field
+    AicbReplayOptions three;
+    three.virtualStages = 3; // 4 lines per micro-batch
+    EXPECT_NE(ReadError(path, three).find("invalid vpp: got '3'"), std::string::npos);
+    const std::string odd =
+        WorkloadFile("vpp-ga", PipelineHeader(2, pp, 6, 8, "4096") + PipelineLayers(6));
+    AicbReplayOptions twoChunks;
+    twoChunks.virtualStages = 2;
+    EXPECT_NE(ReadError(odd, twoChunks).find(odd + " line 1 ga"), std::string::npos);
+    const std::string flat =
+        WorkloadFile("vpp-flat", PipelineHeader(2, 1, 4, 4, "0") + PipelineLayers(4));
+    EXPECT_NE(ReadError(flat, twoChunks).find("invalid vpp: got '2'"), std::string::npos);
+    EXPECT_EQ(ReadAicbWorkload(flat, fromFile).virtualStages, 1U); // no pipeline
+}
+
 #ifdef GPU_FABRIC_BIN_DIR
 TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
 {
@@ -553,6 +862,17 @@ TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
     EXPECT_EQ(jp["micro_batches"], 4);
     EXPECT_EQ(jp["pipeline_messages"], 32);
     EXPECT_EQ(jp["pipeline_bytes"], 32 * 4194304ULL);
+    EXPECT_EQ(jp["virtual_stages"], 1);
+    EXPECT_EQ(jp["recomputed_layers"], 0);
+    // --vpp=2: two chunks of one line each, 2 (2 x 2 - 1) x 4 x 4 transfers
+    const std::string vppJson = ::testing::TempDir() + "aicb-replay-vpp.json";
+    const std::string vpp =
+        fmt::format("{} --aicb={} --vpp=2 --json={} > /dev/null", bin, pipelined, vppJson);
+    ASSERT_EQ(std::system(vpp.c_str()), 0) << vpp;
+    std::ifstream vppIn(vppJson);
+    const nlohmann::json jv = nlohmann::json::parse(vppIn);
+    EXPECT_EQ(jv["virtual_stages"], 2);
+    EXPECT_EQ(jv["pipeline_messages"], 2 * 3 * 4 * 4);
     // \return the exit status and what it wrote to stderr
     const std::string err = ::testing::TempDir() + "aicb-replay.err";
     auto run = [&](const std::string& args) {
@@ -577,6 +897,12 @@ TEST(AicbWorkload, ChakraReplayProgramReplaysAicbFilesAndExitsTwoOnBadOnes)
     std::tie(code, text) = run(fmt::format("--aicb={} --time-unit=s", path));
     EXPECT_EQ(code, 2);
     EXPECT_NE(text.find("--time-unit"), std::string::npos) << text;
+    std::tie(code, text) = run(fmt::format("--aicb={} --vpp=3", pipelined));
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find("invalid --vpp: got '3'"), std::string::npos) << text;
+    std::tie(code, text) = run(fmt::format("--trace={} --vpp=2", path));
+    EXPECT_EQ(code, 2);
+    EXPECT_NE(text.find("--vpp"), std::string::npos) << text;
 }
 #endif
 

@@ -197,8 +197,11 @@ struct FileHeader
     uint32_t ep{1};
     uint32_t pp{1};
     std::optional<uint32_t> gpus;
-    std::optional<uint32_t> ga;      //!< micro-batches per iteration
-    std::optional<uint64_t> ppBytes; //!< pp_comm: bytes of one pipeline transfer
+    std::optional<uint32_t> ga;        //!< micro-batches per iteration
+    std::optional<uint64_t> ppBytes;   //!< pp_comm: bytes of one pipeline transfer
+    std::optional<uint32_t> vpp;       //!< virtual stages (AICB writes its layer count)
+    std::vector<uint32_t> checkpoints; //!< layers whose activations are kept
+    std::vector<uint32_t> initiates;   //!< layers whose backward first recomputes
 };
 
 FileHeader
@@ -214,6 +217,7 @@ ParseHeader(const std::string& file, const std::string& line)
                   "policies AICB writes), then key: value pairs");
     h.policy = tokens[0];
     const std::string sizeAllowed = fmt::format("an integer from 1 to {}", kMaxGpus);
+    const std::string indexAllowed = fmt::format("a layer index from 0 to {}", kMaxLayers - 1);
     for (size_t i = 1; i < tokens.size(); i += 2)
     {
         std::string key = tokens[i];
@@ -247,8 +251,9 @@ ParseHeader(const std::string& file, const std::string& line)
         }
         else if (key == "vpp")
         {
-            // AICB writes the layer count here; interleaving is not replayed
-            ParseUnsigned(value, where, 0, kMaxLayers, "an integer >= 0");
+            // AICB writes the layer count here: interleaving is replayed only
+            // when asked for (AicbReplayOptions::virtualStages)
+            h.vpp = ParseUnsigned(value, where, 0, kMaxLayers, "an integer >= 0");
         }
         else if (key == "ga")
         {
@@ -270,12 +275,26 @@ ParseHeader(const std::string& file, const std::string& line)
         }
         else if (key == "checkpoints" || key == "checkpoint_initiates")
         {
-            ParseUnsigned(value,
+            // a count, then that many layer indices (SimAI's fwd_in_bckwd)
+            const auto n = ParseUnsigned(value,
+                                         where,
+                                         0,
+                                         kMaxLayers,
+                                         fmt::format("a count of layer indices from 0 to {}, then "
+                                                     "the indices",
+                                                     kMaxLayers));
+            FabricRequire(i + 1 + n < tokens.size(),
                           where,
-                          0,
-                          0,
-                          "0 (activation recomputation, SimAI's fwd_in_bckwd checkpoints, is "
-                          "not replayed)");
+                          value,
+                          fmt::format("a count followed by that many layer indices ({} follow)",
+                                      tokens.size() - i - 2));
+            auto& list = key == "checkpoints" ? h.checkpoints : h.initiates;
+            for (uint64_t k = 0; k < n; ++k)
+            {
+                list.push_back(static_cast<uint32_t>(
+                    ParseUnsigned(tokens[i + 2 + k], where, 0, kMaxLayers - 1, indexAllowed)));
+            }
+            i += n;
         }
         else
         {
@@ -375,6 +394,7 @@ class Builder
         out.program.ranks = gpus;
         out.program.tasks.assign(gpus, {});
         out.computeSeconds.assign(gpus, 0);
+        out.recomputeSeconds.assign(gpus, 0);
     }
 
     /// Only the ranks of pipeline stage \p stage from now on (nullopt: all),
@@ -385,8 +405,9 @@ class Builder
         m_microBatch = microBatch;
     }
 
-    /// Every selected rank computes for \p units, after its last waited-for task.
-    void Compute(double units)
+    /// Every selected rank computes for \p units, after its last waited-for
+    /// task (\p recompute: a forward pass run again during the backward).
+    void Compute(double units, bool recompute = false)
     {
         if (units <= 0)
         {
@@ -399,6 +420,7 @@ class Builder
             {
                 m_prev[r] = Chain(r, ProgramTask::Kind::Compute, s, 0, true);
                 m_out.computeSeconds[r] += s;
+                m_out.recomputeSeconds[r] += recompute ? s : 0;
             }
         }
     }
@@ -471,16 +493,16 @@ class Builder
     }
 
     /// Every rank of the selected stage receives micro-batch \p mb's
-    /// activations (\p forward) or gradients from its peer in stage
-    /// \p from: posted now, so the sender never waits; the rank's next
-    /// task waits for it.
-    void Receive(uint32_t from, uint32_t mb, bool forward)
+    /// activations (\p forward) or gradients for its model chunk \p chunk
+    /// from its peer in stage \p from: posted now, so the sender never
+    /// waits; the rank's next task waits for it.
+    void Receive(uint32_t from, uint32_t mb, uint32_t chunk, bool forward)
     {
         for (uint32_t r = 0; r < m_out.program.ranks; ++r)
         {
             if (Selected(r))
             {
-                const uint32_t comm = Transfer(Peer(r, from), r, mb, forward);
+                const uint32_t comm = Transfer(Peer(r, from), r, mb, chunk, forward);
                 m_extra[r].push_back(Add(r, ProgramTask::Kind::Comm, 0, comm, {}));
             }
         }
@@ -488,14 +510,15 @@ class Builder
 
     /// Every rank of the selected stage sends micro-batch \p mb's
     /// activations (\p forward) or gradients to its peer in stage \p to,
-    /// after its pass; its next pass does not wait for the send.
-    void Send(uint32_t to, uint32_t mb, bool forward)
+    /// for that peer's model chunk \p chunk, after its pass; its next pass
+    /// does not wait for the send.
+    void Send(uint32_t to, uint32_t mb, uint32_t chunk, bool forward)
     {
         for (uint32_t r = 0; r < m_out.program.ranks; ++r)
         {
             if (Selected(r))
             {
-                const uint32_t comm = Transfer(r, Peer(r, to), mb, forward);
+                const uint32_t comm = Transfer(r, Peer(r, to), mb, chunk, forward);
                 std::vector<uint32_t> deps = m_extra[r];
                 if (m_prev[r])
                 {
@@ -523,10 +546,10 @@ class Builder
     }
 
     /// The sendrecv comm of one pipeline transfer, made when first asked for.
-    uint32_t Transfer(uint32_t src, uint32_t dst, uint32_t mb, bool forward)
+    uint32_t Transfer(uint32_t src, uint32_t dst, uint32_t mb, uint32_t chunk, bool forward)
     {
         const auto [it, added] =
-            m_transfers.emplace(std::make_tuple(src, dst, mb, forward),
+            m_transfers.emplace(std::make_tuple(src, dst, mb, chunk, forward),
                                 static_cast<uint32_t>(m_out.program.comms.size()));
         if (added)
         {
@@ -536,9 +559,10 @@ class Builder
             pc.members = {src, dst};
             pc.bytes = m_out.ppCommBytes;
             pc.chunkBytes = m_options.chunkBytes;
-            pc.label = fmt::format("pp {} mb {} {}->{}",
+            pc.label = fmt::format("pp {} mb {}{} {}->{}",
                                    forward ? "activation" : "gradient",
                                    mb,
+                                   m_out.virtualStages > 1 ? fmt::format(" chunk {}", chunk) : "",
                                    src,
                                    dst);
             m_out.program.comms.push_back(std::move(pc));
@@ -587,8 +611,8 @@ class Builder
     std::vector<std::vector<uint32_t>> m_extra;  //!< per rank: receives the next task waits for
     std::optional<uint32_t> m_stage;             //!< the selected stage (none: all)
     std::optional<uint32_t> m_microBatch;        //!< for labels
-    /// (src, dst, micro-batch, forward) -> comm
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>, uint32_t> m_transfers;
+    /// (src, dst, micro-batch, receiver's chunk, forward) -> comm
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, bool>, uint32_t> m_transfers;
 };
 
 /// The largest S such that the last m x S layer lines are m copies of one
@@ -765,15 +789,91 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
                                   count,
                                   out.microBatches));
     }
-    FabricRequire(uint64_t{gpus} * (uint64_t{count} * 9 + uint64_t{out.microBatches} * 4) <=
-                      kMaxTasks,
+    // interleaving: each stage's micro-batch lines in virtualStages chunks
+    const bool vppFromFile = options.virtualStages == 0;
+    const std::string vppWhere = vppFromFile ? At(path, 1, "vpp") : std::string("vpp");
+    FabricRequire(!vppFromFile || h.pp == 1 || h.vpp.value_or(0) >= 1,
+                  vppWhere,
+                  h.vpp ? fmt::format("{}", *h.vpp) : std::string("(missing)"),
+                  "the model chunks per pipeline stage, >= 1, when the file's vpp is asked for");
+    // (without a pipeline the file's vpp, AICB's layer count, means nothing)
+    out.virtualStages = !vppFromFile ? options.virtualStages : h.pp > 1 ? *h.vpp : 1;
+    if (out.virtualStages > 1)
+    {
+        const uint32_t v = out.virtualStages;
+        FabricRequire(h.pp > 1 && h.policy != "MICRO",
+                      vppWhere,
+                      v,
+                      "1 without a pipeline (pp = 1 or MICRO): interleaving splits each "
+                      "stage's layers into model chunks");
+        FabricRequire(v <= out.microBatchLayers && out.microBatchLayers % v == 0,
+                      vppWhere,
+                      v,
+                      fmt::format("a divisor of the {} layer line(s) of a micro-batch (each model "
+                                  "chunk an equal share of them)",
+                                  out.microBatchLayers));
+        FabricRequire(out.microBatches % h.pp == 0,
+                      At(path, 1, "ga"),
+                      out.microBatches,
+                      fmt::format("a multiple of pp = {} with interleaving (vpp {}), as "
+                                  "Megatron-LM's interleaved schedule requires",
+                                  h.pp,
+                                  v));
+    }
+    // recomputation: the backward of an initiating layer first runs the
+    // forward of the layers from its checkpoint up to the one below it
+    for (const auto& [list, key] : {std::make_pair(&h.checkpoints, "checkpoints"),
+                                    std::make_pair(&h.initiates, "checkpoint_initiates")})
+    {
+        for (uint32_t index : *list)
+        {
+            FabricRequire(index < count,
+                          At(path, 1, key),
+                          index,
+                          fmt::format("a layer index below the {} layer line(s)", count));
+        }
+    }
+    FabricRequire(h.initiates.empty() || h.policy == "HYBRID_TRANSFORMER_FWD_IN_BCKWD",
+                  At(path, 1, "checkpoint_initiates"),
+                  h.initiates.size(),
+                  "0 unless the policy is HYBRID_TRANSFORMER_FWD_IN_BCKWD (the one that "
+                  "recomputes forward passes in the backward)");
+    std::map<uint32_t, uint32_t> recomputeFrom; // initiating layer -> its checkpoint
+    for (uint32_t i : h.initiates)
+    {
+        uint32_t c = 0;
+        bool found = false;
+        for (uint32_t k : h.checkpoints)
+        {
+            if (k <= i && (!found || k > c))
+            {
+                c = k;
+                found = true;
+            }
+        }
+        // SimAI starts at the nearest checkpoint at or below; at the layer
+        // itself it would run on past it into layers already done
+        FabricRequire(found && c < i,
+                      At(path, 1, "checkpoint_initiates"),
+                      i,
+                      "a layer with a checkpoint layer below it and none at it (its backward "
+                      "first recomputes the forward of the layers from that checkpoint up to the "
+                      "one below it)");
+        if (recomputeFrom.emplace(i, c).second)
+        {
+            out.recomputedLayers += i - c;
+        }
+    }
+    const uint64_t tasksPerRank = uint64_t{count} * 9 + uint64_t{out.recomputedLayers} * 3 +
+                                  uint64_t{out.microBatches} * out.virtualStages * 4;
+    FabricRequire(uint64_t{gpus} * tasksPerRank <= kMaxTasks,
                   At(path, 2, "layer count"),
                   count,
                   fmt::format("at most {} tasks in all: {} layers on {} GPUs make up to {}",
                               kMaxTasks,
                               count,
                               gpus,
-                              uint64_t{gpus} * (uint64_t{count} * 9 + out.microBatches * 4)));
+                              uint64_t{gpus} * tasksPerRank));
     for (const Layer& l : layers)
     {
         for (const Comm* c : {&l.fwdComm, &l.igComm, &l.wgComm})
@@ -783,6 +883,39 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
     }
 
     Builder b(path, options, out, gpus);
+    const auto forward = [&](uint32_t from, uint32_t to) {
+        for (uint32_t i = from; i < to; ++i)
+        {
+            b.Compute(layers[i].fwd);
+            b.Communicate(layers[i], i, layers[i].fwdComm, "fwd", true);
+        }
+    };
+    const auto backward = [&](uint32_t from, uint32_t to) {
+        for (uint32_t i = to; i-- > from;)
+        {
+            const auto again = recomputeFrom.find(i);
+            if (again != recomputeFrom.end())
+            {
+                FabricRequire(again->second >= from,
+                              At(path, 1, "checkpoint_initiates"),
+                              i,
+                              fmt::format("a layer whose checkpoint (layer {}) is in its own pass "
+                                          "(layer lines {} to {} here)",
+                                          again->second,
+                                          from,
+                                          to - 1));
+                for (uint32_t j = again->second; j < i; ++j)
+                {
+                    b.Compute(layers[j].fwd, true);
+                    b.Communicate(layers[j], j, layers[j].fwdComm, "recompute", true);
+                }
+            }
+            b.Compute(layers[i].ig);
+            b.Communicate(layers[i], i, layers[i].igComm, "ig", true);
+            b.Compute(layers[i].wg);
+            b.Communicate(layers[i], i, layers[i].wgComm, "wg", false);
+        }
+    };
     if (h.policy == "MICRO")
     {
         for (uint32_t i = 0; i < count; ++i)
@@ -792,73 +925,57 @@ ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options)
     }
     else if (h.pp == 1)
     {
-        for (uint32_t i = 0; i < count; ++i)
-        {
-            b.Compute(layers[i].fwd);
-            b.Communicate(layers[i], i, layers[i].fwdComm, "fwd", true);
-        }
-        for (uint32_t i = count; i-- > 0;)
-        {
-            b.Compute(layers[i].ig);
-            b.Communicate(layers[i], i, layers[i].igComm, "ig", true);
-            b.Compute(layers[i].wg);
-            b.Communicate(layers[i], i, layers[i].wgComm, "wg", false);
-        }
+        forward(0, count);
+        backward(0, count);
     }
     else
     {
         // every stage runs the file's lines (SimAI gives every rank the same
         // file): the lines before the micro-batches' once, around its 1F1B
-        // passes of each micro-batch's lines
+        // passes of each micro-batch's lines (of one model chunk's share of
+        // them when interleaved: chunk j of stage p is virtual stage j pp + p)
         const uint32_t m = out.microBatches;
+        const uint32_t v = out.virtualStages;
+        const uint32_t pp = h.pp;
         const uint32_t first = count - m * out.microBatchLayers;
-        const auto forward = [&](uint32_t from, uint32_t to) {
-            for (uint32_t i = from; i < to; ++i)
-            {
-                b.Compute(layers[i].fwd);
-                b.Communicate(layers[i], i, layers[i].fwdComm, "fwd", true);
-            }
-        };
-        const auto backward = [&](uint32_t from, uint32_t to) {
-            for (uint32_t i = to; i-- > from;)
-            {
-                b.Compute(layers[i].ig);
-                b.Communicate(layers[i], i, layers[i].igComm, "ig", true);
-                b.Compute(layers[i].wg);
-                b.Communicate(layers[i], i, layers[i].wgComm, "wg", false);
-            }
-        };
-        for (uint32_t p = 0; p < h.pp; ++p)
+        const uint32_t chunkLines = out.microBatchLayers / v;
+        for (uint32_t p = 0; p < pp; ++p)
         {
             b.Select(p);
             forward(0, first);
-            for (const auto& [isForward, mb] : OneFOneBSchedule(p, h.pp, m))
+            const auto order =
+                v > 1 ? InterleavedOneFOneBSchedule(p, pp, v, m) : OneFOneBSchedule(p, pp, m);
+            for (const PipelineStep& step : order)
             {
+                const uint32_t mb = step.microBatch;
+                const uint32_t chunk = step.chunk;
                 b.Select(p, mb);
-                const uint32_t from = first + mb * out.microBatchLayers;
-                const uint32_t to = from + out.microBatchLayers;
-                if (isForward)
+                const uint32_t from = first + mb * out.microBatchLayers + chunk * chunkLines;
+                const uint32_t to = from + chunkLines;
+                if (step.forward)
                 {
-                    if (p > 0)
+                    // from the virtual stage before: stage p - 1, or the last
+                    // stage's previous chunk
+                    if (p > 0 || chunk > 0)
                     {
-                        b.Receive(p - 1, mb, true);
+                        b.Receive(p > 0 ? p - 1 : pp - 1, mb, chunk, true);
                     }
                     forward(from, to);
-                    if (p + 1 < h.pp)
+                    if (p + 1 < pp || chunk + 1 < v)
                     {
-                        b.Send(p + 1, mb, true);
+                        b.Send(p + 1 < pp ? p + 1 : 0, mb, p + 1 < pp ? chunk : chunk + 1, true);
                     }
                 }
                 else
                 {
-                    if (p + 1 < h.pp)
+                    if (p + 1 < pp || chunk + 1 < v)
                     {
-                        b.Receive(p + 1, mb, false);
+                        b.Receive(p + 1 < pp ? p + 1 : 0, mb, chunk, false);
                     }
                     backward(from, to);
-                    if (p > 0)
+                    if (p > 0 || chunk > 0)
                     {
-                        b.Send(p - 1, mb, false);
+                        b.Send(p > 0 ? p - 1 : pp - 1, mb, p > 0 ? chunk : chunk - 1, false);
                     }
                 }
             }

@@ -34,6 +34,10 @@ struct AicbReplayOptions
     /// Seconds per unit of the compute and update times. SimAI's workload
     /// layer counts them in ticks of its ns-3 front end, nanoseconds.
     double timeUnitSeconds{1e-9};
+    /// Model chunks per pipeline stage (interleaved 1F1B when > 1); 0: the
+    /// header's vpp. 1 by default because AICB writes its layer count as
+    /// vpp, not an interleaving.
+    uint32_t virtualStages{1};
 };
 
 /**
@@ -57,8 +61,11 @@ struct AicbReplay
     uint64_t ppCommBytes{0};      //!< pp > 1: pp_comm, bytes of one pipeline transfer
     uint64_t pipelineMessages{0}; //!< pipeline transfers (activations and gradients)
     uint64_t pipelineBytes{0};    //!< their bytes
+    uint32_t virtualStages{1};    //!< model chunks per stage (> 1: interleaved 1F1B)
+    uint32_t recomputedLayers{0}; //!< layer forwards each rank runs again in its backward
     std::vector<double>
         computeSeconds; //!< per rank: its forward, input- and weight-gradient compute
+    std::vector<double> recomputeSeconds; //!< per rank: of that, forward compute run again
 };
 
 /**
@@ -69,8 +76,9 @@ struct AicbReplay
  *
  * Format. Line 1: the parallelism policy, then "key: value" pairs:
  * model_parallel_NPU_group (TP size), ep (alias
- * expert_parallel_npu_group), pp, vpp, ga, all_gpus, pp_comm,
- * checkpoints and checkpoint_initiates (both must be 0). Line 2: the number
+ * expert_parallel_npu_group), pp, vpp, ga, all_gpus, pp_comm, and
+ * checkpoints and checkpoint_initiates, each a count followed by that many
+ * layer indices (0-based line numbers after line 2). Line 2: the number
  * of layers. Then one line per layer of 12 whitespace-separated fields:
  * name, a reserved integer (-1), forward compute time, forward comm type,
  * forward comm size, input-gradient compute time, comm type, size,
@@ -90,12 +98,17 @@ struct AicbReplay
  * rank's contribution (the module's size, counted as nccl-tests does, is
  * that times the group size); the others' are each rank's buffer.
  *
- * Schedule (SimAI's HYBRID_TRANSFORMER and HYBRID_TRANSFORMER_FWD_IN_BCKWD
- * without checkpoints): every rank runs the layers in order, forward compute
- * then the forward comm, waiting for it; then in reverse order input-gradient
- * compute, its comm (waited for), weight-gradient compute and its comm, not
- * waited for: it overlaps the layers below. The update time is a delay
- * after each comm that runs. The iteration ends when every comm has. MICRO:
+ * Schedule (SimAI's HYBRID_TRANSFORMER and HYBRID_TRANSFORMER_FWD_IN_BCKWD):
+ * every rank runs the layers in order, forward compute then the forward
+ * comm, waiting for it; then in reverse order input-gradient compute, its
+ * comm (waited for), weight-gradient compute and its comm, not waited for:
+ * it overlaps the layers below. The update time is a delay after each comm
+ * that runs. Activation recomputation (HYBRID_TRANSFORMER_FWD_IN_BCKWD, as
+ * SimAI reads checkpoints): before the input-gradient compute of a layer i
+ * of checkpoint_initiates, the rank runs the forward (compute, then the
+ * forward comm, waited for) of layers c .. i - 1 again, c the nearest
+ * checkpoint layer at or below i; c must exist, be below i and (pp > 1) lie
+ * in i's pass. The iteration ends when every comm has. MICRO:
  * each line's weight-gradient comm, one after another, no compute. A comm
  * whose group is one rank or whose size is 0 is skipped (as SimAI skips it).
  *
@@ -112,8 +125,13 @@ struct AicbReplay
  * pass waits for the gradient from stage p + 1 and sends one to stage p - 1;
  * each transfer is pp_comm bytes between the ranks of the same (d, t), its
  * receive posted at the start (the sender never waits) and the sender going
- * on with its next pass while it travels. vpp (interleaving) is not
- * replayed.
+ * on with its next pass while it travels. Interleaved (virtualStages v > 1,
+ * ga a multiple of pp): each pass's lines are cut into v equal model
+ * chunks, chunk j of stage p being virtual stage j pp + p; passes run in
+ * InterleavedOneFOneBSchedule order, the last stage sending chunk j's
+ * activations to stage 0's chunk j + 1 and stage 0 chunk j's gradients to
+ * the last stage's chunk j - 1; 2 (pp v - 1) transfers per micro-batch and
+ * (d, t).
  *
  * \param path the workload file
  * \param options collective mapping, GPU count and time unit
@@ -125,7 +143,10 @@ struct AicbReplay
  *        more layer lines than line 2 says, all_gpus not divisible by tp * pp,
  *        a DP size not divisible by ep; with pp > 1, ga 0, pp_comm 0 or
  *        missing, or layer lines that do not end with ga copies of one
- *        sequence of names
+ *        sequence of names; checkpoint indices beyond the layers, an
+ *        initiating layer without a checkpoint below it (or in another
+ *        pass); interleaving without a pipeline, a v that does not divide a
+ *        micro-batch's lines or a ga that is not a multiple of pp
  */
 AicbReplay ReadAicbWorkload(const std::string& path, const AicbReplayOptions& options = {});
 

@@ -242,6 +242,42 @@ OneFOneBSchedule(uint32_t stage, uint32_t pp, uint32_t microBatches)
     return steps;
 }
 
+std::vector<PipelineStep>
+InterleavedOneFOneBSchedule(uint32_t stage, uint32_t pp, uint32_t chunks, uint32_t microBatches)
+{
+    NS_ABORT_MSG_IF(pp < 2 || chunks < 2 || microBatches % pp != 0 || stage >= pp,
+                    "interleaving needs pp > 1, chunks > 1 and micro-batches a multiple of pp");
+    const uint32_t total = microBatches * chunks;
+    // the k-th pass of a direction: pp micro-batches through one chunk,
+    // then the next chunk, then the next pp micro-batches
+    const auto step = [&](bool forward, uint32_t k) {
+        const uint32_t round = (k / pp) % chunks;
+        return PipelineStep{forward,
+                            (k / (pp * chunks)) * pp + k % pp,
+                            forward ? round : chunks - 1 - round};
+    };
+    const uint32_t warmup =
+        microBatches == pp ? total : std::min(2 * (pp - 1 - stage) + (chunks - 1) * pp, total);
+    std::vector<PipelineStep> steps;
+    steps.reserve(2 * total);
+    uint32_t nextF = 0;
+    uint32_t nextB = 0;
+    for (; nextF < warmup; ++nextF)
+    {
+        steps.push_back(step(true, nextF));
+    }
+    while (nextF < total)
+    {
+        steps.push_back(step(true, nextF++));
+        steps.push_back(step(false, nextB++));
+    }
+    while (nextB < total)
+    {
+        steps.push_back(step(false, nextB++));
+    }
+    return steps;
+}
+
 void
 TrainingIteration::BuildCalls()
 {

@@ -101,6 +101,7 @@ struct PipelineStep
 {
     bool forward{true};     //!< forward (true) or backward (false) pass
     uint32_t microBatch{0}; //!< which micro-batch
+    uint32_t chunk{0};      //!< interleaved: which of the stage's model chunks
 };
 
 /**
@@ -114,6 +115,29 @@ struct PipelineStep
  * \return the steps in order (2 x microBatches of them)
  */
 std::vector<PipelineStep> OneFOneBSchedule(uint32_t stage, uint32_t pp, uint32_t microBatches);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The interleaved 1F1B order of one pipeline stage (Megatron-LM's
+ *        schedule with virtual stages): the stage holds \p chunks model
+ *        chunks, chunk j of stage p being virtual stage j pp + p. Its k-th
+ *        forward (of the microBatches x chunks) is of chunk (k / pp) mod
+ *        chunks and micro-batch (k / (pp chunks)) pp + k mod pp; its k-th
+ *        backward the same with chunk chunks - 1 - (k / pp) mod chunks.
+ *        Warm-up: every forward when microBatches = pp, else
+ *        min(2 (pp - 1 - stage) + (chunks - 1) pp, microBatches x chunks)
+ *        forwards; then one forward and one backward in turn, then the
+ *        remaining backwards. With equal passes of F + B per micro-batch
+ *        and stage, the bubble is (pp - 1) (F + B) / chunks.
+ * \param stage the stage, below \p pp \param pp stages (> 1)
+ * \param chunks model chunks per stage (> 1)
+ * \param microBatches micro-batches, a multiple of \p pp
+ * \return the steps in order (2 x microBatches x chunks of them)
+ */
+std::vector<PipelineStep> InterleavedOneFOneBSchedule(uint32_t stage,
+                                                      uint32_t pp,
+                                                      uint32_t chunks,
+                                                      uint32_t microBatches);
 
 /**
  * \ingroup gpu-fabric
