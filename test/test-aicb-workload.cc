@@ -233,6 +233,7 @@ TEST(AicbWorkload, MalformedFilesNameTheFileLineAndField)
          "HYBRID_FOO model_parallel_NPU_group: 1 all_gpus: 4\n1\n" + dpLayer,
          " line 1 policy",
          "'HYBRID_FOO'"},
+        {"simai-policy", "HYBRID_DLRM 3\n1\n" + dpLayer, " line 1 policy", "are not): "},
         {"key",
          "HYBRID_TRANSFORMER model_paralel: 1 all_gpus: 4\n1\n" + dpLayer,
          " line 1 key",

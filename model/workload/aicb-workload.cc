@@ -10,6 +10,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -209,12 +210,28 @@ ParseHeader(const std::string& file, const std::string& line)
 {
     const std::vector<std::string> tokens = Split(line);
     FileHeader h;
+    // SimAI's other policies (ASTRA-sim's), which AICB does not write
+    static const char* const kNotReplayed[] = {"DATA",
+                                               "MODEL",
+                                               "HYBRID_DATA_MODEL",
+                                               "HYBRID_MODEL_DATA",
+                                               "HYBRID_CUSTOMIZED",
+                                               "HYBRID_DLRM",
+                                               "HYBRID_DLRM_ENHANCED",
+                                               "DISTRIBUTED_INFERENCE"};
+    const bool known =
+        !tokens.empty() && std::find(std::begin(kNotReplayed), std::end(kNotReplayed), tokens[0]) !=
+                               std::end(kNotReplayed);
     FabricRequire(!tokens.empty() && (tokens[0] == "HYBRID_TRANSFORMER_FWD_IN_BCKWD" ||
                                       tokens[0] == "HYBRID_TRANSFORMER" || tokens[0] == "MICRO"),
                   At(file, 1, "policy"),
                   tokens.empty() ? std::string("(empty line)") : tokens[0],
-                  "HYBRID_TRANSFORMER_FWD_IN_BCKWD, HYBRID_TRANSFORMER or MICRO (the "
-                  "policies AICB writes), then key: value pairs");
+                  std::string(known ? "a policy replayed here (SimAI's DATA, MODEL, HYBRID_*_MODEL/"
+                                      "DATA, HYBRID_CUSTOMIZED, DLRM and DISTRIBUTED_INFERENCE "
+                                      "policies are not): "
+                                    : "") +
+                      "HYBRID_TRANSFORMER_FWD_IN_BCKWD, HYBRID_TRANSFORMER or MICRO (the "
+                      "policies AICB writes), then key: value pairs");
     h.policy = tokens[0];
     const std::string sizeAllowed = fmt::format("an integer from 1 to {}", kMaxGpus);
     const std::string indexAllowed = fmt::format("a layer index from 0 to {}", kMaxLayers - 1);
