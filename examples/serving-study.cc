@@ -78,6 +78,10 @@ main(int argc, char* argv[])
                  preset);
     cmd.AddInteger("gpus", "GPUs of the cluster (a multiple of K)", gpus, 1, 1u << 16);
     cmd.AddValue("topology", "comma-separated: rail-only, rail-optimized, fat-tree", topologies);
+    std::string topologiesAlias;
+    cmd.AddValue("topologies",
+                 "the same list as --topology (the name multi-job and rail-only-vs-fat-tree use)",
+                 topologiesAlias);
     cmd.AddValue("rate", "request arrival rate, requests per second (Poisson)", rate);
     cmd.AddInteger("requests", "number of requests", requests, 1, 1u << 20);
     cmd.AddInteger("prompt-tokens",
@@ -155,6 +159,14 @@ main(int argc, char* argv[])
 
     try
     {
+        if (cmd.WasGiven("topologies"))
+        {
+            FabricRequire(!cmd.WasGiven("topology"),
+                          "--topologies",
+                          topologiesAlias,
+                          "not with --topology (one list: they are the same flag)");
+            topologies = topologiesAlias;
+        }
         cmd.OnlyWith("prompt-sigma", promptDist == "lognormal", "with --prompt-dist=lognormal");
         cmd.OnlyWith("output-sigma", outputDist == "lognormal", "with --output-dist=lognormal");
         FabricRequire(backend == "packet" || backend == "flow",

@@ -815,6 +815,17 @@ TEST(ServingStudy, InstancesAndLengthDistributionsSameSeedSameOutput)
         "serving-inst-text");
     EXPECT_EQ(status, 0) << text;
     EXPECT_NE(text.find("2 instance(s) (round-robin)"), std::string::npos) << text;
+    // --topologies is the same list, under the name the other programs use
+    const auto [aliasStatus, aliasText] = gpu_fabric_test::RunCapture(
+        "serving-study --quick --requests=2 --instances=2 --topologies=rail-only",
+        "serving-inst-alias");
+    EXPECT_EQ(aliasStatus, 0) << aliasText;
+    EXPECT_EQ(aliasText, text);
+    const auto [bothStatus, bothText] = gpu_fabric_test::RunCapture(
+        "serving-study --quick --topologies=rail-only --topology=fat-tree",
+        "serving-inst-both");
+    EXPECT_EQ(bothStatus, 2) << bothText;
+    EXPECT_NE(bothText.find("--topologies"), std::string::npos) << bothText;
 }
 
 } // namespace
