@@ -187,10 +187,71 @@ TEST(TopologyCost, DirectConnectEquipmentIsTransceiversFibresAndPatchingInClosed
     EXPECT_EQ(model->DirectConnectCost(ro), 0.0);
 }
 
+TEST(TopologyCost, DirectConnectTransceiversArePricedByTheArcRate)
+{
+    // the cheaper of ceil(r / 400G) 400G and ceil(r / 800G) 800G transceivers
+    // per arc end, each term's price distinct
+    auto model = CreateObject<FabricCostModel>();
+    model->SetAttribute("TransceiverPrice", DoubleValue(7));
+    model->SetAttribute("Transceiver800gPrice", DoubleValue(10));
+    model->SetAttribute("TransceiverPower", DoubleValue(2));
+    model->SetAttribute("Transceiver800gPower", DoubleValue(3));
+    model->SetAttribute("FibrePrice", DoubleValue(0));
+    model->SetAttribute("PatchPanelPortPrice", DoubleValue(0));
+
+    struct Case
+    {
+        uint64_t arcGbps;
+        double price; // one arc end
+        double power;
+    };
+
+    // 401G and 800G: one 800G (10) beats two 400G (14); 1000G and 1200G:
+    // two 800G (20) beat three 400G (21); 2400G: three 800G (30), not six 400G
+    for (const Case& c : std::vector<Case>{{100, 7, 2},
+                                           {400, 7, 2},
+                                           {401, 10, 3},
+                                           {800, 10, 3},
+                                           {1000, 20, 6},
+                                           {1200, 20, 6},
+                                           {2400, 30, 9}})
+    {
+        SCOPED_TRACE(c.arcGbps);
+        EXPECT_DOUBLE_EQ(model->TransceiverPriceAt(c.arcGbps * 1'000'000'000), c.price);
+        EXPECT_DOUBLE_EQ(model->TransceiverPowerAt(c.arcGbps * 1'000'000'000), c.power);
+        // Hypercube(3) at 3 x the arc rate per node: 24 arc ends
+        ClusterParams p;
+        p.platform = HbDomainPreset::Custom(1, DataRate("100Gbps"), DataRate("100Gbps"));
+        const FabricCounts n =
+            CountEquipment(BuildDirectConnect(MakeHypercube(3), 3 * c.arcGbps * 1'000'000'000, p),
+                           1);
+        EXPECT_EQ(n.transceivers, 24u);
+        ASSERT_EQ(n.directTransceiversByRate.size(), 1u);
+        EXPECT_EQ(n.directTransceiversByRate.begin()->first, c.arcGbps * 1'000'000'000);
+        EXPECT_DOUBLE_EQ(model->Cost(n), 24 * c.price);
+        EXPECT_DOUBLE_EQ(model->Power(n), 24 * c.power);
+    }
+    // 800G dearer than two 400G: two 400G per 800G arc end
+    model->SetAttribute("Transceiver800gPrice", DoubleValue(15));
+    EXPECT_DOUBLE_EQ(model->TransceiverPriceAt(800'000'000'000), 14);
+    EXPECT_DOUBLE_EQ(model->TransceiverPowerAt(800'000'000'000), 4);
+    // a switched fabric's transceivers stay at TransceiverPrice, whatever the rate
+    ClusterParams fast = PaperParams(64, 16);
+    fast.platform = HbDomainPreset::Get("gb200-nvl72");
+    fast.gpus = 144;
+    const FabricCounts ro = CountEquipment(BuildRailOnly(fast), 16);
+    EXPECT_TRUE(ro.directTransceiversByRate.empty());
+    EXPECT_DOUBLE_EQ(model->Cost(ro), ro.switchPorts * 748.0 + ro.transceivers * 7.0);
+}
+
 TEST(TopologyCost, BadDirectConnectPricesAndPatchingAreRefusedByName)
 {
     auto model = CreateObject<FabricCostModel>();
-    for (const std::string name : {"FibrePrice", "PatchPanelPortPrice", "OcsPortPrice"})
+    for (const std::string name : {"FibrePrice",
+                                   "PatchPanelPortPrice",
+                                   "OcsPortPrice",
+                                   "Transceiver800gPrice",
+                                   "Transceiver800gPower"})
     {
         SCOPED_TRACE(name);
         EXPECT_FALSE(model->SetAttributeFailSafe(name, DoubleValue(-1)));

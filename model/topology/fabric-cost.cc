@@ -64,6 +64,7 @@ CountEquipment(const FabricTopology& topo, uint32_t radix)
             // a transmitter at the tail and a receiver at the head: one
             // transceiver's worth per direction
             directTransceivers += cable.bidirectional ? 2 : 1;
+            c.directTransceiversByRate[cable.rateBps] += cable.bidirectional ? 2 : 1;
             ++arcs[{graphNode(cable.a), graphNode(cable.b)}];
             if (cable.bidirectional)
             {
@@ -116,6 +117,20 @@ FabricCostModel::GetTypeId()
                           DoubleValue(24.0),
                           MakeDoubleAccessor(&FabricCostModel::m_portPower),
                           MakeDoubleChecker<double>(0.0))
+            .AddAttribute("Transceiver800gPrice",
+                          "US dollars per 800G optical transceiver, for direct-connect arcs "
+                          "above 400 Gb/s (assumption: TransceiverPrice's 374 x 1.79, the "
+                          "800G:400G ratio of published module prices, $1,100-1,400 per 800G "
+                          "OSFP DR8 against $600-800 per 400G QSFP-DD, luxoptx.com 2024).",
+                          DoubleValue(668.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_transceiver800gPrice),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("Transceiver800gPower",
+                          "Watts per 800G optical transceiver (assumption: 16 W, within the "
+                          "16-18 W power budgets of 800G QSFP-DD and OSFP modules).",
+                          DoubleValue(16.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_transceiver800gPower),
+                          MakeDoubleChecker<double>(0.0))
             .AddAttribute("FibrePrice",
                           "US dollars per direct-connect duplex fibre (assumption: a few metres "
                           "of single-mode patch cord; no published figure).",
@@ -148,6 +163,8 @@ FabricCostModel::FabricCostModel()
       m_portPrice(748.0),
       m_transceiverPower(12.0),
       m_portPower(24.0),
+      m_transceiver800gPrice(668.0),
+      m_transceiver800gPower(16.0),
       m_fibrePrice(50.0),
       m_patchPortPrice(100.0),
       m_ocsPortPrice(1000.0),
@@ -181,10 +198,78 @@ FabricCostModel::SetPricePreset(const std::string& name)
                             fmt::format("one of {}", fmt::join(PricePresets(), ", ")));
 }
 
+namespace
+{
+
+/// 400 and 800 Gb/s, the transceiver classes priced
+constexpr uint64_t k400G = 400'000'000'000;
+constexpr uint64_t k800G = 800'000'000'000;
+
+/**
+ * \return the counts' transceivers at \p at400G each, direct-connect ones
+ * at \p at(rate) instead
+ */
+template <typename F>
+double
+TransceiverSum(const FabricCounts& c, double at400G, F at)
+{
+    uint64_t direct = 0;
+    double sum = 0;
+    for (const auto& [rate, n] : c.directTransceiversByRate)
+    {
+        direct += n;
+        sum += static_cast<double>(n) * at(rate);
+    }
+    return sum + static_cast<double>(c.transceivers - std::min(direct, c.transceivers)) * at400G;
+}
+
+/// The transceivers at one end of a direct-connect arc: 400G or 800G ones
+struct Optics
+{
+    uint64_t at400G{0}; //!< 400G transceivers
+    uint64_t at800G{0}; //!< 800G transceivers
+};
+
+/// \return the cheaper of ceil(rate / 400G) 400G and ceil(rate / 800G) 800G
+/// transceivers (one 400G up to 400 Gb/s)
+Optics
+OpticsFor(uint64_t rateBps, double price400G, double price800G)
+{
+    const uint64_t n400 = std::max<uint64_t>(1, (rateBps + k400G - 1) / k400G);
+    const uint64_t n800 = (rateBps + k800G - 1) / k800G;
+    if (n400 == 1 || static_cast<double>(n400) * price400G <= static_cast<double>(n800) * price800G)
+    {
+        return {n400, 0};
+    }
+    return {0, n800};
+}
+
+} // namespace
+
+double
+FabricCostModel::TransceiverPriceAt(uint64_t rateBps) const
+{
+    const Optics o = OpticsFor(rateBps, m_transceiverPrice, m_transceiver800gPrice);
+    return static_cast<double>(o.at400G) * m_transceiverPrice +
+           static_cast<double>(o.at800G) * m_transceiver800gPrice;
+}
+
+double
+FabricCostModel::TransceiverPowerAt(uint64_t rateBps) const
+{
+    const Optics o = OpticsFor(rateBps, m_transceiverPrice, m_transceiver800gPrice);
+    return static_cast<double>(o.at400G) * m_transceiverPower +
+           static_cast<double>(o.at800G) * m_transceiver800gPower;
+}
+
 double
 FabricCostModel::Cost(const FabricCounts& c) const
 {
-    return c.switchPorts * m_portPrice + c.transceivers * m_transceiverPrice + DirectConnectCost(c);
+    return c.switchPorts * m_portPrice +
+           TransceiverSum(c,
+                          m_transceiverPrice,
+                          [this](uint64_t r) { return TransceiverPriceAt(r); }) +
+           DirectConnectCost(c);
 }
 
 uint64_t
@@ -215,7 +300,9 @@ FabricCostModel::DirectConnectCost(const FabricCounts& c) const
 double
 FabricCostModel::Power(const FabricCounts& c) const
 {
-    return c.switchPorts * m_portPower + c.transceivers * m_transceiverPower;
+    return c.switchPorts * m_portPower + TransceiverSum(c, m_transceiverPower, [this](uint64_t r) {
+               return TransceiverPowerAt(r);
+           });
 }
 
 } // namespace ns3

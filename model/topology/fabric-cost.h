@@ -42,6 +42,9 @@ struct FabricCounts
     /// Direct-connect duplex fibres: per pair of graph nodes, the larger of
     /// its arc counts each way (an arc without a reverse arc takes a fibre).
     uint64_t directFibres{0};
+    /// Direct-connect transceivers by their arc's rate (bits per second ->
+    /// count); they are among `transceivers`, priced by rate.
+    std::map<uint64_t, uint64_t> directTransceiversByRate;
 };
 
 /**
@@ -66,6 +69,14 @@ FabricCounts CountEquipment(const FabricTopology& topo, uint32_t radix);
  * publish per-device powers; the defaults (12 W per transceiver, 24 W per
  * switch port) are assumptions with the 2:1 ratio that reproduces the
  * published power savings.
+ *
+ * A direct-connect arc's rate is the node bandwidth over its degree (800
+ * Gb/s for 3.2 Tb/s over 4 arcs), so its transceivers are priced by rate
+ * (TransceiverPriceAt): up to 400 Gb/s one at TransceiverPrice, above that
+ * the cheaper of ceil(rate / 400G) 400G ones and ceil(rate / 800G) 800G
+ * ones (Transceiver800gPrice), the arc being that many parallel lanes;
+ * their power likewise (TransceiverPower, Transceiver800gPower). Switched fabrics keep the papers'
+ * convention: every transceiver and switch port at the 400G prices.
  *
  * Direct-connect equipment (no switches): each fibre costs FibrePrice and
  * each of its two ends takes a patch-panel port (PatchPanelPortPrice) or an
@@ -99,6 +110,15 @@ class FabricCostModel : public Object
     /// \param c counts \return network power, watts
     double Power(const FabricCounts& c) const;
 
+    /**
+     * \param rateBps a direct-connect arc's rate, bits per second
+     * \return US dollars for the transceivers of one end of an arc of that
+     *         rate
+     */
+    double TransceiverPriceAt(uint64_t rateBps) const;
+    /// \param rateBps a direct-connect arc's rate \return watts, as TransceiverPriceAt
+    double TransceiverPowerAt(uint64_t rateBps) const;
+
     /// \param c counts \return cost of the direct-connect fibres and their patching, US dollars
     double DirectConnectCost(const FabricCounts& c) const;
     /// \param c counts \return patch-panel ports (0 with OCS patching)
@@ -109,14 +129,16 @@ class FabricCostModel : public Object
     std::string PatchingName() const;
 
   private:
-    double m_transceiverPrice; //!< $ per transceiver
-    double m_portPrice;        //!< $ per switch port
-    double m_transceiverPower; //!< W per transceiver
-    double m_portPower;        //!< W per switch port
-    double m_fibrePrice;       //!< $ per direct-connect duplex fibre
-    double m_patchPortPrice;   //!< $ per patch-panel port
-    double m_ocsPortPrice;     //!< $ per OCS port
-    Patching m_patching;       //!< patch panel or OCS
+    double m_transceiverPrice;     //!< $ per transceiver
+    double m_portPrice;            //!< $ per switch port
+    double m_transceiverPower;     //!< W per transceiver
+    double m_portPower;            //!< W per switch port
+    double m_transceiver800gPrice; //!< $ per 800G transceiver
+    double m_transceiver800gPower; //!< W per 800G transceiver
+    double m_fibrePrice;           //!< $ per direct-connect duplex fibre
+    double m_patchPortPrice;       //!< $ per patch-panel port
+    double m_ocsPortPrice;         //!< $ per OCS port
+    Patching m_patching;           //!< patch panel or OCS
 };
 
 } // namespace ns3
