@@ -160,6 +160,49 @@ TEST(DcBaselineRings, RingsAreArcDisjointHamiltonianCycles)
     }
 }
 
+TEST(DcBaselineRings, GridsGetTheGrayCodeSnakeAndItsReverse)
+{
+    // a torus with an even side and a hypercube have a Hamiltonian cycle in
+    // their reflected Gray order (the search alone found none on Torus(32,32)):
+    // at least two arc-disjoint rings
+    for (const std::string name : {"Torus(32,32)", "Torus(5,4,3)", "Hypercube(6)"})
+    {
+        const DirectConnectGraph g = BuildFromName(name);
+        const auto rings = FindArcDisjointRings(g, g.Degree());
+        ASSERT_GE(rings.size(), 2u) << name;
+        std::vector<uint32_t> arcUse(g.NumArcs(), 0);
+        for (const auto& ring : rings)
+        {
+            ASSERT_TRUE(IsPermutation(ring, g.NumNodes())) << name;
+            for (size_t i = 0; i < ring.size(); ++i)
+            {
+                const uint32_t v = ring[(i + 1) % ring.size()];
+                uint32_t free = 0;
+                for (uint32_t a : g.OutArcs(ring[i]))
+                {
+                    if (g.GetArc(a).to == v && arcUse[a] == 0 && free == 0)
+                    {
+                        ++arcUse[a];
+                        ++free;
+                    }
+                }
+                ASSERT_EQ(free, 1u) << name << ": " << ring[i] << " -> " << v;
+            }
+        }
+    }
+    // Torus(32,32) keeps the snake and its reverse (a search from scratch
+    // may find more rings on smaller grids and is kept instead)
+    const auto big = FindArcDisjointRings(BuildFromName("Torus(32,32)"), 4);
+    ASSERT_GE(big.size(), 2u);
+    std::vector<uint32_t> back = big[0];
+    std::reverse(back.begin() + 1, back.end());
+    EXPECT_EQ(big[1], back);
+    EXPECT_EQ(big[0][1], 1u); // along the last coordinate first
+    // a torus of odd sides has no such order: the search's rings, as before
+    const DirectConnectGraph odd = BuildFromName("Torus(3,3)");
+    EXPECT_EQ(FindArcDisjointRings(odd, 4).size(), 4u);
+}
+
 TEST(DcBaselineFormula, ReducesToTheClosedFormsWhereTheyApply)
 {
     const double alpha = 2e-6;

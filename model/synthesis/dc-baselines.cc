@@ -7,6 +7,8 @@
 #include "ns3/fabric-error.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <fmt/format.h>
 #include <functional>
 #include <numeric>
@@ -165,6 +167,81 @@ RingStep(const std::vector<std::vector<uint32_t>>& rings, uint64_t bytes)
     return step;
 }
 
+/// \return the sides of a torus ("Torus(a,b,...)") or hypercube
+/// ("Hypercube(k)": k sides of 2) by the graph's name, else none
+std::vector<uint32_t>
+GridSides(const DirectConnectGraph& g)
+{
+    const std::string& name = g.Name();
+    std::vector<uint32_t> sides;
+    if (name.rfind("Hypercube(", 0) == 0)
+    {
+        sides.assign(static_cast<size_t>(std::log2(g.NumNodes())), 2);
+    }
+    else if (name.rfind("Torus(", 0) == 0)
+    {
+        for (size_t i = 6; i < name.size(); ++i)
+        {
+            if (std::isdigit(static_cast<unsigned char>(name[i])))
+            {
+                size_t end = i;
+                sides.push_back(static_cast<uint32_t>(std::stoul(name.substr(i), &end)));
+                i += end;
+            }
+        }
+    }
+    return sides;
+}
+
+/**
+ * The reflected mixed-radix Gray order of a grid's hosts (coordinate 0 most
+ * significant in the host id), an even side outermost: consecutive hosts, and
+ * the last and the first, differ by one step in one coordinate.
+ * \return the order, or empty without an even side
+ */
+std::vector<uint32_t>
+GrayCycle(const std::vector<uint32_t>& sides)
+{
+    const auto even =
+        std::find_if(sides.begin(), sides.end(), [](uint32_t s) { return s % 2 == 0; });
+    if (even == sides.end())
+    {
+        return {};
+    }
+    std::vector<uint64_t> stride(sides.size(), 1);
+    for (size_t c = sides.size() - 1; c > 0; --c)
+    {
+        stride[c - 1] = stride[c] * sides[c];
+    }
+    // traversal order: the even side outermost, the others after it
+    std::vector<size_t> dims{static_cast<size_t>(even - sides.begin())};
+    for (size_t c = 0; c < sides.size(); ++c)
+    {
+        if (c != dims[0])
+        {
+            dims.push_back(c);
+        }
+    }
+    const uint64_t n = stride[0] * sides[0];
+    std::vector<uint32_t> order;
+    order.reserve(n);
+    for (uint64_t i = 0; i < n; ++i)
+    {
+        uint64_t host = 0;
+        uint64_t inner = n; // hosts in one block of the current digit
+        for (size_t c : dims)
+        {
+            const uint64_t block = i / inner; // blocks of this digit so far
+            inner /= sides[c];
+            const uint64_t digit = (i / inner) % sides[c];
+            // a digit runs backwards in every odd block of the digit outside it
+            host += (block % 2 == 0 ? digit : sides[c] - 1 - digit) * stride[c];
+        }
+        order.push_back(static_cast<uint32_t>(host));
+    }
+    return order;
+}
+
 } // namespace
 
 std::vector<std::vector<uint32_t>>
@@ -235,6 +312,40 @@ FindArcDisjointRings(const DirectConnectGraph& g, uint32_t maxRings)
                 shiftUsed[a] = 1;
             }
             best.push_back(CycleOrder(g, arcs));
+        }
+    }
+    // a torus with an even side or a hypercube: the Gray order's cycle (a
+    // snake) and its reverse, which the search may not find on large grids
+    const std::vector<uint32_t> gray = GrayCycle(GridSides(g));
+    if (gray.size() == n && IsNative(g, gray))
+    {
+        for (const bool reverse : {false, true})
+        {
+            std::vector<uint32_t> order = gray;
+            if (reverse)
+            {
+                std::reverse(order.begin() + 1, order.end());
+            }
+            std::vector<uint32_t> arcs;
+            for (size_t i = 0; i < n; ++i)
+            {
+                for (uint32_t a : g.OutArcs(order[i]))
+                {
+                    if (!shiftUsed[a] && g.GetArc(a).to == order[(i + 1) % n])
+                    {
+                        arcs.push_back(a);
+                        break;
+                    }
+                }
+            }
+            if (arcs.size() == n && best.size() < maxRings && (n > 2 || !reverse))
+            {
+                for (uint32_t a : arcs)
+                {
+                    shiftUsed[a] = 1;
+                }
+                best.push_back(order);
+            }
         }
     }
     const auto shifted = best; // the search adds to these, on the other arcs
