@@ -264,8 +264,10 @@ RunOne(const ScaleConfig& c)
     const auto t0 = Clock::now();
     const double cpu0 = CpuSeconds();
     const TopologyHelper topologies = c.dc.Topologies(p, "--topology");
-    InstalledTransport installed =
-        TransportHelper(c.backend, "--backend").Install(topologies.Create(c.topology));
+    TransportHelper transports(c.backend, "--backend");
+    // a direct-connect fabric of HB domains: relays that do not deadlock
+    topologies.ConfigureFabric(c.topology, transports.GetFabricHelper());
+    InstalledTransport installed = transports.Install(topologies.Create(c.topology));
     Ptr<Transport> transport = installed.transport;
     const auto t1 = Clock::now();
     Workload w;

@@ -43,14 +43,21 @@ namespace
 
 const std::map<std::string, double> kPaperOverheadPct = {{"dgx-a100", 8.2}, {"dgx-h100", 11.2}};
 
-/// One simulated run on a fresh backend: \return completion seconds.
+/**
+ * One simulated run on a fresh backend: \return completion seconds.
+ * \param topologies with \p name, what the fabric needs (ConfigureFabric)
+ */
 double
 Run(const FabricTopology& topo,
     const ParallelProgram& prog,
     const std::string& backend,
+    const TopologyHelper& topologies = {},
+    const std::string& name = "",
     const ProgramRunner::ScheduleSource& source = {})
 {
-    InstalledTransport b = TransportHelper(backend, "--backend").Install(topo);
+    TransportHelper transports(backend, "--backend");
+    topologies.ConfigureFabric(name, transports.GetFabricHelper());
+    InstalledTransport b = transports.Install(topo);
     Ptr<ProgramRunner> runner = RunProgram(prog, b.transport, source);
     NS_ABORT_MSG_IF(!runner->IsComplete(), "all-to-all did not complete");
     NS_ABORT_MSG_IF(b.fabric && b.fabric->GetTotalDrops() != 0, "packets dropped");
@@ -247,6 +254,8 @@ main(int argc, char* argv[])
                 dcTime = Run(topologies.Create("direct-connect"),
                              OneComm(n, {"alltoall", "direct", all, bytes, 0, k, "direct"}),
                              backend,
+                             topologies,
+                             "direct-connect",
                              ScheduleSourceFor(topologies, "direct-connect"));
             }
             // the alpha-beta model, unoverlapped steps

@@ -78,9 +78,6 @@ DefaultGraph(uint32_t nodes)
     return fmt::format("BiRing({})", nodes); // at least 3 nodes here
 }
 
-/// Relays' pause threshold on a direct-connect fabric of HB domains, bytes.
-constexpr uint32_t kRelayPfcXoff = 1U << 26;
-
 /// One of the topologies by name; direct-connect over \p dc's graph.
 FabricTopology
 Build(const std::string& topology, const ClusterParams& p, const DirectConnectFlags& dc)
@@ -440,27 +437,10 @@ main(int argc, char* argv[])
         {
             // the same topology feeds either backend
             TransportHelper transports(backend, "--backend");
-            if (topology == "direct-connect" && dc.nodes == "domain")
-            {
-                // A domain's GPUs and NVSwitch relay its arcs for all K
-                // GPUs. With per-port PFC at the relays a busy arc pauses
-                // the NVLink port ahead of it, and the deliveries queued
-                // behind it (head of line), around the graph: the packet
-                // level deadlocked (every rank unfinished) or ran the DP
-                // allreduce 2.6 x slower than with PFC off. A relayed chunk
-                // waits in the relaying GPU's memory, so the relays pause
-                // only past 64 MiB per port.
-                for (const char* attribute : {"PfcXoff", "PfcXon"})
-                {
-                    const UintegerValue bytes(attribute == std::string("PfcXoff")
-                                                  ? kRelayPfcXoff
-                                                  : kRelayPfcXoff / 4 * 3);
-                    transports.GetFabricHelper().SetDeviceAttribute(attribute, bytes);
-                    transports.GetFabricHelper().SetNvSwitchAttribute(attribute, bytes);
-                }
-            }
-            InstalledTransport installed = transports.Install(topo);
             const TopologyHelper topologies = dc.Topologies(cp);
+            // a direct-connect fabric of HB domains: relays that do not deadlock
+            topologies.ConfigureFabric(topology, transports.GetFabricHelper());
+            InstalledTransport installed = transports.Install(topo);
             std::optional<DirectConnectSchedules> dcSchedules;
             if (topology == "direct-connect")
             {

@@ -8,6 +8,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/hb-domain.h"
 #include "ns3/topology-finder.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
@@ -128,6 +129,21 @@ TopologyHelper::Create(const std::string& name) const
                                  ? m_nodeBandwidthBps
                                  : k * static_cast<uint64_t>(p.platform.nicRate.GetBitRate());
     return BuildDirectConnect(g, nodeBps, p);
+}
+
+void
+TopologyHelper::ConfigureFabric(const std::string& name, FabricHelper& fabric) const
+{
+    if (name != "direct-connect" || GetGpusPerNode() == 1)
+    {
+        return;
+    }
+    const UintegerValue xoff(kDcRelayPfcXoff);
+    const UintegerValue xon(kDcRelayPfcXoff / 4 * 3);
+    fabric.SetDeviceAttribute("PfcXoff", xoff);
+    fabric.SetDeviceAttribute("PfcXon", xon);
+    fabric.SetNvSwitchAttribute("PfcXoff", xoff);
+    fabric.SetNvSwitchAttribute("PfcXon", xon);
 }
 
 HbDomainPreset

@@ -4,6 +4,8 @@
 #ifndef GPU_FABRIC_TOPOLOGY_HELPER_H
 #define GPU_FABRIC_TOPOLOGY_HELPER_H
 
+#include "fabric-helper.h"
+
 #include "ns3/direct-connect-graph.h"
 #include "ns3/fabric-topology.h"
 #include "ns3/hb-domain-preset.h"
@@ -106,6 +108,24 @@ class TopologyHelper
     void SetParameterNames(const std::string& topology,
                            const std::string& gpus,
                            const std::string& graph);
+
+    /**
+     * Set on a packet fabric what a topology of this helper needs of it: on
+     * "direct-connect" with HB domains as nodes, the relays (the GPUs'
+     * FabricNetDevices and the NVSwitch) pause only past
+     * kDcRelayPfcXoff bytes per port (resume at 3/4 of it). A domain's GPUs
+     * and NVSwitch relay its arcs for all K GPUs; under the default per-port
+     * thresholds a busy arc pauses the NVLink port ahead of it and the
+     * deliveries queued behind it, around the graph, and the fabric
+     * deadlocks (a relayed chunk would wait in the relaying GPU's memory).
+     * Other topologies leave \p fabric as it is.
+     * \param name the topology Create builds
+     * \param fabric the packet fabric's helper (TransportHelper::GetFabricHelper)
+     */
+    void ConfigureFabric(const std::string& name, FabricHelper& fabric) const;
+
+    /// A relay's pause threshold on a direct-connect fabric of HB domains, bytes
+    static constexpr uint32_t kDcRelayPfcXoff = 1U << 26;
 
     /**
      * \param name one of GetNames()

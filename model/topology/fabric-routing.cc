@@ -8,7 +8,9 @@
 
 #include <boost/graph/push_relabel_max_flow.hpp>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <set>
 
 namespace ns3
@@ -48,15 +50,51 @@ struct Dead
     }
 };
 
+/**
+ * The routing length of an edge. A direct-connect arc counts as
+ * kDirectArcHops hops when the topology also has NVLink (HB domains as graph
+ * nodes): shortest paths then take the fewest arcs first, the NVLink hops to
+ * and from the GPU that holds an arc breaking ties. Counted as one hop each,
+ * a path over three arcs whose ends happen to sit on the GPUs that hold the
+ * next arc ties with the direct arc plus two NVLink hops, and ECMP sent
+ * traffic between neighbouring domains around the graph over arcs other
+ * collectives were using (BFB on a Hypercube(3) of DGX-H100 domains: 1.7 x
+ * its formula). Elsewhere every edge is one hop (the same paths as before).
+ */
+constexpr uint32_t kDirectArcHops = 16;
+
+/// \return whether \p topo has both direct-connect arcs and NVLink
+bool
+MixesArcsAndNvlink(const FabricTopology& topo)
+{
+    bool arcs = false;
+    bool nvlink = false;
+    for (const TopoCable& c : topo.Cables())
+    {
+        arcs = arcs || c.kind == TopoLinkKind::Direct;
+        nvlink = nvlink || c.kind == TopoLinkKind::NvLink;
+    }
+    return arcs && nvlink;
+}
+
+/// \return the routing length of edge \p e (see kDirectArcHops)
+uint32_t
+EdgeHops(const FabricTopology::Graph& g, FabricTopology::Edge e, bool weighted)
+{
+    return weighted && g[e].kind == TopoLinkKind::Direct ? kDirectArcHops : 1;
+}
+
 /// Hop distances of every vertex to \p target, walking edges backwards and
 /// expanding only through vertices allowed to carry transit traffic.
-/// \p inside restricts the walk (empty: whole graph).
+/// \p inside restricts the walk (empty: whole graph). With \p weighted,
+/// arcs count kDirectArcHops (Dijkstra); else a breadth-first walk.
 void
 DistancesTo(const FabricTopology& topo,
             uint32_t target,
             const std::vector<char>& inside,
             std::vector<uint32_t>& dist,
-            const Dead& dead)
+            const Dead& dead,
+            bool weighted = false)
 {
     const auto& g = topo.GetGraph();
     dist.assign(topo.GetNVertices(), kUnreached);
@@ -65,23 +103,55 @@ DistancesTo(const FabricTopology& topo,
     {
         return;
     }
-    std::deque<uint32_t> queue{target};
-    while (!queue.empty())
+    using Item = std::pair<uint32_t, uint32_t>; // distance, vertex
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+    std::deque<uint32_t> queue;
+    if (weighted)
     {
-        const uint32_t x = queue.front();
-        queue.pop_front();
+        heap.emplace(0, target);
+    }
+    else
+    {
+        queue.push_back(target);
+    }
+    while (!queue.empty() || !heap.empty())
+    {
+        uint32_t x = 0;
+        if (weighted)
+        {
+            const auto [d, v] = heap.top();
+            heap.pop();
+            if (d != dist[v])
+            {
+                continue; // a stale entry
+            }
+            x = v;
+        }
+        else
+        {
+            x = queue.front();
+            queue.pop_front();
+        }
         for (auto [it, end] = boost::in_edges(x, g); it != end; ++it)
         {
             const auto y = static_cast<uint32_t>(boost::source(*it, g));
-            if (dist[y] != kUnreached || (!inside.empty() && !inside[y]) || dead.Vertex(y) ||
+            const uint32_t through = dist[x] + EdgeHops(g, *it, weighted);
+            if (dist[y] <= through || (!inside.empty() && !inside[y]) || dead.Vertex(y) ||
                 dead.Edge(g, *it))
             {
                 continue;
             }
-            dist[y] = dist[x] + 1;
+            dist[y] = through;
             if (dead.Transit(topo, y))
             {
-                queue.push_back(y);
+                if (weighted)
+                {
+                    heap.emplace(through, y);
+                }
+                else
+                {
+                    queue.push_back(y);
+                }
             }
         }
     }
@@ -94,7 +164,8 @@ NextHops(const FabricTopology& topo,
          uint32_t target,
          const std::vector<uint32_t>& dist,
          std::vector<uint16_t>& ports,
-         const Dead& dead)
+         const Dead& dead,
+         bool weighted = false)
 {
     const auto& g = topo.GetGraph();
     ports.clear();
@@ -105,7 +176,7 @@ NextHops(const FabricTopology& topo,
     for (auto [it, end] = boost::out_edges(y, g); it != end; ++it)
     {
         const auto x = static_cast<uint32_t>(boost::target(*it, g));
-        if (dist[x] != kUnreached && dist[x] + 1 == dist[y] &&
+        if (dist[x] != kUnreached && dist[x] + EdgeHops(g, *it, weighted) == dist[y] &&
             (x == target || dead.Transit(topo, x)) && !dead.Vertex(x) && !dead.Edge(g, *it))
         {
             ports.push_back(static_cast<uint16_t>(g[*it].srcPort));
@@ -234,7 +305,8 @@ class RoutingBuild
           m_k(topo.gpusPerDomain),
           m_domains(m_k > 1),
           m_railRelay(topo.railRelay && m_domains),
-          m_relayAround(m_domains && !faults.Empty() && faults.hbDomainRelay)
+          m_relayAround(m_domains && !faults.Empty() && faults.hbDomainRelay),
+          m_weighted(MixesArcsAndNvlink(topo))
     {
         if (m_domains)
         {
@@ -288,6 +360,7 @@ class RoutingBuild
     std::vector<std::vector<uint32_t>> m_domainMembers; // see DomainMembers
     NvlinkPorts m_nvlinkPorts;                          // see DomainRoutes
     const std::vector<char> m_everywhere;               // no restriction for DistancesTo
+    const bool m_weighted;                              // arcs count kDirectArcHops
     std::vector<uint32_t> m_dist;                       // hops to the current destination
     std::vector<uint32_t> m_dist2;                      // the same with egress relays
     std::vector<uint16_t> m_ports;                      // scratch next hops
@@ -297,11 +370,11 @@ class RoutingBuild
 void
 RoutingBuild::ShortestPaths(uint32_t dst, uint32_t dv)
 {
-    DistancesTo(m_topo, dv, m_everywhere, m_dist, m_dead);
+    DistancesTo(m_topo, dv, m_everywhere, m_dist, m_dead, m_weighted);
     const uint32_t nv = m_topo.GetNVertices();
     for (uint32_t v = 0; v < nv; ++v)
     {
-        NextHops(m_topo, v, dv, m_dist, m_ports, m_dead);
+        NextHops(m_topo, v, dv, m_dist, m_ports, m_dead, m_weighted);
         m_tables[v].Append(dst, m_ports);
     }
 }
@@ -393,12 +466,12 @@ RoutingBuild::EgressRelay(uint32_t dst, uint32_t dv)
             m_dead.extraTransit[m] = 1;
         }
     }
-    DistancesTo(m_topo, dv, m_everywhere, m_dist2, m_dead);
+    DistancesTo(m_topo, dv, m_everywhere, m_dist2, m_dead, m_weighted);
     for (uint32_t v = 0; v < nv; ++v)
     {
         if (v != dv && !m_dead.Vertex(v) && m_tables[v].GetNPorts(dst) == 0)
         {
-            NextHops(m_topo, v, dv, m_dist2, m_ports, m_dead);
+            NextHops(m_topo, v, dv, m_dist2, m_ports, m_dead, m_weighted);
             if (!m_ports.empty())
             {
                 m_tables[v].Replace(dst, m_ports);
