@@ -402,6 +402,29 @@ TEST(DcSchedules, MoeAllToAllOnDomainsAsNodesCompletesAtPacketLevel)
     EXPECT_LE(dcS, arcS * 2);
 }
 
+TEST(DcSchedules, FlowScaleOnDomainsAsNodesRunsAtPacketLevelAsAtFlowLevel)
+{
+    // flow-scale's TP then DP phases on DGX-H100 domains of Hypercube(3):
+    // with ConfigureFabric's relay thresholds the packet level delivers every
+    // message and its DP phase is within 10 % of the flow level's (1.8 %
+    // measured)
+    const std::string flags = "flow-scale --gpus=64 --preset=dgx-h100 --topology=direct-connect "
+                              "--graph='Hypercube(3)' --workload=phases --tp-bytes=1048576 "
+                              "--dp-bytes=1048576";
+    const auto packet = RunJson(flags + " --backend=packet", "dc-fs-packet");
+    const auto flow = RunJson(flags + " --backend=flow", "dc-fs-flow");
+    ASSERT_TRUE(packet.is_object());
+    ASSERT_TRUE(flow.is_object());
+    const auto& p = packet["runs"][0];
+    const auto& f = flow["runs"][0];
+    EXPECT_EQ(p["messages_delivered"], p["flows"]);
+    EXPECT_EQ(p["bytes_delivered"], f["bytes_delivered"]);
+    const double pDp = p["phase_time_s"][1].get<double>();
+    const double fDp = f["phase_time_s"][1].get<double>();
+    EXPECT_GT(pDp, 0.0);
+    EXPECT_NEAR(pDp / fDp, 1.0, 0.1);
+}
+
 TEST(DcSchedules, FlagshipHasADirectConnectRowWithoutSwitches)
 {
     // OCS patching at given prices; transceivers at the default preset's $374
