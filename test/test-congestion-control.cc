@@ -10,6 +10,7 @@
 #include "ns3/config.h"
 #include "ns3/congestion-control.h"
 #include "ns3/double.h"
+#include "ns3/error-model.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-switch.h"
@@ -571,6 +572,165 @@ TEST_F(CongestionControlTest, PerFlowEcmpTakesWhatItsCollisionsPredict)
             EXPECT_NEAR(r.makespan, predicted, 0.1 * predicted);
         }
     }
+}
+
+} // namespace
+
+namespace
+{
+
+/// Corrupts the first copy of one packet of a message (by sequence number).
+class DropOnePacket : public ErrorModel
+{
+  public:
+    uint32_t sequence{0}; //!< the packet to drop
+    bool done{false};     //!< it was dropped
+
+  private:
+    bool DoCorrupt(Ptr<Packet> p) override
+    {
+        FabricHeader h;
+        p->PeekHeader(h);
+        if (done || (h.flags & FabricHeader::kControlFlags) != 0 || h.sequence != sequence)
+        {
+            return false;
+        }
+        done = true;
+        return true;
+    }
+
+    void DoReset() override
+    {
+        done = false;
+    }
+};
+
+/// What one message 0 -> 1 over a star did with one packet dropped.
+struct NackRun
+{
+    Time done;              //!< its completion
+    uint64_t nacks{0};      //!< NACKs sent
+    uint64_t resent{0};     //!< packets resent
+    uint64_t discarded{0};  //!< packets the receiver discarded
+    uint64_t lost{0};       //!< losses the fabric reported
+    uint64_t nackFrames{0}; //!< NACK frames serialized, every port
+};
+
+/**
+ * One message of \p packets full packets from GPU 0 to GPU 1 of a two-GPU
+ * star (16 Gb/s: a 4,122-byte frame takes 2,061 ns and a 64-byte one 32 ns,
+ * 1 us links), GPU 1's port dropping the first copy of packet \p drop
+ * (none if \p drop >= packets), each packet picked as the wire frees
+ * (TxFifoPackets 0).
+ */
+NackRun
+RunNack(uint32_t packets, uint32_t drop, const std::string& lb)
+{
+    Config::SetDefault("ns3::PacketTransport::Nack", BooleanValue(true));
+    Config::SetDefault("ns3::PacketTransport::TxFifoPackets", UintegerValue(0));
+    FabricHelper helper;
+    helper.SetSwitchAttribute("LoadBalancing", StringValue(lb));
+    Ptr<Fabric> fabric = helper.Install(Star(2, 16'000'000'000ULL, 1000));
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    Ptr<DropOnePacket> em = CreateObject<DropOnePacket>();
+    em->sequence = drop;
+    fabric->GetCableDevices(1).first->SetReceiveErrorModel(em);
+    NackRun r;
+    uint64_t nackFrames = 0;
+    for (uint32_t c = 0; c < 2; ++c)
+    {
+        auto [a, b] = fabric->GetCableDevices(c);
+        for (const Ptr<FabricNetDevice>& d : {a, b})
+        {
+            d->TraceConnectWithoutContext("PhyTxBegin",
+                                          MakeBoundCallback(
+                                              +[](uint64_t* n, Ptr<const Packet> p) {
+                                                  FabricHeader h;
+                                                  p->PeekHeader(h);
+                                                  *n += (h.flags & FabricHeader::kFlagNack) != 0;
+                                              },
+                                              &nackFrames));
+        }
+    }
+    const uint64_t bytes = uint64_t{packets} * t->GetPayloadPerPacket();
+    t->Send(0, 1, bytes, Transport::DoneCallback([&r] { r.done = Simulator::Now(); }));
+    Simulator::Run();
+    EXPECT_EQ(t->GetTotals().bytesDelivered, bytes);
+    r.nacks = t->GetNacksSent();
+    r.resent = t->GetRetransmissions();
+    r.discarded = t->GetDiscardedPackets();
+    r.lost = t->GetLostPackets();
+    r.nackFrames = nackFrames;
+    Simulator::Destroy();
+    Config::Reset();
+    return r;
+}
+
+constexpr int64_t kNackFrameNs = 2061; //!< a 4,122-byte frame at 16 Gb/s
+constexpr int64_t kNackCtlNs = 32;     //!< a 64-byte control frame
+constexpr int64_t kNackDelayNs = 1000;
+
+/// Completion of n back-to-back packets over the star: the last one's two
+/// serializations and two delays.
+Time
+BackToBack(uint64_t n)
+{
+    return NanoSeconds((n + 1) * kNackFrameNs + 2 * kNackDelayNs);
+}
+
+TEST_F(CongestionControlTest, ANackMakesTheSenderGoBackNFromTheLostPacket)
+{
+    const uint32_t m = 64;
+    const uint32_t k = 10;
+    // without a loss: M packets back to back, nothing resent, no NACK
+    const NackRun clean = RunNack(m, m, "ecmp");
+    EXPECT_EQ(clean.done, BackToBack(m));
+    EXPECT_EQ(clean.nacks + clean.resent + clean.discarded, 0u);
+    // Packet k is lost at GPU 1; packet k + 1 arrives at (k + 3) s + 2 d,
+    // is discarded (in-order path) and the NACK reaches GPU 0 2 (c + d)
+    // later, at T. GPU 0 has then picked the packets j s <= T and goes back
+    // to k: R = floor(T / s) + 1 - k = 4 + floor((4 d + 2 c) / s) resends,
+    // the wire busy throughout (M + R packets back to back), the R - 1
+    // packets after k discarded once each; the timer finds k resent.
+    const NackRun r = RunNack(m, k, "ecmp");
+    const uint64_t resends = 4 + (4 * kNackDelayNs + 2 * kNackCtlNs) / kNackFrameNs;
+    EXPECT_EQ(resends, 5u);
+    EXPECT_EQ(r.nacks, 1u);
+    EXPECT_EQ(r.nackFrames, 2u); // serialized by GPU 1 and by the switch
+    EXPECT_EQ(r.lost, 1u);
+    EXPECT_EQ(r.resent, resends);
+    EXPECT_EQ(r.discarded, resends - 1);
+    EXPECT_EQ(r.done, BackToBack(m + resends));
+}
+
+TEST_F(CongestionControlTest, ATailLossWaitsForTheRetransmissionTimer)
+{
+    // the last packet lost: nothing follows it to show the gap, so no NACK;
+    // it is resent RetransmitTimeout (100 us) after its loss, at (M + 1) s + 2 d
+    const uint32_t m = 16;
+    const NackRun r = RunNack(m, m - 1, "ecmp");
+    EXPECT_EQ(r.nacks, 0u);
+    EXPECT_EQ(r.resent, 1u);
+    EXPECT_EQ(r.discarded, 0u);
+    EXPECT_EQ(r.done, BackToBack(m) + MicroSeconds(100) + BackToBack(1));
+}
+
+TEST_F(CongestionControlTest, WhereThePathMayReorderANackWaitsForTheGapToPersist)
+{
+    // A spraying switch: the receiver keeps what follows the gap and sends
+    // the NACK only NackReorderDelay (20 us) after the gap opened, T = (k +
+    // 3) s + 2 d + 20 us + 2 (c + d); going back N from k then resends what
+    // arrived already (discarded as duplicates).
+    const uint32_t m = 64;
+    const uint32_t k = 10;
+    const NackRun r = RunNack(m, k, "spray");
+    const int64_t nackAt = (k + 3) * kNackFrameNs + 4 * kNackDelayNs + 20'000 + 2 * kNackCtlNs;
+    const uint64_t resends = nackAt / kNackFrameNs + 1 - k;
+    EXPECT_EQ(resends, 15u);
+    EXPECT_EQ(r.nacks, 1u);
+    EXPECT_EQ(r.resent, resends);
+    EXPECT_EQ(r.discarded, resends - 1);
+    EXPECT_EQ(r.done, BackToBack(m + resends));
 }
 
 } // namespace

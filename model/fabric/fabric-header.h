@@ -27,7 +27,7 @@ struct FabricHeaderData
     uint32_t messageId{0}; //!< transport message id
     uint32_t sequence{0};  //!< packet index within the message
     uint16_t flowLabel{0}; //!< ECMP entropy of the message's flow
-    uint8_t flags{0};      //!< kFlagCe, kFlagLast, kFlagSourceRoute, kFlagAck, kFlagCnp
+    uint8_t flags{0};      //!< FabricHeader::kFlagCe ... kFlagNack
     uint8_t hop{0};        //!< hops taken so far (source-routed packets)
 };
 
@@ -46,10 +46,12 @@ struct FabricHeaderData
  *   flow label (2, the ECMP entropy, like RoCEv2's UDP source port),
  *   flags (1: bit 0 = ECN congestion experienced (on an ACK: ECN echo), bit 1 =
  *   last packet, bit 2 = source-routed, bit 3 = ACK, bit 4 = CNP, bit 5 =
- *   congestion-controlled data, bit 6 = INT follows), hop (1: hops taken,
- *   source-routed packets).
+ *   congestion-controlled data, bit 6 = INT follows, bit 7 = NACK), hop (1:
+ *   hops taken, source-routed packets).
  *
- * ACKs and CNPs (sent only with congestion control on) are the control class:
+ * ACKs and CNPs (sent only with congestion control on) and NACKs (sent only
+ * with PacketTransport::Nack; the sequence field names the packet the
+ * receiver expects) are the control class:
  * every port sends them ahead of data, they are never paused by PFC, never
  * marked and never charged to an input port.
  *
@@ -84,7 +86,10 @@ class FabricHeader : public Header, public FabricHeaderData
     /// a FabricIntHeader follows (after the FabricAckHeader on an ACK):
     /// switches append a hop of telemetry to a data packet that carries one
     static constexpr uint8_t kFlagInt = 0x40;
-    static constexpr uint8_t kControlFlags = kFlagAck | kFlagCnp; //!< the control class
+    /// a NACK: the receiver found a gap before packet `sequence` of the message
+    static constexpr uint8_t kFlagNack = 0x80;
+    /// the control class
+    static constexpr uint8_t kControlFlags = kFlagAck | kFlagCnp | kFlagNack;
 
     /**
      * \param p a frame

@@ -250,6 +250,12 @@ FabricNode::SetLoadBalancing(LoadBalancing mode, Time flowletGap)
     m_balance.gap = flowletGap;
 }
 
+FabricNode::LoadBalancing
+FabricNode::GetLoadBalancing() const
+{
+    return m_fwd.lb;
+}
+
 uint32_t
 FabricNode::SelectBalanced(const FabricHeaderData& h, uint32_t n) const
 {

@@ -48,6 +48,8 @@ class FabricNode : public Node
      * \param flowletGap with kFlowlet: the idle time that starts a new flowlet
      */
     void SetLoadBalancing(LoadBalancing mode, Time flowletGap);
+    /// \return how this node chooses among equal-cost ports
+    LoadBalancing GetLoadBalancing() const;
 
     /// \return the TypeId
     static TypeId GetTypeId();

@@ -21,6 +21,7 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <unordered_set>
 
 namespace ns3
 {
@@ -107,6 +108,23 @@ PacketTransport::GetTypeId()
                           "(N = 50 us in DCQCN).",
                           TimeValue(MicroSeconds(50)),
                           MakeTimeAccessor(&PacketTransport::m_cnpInterval),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("Nack",
+                          "Receivers send a NACK when a message's packets show a gap, and the "
+                          "sender goes back N from the packet named (as RoCE NICs do); a "
+                          "reported loss is still resent RetransmitTimeout after it unless "
+                          "resent since. false: every loss is resent RetransmitTimeout after "
+                          "the fabric reports it, and only that packet.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&PacketTransport::m_nack),
+                          MakeBooleanChecker())
+            .AddAttribute("NackReorderDelay",
+                          "With Nack, where a message's path may reorder (a switch balancing "
+                          "other than ecmp, or NVLink striping): a gap must persist this long "
+                          "before the receiver sends a NACK (a full 128 KiB PfcXoff drains in "
+                          "10.5 us at 100 Gb/s).",
+                          TimeValue(MicroSeconds(20)),
+                          MakeTimeAccessor(&PacketTransport::m_nackReorderDelay),
                           MakeTimeChecker(Time(0)))
             .AddTraceSource("Retransmit",
                             "A lost packet was sent again (src, dst, message id, sequence).",
@@ -300,6 +318,18 @@ uint64_t
 PacketTransport::GetControlPacketsDelivered() const
 {
     return m_controlDelivered;
+}
+
+uint64_t
+PacketTransport::GetNacksSent() const
+{
+    return m_nacksSent;
+}
+
+uint64_t
+PacketTransport::GetDiscardedPackets() const
+{
+    return m_discarded;
 }
 
 Ptr<FabricCongestionControl>
@@ -504,6 +534,11 @@ void
 PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
 {
     ++m_controlDelivered;
+    if ((h.flags & FabricHeader::kFlagNack) != 0)
+    {
+        NackArrived(h);
+        return;
+    }
     Endpoint& ep = m_endpoints[h.dst];
     const auto it = ep.ccFlows.find(h.src);
     if (it == ep.ccFlows.end())
@@ -568,6 +603,7 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     m.bytes = bytes;
     m.payload = m_payload;
     m.start = Simulator::Now();
+    m.serial = ++m_serials;
     m.delivery = std::move(delivery);
     // Flow label per message (like one queue pair per message): spreads
     // concurrent messages of one pair over ECMP paths, keeps each in order.
@@ -842,6 +878,14 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
                                   m_payload,
                                   inDomain ? static_cast<uint32_t>(ports.size()) : 1,
                                   GetStripeMinPayload());
+        if (m_nack)
+        {
+            if (m_pathsReorder < 0)
+            {
+                m_pathsReorder = PathsMayReorder() ? 1 : 0;
+            }
+            m.mayReorder = ports.size() > 1 || m_pathsReorder == 1;
+        }
     }
     bool wasIdle = false; // the single port had nothing to send
     for (FabricNetDevice* port : ports)
@@ -1093,9 +1137,10 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
 #endif
         Message& m = m_messages[id];
         bool popped = false; // the connection's head moved on
-        if (m.queued == m.bytes || m.failed)
+        if (m.queued == m.bytes || m.failed || m.completed)
         {
-            // fully packetized through another port of a striped message, or given up
+            // fully packetized through another port of a striped message,
+            // given up, or (going back N) delivered meanwhile
             c.messages.pop_front();
             popped = true;
             --m.queueRefs;
@@ -1128,7 +1173,12 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
                 flying += payload;
             }
             m.queued += payload;
-            FabricHeader h = PacketHeader(id, m.nextSeq++, m.queued == m.bytes);
+            const uint32_t seq = m.nextSeq++;
+            if (m_nack)
+            {
+                NackSent(m, id, seq);
+            }
+            FabricHeader h = PacketHeader(id, seq, m.queued == m.bytes);
             if (flow != nullptr)
             {
                 h.flags |= FabricHeader::kFlagCc;
@@ -1277,6 +1327,15 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
     {
         return; // a straggler of a message given up
     }
+    if (m_nack)
+    {
+        m.flying -= std::min<uint32_t>(m.flying, 1);
+        if (!NackAccept(h))
+        {
+            Release(h.messageId); // a straggler of a delivered message may free its id
+            return;
+        }
+    }
     m.delivered += payload;
     ++m_packetsDelivered;
     if (h.flags & FabricHeader::kFlagCe)
@@ -1344,7 +1403,16 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
     {
         // a lost ACK is made good by the next; the last one of a flow is
         // sent again (a CNP is not: the next mark sends another)
-        if ((h.flags & FabricHeader::kFlagAck) != 0)
+        if ((h.flags & FabricHeader::kFlagNack) != 0 && h.messageId < m_messages.size())
+        {
+            // a NACK's loss: another goes if the gap is still there
+            Simulator::Schedule(rto,
+                                &PacketTransport::NackAgain,
+                                this,
+                                h.messageId,
+                                m_messages[h.messageId].serial);
+        }
+        else if ((h.flags & FabricHeader::kFlagAck) != 0)
         {
             Simulator::Schedule(rto,
                                 &PacketTransport::SendAck,
@@ -1365,6 +1433,14 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
     if (m.src != h.src || m.dst != h.dst)
     {
         return; // not one of ours
+    }
+    if (m.flying > 0)
+    {
+        --m.flying; // Nack: one fewer on the way
+        if (m.completed)
+        {
+            Release(h.messageId);
+        }
     }
     // the lost packet's buffer slot is free again (a resend takes it anew)
     Credit(h.src, h.dst, payload);
@@ -1397,6 +1473,21 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
             this,
             h.messageId,
             fmt::format("packet {} lost {} times (MaxRetransmissions)", h.sequence, attempts));
+        return;
+    }
+    if (m_nack && !m.remote)
+    {
+        // the retransmission timer: goes back N from this packet unless it
+        // was resent meanwhile (a NACK came first)
+        const Time at = Simulator::Now() - late;
+        m.lossAt[h.sequence] = at;
+        Simulator::Schedule(rto,
+                            &PacketTransport::LossTimeout,
+                            this,
+                            h.messageId,
+                            m.serial,
+                            h.sequence,
+                            at);
         return;
     }
     Simulator::Schedule(rto, &PacketTransport::Retransmit, this, h.messageId, h.sequence);
@@ -1454,6 +1545,272 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     }
     m_retransmitTrace(m.src, m.dst, id, seq);
     port->Enqueue(p, h, nullptr); // a loss here (down port) reports itself again
+}
+
+bool
+PacketTransport::NackAccept(const FabricHeaderData& h)
+{
+    Message& m = m_messages[h.messageId];
+    const uint32_t seq = h.sequence;
+    if (m.completed || seq < m.rxNext)
+    {
+        ++m_discarded; // a duplicate (going back N resends what arrived)
+        return false;
+    }
+    m.rxHigh = std::max(m.rxHigh, seq + 1);
+    const uint32_t off = seq - m.rxNext;
+    if (off > 0 && !m.mayReorder)
+    {
+        // an in-order path: what follows a gap is discarded, and the
+        // expected packet asked for once (a RoCE NIC's sequence error NAK)
+        ++m_discarded;
+        if (!m.nackSent)
+        {
+            m.nackSent = true;
+            SendNack(h.messageId);
+        }
+        return false;
+    }
+    if (off < m.ahead.size() && m.ahead[off] != 0)
+    {
+        ++m_discarded;
+        return false;
+    }
+    if (off >= m.ahead.size())
+    {
+        m.ahead.resize(off + 1, 0);
+    }
+    m.ahead[off] = 1;
+    while (!m.ahead.empty() && m.ahead.front() != 0)
+    {
+        m.ahead.pop_front();
+        ++m.rxNext;
+        m.nackSent = false;
+    }
+    if (!m.ahead.empty() && !m.gapTimer)
+    {
+        // a may-reorder path: a NACK only if the gap persists
+        m.gapTimer = true;
+        Simulator::Schedule(m_nackReorderDelay,
+                            &PacketTransport::GapPersists,
+                            this,
+                            h.messageId,
+                            m.serial,
+                            m.rxNext);
+    }
+    return true;
+}
+
+void
+PacketTransport::GapPersists(uint32_t id, uint64_t serial, uint32_t seq)
+{
+    Message& m = m_messages[id];
+    if (m.serial != serial)
+    {
+        return;
+    }
+    m.gapTimer = false;
+    if (m.completed || m.failed || m.ahead.empty())
+    {
+        return;
+    }
+    if (m.rxNext != seq)
+    {
+        // that gap closed, another is open: it gets its own time
+        m.gapTimer = true;
+        Simulator::Schedule(m_nackReorderDelay,
+                            &PacketTransport::GapPersists,
+                            this,
+                            id,
+                            serial,
+                            m.rxNext);
+        return;
+    }
+    if (!m.nackSent)
+    {
+        m.nackSent = true;
+        SendNack(id);
+    }
+}
+
+void
+PacketTransport::SendNack(uint32_t id)
+{
+    const Message& m = m_messages[id];
+    if (m_deadEndpoint[m.dst])
+    {
+        return;
+    }
+    FabricHeader h = ControlHeader(m.dst, m.src, id, m.flowLabel, FabricHeader::kFlagNack);
+    h.sequence = m.rxNext;
+    ++m_nacksSent;
+    NS_LOG_INFO("NACK: message " << id << " (" << m.src << " -> " << m.dst << ") expects packet "
+                                 << m.rxNext);
+    SendControl(h, nullptr, nullptr);
+}
+
+void
+PacketTransport::NackAgain(uint32_t id, uint64_t serial)
+{
+    Message& m = m_messages[id];
+    if (m.serial == serial && !m.completed && !m.failed && m.rxHigh > m.rxNext)
+    {
+        SendNack(id);
+    }
+}
+
+void
+PacketTransport::NackArrived(const FabricHeaderData& h)
+{
+    if (h.messageId >= m_messages.size())
+    {
+        return;
+    }
+    const Message& m = m_messages[h.messageId];
+    if (m.src != h.dst || m.dst != h.src)
+    {
+        return; // not one of ours
+    }
+    GoBack(h.messageId, h.sequence);
+}
+
+void
+PacketTransport::GoBack(uint32_t id, uint32_t seq)
+{
+    Message& m = m_messages[id];
+    if (m.completed || m.failed || m.nextSeq <= seq)
+    {
+        return; // nothing to resend, or a resend from there is pending
+    }
+    NS_LOG_INFO("message " << id << " goes back from packet " << m.nextSeq << " to " << seq);
+    m.nextSeq = seq;
+    m.queued = static_cast<uint64_t>(seq) * m.payload;
+    if (m.queueRefs > 0)
+    {
+        return; // a connection still holds it: it sends from seq in its turn
+    }
+    if (m_deadEndpoint[m.src] || m_deadEndpoint[m.dst])
+    {
+        Fail(id, fmt::format("GPU {} down", m_deadEndpoint[m.src] ? m.src : m.dst));
+        return;
+    }
+    const std::vector<FabricNetDevice*> ports = Route(id);
+    if (ports.empty())
+    {
+        Fail(id, "no path left");
+        return;
+    }
+    // first in its connections, as a queue pair resumes from the NACKed packet
+    Endpoint& ep = m_endpoints[m.src];
+    for (FabricNetDevice* port : ports)
+    {
+        const uint32_t p = port->GetPortIndex();
+        const uint64_t key = (static_cast<uint64_t>(m.dst) << 16) | p;
+        auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
+        if (added)
+        {
+            ep.connections.emplace_back();
+        }
+        Connection& c = ep.connections[it->second];
+        c.messages.push_front(id);
+        ++m.queueRefs;
+        if (c.messages.size() == 1)
+        {
+            if (AddTurn(ep, p, it->second))
+            {
+                Pump(port);
+            }
+            continue;
+        }
+        // a turn names its connection's first message (if it waits for
+        // credit or pace it has none: it takes the first when unblocked)
+        for (Turn& t : ep.busy[p].turns)
+        {
+            if (t.connection == it->second)
+            {
+                t.message = id;
+            }
+        }
+    }
+}
+
+void
+PacketTransport::NackSent(Message& m, uint32_t id, uint32_t seq)
+{
+    if (!m.remote)
+    {
+        ++m.flying; // its id is not reused while any is on the way
+    }
+    if (seq < m.sentSeq)
+    {
+        ++m_retransmissions;
+        m_retransmitTrace(m.src, m.dst, id, seq);
+        const auto it = m.lossAt.find(seq);
+        if (it != m.lossAt.end())
+        {
+            m.lossAt.erase(it);
+            --m.lost;
+        }
+        return;
+    }
+    m.sentSeq = seq + 1;
+}
+
+void
+PacketTransport::LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at)
+{
+    Message& m = m_messages[id];
+    if (m.serial != serial || m.completed || m.failed)
+    {
+        return;
+    }
+    const auto it = m.lossAt.find(seq);
+    if (it == m.lossAt.end() || it->second != at)
+    {
+        return; // resent since the loss
+    }
+    const bool arrived =
+        seq < m.rxNext || (seq - m.rxNext < m.ahead.size() && m.ahead[seq - m.rxNext] != 0);
+    if (arrived)
+    {
+        m.lossAt.erase(it);
+        --m.lost;
+        return;
+    }
+    GoBack(id, seq);
+}
+
+bool
+PacketTransport::PathsMayReorder() const
+{
+    std::unordered_set<const FabricNode*> seen;
+    std::vector<const FabricNode*> todo;
+    for (const Ptr<FabricGpu>& gpu : m_gpus)
+    {
+        seen.insert(PeekPointer(gpu));
+        todo.push_back(PeekPointer(gpu));
+    }
+    while (!todo.empty())
+    {
+        const FabricNode* node = todo.back();
+        todo.pop_back();
+        if (node->GetLoadBalancing() != FabricNode::kEcmp)
+        {
+            return true;
+        }
+        for (uint32_t i = 0; i < node->GetNPorts(); ++i)
+        {
+            const Ptr<FabricNetDevice> port = node->GetPort(i);
+            const auto channel = DynamicCast<FabricChannel>(port->GetChannel());
+            const Ptr<FabricNetDevice> peer =
+                channel ? channel->GetPeer(PeekPointer(port)) : nullptr;
+            if (peer && peer->GetFabricNode() && seen.insert(peer->GetFabricNode()).second)
+            {
+                todo.push_back(peer->GetFabricNode());
+            }
+        }
+    }
+    return false;
 }
 
 void
@@ -1944,7 +2301,7 @@ void
 PacketTransport::Release(uint32_t id)
 {
     const Message& m = m_messages[id];
-    if (m.completed && m.queueRefs == 0)
+    if (m.completed && m.queueRefs == 0 && m.flying == 0)
     {
         m_ids.Release(id);
     }

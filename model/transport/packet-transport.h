@@ -82,6 +82,18 @@ namespace ns3
  * A lost ACK is sent again RetransmitTimeout later with the latest totals.
  * Loss recovery stays as described below.
  *
+ * NACKs (Nack, off by default): the receiver tracks each message's next
+ * expected sequence. Where the path keeps order (per-flow ECMP, one port) a
+ * packet beyond a gap is discarded and the receiver sends a NACK naming the
+ * expected packet (once per gap, a 64-byte control packet on the reverse
+ * path); where it may reorder (a node on the way balances other than ECMP,
+ * or the message is striped over NVLink planes) out-of-order packets are
+ * kept and the NACK goes only if the gap persists NackReorderDelay. The
+ * sender goes back N: it resends from the NACKed packet, in its connection's
+ * turn, under the window and pace. A loss the fabric reports is resent from
+ * that packet RetransmitTimeout after it unless resent since (the
+ * retransmission timer, which recovers tail losses).
+ *
  * A message fails (MessageFailed trace, never its done callback) when its
  * destination has no route any more, an end of it is a GPU that went down,
  * or one packet was lost more than MaxRetransmissions times.
@@ -134,8 +146,13 @@ class PacketTransport : public Transport
     uint64_t GetAcksSent() const;
     /// \return CNPs sent by receivers (congestion control on)
     uint64_t GetCnpsSent() const;
-    /// \return ACKs and CNPs that reached their GPU
+    /// \return ACKs, CNPs and NACKs that reached their GPU
     uint64_t GetControlPacketsDelivered() const;
+    /// \return NACKs sent by receivers (Nack)
+    uint64_t GetNacksSent() const;
+    /// \return data packets a receiver discarded (Nack: beyond a gap on an
+    ///         in-order path, or a duplicate)
+    uint64_t GetDiscardedPackets() const;
 
     /**
      * \param src a sender \param dst a destination
@@ -246,6 +263,18 @@ class PacketTransport : public Transport
         Time start;
         Time firstLoss; //!< time of its first lost packet
         Delivery delivery;
+        // Nack only: the sender's side
+        uint64_t serial{0};              //!< tells a reused id's events apart
+        uint32_t sentSeq{0};             //!< packets sent at least once
+        uint32_t flying{0};              //!< its packets on the way (the id waits)
+        bool mayReorder{false};          //!< its path may reorder (Queue)
+        std::map<uint32_t, Time> lossAt; //!< reported losses not resent since
+        // Nack only: the receiver's side
+        uint32_t rxNext{0};     //!< the next sequence expected
+        uint32_t rxHigh{0};     //!< one past the highest sequence seen
+        std::deque<char> ahead; //!< from rxNext: received (may-reorder paths)
+        bool nackSent{false};   //!< a NACK for rxNext went
+        bool gapTimer{false};   //!< a GapPersists check is pending
     };
 
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
@@ -342,6 +371,24 @@ class PacketTransport : public Transport
     void SetCongestionControl(const std::string& name);
     std::string GetCongestionControl() const;
     void Retransmit(uint32_t id, uint32_t seq);
+    /// Nack: whether the receiver takes data packet \p h (else it is discarded).
+    bool NackAccept(const FabricHeaderData& h);
+    /// Nack: the receiver of message \p id asks for its packet rxNext.
+    void SendNack(uint32_t id);
+    /// Nack: a NACK reached the sender (go back N).
+    void NackArrived(const FabricHeaderData& h);
+    /// Nack: resend message \p id from packet \p seq (go back N).
+    void GoBack(uint32_t id, uint32_t seq);
+    /// Nack: packet \p seq of message \p id was sent (a resend is counted).
+    void NackSent(Message& m, uint32_t id, uint32_t seq);
+    /// Nack: the retransmission timer of a packet lost at \p at.
+    void LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at);
+    /// Nack: the gap before packet \p seq (a may-reorder path) was seen a while ago.
+    void GapPersists(uint32_t id, uint64_t serial, uint32_t seq);
+    /// Nack: a NACK of message \p id was lost; send another if the gap remains.
+    void NackAgain(uint32_t id, uint64_t serial);
+    /// \return whether a node reachable from the GPUs balances other than ECMP
+    bool PathsMayReorder() const;
     /// The header of packet \p seq of message \p id (sent first or resent).
     FabricHeader PacketHeader(uint32_t id, uint32_t seq, bool last) const;
     void Fail(uint32_t id, const std::string& why);
@@ -492,7 +539,13 @@ class PacketTransport : public Transport
     Time m_cnpInterval;                      //!< CnpInterval
     uint64_t m_acksSent{0};                  //!< ACKs sent
     uint64_t m_cnpsSent{0};                  //!< CNPs sent
-    uint64_t m_controlDelivered{0};          //!< ACKs and CNPs delivered
+    uint64_t m_controlDelivered{0};          //!< ACKs, CNPs and NACKs delivered
+    bool m_nack{false};                      //!< Nack
+    Time m_nackReorderDelay;                 //!< NackReorderDelay
+    int8_t m_pathsReorder{-1};               //!< PathsMayReorder, once known
+    uint64_t m_serials{0};                   //!< Message::serial's source
+    uint64_t m_nacksSent{0};                 //!< NACKs sent
+    uint64_t m_discarded{0};                 //!< data packets a receiver discarded
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
     TracedCallback<uint32_t, uint32_t, uint64_t, uint32_t> m_retransmitTrace;
 };
