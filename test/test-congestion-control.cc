@@ -734,3 +734,52 @@ TEST_F(CongestionControlTest, WhereThePathMayReorderANackWaitsForTheGapToPersist
 }
 
 } // namespace
+
+namespace
+{
+
+TEST_F(CongestionControlTest, TheFlowletTableIsBoundedAndForgetsTheLeastRecentFlow)
+{
+    // a flowlet switch with four equal-cost ports to rank 0 and room for two
+    // flows: a third flow evicts the one seen least recently, not the oldest
+    // added; every flow keeps its port while it stays in the table
+    Config::SetDefault("ns3::FabricSwitch::LoadBalancing", StringValue("flowlet"));
+    Config::SetDefault("ns3::FabricSwitch::FlowletTableSize", UintegerValue(2));
+    Ptr<FabricSwitch> sw = CreateObject<FabricSwitch>();
+    for (int i = 0; i < 4; ++i)
+    {
+        sw->AddPort(CreateObject<FabricNetDevice>());
+    }
+    FabricRoutingTable table(1);
+    table.Append(0, {0, 1, 2, 3});
+    sw->SetRoutingTable(table);
+    std::array<FabricHeaderData, 3> flow{};
+    for (uint32_t i = 0; i < flow.size(); ++i)
+    {
+        flow[i].src = i + 1;
+        flow[i].flowLabel = static_cast<uint16_t>(7 * i);
+    }
+    const auto at = [&sw](const FabricHeaderData& h, Time t) {
+        uint32_t port = 0;
+        Simulator::Schedule(t, [&sw, &port, h] { port = sw->SelectPort(h)->GetPortIndex(); });
+        Simulator::Run();
+        return port;
+    };
+    const uint32_t a = at(flow[0], NanoSeconds(10));
+    at(flow[1], NanoSeconds(20));
+    EXPECT_EQ(at(flow[0], NanoSeconds(30)), a); // within the gap: the same port
+    EXPECT_EQ(sw->GetFlowletCount(), 2u);
+    at(flow[2], NanoSeconds(40)); // full: flow 1 (seen at 20 ns) goes
+    EXPECT_EQ(sw->GetFlowletCount(), 2u);
+    EXPECT_TRUE(sw->HasFlowlet(flow[0]));
+    EXPECT_FALSE(sw->HasFlowlet(flow[1]));
+    EXPECT_TRUE(sw->HasFlowlet(flow[2]));
+    EXPECT_EQ(at(flow[0], NanoSeconds(50)), a);
+    // the default holds 64 K flows
+    Config::Reset();
+    UintegerValue size;
+    CreateObject<FabricSwitch>()->GetAttribute("FlowletTableSize", size);
+    EXPECT_EQ(size.Get(), 65536u);
+}
+
+} // namespace

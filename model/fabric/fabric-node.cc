@@ -256,6 +256,39 @@ FabricNode::GetLoadBalancing() const
     return m_fwd.lb;
 }
 
+namespace
+{
+/// A flow's key in the flowlet table.
+uint64_t
+FlowletKey(const FabricHeaderData& h)
+{
+    return (uint64_t{h.src} << 40) ^ (uint64_t{h.dst} << 16) ^ uint64_t { h.flowLabel };
+}
+} // namespace
+
+void
+FabricNode::SetFlowletTableSize(uint32_t entries)
+{
+    m_balance.capacity = std::max<uint32_t>(entries, 1);
+    while (m_balance.flows.size() > m_balance.capacity)
+    {
+        m_balance.flows.erase(m_balance.byUse.front());
+        m_balance.byUse.pop_front();
+    }
+}
+
+uint32_t
+FabricNode::GetFlowletCount() const
+{
+    return m_balance.flows.size();
+}
+
+bool
+FabricNode::HasFlowlet(const FabricHeaderData& h) const
+{
+    return m_balance.flows.count(FlowletKey(h)) != 0;
+}
+
 uint32_t
 FabricNode::SelectBalanced(const FabricHeaderData& h, uint32_t n) const
 {
@@ -276,11 +309,26 @@ FabricNode::SelectBalanced(const FabricHeaderData& h, uint32_t n) const
     case kFlowlet: {
         // LetFlow (Vanini et al., NSDI 2017): a flow keeps its port while its
         // packets come closer than the gap, and hashes anew after an idle gap
-        const uint64_t key =
-            (uint64_t{h.src} << 40) ^ (uint64_t{h.dst} << 16) ^ uint64_t { h.flowLabel };
+        const uint64_t key = FlowletKey(h);
         const Time now = Simulator::Now();
         auto [it, added] = m_balance.flows.try_emplace(key);
         Flowlet& f = it->second;
+        auto& byUse = m_balance.byUse;
+        if (added)
+        {
+            // a bounded table, as in a switch: the least recently seen flow
+            // makes room (its next packet starts a new flowlet)
+            if (m_balance.flows.size() > m_balance.capacity)
+            {
+                m_balance.flows.erase(byUse.front());
+                byUse.pop_front();
+            }
+            f.used = byUse.insert(byUse.end(), key);
+        }
+        else
+        {
+            byUse.splice(byUse.end(), byUse, f.used);
+        }
         if (added || now - f.last > m_balance.gap)
         {
             f.port = FabricEcmpHash(h.src, h.dst, h.flowLabel ^ (f.count++ << 16), m_fwd.salt) % n;

@@ -12,6 +12,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -50,6 +51,13 @@ class FabricNode : public Node
     void SetLoadBalancing(LoadBalancing mode, Time flowletGap);
     /// \return how this node chooses among equal-cost ports
     LoadBalancing GetLoadBalancing() const;
+    /// \param entries most flows the flowlet table holds (at least 1); when
+    ///        full, the flow seen least recently is forgotten
+    void SetFlowletTableSize(uint32_t entries);
+    /// \return flows the flowlet table holds
+    uint32_t GetFlowletCount() const;
+    /// \param h a packet's header \return whether its flow is in the flowlet table
+    bool HasFlowlet(const FabricHeaderData& h) const;
 
     /// \return the TypeId
     static TypeId GetTypeId();
@@ -216,9 +224,10 @@ class FabricNode : public Node
     /// A flowlet's port and when its last packet passed.
     struct Flowlet
     {
-        Time last;         //!< last packet
-        uint32_t port{0};  //!< its port index
-        uint32_t count{0}; //!< flowlets of this flow so far (the hash's salt)
+        Time last;                          //!< last packet
+        uint32_t port{0};                   //!< its port index
+        uint32_t count{0};                  //!< flowlets of this flow so far (the hash's salt)
+        std::list<uint64_t>::iterator used; //!< its place in Balancer::byUse
     };
 
     /// What load balancing other than ECMP remembers (changed by const SelectPort).
@@ -227,6 +236,8 @@ class FabricNode : public Node
         std::vector<uint32_t> next;                  //!< kSpray: the next turn, by destination
         Time gap;                                    //!< kFlowlet: idle gap
         std::unordered_map<uint64_t, Flowlet> flows; //!< kFlowlet: by flow
+        std::list<uint64_t> byUse;                   //!< kFlowlet: flows, least recent first
+        uint32_t capacity{65536};                    //!< kFlowlet: most flows held
     };
 
     /// The port index of a packet under load balancing other than ECMP.

@@ -85,6 +85,14 @@ FabricSwitch::GetTypeId()
                           TimeValue(MicroSeconds(5)),
                           MakeTimeAccessor(&FabricSwitch::m_flowletGap),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute("FlowletTableSize",
+                          "With LoadBalancing flowlet: most flows the switch remembers (64 K "
+                          "entries, as the flowlet tables of CONGA and LetFlow); when full, "
+                          "the flow seen least recently is forgotten and its next packet "
+                          "starts a new flowlet.",
+                          UintegerValue(65536),
+                          MakeUintegerAccessor(&FabricSwitch::m_flowletTable),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("IntEnabled",
                           "Every port appends a hop of in-band telemetry (queue, rate, "
                           "transmitted bytes, time) to the data packets that carry a "
@@ -154,6 +162,7 @@ FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
     device->SetAttribute("EcnPmax", DoubleValue(m_ecnPmax));
     device->SetAttribute("IntEnabled", BooleanValue(m_intEnabled));
     SetLoadBalancing(m_loadBalancing, m_flowletGap);
+    SetFlowletTableSize(m_flowletTable);
     device->SetAttribute("PfcEnabled", BooleanValue(m_pfcEnabled));
     device->SetAttribute("PfcXoff", UintegerValue(m_pfcXoff));
     device->SetAttribute("PfcXon", UintegerValue(m_pfcXon));

@@ -74,6 +74,7 @@ class FabricSwitch : public FabricNode
     double m_ecnPmax{0};                         //!< RED marking: probability at Kmax
     LoadBalancing m_loadBalancing{kEcmp};        //!< how equal-cost ports are chosen
     Time m_flowletGap;                           //!< idle gap that starts a flowlet
+    uint32_t m_flowletTable{65536};              //!< most flows the flowlet table holds
     bool m_intEnabled{true};                     //!< ports append INT hops
     bool m_pfcEnabled;                           //!< lossless (pause frames) on every port
     uint32_t m_pfcXoff;                          //!< pause threshold per input port, bytes
