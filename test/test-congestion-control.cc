@@ -783,3 +783,27 @@ TEST_F(CongestionControlTest, TheFlowletTableIsBoundedAndForgetsTheLeastRecentFl
 }
 
 } // namespace
+
+namespace
+{
+
+TEST_F(CongestionControlTest, HpccTakesItsAdditiveIncreaseFromThePapersRule)
+{
+    // Li et al. (SIGCOMM 2019, sec. 3.3): W_AI = W_init (1 - eta) / N, W_init
+    // = line rate x T: 100 Gb/s x 8 us = 100 kB, eta 0.95, N = 100 -> 50 B
+    const auto ai = [](const char* rate) {
+        Ptr<HpccCongestionControl> cc = CreateObject<HpccCongestionControl>();
+        cc->Start(DataRate(rate), 4000);
+        return cc->GetAdditiveIncrease();
+    };
+    EXPECT_NEAR(ai("100Gbps"), 50.0, 1e-9);
+    EXPECT_NEAR(ai("400Gbps"), 200.0, 1e-9); // it scales with the window
+    Config::SetDefault("ns3::HpccCongestionControl::ExpectedFlows", UintegerValue(8));
+    Config::SetDefault("ns3::HpccCongestionControl::Eta", DoubleValue(0.9));
+    EXPECT_NEAR(ai("100Gbps"), 100'000 * 0.1 / 8, 1e-9);
+    // RateAi, when set, is W_AI / T instead
+    Config::SetDefault("ns3::HpccCongestionControl::RateAi", DataRateValue(DataRate("1Gbps")));
+    EXPECT_NEAR(ai("100Gbps"), 1e9 / 8 * 8e-6, 1e-9);
+}
+
+} // namespace

@@ -362,9 +362,19 @@ HpccCongestionControl::GetTypeId()
                           TimeValue(MicroSeconds(8)),
                           MakeTimeAccessor(&HpccCongestionControl::m_baseRtt),
                           MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("ExpectedFlows",
+                          "N, the most flows expected to share a link: W_AI = W_init (1 - "
+                          "Eta) / N, so that N flows' additive steps together stay within "
+                          "the headroom eta leaves (Li et al., SIGCOMM 2019, sec. 3.3; "
+                          "W_init = line rate x BaseRtt). 100 gives 50 B at 100 Gb/s and "
+                          "8 us, as RATE_AI 50 Mb/s in HPCC's simulator.",
+                          UintegerValue(100),
+                          MakeUintegerAccessor(&HpccCongestionControl::m_expectedFlows),
+                          MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("RateAi",
-                          "Additive increase as a rate: W_AI = RateAi x BaseRtt.",
-                          DataRateValue(DataRate("50Mbps")),
+                          "Additive increase as a rate, W_AI = RateAi x BaseRtt, instead of "
+                          "the ExpectedFlows rule (0: the rule).",
+                          DataRateValue(DataRate(0)),
                           MakeDataRateAccessor(&HpccCongestionControl::m_rateAi),
                           MakeDataRateChecker());
     return tid;
@@ -379,6 +389,10 @@ HpccCongestionControl::Start(DataRate lineRate, uint32_t mss)
     FabricRequire(m_eta > 0 && m_eta <= 1, "ns3::HpccCongestionControl::Eta", m_eta, "in (0, 1]");
     FabricCongestionControl::Start(lineRate, mss);
     m_window = static_cast<double>(GetLineRate()) / 8 * m_baseRtt.GetSeconds();
+    // W_AI: RateAi x T if given, else Li et al.'s W_init (1 - eta) / N
+    m_ai = m_rateAi.GetBitRate() > 0
+               ? static_cast<double>(m_rateAi.GetBitRate()) / 8 * m_baseRtt.GetSeconds()
+               : m_window * (1 - m_eta) / m_expectedFlows;
     m_window = std::max(m_window, static_cast<double>(GetMss()));
     m_reference = m_window;
     m_u = 1;
@@ -394,6 +408,12 @@ HpccCongestionControl::UsesTelemetry() const
 }
 
 double
+HpccCongestionControl::GetAdditiveIncrease() const
+{
+    return m_ai;
+}
+
+double
 HpccCongestionControl::GetUtilization() const
 {
     return m_u;
@@ -402,7 +422,7 @@ HpccCongestionControl::GetUtilization() const
 double
 HpccCongestionControl::ComputeWindow(double u, bool update)
 {
-    const double ai = static_cast<double>(m_rateAi.GetBitRate()) / 8 * m_baseRtt.GetSeconds();
+    const double ai = m_ai;
     double w;
     if (u >= m_eta || m_stage >= m_maxStage)
     {

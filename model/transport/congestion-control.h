@@ -215,7 +215,8 @@ class DctcpCongestionControl : public FabricCongestionControl
  * window follows W = Wc / (U / Eta) + W_AI when U >= Eta or after MaxStage
  * additive steps, else W = Wc + W_AI; the reference Wc takes W once per
  * round trip (when an ACK passes what was sent at the last update). The flow
- * is paced at W / T. W starts at line rate x T; W_AI = RateAi x T.
+ * is paced at W / T. W starts at W_init = line rate x T; W_AI = W_init (1 -
+ * Eta) / ExpectedFlows (the paper's rule, sec. 3.3), or RateAi x T if set.
  */
 class HpccCongestionControl : public FabricCongestionControl
 {
@@ -230,22 +231,26 @@ class HpccCongestionControl : public FabricCongestionControl
 
     /// \return U, the normalized inflight estimate
     double GetUtilization() const;
+    /// \return W_AI, bytes (after Start)
+    double GetAdditiveIncrease() const;
 
   private:
     /// The window for \p u; \p update: a new reference window (once per RTT).
     double ComputeWindow(double u, bool update);
 
-    double m_eta;             //!< target utilization
-    uint32_t m_maxStage;      //!< additive steps before a multiplicative one
-    Time m_baseRtt;           //!< T
-    DataRate m_rateAi;        //!< W_AI / T
-    double m_u{1};            //!< U
-    double m_window{0};       //!< W, bytes
-    double m_reference{0};    //!< Wc, bytes
-    uint32_t m_stage{0};      //!< additive steps since the last multiplicative one
-    uint64_t m_lastUpdate{0}; //!< sentTotal at the last reference update
-    FabricIntHeader m_last;   //!< the previous ACK's records
-    bool m_haveLast{false};   //!< m_last holds records
+    double m_eta;                  //!< target utilization
+    uint32_t m_maxStage;           //!< additive steps before a multiplicative one
+    Time m_baseRtt;                //!< T
+    DataRate m_rateAi;             //!< W_AI / T, if set
+    uint32_t m_expectedFlows{100}; //!< N of the W_AI rule
+    double m_ai{0};                //!< W_AI, bytes
+    double m_u{1};                 //!< U
+    double m_window{0};            //!< W, bytes
+    double m_reference{0};         //!< Wc, bytes
+    uint32_t m_stage{0};           //!< additive steps since the last multiplicative one
+    uint64_t m_lastUpdate{0};      //!< sentTotal at the last reference update
+    FabricIntHeader m_last;        //!< the previous ACK's records
+    bool m_haveLast{false};        //!< m_last holds records
 };
 
 /**
