@@ -73,6 +73,8 @@ struct IncastRun
     uint64_t controlDelivered{0};            //!< ACKs and CNPs delivered
     uint64_t controlSerialized{0};           //!< control frames serialized, every port
     uint64_t dataPackets{0};                 //!< data packets delivered
+    uint64_t windowPackets{0};               //!< data packets delivered in the window
+    uint64_t windowMarked{0};                //!< of which marked CE
     Ptr<PacketTransport> transport;          //!< for the flows' state
 };
 
@@ -131,20 +133,24 @@ RunIncast(const std::string& cc,
     {
         bool open{false};
         std::map<uint32_t, uint64_t>* bySrc;
-    } window{false, &r.bytesBySrc};
+        uint64_t* packets;
+        uint64_t* marked;
+    } window{false, &r.bytesBySrc, &r.windowPackets, &r.windowMarked};
 
-    gpuEnd->TraceConnectWithoutContext("MacRx",
-                                       MakeBoundCallback(
-                                           +[](Window* w, Ptr<const Packet> p) {
-                                               FabricHeader h;
-                                               p->PeekHeader(h);
-                                               if (w->open &&
-                                                   (h.flags & FabricHeader::kControlFlags) == 0)
-                                               {
-                                                   (*w->bySrc)[h.src] += PayloadBytes(p, h);
-                                               }
-                                           },
-                                           &window));
+    gpuEnd->TraceConnectWithoutContext(
+        "MacRx",
+        MakeBoundCallback(
+            +[](Window* w, Ptr<const Packet> p) {
+                FabricHeader h;
+                p->PeekHeader(h);
+                if (w->open && (h.flags & FabricHeader::kControlFlags) == 0)
+                {
+                    (*w->bySrc)[h.src] += PayloadBytes(p, h);
+                    ++*w->packets;
+                    *w->marked += (h.flags & FabricHeader::kFlagCe) != 0;
+                }
+            },
+            &window));
     Simulator::Schedule(from, [&window] { window.open = true; });
     Simulator::Schedule(until, [&window] { window.open = false; });
     // messages longer than the run: the senders never run dry
@@ -259,6 +265,8 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
         const double p = DcqcnFixedPointP(senders, kRate, kFrame);
         const double queue = 5'000 + p / 0.01 * (200'000 - 5'000);
         RecordProperty("senders" + std::to_string(senders) + "_queue", std::to_string(r.meanQueue));
+        // what the packets of the window met: the fixed point's p is per packet
+        const double marked = static_cast<double>(r.windowMarked) / r.windowPackets;
         double sum = 0;
         double squares = 0;
         for (const auto& [src, bytes] : r.bytesBySrc)
@@ -268,7 +276,8 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
         }
         const double jain = sum * sum / (senders * squares);
         std::printf("dcqcn, %u senders: queue %.0f B against the fluid model's %.0f B (p* %.5f), "
-                    "Jain %.5f, worst share error %.3f, utilization %.3f, %lu CNPs\n",
+                    "Jain %.5f, worst share error %.3f, utilization %.3f, %lu CNPs, marked "
+                    "fraction %.5f (RED's queue for it: %.0f B)\n",
                     senders,
                     r.meanQueue,
                     queue,
@@ -276,7 +285,9 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
                     jain,
                     WorstShareError(r, senders),
                     Utilization(r),
-                    r.cnps);
+                    r.cnps,
+                    marked,
+                    5'000 + marked / 0.01 * (200'000 - 5'000));
         EXPECT_GT(jain, 0.99) << senders << " senders";
         EXPECT_LT(WorstShareError(r, senders), 0.1) << senders << " senders";
         EXPECT_GT(Utilization(r), 0.95) << senders << " senders";
