@@ -891,18 +891,13 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
     for (FabricNetDevice* port : ports)
     {
         const uint32_t p = port->GetPortIndex();
-        const uint64_t key = (static_cast<uint64_t>(m.dst) << 16) | p;
-        auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
-        if (added)
-        {
-            ep.connections.emplace_back();
-        }
-        Connection& c = ep.connections[it->second];
+        const uint32_t cid = ConnectionOf(ep, m.dst, p);
+        Connection& c = ep.connections[cid];
         c.messages.push_back(id);
         ++m.queueRefs;
         if (c.messages.size() == 1)
         {
-            wasIdle = AddTurn(ep, p, it->second);
+            wasIdle = AddTurn(ep, p, cid);
         }
     }
     if (ports.size() == 1)
@@ -973,6 +968,18 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
         }
         // else nothing to send there now (credit): it pulls when it can
     }
+}
+
+uint32_t
+PacketTransport::ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port)
+{
+    const uint64_t key = (static_cast<uint64_t>(dst) << 16) | port;
+    const auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
+    if (added)
+    {
+        ep.connections.emplace_back();
+    }
+    return it->second;
 }
 
 bool
@@ -1705,18 +1712,13 @@ PacketTransport::GoBack(uint32_t id, uint32_t seq)
     for (FabricNetDevice* port : ports)
     {
         const uint32_t p = port->GetPortIndex();
-        const uint64_t key = (static_cast<uint64_t>(m.dst) << 16) | p;
-        auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
-        if (added)
-        {
-            ep.connections.emplace_back();
-        }
-        Connection& c = ep.connections[it->second];
+        const uint32_t cid = ConnectionOf(ep, m.dst, p);
+        Connection& c = ep.connections[cid];
         c.messages.push_front(id);
         ++m.queueRefs;
         if (c.messages.size() == 1)
         {
-            if (AddTurn(ep, p, it->second))
+            if (AddTurn(ep, p, cid))
             {
                 Pump(port);
             }
@@ -1726,7 +1728,7 @@ PacketTransport::GoBack(uint32_t id, uint32_t seq)
         // credit or pace it has none: it takes the first when unblocked)
         for (Turn& t : ep.busy[p].turns)
         {
-            if (t.connection == it->second)
+            if (t.connection == cid)
             {
                 t.message = id;
             }

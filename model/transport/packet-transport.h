@@ -466,6 +466,8 @@ class PacketTransport : public Transport
     /// Put connection \p cid (with data) last in port \p port's round robin;
     /// \return whether it is the only one there
     bool AddTurn(Endpoint& ep, uint32_t port, uint32_t cid);
+    /// \return the index of \p ep's connection to \p dst through \p port (made if new)
+    uint32_t ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port);
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
     std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
