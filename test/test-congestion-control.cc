@@ -292,8 +292,10 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
         EXPECT_LT(WorstShareError(r, senders), 0.1) << senders << " senders";
         EXPECT_GT(Utilization(r), 0.95) << senders << " senders";
         // 8 senders: 8 % above the fixed point. 2 senders: 22 % above (the
-        // doc's deviation list): their larger oscillation around it raises
-        // the mean queue (RED's marking is convex in time); 25 % is asserted
+        // doc's deviation list): the CNP rate is the model's, but marks come
+        // in bursts (the model draws them independently), so more packets
+        // are marked for as many CNPs (0.119 % against p* 0.098 %), which
+        // takes a longer queue; 25 % is asserted
         EXPECT_NEAR(r.meanQueue, queue, (senders == 2 ? 0.25 : 0.15) * queue)
             << senders << " senders";
         EXPECT_GT(r.cnps, 0u);
