@@ -17,6 +17,7 @@
 #include "ns3/string.h"
 #include "ns3/topology-builders.h"
 
+#include <algorithm>
 #include <array>
 #include <gtest/gtest.h>
 #include <numeric>
@@ -110,6 +111,67 @@ TEST(TopologyCost, CostReductionsMatchThePublishedCountsAndRange)
             EXPECT_NEAR(hi, 76.6, 0.1);
         }
     }
+}
+
+TEST(TopologyCost, TrimmedClosRemovesTheTiersAboveTheRailsInClosedForm)
+{
+    // Rail-major hosts, h = radix / 2 per leaf: a tier-j switch (j < t) sees
+    // a block of h^j consecutive GPUs, so every rail of R = N / K GPUs lies in
+    // one block from the lowest j with R | h^j (t_rail); each tier holds N
+    // links, so (t - t_rail) N go; tiers t_rail+1..t-1 lose N / h switches
+    // each and the top tier its N / radix.
+    for (const auto& row : kPublished)
+    {
+        SCOPED_TRACE(testing::Message() << row.gpus << " GPUs, radix " << row.radix);
+        const uint64_t n = row.gpus;
+        const uint64_t h = row.radix / 2;
+        const uint64_t rail = n / 256;
+        uint32_t t = 2;
+        for (uint64_t below = h; row.radix * below < n; below *= h)
+        {
+            ++t;
+        }
+        uint32_t tRail = t;
+        uint64_t block = h;
+        for (uint32_t j = 1; j < t; ++j, block *= h)
+        {
+            if (block % rail == 0)
+            {
+                tRail = j;
+                break;
+            }
+        }
+        const FabricTopology topo = BuildRailOptimized(PaperParams(row.gpus, row.radix));
+        const FabricCounts ft = CountEquipment(topo, row.radix);
+        const FabricCounts tc = CountTrimmedEquipment(topo, row.radix);
+        EXPECT_EQ(ft.links, t * n);
+        EXPECT_EQ(ft.links - tc.links, (t - tRail) * n);
+        EXPECT_EQ(tc.transceivers, 2 * tRail * n);
+        EXPECT_EQ(tc.nics, n);
+        EXPECT_EQ(ft.switches - tc.switches, (t - tRail - 1) * (n / h) + n / row.radix);
+        EXPECT_EQ(tc.switchesByTier.size(), tRail);
+        const auto removable = RailTrimmableCables(topo);
+        EXPECT_EQ(static_cast<uint64_t>(std::count(removable.begin(), removable.end(), true)),
+                  ft.links - tc.links);
+        // the paper's "a third of the links": every 3-tier row of the table
+        if (t == 3)
+        {
+            EXPECT_EQ(3 * (ft.links - tc.links), ft.links);
+        }
+        // rail-only has no link only cross-rail traffic uses
+        const FabricTopology ro = BuildRailOnly(PaperParams(row.gpus, row.radix));
+        EXPECT_EQ(CountTrimmedEquipment(ro, row.radix).links, CountEquipment(ro, row.radix).links);
+    }
+    // a classic fat-tree mixes rails on every leaf: nothing to trim
+    ClusterParams p = PaperParams(4096, 64);
+    p.platform = HbDomainPreset::Get("dgx-h100");
+    const FabricTopology fat = BuildFatTree(p);
+    EXPECT_EQ(CountTrimmedEquipment(fat, 64).links, CountEquipment(fat, 64).links);
+    // DGX-H100 (K = 8) rail-optimized, 4096 GPUs, radix 64: rails of 512
+    // fill one 2-tier block of 1024 hosts (h^2 = 1024): a third goes again
+    const FabricTopology h100 = BuildRailOptimized(p);
+    EXPECT_EQ(3 * (CountEquipment(h100, 64).links - CountTrimmedEquipment(h100, 64).links),
+              CountEquipment(h100, 64).links);
 }
 
 TEST(TopologyCost, PowerSavingsEqualHotnetsCostSavingsAtTwoToOne)

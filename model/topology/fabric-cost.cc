@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fmt/ranges.h>
+#include <iterator>
 #include <set>
 
 namespace ns3
@@ -16,21 +17,45 @@ namespace ns3
 
 NS_OBJECT_ENSURE_REGISTERED(FabricCostModel);
 
+namespace
+{
+
+/// CountEquipment without the cables \p removed marks (none when null).
 FabricCounts
-CountEquipment(const FabricTopology& topo, uint32_t radix)
+Count(const FabricTopology& topo, uint32_t radix, const std::vector<bool>* removed)
 {
     FabricRequire(radix >= 1, "radix", radix, "an integer >= 1");
     FabricCounts c;
+    // switches that keep a cable (all of them when nothing is removed)
+    std::vector<bool> cabled(topo.GetNVertices(), removed == nullptr);
+    if (removed != nullptr)
+    {
+        for (uint32_t i = 0; i < topo.Cables().size(); ++i)
+        {
+            if (!(*removed)[i])
+            {
+                const TopoCable& cable = topo.Cables()[i];
+                cabled[cable.a] = true;
+                cabled[cable.b] = true;
+                const bool aSwitch = topo.Node(cable.a).kind == TopoNodeKind::Switch;
+                const bool bSwitch = topo.Node(cable.b).kind == TopoNodeKind::Switch;
+                c.switchPortsUsed += (aSwitch ? 1 : 0) + (bSwitch ? 1 : 0);
+            }
+        }
+    }
     std::set<uint32_t> chassis;
-    std::map<uint32_t, uint32_t> chassisTier;
     for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
     {
         const TopoNode& n = topo.Node(v);
-        if (n.kind == TopoNodeKind::Switch && chassis.insert(n.chassis).second)
+        if (n.kind != TopoNodeKind::Switch || !cabled[v])
+        {
+            continue;
+        }
+        if (chassis.insert(n.chassis).second)
         {
             ++c.switchesByTier[n.tier];
         }
-        if (n.kind == TopoNodeKind::Switch)
+        if (removed == nullptr)
         {
             c.switchPortsUsed += n.ports;
         }
@@ -44,8 +69,13 @@ CountEquipment(const FabricTopology& topo, uint32_t radix)
         return domain >= 0 ? int64_t{domain} : -1 - int64_t{v};
     };
     uint64_t directTransceivers = 0;
-    for (const TopoCable& cable : topo.Cables())
+    for (uint32_t i = 0; i < topo.Cables().size(); ++i)
     {
+        const TopoCable& cable = topo.Cables()[i];
+        if (removed != nullptr && (*removed)[i])
+        {
+            continue;
+        }
         switch (cable.kind)
         {
         case TopoLinkKind::NvLink:
@@ -86,6 +116,146 @@ CountEquipment(const FabricTopology& topo, uint32_t radix)
     c.cables = c.links - c.directLinks + c.directFibres;
     c.transceivers = 2 * (c.links - c.directLinks) + directTransceivers;
     return c;
+}
+
+} // namespace
+
+FabricCounts
+CountEquipment(const FabricTopology& topo, uint32_t radix)
+{
+    return Count(topo, radix, nullptr);
+}
+
+std::vector<bool>
+RailTrimmableCables(const FabricTopology& topo)
+{
+    const uint32_t nv = topo.GetNVertices();
+    // rails: a GPU's local index; their sizes
+    std::map<uint32_t, uint64_t> railSize;
+    for (uint32_t r = 0; r < topo.GetNGpus(); ++r)
+    {
+        ++railSize[topo.Node(topo.GpuVertex(r)).local];
+    }
+    // Down-sets, interned: switches of one block share one (a Clos has few
+    // distinct ones), so each is merged once, keyed by its children's sets.
+    std::vector<std::vector<uint32_t>> sets; // sorted GPU vertices
+    std::map<std::vector<uint32_t>, uint32_t> byChildren;
+    std::vector<int64_t> setOf(nv, -1);
+    std::vector<std::vector<uint32_t>> children(nv); // lower neighbours (GPUs, switches)
+    const auto isSwitch = [&topo](uint32_t v) { return topo.Node(v).kind == TopoNodeKind::Switch; };
+    for (const TopoCable& cable : topo.Cables())
+    {
+        if (cable.kind != TopoLinkKind::Nic && cable.kind != TopoLinkKind::SwitchToSwitch)
+        {
+            continue;
+        }
+        const uint32_t ta = isSwitch(cable.a) ? topo.Node(cable.a).tier : 0;
+        const uint32_t tb = isSwitch(cable.b) ? topo.Node(cable.b).tier : 0;
+        if (ta < tb)
+        {
+            children[cable.b].push_back(cable.a);
+        }
+        else if (tb < ta)
+        {
+            children[cable.a].push_back(cable.b);
+        }
+    }
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        if (topo.Node(v).kind == TopoNodeKind::Gpu)
+        {
+            setOf[v] = static_cast<int64_t>(sets.size());
+            sets.push_back({v});
+        }
+    }
+    std::vector<uint32_t> order; // switches by ascending tier: children first
+    for (uint32_t v = 0; v < nv; ++v)
+    {
+        if (isSwitch(v))
+        {
+            order.push_back(v);
+        }
+    }
+    std::stable_sort(order.begin(), order.end(), [&topo](uint32_t a, uint32_t b) {
+        return topo.Node(a).tier < topo.Node(b).tier;
+    });
+    for (uint32_t v : order)
+    {
+        std::vector<uint32_t> key;
+        for (uint32_t child : children[v])
+        {
+            if (setOf[child] >= 0)
+            {
+                key.push_back(static_cast<uint32_t>(setOf[child]));
+            }
+        }
+        std::sort(key.begin(), key.end());
+        key.erase(std::unique(key.begin(), key.end()), key.end());
+        if (key.empty())
+        {
+            continue; // no GPU below (a switch of another kind of fabric)
+        }
+        const auto [it, fresh] = byChildren.emplace(key, sets.size());
+        if (fresh)
+        {
+            std::vector<uint32_t> members;
+            for (uint32_t id : key)
+            {
+                std::vector<uint32_t> merged;
+                std::set_union(members.begin(),
+                               members.end(),
+                               sets[id].begin(),
+                               sets[id].end(),
+                               std::back_inserter(merged));
+                members.swap(merged);
+            }
+            sets.push_back(std::move(members));
+        }
+        setOf[v] = it->second;
+    }
+    // a down-set splits a rail when it holds some but not all of its GPUs
+    std::vector<int8_t> splits(sets.size(), -1);
+    const auto splitsRail = [&](uint32_t id) {
+        if (splits[id] < 0)
+        {
+            std::map<uint32_t, uint64_t> inside;
+            for (uint32_t g : sets[id])
+            {
+                ++inside[topo.Node(g).local];
+            }
+            splits[id] = 0;
+            for (const auto& [rail, n] : inside)
+            {
+                splits[id] |= n < railSize[rail] ? 1 : 0;
+            }
+        }
+        return splits[id] == 1;
+    };
+    std::vector<bool> removable(topo.Cables().size(), false);
+    for (uint32_t i = 0; i < topo.Cables().size(); ++i)
+    {
+        const TopoCable& cable = topo.Cables()[i];
+        if (cable.kind != TopoLinkKind::SwitchToSwitch)
+        {
+            continue;
+        }
+        const uint32_t ta = topo.Node(cable.a).tier;
+        const uint32_t tb = topo.Node(cable.b).tier;
+        if (ta == tb)
+        {
+            continue;
+        }
+        const uint32_t lower = ta < tb ? cable.a : cable.b;
+        removable[i] = setOf[lower] >= 0 && !splitsRail(static_cast<uint32_t>(setOf[lower]));
+    }
+    return removable;
+}
+
+FabricCounts
+CountTrimmedEquipment(const FabricTopology& topo, uint32_t radix)
+{
+    const std::vector<bool> removed = RailTrimmableCables(topo);
+    return Count(topo, radix, &removed);
 }
 
 TypeId

@@ -58,6 +58,34 @@ FabricCounts CountEquipment(const FabricTopology& topo, uint32_t radix);
 
 /**
  * \ingroup gpu-fabric
+ * \brief The network cables that no two GPUs of one rail need: the
+ * "trimmed Clos" of the rail-only papers.
+ *
+ * A switch's down-set is the GPUs below it (reached by descending tiers). A
+ * cable between a switch s and a switch of a higher tier carries traffic of
+ * one rail only when some rail has GPUs both inside and outside s's
+ * down-set; otherwise it carries only cross-rail traffic, which a rail-only
+ * fabric relays through the HB domain instead, so it can go. NIC cables
+ * always stay. On a rail-optimized fat-tree whose rails each fit one block
+ * of t_rail tiers this removes the tiers above: (t - t_rail) / t of the
+ * links of a t-tier Clos (a third for 32768 GPUs in domains of 256 at radix
+ * 64 or 128). Nothing goes from a rail-only fabric or a classic fat-tree.
+ * \param topo the topology
+ * \return per cable (index into Cables()), whether it can be removed
+ */
+std::vector<bool> RailTrimmableCables(const FabricTopology& topo);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief CountEquipment of \p topo without the cables RailTrimmableCables
+ * removes; a switch left with no cable is not counted.
+ * \param topo the topology \param radix ports per switch chassis
+ * \return the counts of the trimmed fabric
+ */
+FabricCounts CountTrimmedEquipment(const FabricTopology& topo, uint32_t radix);
+
+/**
+ * \ingroup gpu-fabric
  * \brief Prices and powers of network equipment; cost and power of a
  * topology.
  *
