@@ -17,6 +17,11 @@
 //   rounded, clamped to [1, K]; b d_model enters as printed (no bytes factor).
 // --tp-mode and --activation-bytes show how the trends move under the other
 // readings.
+//
+// --hfu-batches adds the later paper's 3D-parallel study (ThreeDParallelTime):
+// hardware FLOPs utilization per global batch (in sequences) at each K, with
+// --tp, --pp, --micro-batch and --recompute (default: GPT-1T as Megatron-LM
+// lays it out, TP 8, PP 64, micro-batch 1, full recomputation).
 #include "program-support.h"
 #include "results-table.h"
 
@@ -150,6 +155,11 @@ main(int argc, char* argv[])
     double activationBytes = 1;
     uint32_t gradBytes = 2;
     uint64_t batch = 0;
+    std::string hfuBatches;
+    uint32_t tp = 8;
+    uint32_t pp = 64;
+    uint32_t microBatch = 1;
+    bool recompute = true;
     std::string png = "hb-domain-sweep.png";
     std::string json;
     std::string csv;
@@ -186,6 +196,17 @@ main(int argc, char* argv[])
                    batch,
                    0,
                    uint64_t{1} << 40);
+    cmd.AddValue("hfu-batches",
+                 "comma-separated global batches in sequences: add the 3D-parallel (TP x PP x "
+                 "DP) iteration time and hardware FLOPs utilization of each (empty: none)",
+                 hfuBatches);
+    cmd.AddInteger("tp", "3D model: TP size (a divisor of each K)", tp);
+    cmd.AddInteger("pp", "3D model: PP size (stages of N / PP GPUs in whole domains)", pp);
+    cmd.AddInteger("micro-batch", "3D model: sequences per micro-batch", microBatch);
+    cmd.AddValue("recompute",
+                 "3D model: full activation recomputation (a second forward pass, counted by "
+                 "HFU)",
+                 recompute);
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
@@ -198,6 +219,18 @@ main(int argc, char* argv[])
         if (!png.empty() && png != "none")
         {
             GnuplotPath("--png", png);
+        }
+        for (const std::string f : {"tp", "pp", "micro-batch", "recompute"})
+        {
+            cmd.OnlyWith(f, !hfuBatches.empty(), "with --hfu-batches");
+        }
+        std::vector<uint64_t> hfuList;
+        if (!hfuBatches.empty())
+        {
+            for (const auto& s : SplitList("--hfu-batches", hfuBatches))
+            {
+                hfuList.push_back(ParseInteger("--hfu-batches", s));
+            }
         }
         const TpMode mode = TpModeFromName("--tp-mode", tpMode);
         const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
@@ -339,6 +372,95 @@ main(int argc, char* argv[])
                        hi,
                        hw.gpusPerDomain);
         }
+        nlohmann::json jhfu = nlohmann::json::array();
+        if (!hfuList.empty())
+        {
+            fmt::print("\n3D parallelism (TP {}, PP {}, micro-batch {} sequence(s), recompute "
+                       "{}): iteration time and hardware FLOPs utilization per global batch\n",
+                       tp,
+                       pp,
+                       microBatch,
+                       recompute ? "on" : "off");
+            fmt::print("{:<10} {:>6} {:>7} {:>6} {:>6} {:>10} {:>9} {:>9} {:>9} {:>7} {:>7}\n",
+                       "model",
+                       "K",
+                       "batch",
+                       "DP",
+                       "m",
+                       "T_iter s",
+                       "bubble s",
+                       "DP s",
+                       "TP+PP s",
+                       "HFU %",
+                       "MFU %");
+        }
+        for (const LlmModel& m : hfuList.empty() ? std::vector<LlmModel>{} : modelList)
+        {
+            for (uint32_t k : ks)
+            {
+                for (uint64_t sequences : hfuList)
+                {
+                    HbDomainPreset platformK = hw;
+                    platformK.gpusPerDomain = k;
+                    LlmModel batchModel = m;
+                    batchModel.globalBatchTokens = sequences * m.seqLength;
+                    AnalyticalParams p = AnalyticalParams::From(batchModel, platformK, n);
+                    p.activationBytes = activationBytes;
+                    p.S_T = m.DenseBlockParams() * gradBytes;
+                    ThreeDParallelBreakdown t;
+                    try
+                    {
+                        t = ThreeDParallelTime(p,
+                                               tp,
+                                               pp,
+                                               double{microBatch} * m.seqLength,
+                                               recompute,
+                                               m.bytesPerActivation);
+                    }
+                    catch (const FabricConfigError& e)
+                    {
+                        // name the flags this program takes them from
+                        throw FabricConfigError(
+                            "--tp, --pp, --micro-batch or --hfu-batches",
+                            fmt::format("{},{},{},{}", tp, pp, microBatch, sequences),
+                            fmt::format("a layout of {} on {} GPUs in domains of {}: {}",
+                                        m.name,
+                                        n,
+                                        k,
+                                        e.what()));
+                    }
+                    fmt::print("{:<10} {:>6} {:>7} {:>6} {:>6} {:>10.4f} {:>9.4f} {:>9.4f} "
+                               "{:>9.4f} {:>7.2f} {:>7.2f}\n",
+                               m.name,
+                               k,
+                               sequences,
+                               t.dp,
+                               t.microBatches,
+                               t.total,
+                               t.bubble,
+                               t.dpRail + t.dpDomain,
+                               t.tpComm + t.ppComm,
+                               100 * t.hfu,
+                               100 * t.mfu);
+                    jhfu.push_back({{"model", m.name},
+                                    {"hb_size", k},
+                                    {"batch_sequences", sequences},
+                                    {"tp", t.tp},
+                                    {"pp", t.pp},
+                                    {"dp", t.dp},
+                                    {"micro_batches", t.microBatches},
+                                    {"compute_time_s", t.compute},
+                                    {"tp_time_s", t.tpComm},
+                                    {"bubble_time_s", t.bubble},
+                                    {"pp_time_s", t.ppComm},
+                                    {"dp_rail_time_s", t.dpRail},
+                                    {"dp_domain_time_s", t.dpDomain},
+                                    {"iteration_time_s", t.total},
+                                    {"hfu", t.hfu},
+                                    {"mfu", t.mfu}});
+                }
+            }
+        }
         if (!png.empty() && png != "none")
         {
             Plot(rows, png);
@@ -352,7 +474,8 @@ main(int argc, char* argv[])
                                       {"grad_bytes", gradBytes},
                                       {"batch_tokens", batch},
                                       {"results", table.Json()},
-                                      {"trends", jtrends}};
+                                      {"trends", jtrends},
+                                      {"hfu", jhfu}};
             WriteTextFile("--json", json, j.dump(2) + "\n");
         }
         if (!csv.empty())

@@ -243,6 +243,28 @@ def t_fig8(c):
           for i, t in enumerate(sorted({r["batch_tokens"] for r in out}))], logx=True)
 
 
+def t_gpt1t_hfu(c):
+    # the later paper's 3D-parallel study: GPT-1T's HFU over the global batch
+    # (analytical: instant, so --quick runs it whole); the reference prints no
+    # value of its figure, so the sweep is data and the one row is the
+    # measured ground truth such a model is checked against
+    batches = [256, 512, 1024, 2048, 4096]
+    j, cmd = c.run("hb-domain-sweep", ["--models=gpt-1t", "--hb-sizes=256", "--png=none",
+                                       "--hfu-batches=" + ",".join(map(str, batches))])
+    plot(c, "".join("%d %.9g %.9g\n" % (r["batch_sequences"], 100 * r["hfu"], 100 * r["mfu"])
+                    for r in j["hfu"]),
+         "GPT-1T on 32768 GH200 (K = 256), TP 8, PP 64: FLOPs utilization vs global batch",
+         "global batch (sequences)", "utilization (%)",
+         ["'%s' using 1:2 with linespoints title 'HFU'", "'%s' using 1:3 with linespoints "
+          "title 'MFU'"], logx=True)
+    m, cmd = c.run("hb-domain-sweep", ["--models=gpt-1t", "--platform=dgx-a100", "--gpus=512",
+                                       "--hb-sizes=8", "--png=none", "--hfu-batches=512"],
+                   key="megatron")
+    c.row("GPT-1T HFU, TP 8, PP 64, DP 1 on 512 A100 GPUs, batch 512, %", 57.0,
+          "Megatron-LM measured (Korthikanti et al. 2022; the ground truth of " + EXT +
+          " v2's model)", 100 * m["hfu"][0]["hfu"], "report", None, cmd)
+
+
 def plot(c, data, title, xlabel, ylabel, series, logx=False):
     """A PNG with gnuplot when it is installed (data and script stay beside it)."""
     base = os.path.join(c.out, c.target)
@@ -429,6 +451,8 @@ TARGETS = [
     Target("fig7", HOTNETS + " Fig. 7", "iteration time against the HB domain size K", t_fig7),
     Target("fig8", HOTNETS + " Fig. 8", "PaLM-540B iteration time against the global batch "
            "(data only: no value printed)", t_fig8),
+    Target("gpt1t-hfu", EXT + " 3D model", "GPT-1T hardware FLOPs utilization, batch 256 to "
+           "4096 (data) and against Megatron-LM's measured HFU", t_gpt1t_hfu),
     Target("moe", EXT + " MoE", "all-to-all overhead through forwarding", t_moe),
     Target("failure", EXT + " failures", "failed rail switch and GPU, both designs",
            t_failure),

@@ -180,3 +180,79 @@ TEST(PipelineBubble, OneFOneBWaitsPpMinusOneStagesOfTheSlowest)
 }
 
 } // namespace
+
+TEST(ThreeDParallel, EachTermAsWorkedByHand)
+{
+    // N 32 in domains of 8, TP 2, PP 2: DP 8; b = 1000 tokens in micro-batches
+    // of 25: m = 1000 / (8 x 25) = 5 per pipeline. A stage: 16 GPUs, 2 blocks.
+    const AnalyticalParams p = HandParams();
+    const ThreeDParallelBreakdown t = ThreeDParallelTime(p, 2, 2, 25, true, 2);
+    EXPECT_EQ(t.dp, 8);
+    EXPECT_EQ(t.microBatches, 5);
+    const double compute = 4.0 / 3.0 * 3.2e13 / (32 * 1e12);     // r M_flop / (N C)
+    const double tp = 1.5 * 4 * 8 * 1000 * 100 * 1 / (32 * 1e9); // 3/2 l M_cc b d (TP-1) / (N B_F)
+    EXPECT_NEAR(t.compute, compute, 1e-12);
+    EXPECT_NEAR(t.tpComm, tp, 1e-15);
+    EXPECT_NEAR(t.bubble, (2 - 1) / 5.0 * (compute + tp), 1e-12);
+    EXPECT_NEAR(t.ppComm, 2 * (5 + 2 - 1) * 25 * 100 * 2 / (2 * 1e8), 1e-15);
+    // the stage's DP: 2 blocks, N_Df = 16 / 8 = 2 on rails, N_Ds = 8 / 2 = 4 in domains
+    EXPECT_NEAR(t.dpRail, 2 * 2 * 1e6 * (2 - 1) / (16 * 1e8), 1e-15);
+    EXPECT_NEAR(t.dpDomain, 2 * 2 * 1e6 * (4 - 1) / (8 * 1e9), 1e-15);
+    EXPECT_NEAR(t.total, t.compute + t.tpComm + t.bubble + t.ppComm + t.dpRail + t.dpDomain, 1e-12);
+    // HFU counts the recomputed forward pass, MFU does not
+    EXPECT_NEAR(t.hfu, 4.0 / 3.0 * 3.2e13 / (32 * 1e12 * t.total), 1e-12);
+    EXPECT_NEAR(t.hfu, 4.0 / 3.0 * t.mfu, 1e-12);
+    EXPECT_LT(t.hfu, 1);
+}
+
+TEST(ThreeDParallel, WithoutPipelineOrRecomputationItIsEq1)
+{
+    const AnalyticalParams p = HandParams();
+    const ThreeDParallelBreakdown t = ThreeDParallelTime(p, 4, 1, 125, false);
+    EXPECT_EQ(t.bubble, 0);
+    EXPECT_EQ(t.ppComm, 0);
+    EXPECT_NEAR(t.total, AnalyticalModel(p).IterationTime(4), 1e-12);
+    EXPECT_NEAR(t.hfu, t.mfu, 1e-15);
+}
+
+TEST(ThreeDParallel, Gpt1tUtilizationRisesWithTheBatchAsTheBubbleShrinks)
+{
+    // GPT-1T on 32768 GH200 GPUs (K = 256), TP 8, PP 64: DP 64, so a batch of
+    // B sequences gives m = B / 64 micro-batches and a bubble of 63 / m.
+    const LlmModel gpt = LlmModel::Get("gpt-1t");
+    double last = 0;
+    for (uint64_t sequences : {256, 512, 1024, 2048, 4096})
+    {
+        LlmModel m = gpt;
+        m.globalBatchTokens = sequences * m.seqLength;
+        const AnalyticalParams p =
+            AnalyticalParams::From(m, HbDomainPreset::Get("gh200-256"), 32768);
+        const ThreeDParallelBreakdown t = ThreeDParallelTime(p, 8, 64, m.seqLength, true);
+        EXPECT_EQ(t.microBatches, sequences / 64.0);
+        EXPECT_NEAR(t.bubble, 63 / t.microBatches * (t.compute + t.tpComm), 1e-9 * t.total);
+        EXPECT_GT(t.hfu, last);
+        EXPECT_LT(t.hfu, 1 / (1 + 63 / t.microBatches)); // never above the bubble's bound
+        last = t.hfu;
+    }
+}
+
+TEST(ThreeDParallel, LayoutsAJobCannotHaveAreRefusedByName)
+{
+    const AnalyticalParams p = HandParams();
+    const auto refused = [&](uint32_t tp, uint32_t pp, double micro, const std::string& name) {
+        try
+        {
+            ThreeDParallelTime(p, tp, pp, micro, true);
+        }
+        catch (const FabricConfigError& e)
+        {
+            return std::string(e.what()).find(name) != std::string::npos;
+        }
+        return false;
+    };
+    EXPECT_TRUE(refused(3, 2, 25, "TP size")); // 3 does not divide K = 8
+    EXPECT_TRUE(refused(2, 8, 25, "PP size")); // stages of 4 GPUs < K
+    EXPECT_TRUE(refused(2, 2, 30, "batch"));   // 1000 / (8 x 30) is not whole
+    EXPECT_TRUE(refused(2, 2, 0, "micro-batch"));
+    EXPECT_TRUE(refused(2, 2, 2000, "batch")); // fewer than one micro-batch
+}

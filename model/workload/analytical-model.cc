@@ -149,6 +149,64 @@ PipelineStageIterationTime(const AnalyticalParams& job, uint32_t pp, double N_M)
     return AnalyticalModel(stage).IterationTime(N_M);
 }
 
+ThreeDParallelBreakdown
+ThreeDParallelTime(const AnalyticalParams& job,
+                   uint32_t tp,
+                   uint32_t pp,
+                   double microBatchTokens,
+                   bool recompute,
+                   double activationBytes)
+{
+    job.Validate();
+    const auto k = static_cast<uint64_t>(job.K);
+    const auto n = static_cast<uint64_t>(job.N);
+    FabricRequire(tp >= 1 && k % tp == 0,
+                  "TP size",
+                  tp,
+                  fmt::format("a divisor of K = {} (TP stays in the HB domain)", k));
+    FabricRequire(pp >= 1 && n % pp == 0 && (n / pp) % k == 0,
+                  "PP size",
+                  pp,
+                  fmt::format("a divisor of N = {} whose stages of N / PP GPUs fill whole HB "
+                              "domains of {}",
+                              n,
+                              k));
+    FabricRequire(std::isfinite(microBatchTokens) && microBatchTokens > 0,
+                  "micro-batch",
+                  microBatchTokens,
+                  "a positive number of tokens");
+    FabricRequire(std::isfinite(activationBytes) && activationBytes > 0,
+                  "activation bytes",
+                  activationBytes,
+                  "a positive number");
+    ThreeDParallelBreakdown t;
+    t.tp = tp;
+    t.pp = pp;
+    t.dp = static_cast<double>(n / (uint64_t{tp} * pp));
+    t.microBatches = job.b / (t.dp * microBatchTokens);
+    FabricRequire(t.microBatches >= 1 && std::floor(t.microBatches) == t.microBatches,
+                  "batch",
+                  job.b,
+                  fmt::format("a whole number >= 1 of micro-batches per pipeline: a multiple of "
+                              "DP x micro-batch = {} x {} tokens",
+                              t.dp,
+                              microBatchTokens));
+    const IterationTimeBreakdown stage = AnalyticalModel(job.PipelineStage(pp)).Breakdown(tp);
+    const double r = recompute ? 4.0 / 3.0 : 1.0;
+    t.compute = r * stage.compute;
+    t.tpComm = (recompute ? 1.5 : 1.0) * stage.tp;
+    t.bubble = (pp - 1) / t.microBatches * (t.compute + t.tpComm);
+    t.ppComm = pp == 1 ? 0.0
+                       : 2.0 * (t.microBatches + pp - 1) * microBatchTokens * job.d_model *
+                             activationBytes / (tp * job.B_S);
+    t.dpRail = stage.dpRail;
+    t.dpDomain = stage.dpDomain;
+    t.total = t.compute + t.tpComm + t.bubble + t.ppComm + t.dpRail + t.dpDomain;
+    t.hfu = r * job.M_flop / (job.N * job.C * t.total);
+    t.mfu = job.M_flop / (job.N * job.C * t.total);
+    return t;
+}
+
 TpMode
 TpModeFromName(const std::string& parameter, const std::string& name)
 {

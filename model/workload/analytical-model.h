@@ -182,6 +182,58 @@ class AnalyticalModel
  */
 double PipelineStageIterationTime(const AnalyticalParams& job, uint32_t pp, double N_M);
 
+/// Terms of the 3D-parallel (TP x PP x DP) iteration time, seconds.
+struct ThreeDParallelBreakdown
+{
+    uint32_t tp{0};         //!< TP size (inside an HB domain)
+    uint32_t pp{0};         //!< PP size (stages across domains, on rails)
+    double dp{0};           //!< DP size N / (TP PP)
+    double microBatches{0}; //!< m = b / (DP x micro-batch tokens), per pipeline
+    double compute{0};      //!< M_flop r / (N C); r = 4/3 with activation recomputation
+    double tpComm{0};       //!< Eq. 1's TP term, x 3/2 with recomputation (a third forward)
+    double bubble{0};       //!< (PP - 1) / m x (compute + tpComm): the 1F1B fill and drain
+    double ppComm{0};       //!< 2 (m + PP - 1) micro-batch activations / (TP B_S), PP > 1
+    double dpRail{0};       //!< Eq. 1's DP term on rails, for one stage's gradients
+    double dpDomain{0};     //!< Eq. 1's DP term in domains, for one stage's gradients
+    double total{0};        //!< sum of the terms above
+    double hfu{0};          //!< hardware FLOPs utilization: M_flop r / (N C total)
+    double mfu{0};          //!< model FLOPs utilization: M_flop / (N C total)
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief Eq. 1 extended to pipeline parallelism, as the later rail-only
+ *        paper (arXiv 2307.12169) does for its hardware FLOPs utilization
+ *        (HFU) study; our formulation, bandwidth terms only:
+ *
+ *     T = (1 + (PP - 1)/m) (r M_flop/(N C) + s T_TP) + T_PP + T_DP,stage
+ *
+ * with TP inside the domain (Eq. 1's TP term T_TP), PP stages of N / PP GPUs
+ * in whole domains, m = b / (DP x micro-batch tokens) micro-batches per
+ * pipeline (1F1B: PP - 1 micro-batch times of fill and drain), T_PP = 2 (m +
+ * PP - 1) x (micro-batch tokens d_model activation bytes / TP) / B_S (each
+ * TP rank sends its slice of the activation forward and the gradient back,
+ * not overlapped), T_DP,stage = Eq. 1's DP terms of one stage
+ * (PipelineStage). With activation recomputation (Megatron-LM's full
+ * recompute) r = 4/3 and s = 3/2: a second forward pass, with its TP
+ * AllReduces; HFU counts those FLOPs, MFU does not.
+ * \param job the whole job (N, K, l, M_flop, b, ...)
+ * \param tp TP size, a divisor of K
+ * \param pp PP size, with N / PP a multiple of K and of TP
+ * \param microBatchTokens tokens of one micro-batch
+ * \param recompute activation recomputation
+ * \param activationBytes bytes per activation value of the PP transfers (2: BF16)
+ * \return the terms
+ * \throws FabricConfigError naming the TP or PP size, the micro-batch or the
+ *         batch when the job cannot be laid out so (m must be a whole number >= 1)
+ */
+ThreeDParallelBreakdown ThreeDParallelTime(const AnalyticalParams& job,
+                                           uint32_t tp,
+                                           uint32_t pp,
+                                           double microBatchTokens,
+                                           bool recompute,
+                                           double activationBytes = 2);
+
 /**
  * \ingroup gpu-fabric
  * \brief How ChooseTp picks Eq. 1's TP size N_M.
