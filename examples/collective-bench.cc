@@ -294,7 +294,8 @@ main(int argc, char* argv[])
                                                  : MakeSchedule(request(sizes.back()))));
         }
         std::vector<CollectiveResult> results;
-        std::string failure; // a size that did not complete ends the sweep
+        std::string failure;              // a size that did not complete ends the sweep
+        outputs.ExpectRuns(sizes.size()); // progress lines on a long sweep
         for (const uint64_t b : sizes)
         {
             CollectiveResult r =

@@ -24,7 +24,9 @@
  * estimated beyond --GpuFabricMaxRunSeconds (default 12 h; 0 lifts the limit) is
  * refused naming --graph's hosts, --depth or --nodes; one beyond
  * --GpuFabricWarnRunSeconds (default 60 s) is announced on stderr with its
- * estimate and reports its progress there at most every 10 s.
+ * estimate and reports its progress there at most every 10 s (--progress=0:
+ * neither). --timeline and --link-util record the simulated runs (--simulate,
+ * --compare), and a sweep of them prints "progress: sweep" lines on a long one.
  *
  * JSON for one graph: {"nodes", "degree", "steps", "tb", "tb_optimal", "step_loads"}
  * plus "name", "tb_exact" and "step_loads_exact" (fractions as "p/q" strings), and
@@ -97,10 +99,13 @@ class LongRun
     {
     }
 
+    /// false after --progress=0: no announcement, no progress lines
+    static inline bool s_enabled = true;
+
     /// Announce the run if its estimate is long; progress lines follow only then.
     void Start(double seconds, const std::string& detail)
     {
-        if (m_shown || seconds <= FabricWarnRunSeconds())
+        if (m_shown || !s_enabled || seconds <= FabricWarnRunSeconds())
         {
             return;
         }
@@ -782,6 +787,7 @@ main(int argc, char* argv[])
     uint32_t chunks = 0;
     uint32_t delayNs = 100;
     ProgramFlags cmd("direct-connect-synth", __FILE__);
+    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
     cmd.Usage(
         "Direct-connect topology finder and BFB schedules (Zhao et al., NSDI 2025).\n"
         "The finder's bases for N hosts of degree d (where they exist): K(N), K(d,d), Ring(N),\n"
@@ -887,6 +893,7 @@ main(int argc, char* argv[])
                  quick);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
+    LongRun::s_enabled = outputs.Progress();
     try
     {
         FabricRequire(graph.empty() || edges.empty(),

@@ -93,6 +93,55 @@ TEST(RunOutputs, ProgressLinesOnALongRunAndNoneWithProgressZero)
     EXPECT_EQ(quietOut.find("progress"), std::string::npos) << quietOut;
 }
 
+TEST(RunOutputs, ASweepCountsItsRunsDoneOfTheTotalAndObeysProgressZero)
+{
+    // eight sizes, eight runs of 1 MiB and more, each far above the 1 ms
+    // interval: a run that starts reports the runs before it, never all eight
+    const std::string run = "collective-bench --gpus=16 --radix=16 --min-bytes=1048576 "
+                            "--max-bytes=134217728 --ns3::RunProgress::Interval=1ms";
+    const auto [status, out] = RunCapture(run, "run-outputs-sweep");
+    ASSERT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("gpu-fabric: progress: sweep, "), std::string::npos) << out;
+    EXPECT_NE(out.find(" of 8 runs done, "), std::string::npos) << out;
+    EXPECT_NE(out.find(" left"), std::string::npos) << out;
+    EXPECT_EQ(out.find("8 of 8 runs"), std::string::npos) << out;
+    const auto [quiet, quietOut] = RunCapture(run + " --progress=0", "run-outputs-sweep-quiet");
+    ASSERT_EQ(quiet, 0) << quietOut;
+    EXPECT_EQ(quietOut.find("progress"), std::string::npos) << quietOut;
+}
+
+TEST(RunOutputs, DirectConnectSynthRecordsItsSimulatedRuns)
+{
+    // --compare simulates BFB, ShiftedRing and the tree at one size: three
+    // runs, each a process of the trace with its collective span
+    const std::string dir = FreshDir("run-outputs-dc");
+    const auto [status, out] = RunCapture(
+        "direct-connect-synth --compare '--graph=BiRing(4)' --sizes=65536 "
+        "--algorithms=bfb,shifted-ring,tree --ns3::RunProgress::Interval=1ms --timeline=" +
+            dir + "t.json --link-util=" + dir + "u.json",
+        "run-outputs-dc");
+    ASSERT_EQ(status, 0) << out;
+    const auto trace = nlohmann::json::parse(Slurp(dir + "t.json"));
+    std::map<uint32_t, uint32_t> spans;
+    for (const auto& e : trace["traceEvents"])
+    {
+        if (e["ph"] == "X" && e["cat"] == "collective")
+        {
+            ++spans[e["pid"].get<uint32_t>()];
+        }
+    }
+    EXPECT_EQ(spans.size(), 3U) << out;
+    EXPECT_EQ(nlohmann::json::parse(Slurp(dir + "u.json"))["runs"].size(), 3U);
+    // no total declared: the lines count the runs done, with no estimate
+    for (size_t at = out.find("progress: sweep, "); at != std::string::npos;
+         at = out.find("progress: sweep, ", at + 1))
+    {
+        const std::string line = out.substr(at, out.find('\n', at) - at);
+        EXPECT_NE(line.find(" done, "), std::string::npos) << line;
+        EXPECT_EQ(line.find(" left"), std::string::npos) << line;
+    }
+}
+
 TEST(RunOutputs, AnUnwritablePathIsRefusedBeforeTheRun)
 {
     const auto [status, out] = RunCapture("collective-bench --gpus=16 --radix=16 --max-bytes=1024 "

@@ -6,10 +6,12 @@
 #include "ns3/boolean.h"
 #include "ns3/dc-schedules.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-work.h"
 #include "ns3/fabric.h"
 #include "ns3/flow-transport.h"
 #include "ns3/iteration-program.h"
 #include "ns3/program-flags.h"
+#include "ns3/run-progress.h"
 #include "ns3/training-iteration.h"
 
 #include <cerrno>
@@ -268,6 +270,10 @@ class RunOutputs::Observer : public RunObserver
         {
             transport->SetAttribute("ShowProgress", BooleanValue(false));
         }
+        if (transport)
+        {
+            RunStarts();
+        }
         if (timeline)
         {
             timeline->Observe(object);
@@ -276,6 +282,16 @@ class RunOutputs::Observer : public RunObserver
         {
             util->Observe(object);
         }
+    }
+
+    /// \param runs runs the sweep makes (0: unknown)
+    void ExpectRuns(uint64_t runs)
+    {
+        // counted from here: a run made before the sweep is not one of its runs
+        m_expectedRuns = runs;
+        m_base = m_runs;
+        m_sweepStart = std::chrono::steady_clock::now();
+        m_lastLine = m_sweepStart;
     }
 
     /// The recorders, once the flags ask for them (null otherwise).
@@ -313,9 +329,61 @@ class RunOutputs::Observer : public RunObserver
         }
     }
 
+    /// A backend is made: the runs before it are done; a sweep line when due.
+    void RunStarts()
+    {
+        const auto now = std::chrono::steady_clock::now();
+        if (m_runs++ == 0)
+        {
+            TimeValue interval;
+            CreateObject<RunProgress>()->GetAttribute("Interval", interval);
+            m_interval = interval.Get().GetSeconds();
+            if (m_expectedRuns == 0)
+            {
+                m_sweepStart = now;
+                m_lastLine = now;
+            }
+        }
+        const uint64_t done = m_runs - 1 - m_base;
+        const auto seconds = [](auto d) { return std::chrono::duration<double>(d).count(); };
+        if (done == 0 || !m_outputs->m_progress || seconds(now - m_lastLine) < m_interval)
+        {
+            return;
+        }
+        m_lastLine = now;
+        const double elapsed = seconds(now - m_sweepStart);
+        std::string line = fmt::format("gpu-fabric: progress: sweep, {} ", done);
+        if (m_expectedRuns > done)
+        {
+            line += fmt::format("of {} runs done, {} elapsed, about {} left",
+                                m_expectedRuns,
+                                FabricDurationText(elapsed),
+                                FabricDurationText(elapsed / done * (m_expectedRuns - done)));
+        }
+        else
+        {
+            line += fmt::format("{} done, {} elapsed",
+                                done == 1 ? "run" : "runs",
+                                FabricDurationText(elapsed));
+        }
+        fmt::print(stderr, "{}\n", line);
+    }
+
     const RunOutputs* m_outputs;
     bool m_ready{false};
+    uint64_t m_runs{0};         //!< backends made so far
+    uint64_t m_expectedRuns{0}; //!< ExpectRuns (0: unknown)
+    uint64_t m_base{0};         //!< runs made before ExpectRuns
+    double m_interval{10};      //!< seconds between sweep lines
+    std::chrono::steady_clock::time_point m_sweepStart;
+    std::chrono::steady_clock::time_point m_lastLine;
 };
+
+void
+RunOutputs::ExpectRuns(uint64_t runs) const
+{
+    m_observer->ExpectRuns(runs);
+}
 
 RunOutputs::RunOutputs(ProgramFlags& cmd)
 {

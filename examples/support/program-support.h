@@ -162,7 +162,8 @@ std::string GnuplotPath(const std::string& flag, const std::string& path);
  * --link-util=PATH (every link's utilization over time, JSON or, for a path
  * ending in .csv, CSV, LinkUtilizationRecorder; and a heatmap of the last
  * run beside it, PATH without its extension + ".png", by gnuplot) and
- * --progress (false: no progress lines on stderr on long runs). One line in
+ * --progress (false: no progress lines on stderr on long runs, nor on sweeps
+ * of many runs: ExpectRuns). One line in
  * main, before Parse:
  *
  *   const RunOutputs outputs(cmd);
@@ -181,6 +182,22 @@ class RunOutputs
     ~RunOutputs();
     RunOutputs(const RunOutputs&) = delete;
     RunOutputs& operator=(const RunOutputs&) = delete;
+
+    /**
+     * Declare a sweep of \p runs simulations (one backend each): with
+     * --progress, each new run after Interval of wall time
+     * (ns3::RunProgress::Interval) since the last line prints "progress:
+     * sweep, D of T runs done, ... elapsed, about ... left" on stderr. Without
+     * it the lines count the runs and give no estimate.
+     * \param runs runs the program will make
+     */
+    void ExpectRuns(uint64_t runs) const;
+
+    /// \return false after --progress=0 (a program's own progress lines obey it too)
+    bool Progress() const
+    {
+        return m_progress;
+    }
 
     /// The observer the flags install: recorders and --progress.
     class Observer;
