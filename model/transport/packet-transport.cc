@@ -1500,6 +1500,23 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
     Simulator::Schedule(rto, &PacketTransport::Retransmit, this, h.messageId, h.sequence);
 }
 
+std::vector<FabricNetDevice*>
+PacketTransport::LivePorts(uint32_t id)
+{
+    const Message& m = m_messages[id];
+    if (m_deadEndpoint[m.src] || m_deadEndpoint[m.dst])
+    {
+        Fail(id, fmt::format("GPU {} down", m_deadEndpoint[m.src] ? m.src : m.dst));
+        return {};
+    }
+    std::vector<FabricNetDevice*> ports = Route(id);
+    if (ports.empty())
+    {
+        Fail(id, "no path left");
+    }
+    return ports;
+}
+
 void
 PacketTransport::Retransmit(uint32_t id, uint32_t seq)
 {
@@ -1508,16 +1525,10 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     {
         return;
     }
-    if (m_deadEndpoint[m.src] || m_deadEndpoint[m.dst])
-    {
-        Fail(id, fmt::format("GPU {} down", m_deadEndpoint[m.src] ? m.src : m.dst));
-        return;
-    }
-    const std::vector<FabricNetDevice*> ports = Route(id);
+    const std::vector<FabricNetDevice*> ports = LivePorts(id);
     if (ports.empty())
     {
-        Fail(id, "no path left");
-        return;
+        return; // failed
     }
     FabricNetDevice* port = ports.front();
     if (ports.size() > 1)
@@ -1696,16 +1707,10 @@ PacketTransport::GoBack(uint32_t id, uint32_t seq)
     {
         return; // a connection still holds it: it sends from seq in its turn
     }
-    if (m_deadEndpoint[m.src] || m_deadEndpoint[m.dst])
-    {
-        Fail(id, fmt::format("GPU {} down", m_deadEndpoint[m.src] ? m.src : m.dst));
-        return;
-    }
-    const std::vector<FabricNetDevice*> ports = Route(id);
+    const std::vector<FabricNetDevice*> ports = LivePorts(id);
     if (ports.empty())
     {
-        Fail(id, "no path left");
-        return;
+        return; // failed
     }
     // first in its connections, as a queue pair resumes from the NACKed packet
     Endpoint& ep = m_endpoints[m.src];

@@ -314,6 +314,9 @@ class PacketTransport : public Transport
     void Complete(uint32_t id);
     void Release(uint32_t id);
     std::vector<FabricNetDevice*> Route(uint32_t id) const;
+    /// Route(id) for a resend; if an end is down or no path is left, fail
+    /// the message (Fail) and \return no port.
+    std::vector<FabricNetDevice*> LivePorts(uint32_t id);
 
     /// The sender's side of a congestion-controlled flow.
     struct CcFlow

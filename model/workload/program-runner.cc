@@ -15,6 +15,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace ns3
 {
@@ -384,15 +385,12 @@ ProgramRunner::RunOf(uint32_t c)
             req.communicator = comm.members;
             s = MakeSchedule(req);
         }
+        std::optional<MessageSink::ReservedSerial> serial; // (distributed: the comm's own)
         if (m_reserved)
         {
-            const MessageSink::ReservedSerial serial(m_firstSerial + c);
-            run = CreateObject<CollectiveRun>();
+            serial.emplace(m_firstSerial + c);
         }
-        else
-        {
-            run = CreateObject<CollectiveRun>();
-        }
+        run = CreateObject<CollectiveRun>();
         run->Setup(std::move(s), m_transport);
         run->TraceConnectWithoutContext("RankComplete",
                                         MakeCallback(&ProgramRunner::CommRankDone, this, c));
