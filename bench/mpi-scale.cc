@@ -363,6 +363,7 @@ main(int argc, char* argv[])
                                      {"events", events},
                                      {"frames_sent", FabricDistributed::GetFramesSent()},
                                      {"frames_received", FabricDistributed::GetFramesReceived()},
+                                     {"mpi_messages_sent", FabricDistributed::GetMessagesSent()},
                                      {"peak_rss_bytes", rss},
                                      {"messages_delivered", totals.messagesDelivered},
                                      {"bytes_delivered", totals.bytesDelivered},
@@ -453,14 +454,17 @@ main(int argc, char* argv[])
                            hosts / (tp * pp),
                            programDone ? fmt::format("{:.9f} s", iterationS) : "did not complete");
             }
-            fmt::print("  rank  events      frames out  frames in   wall s    peak RSS MiB\n");
+            fmt::print(
+                "  rank  events      frames out  frames in   MPI msgs out  wall s    peak RSS "
+                "MiB\n");
             for (const auto& r : all)
             {
-                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>7.3f}  {:>10.1f}\n",
+                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>12}  {:>7.3f}  {:>10.1f}\n",
                            r["rank"].get<uint32_t>(),
                            r["events"].get<uint64_t>(),
                            r["frames_sent"].get<uint64_t>(),
                            r["frames_received"].get<uint64_t>(),
+                           r["mpi_messages_sent"].get<uint64_t>(),
                            r["wall_s"].get<double>(),
                            r["peak_rss_bytes"].get<uint64_t>() / 1048576.0);
             }

@@ -442,6 +442,13 @@ FabricHelper::Install(const FabricTopology& topology) const
                 }
             }
             fabric->m_transport->SetDistributed(lookahead, toRank);
+            if (!FabricDistributed::UsesNullMessages())
+            {
+                // frames for a rank wait to travel together up to it (the
+                // null-message protocol's promises are per neighbour: they
+                // leave at the end of their instant)
+                FabricDistributed::SetLookahead(lookahead);
+            }
         }
     }
     fabric->m_transport->SetSourceRoutes(fabric->m_sourceRoutes);

@@ -92,14 +92,30 @@ ExpectSameAsSequential(const std::string& args,
         EXPECT_GT(run.json["cut_cables"].get<uint32_t>(), 0u) << "the fabric is really cut";
         // every rank simulated a part: no rank idle, frames crossed both ways
         uint64_t crossed = 0;
+        uint64_t sent = 0;
+        uint64_t mpiMessages = 0;
         uint64_t resent = 0;
         for (const auto& r : run.json["per_rank"])
         {
             EXPECT_GT(r["events"].get<uint64_t>(), 0u);
             crossed += r["frames_received"].get<uint64_t>();
+            sent += r["frames_sent"].get<uint64_t>();
+            mpiMessages += r["mpi_messages_sent"].get<uint64_t>();
             resent += r["retransmissions"].get<uint64_t>();
         }
         EXPECT_GT(crossed, 0u);
+        EXPECT_EQ(sent, crossed) << "every frame sent to another rank arrives there once";
+        // frames for one rank travel together (FabricDistributed::SetLookahead);
+        // with null messages only those of one instant
+        EXPECT_GT(mpiMessages, 0u);
+        if (nullMessages)
+        {
+            EXPECT_LE(mpiMessages, sent);
+        }
+        else
+        {
+            EXPECT_LT(mpiMessages, sent) << "frames travelled together";
+        }
         EXPECT_EQ(resent, ref.json["per_rank"][0]["retransmissions"].get<uint64_t>());
         // the same completions to the nanosecond, the same counts
         EXPECT_EQ(run.messages, ref.messages);

@@ -3,15 +3,21 @@
  */
 #include "fabric-distributed.h"
 
+#include "ns3/event-id.h"
 #include "ns3/fabric-error.h"
 #include "ns3/global-value.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
+
+#include <cstring>
+#include <unordered_map>
 
 #ifdef GPU_FABRIC_MPI
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
+#include "ns3/node-list.h"
 
 #include <mpi.h>
 #endif
@@ -26,6 +32,120 @@ namespace
 uint64_t g_framesSent = 0;
 bool g_nullMessages = false;
 uint64_t g_framesReceived = 0;
+uint64_t g_messagesSent = 0;
+
+#ifdef GPU_FABRIC_MPI
+/**
+ * Frames for one other rank, sent in one MPI message at the end of the
+ * instant they were sent in (or when full). One message per frame cost more
+ * than the frame's simulation: MPI's per-message work, a request in ns-3's
+ * pending list and a receive buffer re-posted for each.
+ *
+ * A record: rxTime (int64), node, ifIndex, size (uint32 each), then the
+ * frame as Packet::Serialize wrote it.
+ */
+struct Batch
+{
+    std::vector<uint8_t> bytes; //!< the records
+    Time earliest;              //!< the first arrival among them
+    uint32_t node{0};           //!< the first record's node (its MpiReceiver takes the batch)
+    uint32_t ifIndex{0};        //!< and device
+};
+
+std::vector<Batch> g_batches; //!< by destination rank
+bool g_flushScheduled = false;
+Time g_flushAt;       //!< when the scheduled flush runs
+EventId g_flushEvent; //!< and its event
+Time g_lookahead;     //!< SetLookahead (0: every instant's frames leave at its end)
+/// the receivers of this rank's devices (AttachReceiver)
+std::unordered_map<const NetDevice*, Callback<void, Ptr<Packet>>> g_receivers;
+
+constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4;
+/**
+ * ns-3's granted-time-window and null-message interfaces receive into
+ * buffers of 2,000 bytes (MAX_MPI_MSG_SIZE), which hold their own 16-byte
+ * header and the batch packet's serialization (a few tens of bytes around
+ * the records); a batch stops below that.
+ */
+constexpr uint32_t kBatchBytes = 1800;
+
+void
+SendBatch(uint32_t rank)
+{
+    Batch& b = g_batches[rank];
+    if (b.bytes.empty())
+    {
+        return;
+    }
+    Ptr<Packet> p = Create<Packet>(b.bytes.data(), static_cast<uint32_t>(b.bytes.size()));
+    ++g_messagesSent;
+    MpiInterface::SendPacket(p, b.earliest, b.node, b.ifIndex);
+    b.bytes.clear();
+}
+
+void
+FlushBatches()
+{
+    g_flushScheduled = false;
+    for (uint32_t r = 0; r < g_batches.size(); ++r)
+    {
+        SendBatch(r);
+    }
+}
+
+void
+Deliver(const Callback<void, Ptr<Packet>>* receiver, Ptr<Packet> frame)
+{
+    (*receiver)(frame);
+}
+
+/// A batch's event, at its earliest arrival: those frames now, the others at their times.
+void
+Unpack(Ptr<Packet> batch)
+{
+    static std::vector<uint8_t> bytes; // reused: a batch is unpacked whole before the next
+    bytes.resize(batch->GetSize());
+    batch->CopyData(bytes.data(), bytes.size());
+    const Time now = Simulator::Now();
+    size_t at = 0;
+    while (at + kRecordHeader <= bytes.size())
+    {
+        int64_t rx;
+        uint32_t node;
+        uint32_t ifIndex;
+        uint32_t size;
+        std::memcpy(&rx, &bytes[at], 8);
+        std::memcpy(&node, &bytes[at + 8], 4);
+        std::memcpy(&ifIndex, &bytes[at + 12], 4);
+        std::memcpy(&size, &bytes[at + 16], 4);
+        at += kRecordHeader;
+        NS_ABORT_MSG_IF(at + size > bytes.size(), "FabricDistributed: a truncated batch");
+        Ptr<Packet> frame = Create<Packet>(&bytes[at], size, true);
+        at += size;
+        ++g_framesReceived;
+        // the device's index in its node, as ns-3's own receive finds it
+        const Ptr<Node> n = NodeList::GetNode(node);
+        const auto receiver = ifIndex < n->GetNDevices()
+                                  ? g_receivers.find(PeekPointer(n->GetDevice(ifIndex)))
+                                  : g_receivers.end();
+        NS_ABORT_MSG_IF(receiver == g_receivers.end(),
+                        "FabricDistributed: a frame for node " << node << " device " << ifIndex
+                                                               << ", not a device of this rank");
+        const Time rxTime(rx);
+        if (rxTime == now)
+        {
+            // as the frame's own event would have been: this event was
+            // scheduled when the message came in, before the instant began
+            // (a new event now would follow what the instant has scheduled)
+            Deliver(&receiver->second, frame);
+        }
+        else
+        {
+            Simulator::ScheduleWithContext(node, rxTime - now, &Deliver, &receiver->second, frame);
+        }
+    }
+}
+#endif
 } // namespace
 
 bool
@@ -66,6 +186,10 @@ FabricDistributed::Disable()
     {
         MpiInterface::Disable();
     }
+    g_batches.clear();
+    g_flushScheduled = false;
+    g_lookahead = Time(0);
+    g_receivers.clear();
 #endif
 }
 
@@ -116,7 +240,54 @@ FabricDistributed::SendPacket(Ptr<Packet> p, Time rxTime, uint32_t node, uint32_
 {
 #ifdef GPU_FABRIC_MPI
     ++g_framesSent;
-    MpiInterface::SendPacket(p, rxTime, node, ifIndex);
+    const uint32_t rank = NodeList::GetNode(node)->GetSystemId();
+    if (g_batches.size() <= rank)
+    {
+        g_batches.resize(GetSize());
+    }
+    const uint32_t size = p->GetSerializedSize();
+    NS_ABORT_MSG_IF(kRecordHeader + size > kBatchBytes,
+                    "FabricDistributed: a frame of "
+                        << size << " bytes serialized (packet size " << p->GetSize()
+                        << ") crosses ranks, above the " << kBatchBytes
+                        << " bytes one MPI message of ns-3's distributed simulator holds; "
+                           "frames that cross ranks carry virtual payload (Packet(size))");
+    Batch& b = g_batches[rank];
+    if (b.bytes.size() + kRecordHeader + size > kBatchBytes)
+    {
+        SendBatch(rank);
+    }
+    if (b.bytes.empty())
+    {
+        b.earliest = rxTime;
+        b.node = node;
+        b.ifIndex = ifIndex;
+    }
+    b.earliest = std::min(b.earliest, rxTime);
+    const size_t at = b.bytes.size();
+    b.bytes.resize(at + kRecordHeader + size);
+    const int64_t rx = rxTime.GetTimeStep();
+    std::memcpy(&b.bytes[at], &rx, 8);
+    std::memcpy(&b.bytes[at + 8], &node, 4);
+    std::memcpy(&b.bytes[at + 12], &ifIndex, 4);
+    std::memcpy(&b.bytes[at + 16], &size, 4);
+    p->Serialize(&b.bytes[at + kRecordHeader], size);
+    // A frame may wait until one lookahead (and a nanosecond: a granted
+    // window includes its end) before its arrival: until this rank passes
+    // that time no rank is granted the arrival's instant. Frames of the same
+    // instant, and of the next ones up to then, leave together.
+    const Time now = Simulator::Now();
+    const Time deadline = g_lookahead.IsStrictlyPositive()
+                              ? std::max(now, rxTime - g_lookahead - NanoSeconds(1))
+                              : now;
+    if (!g_flushScheduled || deadline < g_flushAt)
+    {
+        // a flush at the same instant runs after what it has already scheduled
+        Simulator::Cancel(g_flushEvent);
+        g_flushScheduled = true;
+        g_flushAt = deadline;
+        g_flushEvent = Simulator::Schedule(deadline - now, &FlushBatches);
+    }
 #else
     (void)p;
     (void)rxTime;
@@ -125,18 +296,6 @@ FabricDistributed::SendPacket(Ptr<Packet> p, Time rxTime, uint32_t node, uint32_
     NS_FATAL_ERROR("FabricDistributed::SendPacket: this build has no MPI (scripts/build.sh --mpi)");
 #endif
 }
-
-#ifdef GPU_FABRIC_MPI
-namespace
-{
-void
-CountAndForward(Callback<void, Ptr<Packet>> cb, Ptr<Packet> p)
-{
-    ++g_framesReceived;
-    cb(p);
-}
-} // namespace
-#endif
 
 void
 FabricDistributed::AttachReceiver(Ptr<NetDevice> device, Callback<void, Ptr<Packet>> cb)
@@ -148,7 +307,8 @@ FabricDistributed::AttachReceiver(Ptr<NetDevice> device, Callback<void, Ptr<Pack
         rx = CreateObject<MpiReceiver>();
         device->AggregateObject(rx);
     }
-    rx->SetReceiveCallback(MakeBoundCallback(&CountAndForward, cb));
+    rx->SetReceiveCallback(MakeCallback(&Unpack));
+    g_receivers[PeekPointer(device)] = cb;
 #else
     (void)device;
     (void)cb;
@@ -227,6 +387,22 @@ uint64_t
 FabricDistributed::GetFramesReceived()
 {
     return g_framesReceived;
+}
+
+void
+FabricDistributed::SetLookahead(Time lookahead)
+{
+#ifdef GPU_FABRIC_MPI
+    g_lookahead = lookahead;
+#else
+    (void)lookahead;
+#endif
+}
+
+uint64_t
+FabricDistributed::GetMessagesSent()
+{
+    return g_messagesSent;
 }
 
 } // namespace ns3
