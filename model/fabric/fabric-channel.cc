@@ -19,60 +19,6 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("FabricChannel");
 NS_OBJECT_ENSURE_REGISTERED(FabricChannel);
-NS_OBJECT_ENSURE_REGISTERED(FabricRemoteHeader);
-
-TypeId
-FabricRemoteHeader::GetTypeId()
-{
-    static TypeId tid = TypeId("ns3::FabricRemoteHeader")
-                            .SetParent<Header>()
-                            .SetGroupName("GpuFabric")
-                            .AddConstructor<FabricRemoteHeader>();
-    return tid;
-}
-
-TypeId
-FabricRemoteHeader::GetInstanceTypeId() const
-{
-    return GetTypeId();
-}
-
-uint32_t
-FabricRemoteHeader::GetSerializedSize() const
-{
-    return 5 + (kind == kFrameMessage ? FabricMessageInfo::kSerializedSize : 0);
-}
-
-void
-FabricRemoteHeader::Serialize(Buffer::Iterator i) const
-{
-    i.WriteU8(kind);
-    i.WriteHtonU32(epoch);
-    if (kind == kFrameMessage)
-    {
-        i.WriteHtonU64(message.bytes);
-        i.WriteHtonU64(static_cast<uint64_t>(message.start));
-        i.WriteHtonU64(message.sink);
-        i.WriteHtonU64(message.cookie);
-        i.WriteU8(message.hasSink ? 1 : 0);
-    }
-}
-
-uint32_t
-FabricRemoteHeader::Deserialize(Buffer::Iterator i)
-{
-    kind = i.ReadU8();
-    epoch = i.ReadNtohU32();
-    if (kind == kFrameMessage)
-    {
-        message.bytes = i.ReadNtohU64();
-        message.start = static_cast<int64_t>(i.ReadNtohU64());
-        message.sink = i.ReadNtohU64();
-        message.cookie = i.ReadNtohU64();
-        message.hasSink = i.ReadU8() != 0;
-    }
-    return GetSerializedSize();
-}
 
 NS_OBJECT_ENSURE_REGISTERED(FabricMessageTag);
 
@@ -123,12 +69,6 @@ FabricMessageTag::Print(std::ostream& os) const
 {
     os << "bytes=" << info.bytes << " start=" << info.start << " sink=" << info.sink
        << " cookie=" << info.cookie;
-}
-
-void
-FabricRemoteHeader::Print(std::ostream& os) const
-{
-    os << "kind=" << static_cast<uint32_t>(kind) << " epoch=" << epoch;
 }
 
 TypeId
@@ -218,22 +158,14 @@ FabricChannel::RefreshEnds()
 void
 FabricChannel::TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Time arrival) const
 {
-    Ptr<Packet> copy = p ? p->Copy() : Create<Packet>();
-    FabricRemoteHeader envelope;
+    FabricRemoteEnvelope envelope;
     envelope.kind = kind;
     envelope.epoch = m_send.epoch[1 - d];
-    FabricMessageTag message;
-    if (p && copy->RemovePacketTag(message))
-    {
-        // packet tags do not cross: the envelope carries it
-        envelope.kind = FabricRemoteHeader::kFrameMessage;
-        envelope.message = message.info;
-    }
-    copy->AddHeader(envelope);
-    FabricDistributed::SendPacket(copy,
-                                  arrival,
-                                  m_send.nodeId[1 - d],
-                                  m_device[1 - d]->GetIfIndex());
+    FabricSendRemote(envelope,
+                     PeekPointer(p),
+                     arrival,
+                     m_send.nodeId[1 - d],
+                     m_device[1 - d]->GetIfIndex());
 }
 
 void
@@ -250,7 +182,7 @@ FabricChannel::Transmit(const Ptr<Packet>& p,
     dir.lastArrival = arrival;
     if (dir.remote)
     {
-        TransmitRemote(p, d, FabricRemoteHeader::kFrame, arrival);
+        TransmitRemote(p, d, FabricRemoteEnvelope::kFrame, arrival);
         return;
     }
     FabricRingPush(dir.wire, InFlight{p, meta, m_send.epoch[1 - d]});
@@ -409,7 +341,7 @@ FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
     {
         TransmitRemote(nullptr,
                        d,
-                       pause ? FabricRemoteHeader::kPause : FabricRemoteHeader::kResume,
+                       pause ? FabricRemoteEnvelope::kPause : FabricRemoteEnvelope::kResume,
                        Simulator::Now() + m_send.delay);
         return;
     }

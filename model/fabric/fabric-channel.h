@@ -158,7 +158,7 @@ class FabricChannel : public Channel
      * Send a frame (or a PFC frame) to the end of direction \p d on another
      * rank (FabricDistributed), to arrive at \p arrival.
      * \param p the frame (nullptr for a PFC frame) \param d the direction
-     * \param kind FabricRemoteHeader::Kind \param arrival arrival time
+     * \param kind FabricRemoteEnvelope::Kind \param arrival arrival time
      */
     void TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Time arrival) const;
 

@@ -3,6 +3,8 @@
  */
 #include "fabric-distributed.h"
 
+#include "fabric-internal.h"
+
 #include "ns3/event-id.h"
 #include "ns3/fabric-error.h"
 #include "ns3/global-value.h"
@@ -36,13 +38,15 @@ uint64_t g_messagesSent = 0;
 
 #ifdef GPU_FABRIC_MPI
 /**
- * Frames for one other rank, sent in one MPI message at the end of the
- * instant they were sent in (or when full). One message per frame cost more
- * than the frame's simulation: MPI's per-message work, a request in ns-3's
- * pending list and a receive buffer re-posted for each.
+ * Frames for one other rank, sent in one MPI message (SetLookahead says
+ * when). One message per frame cost more than the frame's simulation: MPI's
+ * per-message work, a request in ns-3's pending list and a receive buffer
+ * re-posted for each.
  *
- * A record: rxTime (int64), node, ifIndex, size (uint32 each), then the
- * frame as Packet::Serialize wrote it.
+ * A record: rxTime (int64), node, ifIndex, the packet's serialized size
+ * (uint32 each), the envelope's size (uint8; 0: a plain SendPacket), the
+ * envelope (FabricSendRemote: kind, epoch), then the packet as
+ * Packet::Serialize wrote it (its packet tags too).
  */
 struct Batch
 {
@@ -52,15 +56,22 @@ struct Batch
     uint32_t ifIndex{0};        //!< and device
 };
 
+/// What a device of this rank takes from other ranks.
+struct Receivers
+{
+    Callback<void, Ptr<Packet>> plain; //!< AttachReceiver
+    FabricRemoteReceiver remote;       //!< FabricAttachRemote
+};
+
 std::vector<Batch> g_batches; //!< by destination rank
 bool g_flushScheduled = false;
 Time g_flushAt;       //!< when the scheduled flush runs
 EventId g_flushEvent; //!< and its event
 Time g_lookahead;     //!< SetLookahead (0: every instant's frames leave at its end)
-/// the receivers of this rank's devices (AttachReceiver)
-std::unordered_map<const NetDevice*, Callback<void, Ptr<Packet>>> g_receivers;
+std::unordered_map<const NetDevice*, Receivers> g_receivers; //!< this rank's devices
 
-constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4;
+constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4 + 1;
+constexpr uint32_t kEnvelopeSize = 5; //!< kind, epoch
 /**
  * ns-3's granted-time-window and null-message interfaces receive into
  * buffers of 2,000 bytes (MAX_MPI_MSG_SIZE), which hold their own 16-byte
@@ -93,10 +104,105 @@ FlushBatches()
     }
 }
 
+template <typename T>
 void
-Deliver(const Callback<void, Ptr<Packet>>* receiver, Ptr<Packet> frame)
+Put(uint8_t*& at, T value)
 {
-    (*receiver)(frame);
+    std::memcpy(at, &value, sizeof(T));
+    at += sizeof(T);
+}
+
+template <typename T>
+T
+Take(const uint8_t*& at)
+{
+    T value;
+    std::memcpy(&value, at, sizeof(T));
+    at += sizeof(T);
+    return value;
+}
+
+/// Add a record for \p node's device \p ifIndex to the batch for its rank.
+void
+AddRecord(const FabricRemoteEnvelope* envelope,
+          const Packet* p,
+          Time rxTime,
+          uint32_t node,
+          uint32_t ifIndex)
+{
+    ++g_framesSent;
+    const uint32_t rank = NodeList::GetNode(node)->GetSystemId();
+    if (g_batches.size() <= rank)
+    {
+        g_batches.resize(FabricDistributed::GetSize());
+    }
+    const uint32_t size = p ? p->GetSerializedSize() : 0;
+    const uint32_t envelopeSize = envelope ? kEnvelopeSize : 0;
+    const uint32_t record = kRecordHeader + envelopeSize + size;
+    NS_ABORT_MSG_IF(record > kBatchBytes,
+                    "FabricDistributed: a frame of "
+                        << size << " bytes serialized (packet size " << p->GetSize()
+                        << ") crosses ranks, above the " << kBatchBytes
+                        << " bytes one MPI message of ns-3's distributed simulator holds; "
+                           "frames that cross ranks carry virtual payload (Packet(size))");
+    Batch& b = g_batches[rank];
+    if (b.bytes.size() + record > kBatchBytes)
+    {
+        SendBatch(rank);
+    }
+    if (b.bytes.empty())
+    {
+        b.earliest = rxTime;
+        b.node = node;
+        b.ifIndex = ifIndex;
+    }
+    b.earliest = std::min(b.earliest, rxTime);
+    const size_t start = b.bytes.size();
+    b.bytes.resize(start + record);
+    uint8_t* at = &b.bytes[start];
+    Put<int64_t>(at, rxTime.GetTimeStep());
+    Put<uint32_t>(at, node);
+    Put<uint32_t>(at, ifIndex);
+    Put<uint32_t>(at, size);
+    Put<uint8_t>(at, static_cast<uint8_t>(envelopeSize));
+    if (envelope)
+    {
+        Put<uint8_t>(at, envelope->kind);
+        Put<uint32_t>(at, envelope->epoch);
+    }
+    if (p)
+    {
+        p->Serialize(at, size);
+    }
+    // A frame may wait until one lookahead (and a nanosecond: a granted
+    // window includes its end) before its arrival: until this rank passes
+    // that time no rank is granted the arrival's instant. Frames of the same
+    // instant, and of the next ones up to then, leave together.
+    const Time now = Simulator::Now();
+    const Time deadline = g_lookahead.IsStrictlyPositive()
+                              ? std::max(now, rxTime - g_lookahead - NanoSeconds(1))
+                              : now;
+    if (!g_flushScheduled || deadline < g_flushAt)
+    {
+        // a flush at the same instant runs after what it has already scheduled
+        Simulator::Cancel(g_flushEvent);
+        g_flushScheduled = true;
+        g_flushAt = deadline;
+        g_flushEvent = Simulator::Schedule(deadline - now, &FlushBatches);
+    }
+}
+
+void
+Deliver(const Receivers* to, bool hasEnvelope, FabricRemoteEnvelope envelope, Ptr<Packet> p)
+{
+    if (hasEnvelope)
+    {
+        to->remote(envelope, p);
+    }
+    else
+    {
+        to->plain(p);
+    }
 }
 
 /// A batch's event, at its earliest arrival: those frames now, the others at their times.
@@ -107,43 +213,67 @@ Unpack(Ptr<Packet> batch)
     bytes.resize(batch->GetSize());
     batch->CopyData(bytes.data(), bytes.size());
     const Time now = Simulator::Now();
-    size_t at = 0;
-    while (at + kRecordHeader <= bytes.size())
+    const uint8_t* at = bytes.data();
+    const uint8_t* end = at + bytes.size();
+    while (at + kRecordHeader <= end)
     {
-        int64_t rx;
-        uint32_t node;
-        uint32_t ifIndex;
-        uint32_t size;
-        std::memcpy(&rx, &bytes[at], 8);
-        std::memcpy(&node, &bytes[at + 8], 4);
-        std::memcpy(&ifIndex, &bytes[at + 12], 4);
-        std::memcpy(&size, &bytes[at + 16], 4);
-        at += kRecordHeader;
-        NS_ABORT_MSG_IF(at + size > bytes.size(), "FabricDistributed: a truncated batch");
-        Ptr<Packet> frame = Create<Packet>(&bytes[at], size, true);
+        const Time rxTime(Take<int64_t>(at));
+        const auto node = Take<uint32_t>(at);
+        const auto ifIndex = Take<uint32_t>(at);
+        const auto size = Take<uint32_t>(at);
+        const auto envelopeSize = Take<uint8_t>(at);
+        NS_ABORT_MSG_IF((envelopeSize != 0 && envelopeSize != kEnvelopeSize) ||
+                            at + envelopeSize + size > end,
+                        "FabricDistributed: a truncated batch");
+        FabricRemoteEnvelope envelope;
+        if (envelopeSize > 0)
+        {
+            envelope.kind = Take<uint8_t>(at);
+            envelope.epoch = Take<uint32_t>(at);
+        }
+        Ptr<Packet> p = size > 0 ? Create<Packet>(at, size, true) : Create<Packet>();
         at += size;
         ++g_framesReceived;
         // the device's index in its node, as ns-3's own receive finds it
         const Ptr<Node> n = NodeList::GetNode(node);
-        const auto receiver = ifIndex < n->GetNDevices()
-                                  ? g_receivers.find(PeekPointer(n->GetDevice(ifIndex)))
-                                  : g_receivers.end();
-        NS_ABORT_MSG_IF(receiver == g_receivers.end(),
+        const auto to = ifIndex < n->GetNDevices()
+                            ? g_receivers.find(PeekPointer(n->GetDevice(ifIndex)))
+                            : g_receivers.end();
+        NS_ABORT_MSG_IF(to == g_receivers.end(),
                         "FabricDistributed: a frame for node " << node << " device " << ifIndex
                                                                << ", not a device of this rank");
-        const Time rxTime(rx);
         if (rxTime == now)
         {
             // as the frame's own event would have been: this event was
             // scheduled when the message came in, before the instant began
             // (a new event now would follow what the instant has scheduled)
-            Deliver(&receiver->second, frame);
+            Deliver(&to->second, envelopeSize > 0, envelope, p);
         }
         else
         {
-            Simulator::ScheduleWithContext(node, rxTime - now, &Deliver, &receiver->second, frame);
+            Simulator::ScheduleWithContext(node,
+                                           rxTime - now,
+                                           &Deliver,
+                                           &to->second,
+                                           envelopeSize > 0,
+                                           envelope,
+                                           p);
         }
     }
+}
+
+/// The device's entry, its MpiReceiver aggregated and unpacking batches.
+Receivers&
+ReceiversOf(const Ptr<NetDevice>& device)
+{
+    Ptr<MpiReceiver> rx = device->GetObject<MpiReceiver>();
+    if (!rx)
+    {
+        rx = CreateObject<MpiReceiver>();
+        device->AggregateObject(rx);
+    }
+    rx->SetReceiveCallback(MakeCallback(&Unpack));
+    return g_receivers[PeekPointer(device)];
 }
 #endif
 } // namespace
@@ -239,55 +369,7 @@ void
 FabricDistributed::SendPacket(Ptr<Packet> p, Time rxTime, uint32_t node, uint32_t ifIndex)
 {
 #ifdef GPU_FABRIC_MPI
-    ++g_framesSent;
-    const uint32_t rank = NodeList::GetNode(node)->GetSystemId();
-    if (g_batches.size() <= rank)
-    {
-        g_batches.resize(GetSize());
-    }
-    const uint32_t size = p->GetSerializedSize();
-    NS_ABORT_MSG_IF(kRecordHeader + size > kBatchBytes,
-                    "FabricDistributed: a frame of "
-                        << size << " bytes serialized (packet size " << p->GetSize()
-                        << ") crosses ranks, above the " << kBatchBytes
-                        << " bytes one MPI message of ns-3's distributed simulator holds; "
-                           "frames that cross ranks carry virtual payload (Packet(size))");
-    Batch& b = g_batches[rank];
-    if (b.bytes.size() + kRecordHeader + size > kBatchBytes)
-    {
-        SendBatch(rank);
-    }
-    if (b.bytes.empty())
-    {
-        b.earliest = rxTime;
-        b.node = node;
-        b.ifIndex = ifIndex;
-    }
-    b.earliest = std::min(b.earliest, rxTime);
-    const size_t at = b.bytes.size();
-    b.bytes.resize(at + kRecordHeader + size);
-    const int64_t rx = rxTime.GetTimeStep();
-    std::memcpy(&b.bytes[at], &rx, 8);
-    std::memcpy(&b.bytes[at + 8], &node, 4);
-    std::memcpy(&b.bytes[at + 12], &ifIndex, 4);
-    std::memcpy(&b.bytes[at + 16], &size, 4);
-    p->Serialize(&b.bytes[at + kRecordHeader], size);
-    // A frame may wait until one lookahead (and a nanosecond: a granted
-    // window includes its end) before its arrival: until this rank passes
-    // that time no rank is granted the arrival's instant. Frames of the same
-    // instant, and of the next ones up to then, leave together.
-    const Time now = Simulator::Now();
-    const Time deadline = g_lookahead.IsStrictlyPositive()
-                              ? std::max(now, rxTime - g_lookahead - NanoSeconds(1))
-                              : now;
-    if (!g_flushScheduled || deadline < g_flushAt)
-    {
-        // a flush at the same instant runs after what it has already scheduled
-        Simulator::Cancel(g_flushEvent);
-        g_flushScheduled = true;
-        g_flushAt = deadline;
-        g_flushEvent = Simulator::Schedule(deadline - now, &FlushBatches);
-    }
+    AddRecord(nullptr, PeekPointer(p), rxTime, node, ifIndex);
 #else
     (void)p;
     (void)rxTime;
@@ -301,14 +383,7 @@ void
 FabricDistributed::AttachReceiver(Ptr<NetDevice> device, Callback<void, Ptr<Packet>> cb)
 {
 #ifdef GPU_FABRIC_MPI
-    Ptr<MpiReceiver> rx = device->GetObject<MpiReceiver>();
-    if (!rx)
-    {
-        rx = CreateObject<MpiReceiver>();
-        device->AggregateObject(rx);
-    }
-    rx->SetReceiveCallback(MakeCallback(&Unpack));
-    g_receivers[PeekPointer(device)] = cb;
+    ReceiversOf(device).plain = cb;
 #else
     (void)device;
     (void)cb;
@@ -403,6 +478,36 @@ uint64_t
 FabricDistributed::GetMessagesSent()
 {
     return g_messagesSent;
+}
+
+void
+FabricSendRemote(const FabricRemoteEnvelope& envelope,
+                 const Packet* p,
+                 Time rxTime,
+                 uint32_t node,
+                 uint32_t ifIndex)
+{
+#ifdef GPU_FABRIC_MPI
+    AddRecord(&envelope, p, rxTime, node, ifIndex);
+#else
+    (void)envelope;
+    (void)p;
+    (void)rxTime;
+    (void)node;
+    (void)ifIndex;
+    NS_FATAL_ERROR("FabricSendRemote: this build has no MPI (scripts/build.sh --mpi)");
+#endif
+}
+
+void
+FabricAttachRemote(Ptr<NetDevice> device, FabricRemoteReceiver cb)
+{
+#ifdef GPU_FABRIC_MPI
+    ReceiversOf(device).remote = cb;
+#else
+    (void)device;
+    (void)cb;
+#endif
 }
 
 } // namespace ns3

@@ -35,7 +35,7 @@ namespace ns3
 
 /**
  * What the receiving rank must know of a message whose frames cross ranks (a
- * distributed run); a FabricMessageTag and a FabricRemoteHeader carry it.
+ * distributed run); a FabricMessageTag carries it.
  */
 struct FabricMessageInfo
 {
@@ -49,41 +49,55 @@ struct FabricMessageInfo
 };
 
 /**
- * What a fabric frame carries across ranks, in front of it, besides its own
- * bytes (a distributed run's envelope, never on the simulated wire): what
- * it is, and the receiving end's link epoch when it was sent.
+ * What a fabric frame carries across ranks beside its own bytes (a
+ * distributed run's envelope, never on the simulated wire): what it is, and
+ * the receiving end's link epoch when it was sent.
  */
-class FabricRemoteHeader : public Header
+struct FabricRemoteEnvelope
 {
-  public:
     /// What the envelope holds.
     enum Kind : uint8_t
     {
-        kFrame = 0,        //!< a frame on the cable
-        kPause = 1,        //!< a PFC pause for the receiving transmitter
-        kResume = 2,       //!< a PFC resume
-        kTransport = 3,    //!< a transport's own word to its end on the receiving rank
-        kFrameMessage = 4, //!< a frame, with its message's FabricMessageTag
+        kFrame = 0,     //!< a frame on the cable
+        kPause = 1,     //!< a PFC pause for the receiving transmitter
+        kResume = 2,    //!< a PFC resume
+        kTransport = 3, //!< a transport's own word to its end on the receiving rank
     };
 
-    uint8_t kind{kFrame};      //!< Kind
-    uint32_t epoch{0};         //!< the receiving end's link epoch when sent
-    FabricMessageInfo message; //!< kFrameMessage: the frame's FabricMessageTag
-
-    /// \return the TypeId
-    static TypeId GetTypeId();
-    TypeId GetInstanceTypeId() const override;
-    uint32_t GetSerializedSize() const override;
-    void Serialize(Buffer::Iterator start) const override;
-    uint32_t Deserialize(Buffer::Iterator start) override;
-    void Print(std::ostream& os) const override;
+    uint8_t kind{kFrame}; //!< Kind
+    uint32_t epoch{0};    //!< the receiving end's link epoch when sent
 };
+
+/// Receives what FabricSendRemote sent to a device: the envelope and the packet.
+using FabricRemoteReceiver = Callback<void, const FabricRemoteEnvelope&, Ptr<Packet>>;
+
+/**
+ * FabricDistributed::SendPacket for the fabric's own frames, PFC frames and
+ * transport words: \p envelope and \p p (null: none) join the batch for the
+ * receiving rank as they are, without a copy of the packet with the
+ * envelope as its header. \p p crosses whole, packet tags included (a
+ * FabricMessageTag).
+ * \param envelope what it is \param p the packet, or null
+ * \param rxTime arrival time \param node the receiving node's id
+ * \param ifIndex the receiving device's interface index
+ */
+void FabricSendRemote(const FabricRemoteEnvelope& envelope,
+                      const Packet* p,
+                      Time rxTime,
+                      uint32_t node,
+                      uint32_t ifIndex);
+
+/**
+ * What FabricSendRemote sends to \p device goes to \p cb (the packet is an
+ * empty one when none was sent).
+ * \param device a device of this rank \param cb the receiver
+ */
+void FabricAttachRemote(Ptr<NetDevice> device, FabricRemoteReceiver cb);
 
 /**
  * A message's FabricMessageInfo as a packet tag on each of its data packets
- * (a distributed run), carried across ranks in the frame's
- * FabricRemoteHeader (ns-3 does not serialize packet tags) and put back on
- * the other side.
+ * (a distributed run); it crosses ranks with the packet (ns-3.37's
+ * Packet::Serialize writes packet tags).
  */
 class FabricMessageTag : public Tag
 {

@@ -1491,26 +1491,17 @@ FabricNetDevice::SetNode(Ptr<Node> node)
     }
     if (FabricDistributed::GetSize() > 1 && FabricDistributed::IsLocal(*node))
     {
-        FabricDistributed::AttachReceiver(this,
-                                          MakeCallback(&FabricNetDevice::ReceiveRemote, this));
+        FabricAttachRemote(this, MakeCallback(&FabricNetDevice::ReceiveRemote, this));
     }
 }
 
 void
-FabricNetDevice::ReceiveRemote(Ptr<Packet> p)
+FabricNetDevice::ReceiveRemote(const FabricRemoteEnvelope& envelope, Ptr<Packet> p)
 {
-    FabricRemoteHeader envelope;
-    p->RemoveHeader(envelope);
-    if (envelope.kind == FabricRemoteHeader::kFrameMessage)
+    const uint8_t kind = envelope.kind;
+    switch (kind)
     {
-        FabricMessageTag message;
-        message.info = envelope.message;
-        p->AddPacketTag(message);
-        envelope.kind = FabricRemoteHeader::kFrame;
-    }
-    switch (envelope.kind)
-    {
-    case FabricRemoteHeader::kFrame: {
+    case FabricRemoteEnvelope::kFrame: {
         FabricFrameMeta meta;
         if (FabricHeader::IsFabricFrame(*p))
         {
@@ -1522,11 +1513,11 @@ FabricNetDevice::ReceiveRemote(Ptr<Packet> p)
         Receive(p, meta, envelope.epoch);
         return;
     }
-    case FabricRemoteHeader::kPause:
-    case FabricRemoteHeader::kResume:
-        ReceiveFlowControl(envelope.kind == FabricRemoteHeader::kPause, envelope.epoch);
+    case FabricRemoteEnvelope::kPause:
+    case FabricRemoteEnvelope::kResume:
+        ReceiveFlowControl(kind == FabricRemoteEnvelope::kPause, envelope.epoch);
         return;
-    case FabricRemoteHeader::kTransport:
+    case FabricRemoteEnvelope::kTransport:
         if (!m_remoteTransport.IsNull())
         {
             m_remoteTransport(p);
@@ -1547,10 +1538,9 @@ FabricNetDevice::SetRemoteTransportCallback(Callback<void, Ptr<Packet>> cb)
 void
 FabricNetDevice::SendRemoteTransport(Ptr<Packet> p, Time arrival, uint32_t node, uint32_t ifIndex)
 {
-    FabricRemoteHeader envelope;
-    envelope.kind = FabricRemoteHeader::kTransport;
-    p->AddHeader(envelope);
-    FabricDistributed::SendPacket(p, arrival, node, ifIndex);
+    FabricRemoteEnvelope envelope;
+    envelope.kind = FabricRemoteEnvelope::kTransport;
+    FabricSendRemote(envelope, PeekPointer(p), arrival, node, ifIndex);
 }
 
 bool

@@ -27,6 +27,7 @@ class UniformRandomVariable;
 class FabricChannel;
 class FabricNetDevice;
 class FabricNode;
+struct FabricRemoteEnvelope;
 class FabricPrefetchingTxSource;
 class FabricRecurringEventBase;
 
@@ -254,7 +255,7 @@ class FabricNetDevice : public NetDevice
 
     /**
      * In a distributed run (FabricDistributed), a transport's word to this
-     * device's node from another rank (FabricRemoteHeader::kTransport, the
+     * device's node from another rank (FabricRemoteEnvelope::kTransport, the
      * envelope removed) is handed to \p cb; without one it is dropped.
      * \param cb the transport's handler
      */
@@ -376,8 +377,11 @@ class FabricNetDevice : public NetDevice
      * \param pause pause (true) or resume \param epoch the link epoch when sent
      */
     void ReceiveFlowControl(bool pause, uint32_t epoch);
-    /// A frame, PFC frame or transport word from another rank (FabricRemoteHeader first).
-    void ReceiveRemote(Ptr<Packet> p);
+    /**
+     * A frame, PFC frame or transport word from another rank (FabricSendRemote).
+     * \param envelope what it is \param p the frame or word (empty for PFC)
+     */
+    void ReceiveRemote(const FabricRemoteEnvelope& envelope, Ptr<Packet> p);
 
     // Called by the owning FabricNode (its canonical order of same-instant
     // arrivals, FabricNode::SetCanonicalTies).
