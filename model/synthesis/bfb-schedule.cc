@@ -191,9 +191,11 @@ using FlowGraph = boost::adjacency_list<
  */
 struct GroupProblem
 {
-    std::vector<int64_t> count;              //!< sources per group
-    std::vector<std::vector<uint32_t>> arcs; //!< local arc indices per group
-    uint32_t arcCount{0};                    //!< local arcs
+    std::vector<int64_t> count; //!< sources per group
+    /// local arc indices per group; entries past count.size() are storage
+    /// kept for the next problem, not part of this one
+    std::vector<std::vector<uint32_t>> arcs;
+    uint32_t arcCount{0}; //!< local arcs
 };
 
 /// Result: load, and per group the fraction of each source on each of its arcs.
@@ -206,14 +208,16 @@ struct GroupSolution
 /**
  * Is the load p/q feasible?  Network s -> group (cap q*count) -> arc (cap inf)
  * -> t (cap p), all integral, so the test is exact.  On success, fills the
- * split; on failure, returns in `denseGroups` the groups on the source side of
- * a minimum cut, whose ratio count/|arcs| exceeds p/q.
+ * load and, if \p wantSplit, the split; on failure, returns in `denseGroups`
+ * the groups on the source side of a minimum cut, whose ratio count/|arcs|
+ * exceeds p/q.
  */
 bool
 TestLoad(const GroupProblem& pb,
          const std::vector<uint32_t>& usedArcs,
          int64_t p,
          int64_t q,
+         bool wantSplit,
          GroupSolution* sol,
          std::vector<uint32_t>* denseGroups)
 {
@@ -258,6 +262,10 @@ TestLoad(const GroupProblem& pb,
     if (flow == q * total)
     {
         sol->load = Fraction(p, q);
+        if (!wantSplit)
+        {
+            return true;
+        }
         sol->split.assign(G, {});
         for (uint32_t g = 0; g < G; ++g)
         {
@@ -298,9 +306,10 @@ TestLoad(const GroupProblem& pb,
     return false;
 }
 
-/// Exact min-max load of one (step, host) problem.
+/// Exact min-max load of one (step, host) problem; its split only if \p wantSplit
+/// (a loads-only BFB run needs none).
 GroupSolution
-SolveGroups(const GroupProblem& pb)
+SolveGroups(const GroupProblem& pb, bool wantSplit)
 {
     const uint32_t G = static_cast<uint32_t>(pb.count.size());
     GroupSolution sol;
@@ -322,11 +331,14 @@ SolveGroups(const GroupProblem& pb)
     {
         std::vector<Fraction> load(pb.arcCount, Fraction(0));
         sol.load = 0;
-        sol.split.resize(G);
+        sol.split.resize(wantSplit ? G : 0);
         for (uint32_t g = 0; g < G; ++g)
         {
             Fraction f(1, static_cast<int64_t>(pb.arcs[g].size()));
-            sol.split[g].assign(pb.arcs[g].size(), f);
+            if (wantSplit)
+            {
+                sol.split[g].assign(pb.arcs[g].size(), f);
+            }
             for (uint32_t a : pb.arcs[g])
             {
                 load[a] += Fraction(pb.count[g]) * f;
@@ -350,7 +362,7 @@ SolveGroups(const GroupProblem& pb)
     int64_t p = std::accumulate(pb.count.begin(), pb.count.end(), int64_t{0});
     int64_t q = static_cast<int64_t>(used.size());
     std::vector<uint32_t> dense;
-    while (!TestLoad(pb, used, p, q, &sol, &dense))
+    while (!TestLoad(pb, used, p, q, wantSplit, &sol, &dense))
     {
         std::vector<char> inSet(pb.arcCount, 0);
         int64_t np = 0;
@@ -426,7 +438,7 @@ SolveMinMaxLoad(const std::vector<std::vector<uint32_t>>& eligible,
         pb.count.push_back(1);
         pb.arcs.push_back(e);
     }
-    auto sol = SolveGroups(pb);
+    auto sol = SolveGroups(pb, split != nullptr);
     if (split)
     {
         *split = sol.split;
@@ -844,8 +856,7 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
             {
                 continue;
             }
-            pb.count.clear();
-            pb.arcs.clear();
+            pb.count.clear(); // pb.arcs keeps its vectors for reuse
             pb.arcCount = k;
             groupSources.clear();
             groupOf.clear();
@@ -878,12 +889,17 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
                 if (fresh)
                 {
                     pb.count.push_back(0);
-                    pb.arcs.emplace_back();
+                    if (pb.arcs.size() < pb.count.size())
+                    {
+                        pb.arcs.emplace_back();
+                    }
+                    auto& groupArcs = pb.arcs[gi];
+                    groupArcs.clear();
                     for (uint32_t i = 0; i < k; ++i)
                     {
                         if (key[i / 64] >> (i % 64) & 1)
                         {
-                            pb.arcs.back().push_back(i);
+                            groupArcs.push_back(i);
                         }
                     }
                     groupSources.emplace_back();
@@ -894,7 +910,7 @@ BfbAllGather(const DirectConnectGraph& g, const BfbOptions& options)
                     groupSources[gi].push_back(v);
                 }
             }
-            auto sol = SolveGroups(pb);
+            auto sol = SolveGroups(pb, options.keepSchedule);
             auto& step = s.steps[t - 1];
             step.load = std::max(step.load, sol.load);
             if (options.keepSchedule)

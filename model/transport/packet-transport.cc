@@ -585,12 +585,15 @@ PacketTransport::NewMessage(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, 
     RequireRanks(srcRank, dstRank);
     // sequence numbers are 32 bits (the FabricHeader's): a message of more
     // packets would wrap them
-    FabricRequire(bytes / m_payload < (uint64_t{1} << 32),
-                  "message bytes",
-                  bytes,
-                  fmt::format("fewer than 2^32 packets of {} bytes ({} bytes)",
-                              m_payload,
-                              (uint64_t{1} << 32) * m_payload));
+    if (bytes / m_payload >= (uint64_t{1} << 32))
+    {
+        FabricRequire(false,
+                      "message bytes",
+                      bytes,
+                      fmt::format("fewer than 2^32 packets of {} bytes ({} bytes)",
+                                  m_payload,
+                                  (uint64_t{1} << 32) * m_payload));
+    }
     const uint32_t id = m_ids.Take(m_messages.size());
     if (id == m_messages.size())
     {
