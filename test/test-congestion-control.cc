@@ -260,8 +260,12 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
 {
     for (uint32_t senders : {2u, 8u})
     {
+        // measured once alpha has settled: it starts at 1 and moves with a
+        // time constant of AlphaTimer / g = 14 ms, so that the fluid model
+        // itself is within 1 % of its fixed point from 50 ms on (6 % below
+        // it over 20-100 ms)
         const IncastRun r =
-            RunIncast("dcqcn", senders, MilliSeconds(20), MilliSeconds(100), DcqcnMarking);
+            RunIncast("dcqcn", senders, MilliSeconds(50), MilliSeconds(100), DcqcnMarking);
         const double p = DcqcnFixedPointP(senders, kRate, kFrame);
         const double queue = 5'000 + p / 0.01 * (200'000 - 5'000);
         RecordProperty("senders" + std::to_string(senders) + "_queue", std::to_string(r.meanQueue));
@@ -291,11 +295,18 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
         EXPECT_GT(jain, 0.99) << senders << " senders";
         EXPECT_LT(WorstShareError(r, senders), 0.1) << senders << " senders";
         EXPECT_GT(Utilization(r), 0.95) << senders << " senders";
-        // 8 senders: 8 % above the fixed point. 2 senders: 22 % above (the
-        // doc's deviation list): the CNP rate is the model's, but marks come
-        // in bursts (the model draws them independently), so more packets
-        // are marked for as many CNPs (0.119 % against p* 0.098 %), which
-        // takes a longer queue; 25 % is asserted
+        // 8 senders: 10 % above the fixed point. 2 senders: 23 % above (the
+        // doc's deviation list). The rate loop runs at the model's CNP rate
+        // (1,415 CNPs/s per flow against 1,437/s at p*), but this receiver
+        // forgets a mark that arrives within CnpInterval of its last CNP,
+        // where DCQCN's NP (Zhu et al. 2015, sec. 3, and the authors'
+        // simulator) sends a CNP when the interval ends; the queue of 2
+        // flows swings with every cut, so marks cluster and 0.125 % of the
+        // packets are marked (p* 0.098 %) for those CNPs, hence the longer
+        // queue. With the paper's NP 2 senders come within 1 %, but 8 swing
+        // past Kmax (36 % below), which the fluid model, stable at N = 8,
+        // does not predict: 25 % is asserted for 2 senders until that is
+        // understood
         EXPECT_NEAR(r.meanQueue, queue, (senders == 2 ? 0.25 : 0.15) * queue)
             << senders << " senders";
         EXPECT_GT(r.cnps, 0u);
@@ -802,8 +813,8 @@ namespace
 
 TEST_F(CongestionControlTest, HpccTakesItsAdditiveIncreaseFromThePapersRule)
 {
-    // Li et al. (SIGCOMM 2019, sec. 3.3): W_AI = W_init (1 - eta) / N, W_init
-    // = line rate x T: 100 Gb/s x 8 us = 100 kB, eta 0.95, N = 100 -> 50 B
+    // W_AI = W_init (1 - eta) / N, W_init = line rate x T: 100 Gb/s x 8 us =
+    // 100 kB, eta 0.95, N = 100 -> 50 B
     const auto ai = [](const char* rate) {
         Ptr<HpccCongestionControl> cc = CreateObject<HpccCongestionControl>();
         cc->Start(DataRate(rate), 4000);
@@ -811,6 +822,10 @@ TEST_F(CongestionControlTest, HpccTakesItsAdditiveIncreaseFromThePapersRule)
     };
     EXPECT_NEAR(ai("100Gbps"), 50.0, 1e-9);
     EXPECT_NEAR(ai("400Gbps"), 200.0, 1e-9); // it scales with the window
+    // N = 125: the paper's simulations, RATE_AI = 40 Mb/s at 100 Gb/s in
+    // HPCC's simulator (run.py), 40 Mb/s x 8 us = 40 B
+    Config::SetDefault("ns3::HpccCongestionControl::ExpectedFlows", UintegerValue(125));
+    EXPECT_NEAR(ai("100Gbps"), 40e6 / 8 * 8e-6, 1e-9);
     Config::SetDefault("ns3::HpccCongestionControl::ExpectedFlows", UintegerValue(8));
     Config::SetDefault("ns3::HpccCongestionControl::Eta", DoubleValue(0.9));
     EXPECT_NEAR(ai("100Gbps"), 100'000 * 0.1 / 8, 1e-9);

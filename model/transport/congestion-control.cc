@@ -353,7 +353,8 @@ HpccCongestionControl::GetTypeId()
                           MakeDoubleAccessor(&HpccCongestionControl::m_eta),
                           MakeDoubleChecker<double>())
             .AddAttribute("MaxStage",
-                          "Additive steps before a multiplicative update (maxStage; 5).",
+                          "Additive steps before a multiplicative update (maxStage; 5 as the "
+                          "paper prints it, 0 in the authors' simulations).",
                           UintegerValue(5),
                           MakeUintegerAccessor(&HpccCongestionControl::m_maxStage),
                           MakeUintegerChecker<uint32_t>())
@@ -365,9 +366,10 @@ HpccCongestionControl::GetTypeId()
             .AddAttribute("ExpectedFlows",
                           "N, the most flows expected to share a link: W_AI = W_init (1 - "
                           "Eta) / N, so that N flows' additive steps together stay within "
-                          "the headroom eta leaves (Li et al., SIGCOMM 2019, sec. 3.3; "
-                          "W_init = line rate x BaseRtt). 100 gives 50 B at 100 Gb/s and "
-                          "8 us, as RATE_AI 50 Mb/s in HPCC's simulator.",
+                          "the headroom eta leaves (W_init = line rate x BaseRtt). 100 "
+                          "gives 50 B at 100 Gb/s and 8 us; 125 is the step of the paper's "
+                          "simulations (HPCC's simulator, run.py --cc hp: RATE_AI = 10 Mb/s "
+                          "per 25 Gb/s of NIC rate, W_init / 2500 per round trip).",
                           UintegerValue(100),
                           MakeUintegerAccessor(&HpccCongestionControl::m_expectedFlows),
                           MakeUintegerChecker<uint32_t>(1))

@@ -216,7 +216,8 @@ class DctcpCongestionControl : public FabricCongestionControl
  * additive steps, else W = Wc + W_AI; the reference Wc takes W once per
  * round trip (when an ACK passes what was sent at the last update). The flow
  * is paced at W / T. W starts at W_init = line rate x T; W_AI = W_init (1 -
- * Eta) / ExpectedFlows (the paper's rule, sec. 3.3), or RateAi x T if set.
+ * Eta) / ExpectedFlows (125 reproduces HPCC's simulator in the paper's
+ * runs, W_init / 2500), or RateAi x T if set.
  */
 class HpccCongestionControl : public FabricCongestionControl
 {
