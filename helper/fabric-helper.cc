@@ -447,7 +447,7 @@ FabricHelper::Install(const FabricTopology& topology) const
                 // frames for a rank wait to travel together up to it (the
                 // null-message protocol's promises are per neighbour: they
                 // leave at the end of their instant)
-                FabricDistributed::SetLookahead(lookahead);
+                FabricSetBatchLookahead(lookahead);
             }
         }
     }

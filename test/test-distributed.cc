@@ -105,7 +105,7 @@ ExpectSameAsSequential(const std::string& args,
         }
         EXPECT_GT(crossed, 0u);
         EXPECT_EQ(sent, crossed) << "every frame sent to another rank arrives there once";
-        // frames for one rank travel together (FabricDistributed::SetLookahead);
+        // frames for one rank travel together (FabricSetBatchLookahead);
         // with null messages only those of one instant
         EXPECT_GT(mpiMessages, 0u);
         if (nullMessages)

@@ -38,8 +38,8 @@ uint64_t g_messagesSent = 0;
 
 #ifdef GPU_FABRIC_MPI
 /**
- * Frames for one other rank, sent in one MPI message (SetLookahead says
- * when). One message per frame cost more than the frame's simulation: MPI's
+ * Frames for one other rank, sent in one MPI message (FabricSetBatchLookahead
+ * says when). One message per frame cost more than the frame's simulation: MPI's
  * per-message work, a request in ns-3's pending list and a receive buffer
  * re-posted for each.
  *
@@ -64,10 +64,9 @@ struct Receivers
 };
 
 std::vector<Batch> g_batches; //!< by destination rank
-bool g_flushScheduled = false;
-Time g_flushAt;       //!< when the scheduled flush runs
-EventId g_flushEvent; //!< and its event
-Time g_lookahead;     //!< SetLookahead (0: every instant's frames leave at its end)
+Time g_flushAt;               //!< when the scheduled flush runs
+EventId g_flushEvent;         //!< and its event
+Time g_lookahead; //!< FabricSetBatchLookahead (0: every instant's frames leave at its end)
 std::unordered_map<const NetDevice*, Receivers> g_receivers; //!< this rank's devices
 
 constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4 + 1;
@@ -97,7 +96,6 @@ SendBatch(uint32_t rank)
 void
 FlushBatches()
 {
-    g_flushScheduled = false;
     for (uint32_t r = 0; r < g_batches.size(); ++r)
     {
         SendBatch(r);
@@ -182,11 +180,10 @@ AddRecord(const FabricRemoteEnvelope* envelope,
     const Time deadline = g_lookahead.IsStrictlyPositive()
                               ? std::max(now, rxTime - g_lookahead - NanoSeconds(1))
                               : now;
-    if (!g_flushScheduled || deadline < g_flushAt)
+    if (g_flushEvent.IsExpired() || deadline < g_flushAt)
     {
         // a flush at the same instant runs after what it has already scheduled
         Simulator::Cancel(g_flushEvent);
-        g_flushScheduled = true;
         g_flushAt = deadline;
         g_flushEvent = Simulator::Schedule(deadline - now, &FlushBatches);
     }
@@ -317,7 +314,7 @@ FabricDistributed::Disable()
         MpiInterface::Disable();
     }
     g_batches.clear();
-    g_flushScheduled = false;
+    g_flushEvent = EventId();
     g_lookahead = Time(0);
     g_receivers.clear();
 #endif
@@ -465,7 +462,7 @@ FabricDistributed::GetFramesReceived()
 }
 
 void
-FabricDistributed::SetLookahead(Time lookahead)
+FabricSetBatchLookahead(Time lookahead)
 {
 #ifdef GPU_FABRIC_MPI
     g_lookahead = lookahead;

@@ -64,24 +64,13 @@ class FabricDistributed
      * Send a frame to a device of another rank, to arrive at \p rxTime
      * (at least the lookahead from now).
      * The frame travels with the others this rank sends to that rank at
-     * this instant (and later ones, see SetLookahead), in one MPI message.
+     * this instant (and later ones, up to a lookahead before their arrival),
+     * in one MPI message.
      * \param p the frame (serialized now; the caller may reuse it)
      * \param rxTime arrival time \param node the receiving node's id
      * \param ifIndex the receiving device's interface index
      */
     static void SendPacket(Ptr<Packet> p, Time rxTime, uint32_t node, uint32_t ifIndex);
-
-    /**
-     * The granted time window's lookahead (the least delay of a cable
-     * between ranks), set by FabricHelper for a partitioned fabric. A frame
-     * then waits for the others this rank sends to the same rank until one
-     * lookahead before its arrival (no rank is granted that instant before
-     * this rank passes it), and they travel in one MPI message. 0 (the
-     * default, and with null messages): the frames of one instant travel
-     * together, sent at its end.
-     * \param lookahead the lookahead
-     */
-    static void SetLookahead(Time lookahead);
 
     /**
      * Frames sent to \p device by another rank are handed to \p cb.

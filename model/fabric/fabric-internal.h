@@ -88,6 +88,17 @@ void FabricSendRemote(const FabricRemoteEnvelope& envelope,
                       uint32_t ifIndex);
 
 /**
+ * The granted time window's lookahead (the least delay of a cable between
+ * ranks), set by FabricHelper for a partitioned fabric. A frame for another
+ * rank then waits for the others this rank sends there until one lookahead
+ * (and a nanosecond) before its arrival, and they travel in one MPI
+ * message. 0 (the default, and with null messages): the frames of one
+ * instant travel together, sent at its end.
+ * \param lookahead the lookahead
+ */
+void FabricSetBatchLookahead(Time lookahead);
+
+/**
  * What FabricSendRemote sends to \p device goes to \p cb (the packet is an
  * empty one when none was sent).
  * \param device a device of this rank \param cb the receiver
