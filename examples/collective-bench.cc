@@ -15,6 +15,9 @@
 // --algorithm=bfb (--topology=direct-connect only) runs BFB's schedule on the
 // graph and prints its alpha-beta formula and the simulated / formula ratio
 // beside each size.
+// Under mpirun -np N (a build with MPI: scripts/build.sh --mpi) the packet
+// level runs on ns-3's distributed engine, each fabric cut over the ranks
+// (--partition); rank 0 prints and writes the results.
 #include "program-support.h"
 #include "results-table.h"
 
@@ -51,6 +54,7 @@ main(int argc, char* argv[])
     std::string backend = "packet";
     std::string msccl;
     std::string scheduleFile;
+    std::string partition = "domain";
 
     ProgramFlags cmd("collective-bench", __FILE__);
     const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
@@ -94,11 +98,21 @@ main(int argc, char* argv[])
     cmd.AddValue("schedule",
                  "run this MSCCL algorithm XML file (its collective) instead of --algorithm",
                  scheduleFile);
+    cmd.AddValue("partition",
+                 "under mpirun -np N: how each fabric is cut over the ranks (domain, pod or "
+                 "file:PATH, as bench/mpi-scale)",
+                 partition);
     cmd.UseFabricScheduler();
+    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
+    const bool distributed =
+        cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
+        cmd.OnlyWith("partition",
+                     distributed,
+                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
         FabricRequire(minBytes >= 1, "--min-bytes", minBytes, "at least 1");
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
@@ -114,7 +128,8 @@ main(int argc, char* argv[])
         topologies.SetGpusRequired(cmd.WasGiven("gpus"));
         topologies.SetParameterNames("--topology", "--gpus", "--graph");
         const FabricTopology topo = topologies.Create(topology);
-        const TransportHelper transports(backend, "--backend");
+        TransportHelper transports(backend, "--backend");
+        transports.SetPartition(partition);
         const uint32_t nRanks = topo.GetNGpus();
         if (!scheduleFile.empty())
         {

@@ -25,6 +25,9 @@
 // as long as it fits).
 // --quick runs 64 GPUs and a smaller model in seconds; --backend=flow runs the
 // same programs on the flow-level backend (fluid max-min fair flows).
+// Under mpirun -np N (a build with MPI) the packet-level iterations run on
+// ns-3's distributed engine, each fabric cut over the ranks (--partition);
+// rank 0 prints and writes the results.
 #include "program-support.h"
 #include "results-table.h"
 
@@ -296,11 +299,22 @@ main(int argc, char* argv[])
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
+    std::string partition = "domain";
+    cmd.AddValue("partition",
+                 "under mpirun -np N: how each fabric is cut over the ranks (domain, pod or "
+                 "file:PATH, as bench/mpi-scale)",
+                 partition);
     cmd.UseFabricScheduler();
+    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
+    const bool distributed =
+        cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
+        cmd.OnlyWith("partition",
+                     distributed,
+                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
         // a plot path a gnuplot script cannot name is refused before any work
         if (!png.empty() && png != "none")
         {
@@ -437,6 +451,7 @@ main(int argc, char* argv[])
         {
             // the same topology feeds either backend
             TransportHelper transports(backend, "--backend");
+            transports.SetPartition(partition);
             const TopologyHelper topologies = dc.Topologies(cp);
             // a direct-connect fabric of HB domains: relays that do not deadlock
             topologies.ConfigureFabric(topology, transports.GetFabricHelper());
@@ -464,13 +479,13 @@ main(int argc, char* argv[])
             r.cost = costModel->Cost(r.counts);
             r.power = costModel->Power(r.counts);
             // the slowest DP allreduce: BFB on direct-connect where it applies
-            const auto& runs = runner->GetRuns();
             const ProgramComm* slowest = nullptr;
-            for (size_t c = 0; c < runs.size(); ++c)
+            for (uint32_t c = 0; c < ip.program.comms.size(); ++c)
             {
-                if (runs[c] && ip.program.comms[c].label.rfind("dp-gradient", 0) == 0)
+                // gathered from the ranks in a distributed run
+                const CollectiveResult cr = runner->GetCommResult(c);
+                if (cr.ranks > 0 && ip.program.comms[c].label.rfind("dp-gradient", 0) == 0)
                 {
-                    const CollectiveResult cr = runs[c]->GetResult();
                     if (cr.timeS > r.dpSeconds)
                     {
                         r.dpSeconds = cr.timeS;
@@ -491,7 +506,7 @@ main(int argc, char* argv[])
             }
             rows.push_back(r);
             installed.Dispose();
-            Simulator::Destroy();
+            FabricDistributed::DestroySimulation();
         }
 
         // the paper's scale: formula and equipment

@@ -532,31 +532,122 @@ ProgramFlags::UseFabricScheduler()
     m_fabricScheduler = true;
 }
 
-void
-ProgramFlags::RequireOneProcessUnlessDistributed() const
+namespace
 {
-    if (FabricDistributed::IsEnabled())
+
+/**
+ * \param size Open MPI's or PMI's variable for the job's size (or rank)
+ * \param pmi PMI's
+ * \return what mpirun told this process (Open MPI, or a PMI launcher such as
+ *         MPICH's); 0 when not started by one
+ */
+uint32_t
+LauncherValue(const char* openMpi, const char* pmi)
+{
+    for (const char* var : {openMpi, pmi})
     {
-        return; // the program partitions its fabric over the ranks
-    }
-    // started by mpirun (Open MPI, or a PMI launcher such as MPICH's) on
-    // several processes: each would run the whole simulation and print it
-    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
-    {
-        const char* size = std::getenv(var);
-        if (size != nullptr && std::strtol(size, nullptr, 10) > 1)
+        if (const char* text = std::getenv(var))
         {
+            return static_cast<uint32_t>(std::strtoul(text, nullptr, 10));
+        }
+    }
+    return 0;
+}
+
+/// \return the processes mpirun started (1 when not started by it)
+uint32_t
+LaunchedSize()
+{
+    return std::max<uint32_t>(1, LauncherValue("OMPI_COMM_WORLD_SIZE", "PMI_SIZE"));
+}
+
+/// \return this process's rank among them
+uint32_t
+LaunchedRank()
+{
+    return LauncherValue("OMPI_COMM_WORLD_RANK", "PMI_RANK");
+}
+
+} // namespace
+
+ProgramFlags::~ProgramFlags()
+{
+    if (m_distributed)
+    {
+        FabricDistributed::Disable();
+    }
+}
+
+void
+ProgramFlags::SupportsDistributed()
+{
+    m_supportsDistributed = true;
+}
+
+bool
+ProgramFlags::IsDistributed() const
+{
+    return m_distributed;
+}
+
+void
+ProgramFlags::RunOnRankZero(const std::string& why) const
+{
+    const uint32_t size = LaunchedSize();
+    if (size <= 1)
+    {
+        return;
+    }
+    if (LaunchedRank() != 0)
+    {
+        std::exit(0); // before printing or writing anything
+    }
+    fmt::print(stderr,
+               "note: {} started on {} processes by mpirun runs on rank 0 alone ({}); the "
+               "other ranks exit\n",
+               m_program,
+               size,
+               why);
+}
+
+bool
+ProgramFlags::Distribute(int argc, char* argv[], bool applies, const std::string& why)
+{
+    if (LaunchedSize() <= 1)
+    {
+        return false;
+    }
+    if (!applies || !FabricDistributed::IsAvailable())
+    {
+        RunOnRankZero(applies ? "this build has no MPI; scripts/build.sh --mpi builds one that has"
+                              : why);
+        return false;
+    }
+    for (const char* flag : {"timeline", "link-util"})
+    {
+        if (m_known.count(flag) != 0 && WasGiven(flag))
+        {
+            if (LaunchedRank() != 0)
+            {
+                std::exit(2);
+            }
             ExitBadInput(m_program,
-                         FabricConfigError("mpirun -np",
-                                           size,
-                                           fmt::format("1 for {}: it runs on one process (under "
-                                                       "mpirun every process would run the whole "
-                                                       "simulation); bench/mpi-scale runs "
-                                                       "distributed",
-                                                       m_program))
+                         FabricConfigError(std::string("--") + flag,
+                                           ValueText(flag),
+                                           "only on one process (each rank of a distributed run "
+                                           "sees its own GPUs and links, not gathered yet)")
                              .what());
         }
     }
+    FabricDistributed::Enable(&argc, &argv);
+    m_distributed = true;
+    if (FabricDistributed::GetSystemId() != 0)
+    {
+        // rank 0 prints and writes the run's results, once
+        (void)!std::freopen("/dev/null", "w", stdout);
+        (void)!std::freopen("/dev/null", "w", stderr);
+    }
+    return true;
 }
 
 void
@@ -564,7 +655,11 @@ ProgramFlags::Parse(int argc, char* argv[])
 {
     std::snprintf(g_programName, sizeof(g_programName), "%s", m_program.c_str());
     std::set_new_handler(OutOfMemory);
-    RequireOneProcessUnlessDistributed();
+    if (!m_supportsDistributed && !FabricDistributed::IsEnabled())
+    {
+        RunOnRankZero("it is not a distributed program; collective-bench (packet level) and "
+                      "bench/mpi-scale are");
+    }
     // looked up, not linked: the library does not depend on mimalloc
     using MiErrorFun = void (*)(int, void*);
     if (auto registerError =

@@ -69,6 +69,10 @@ class ProgramFlags
      * \param file the program's source (__FILE__), for CommandLine's help
      */
     ProgramFlags(std::string program, const std::string& file);
+    /// Ends MPI if Distribute() started it (after the program's last simulation).
+    ~ProgramFlags();
+    ProgramFlags(const ProgramFlags&) = delete;
+    ProgramFlags& operator=(const ProgramFlags&) = delete;
 
     /// \param text what the program does, for --help
     void Usage(const std::string& text);
@@ -134,6 +138,34 @@ class ProgramFlags
     bool WasGiven(const std::string& name) const;
 
     /**
+     * Declare, before Parse, that the program calls Distribute() after it.
+     * Without it, a program started by mpirun on N > 1 processes runs on
+     * rank 0 alone (the others exit at once, printing nothing) and says so
+     * on stderr: the output is the one-process run's, printed once.
+     */
+    void SupportsDistributed();
+
+    /**
+     * After Parse: under mpirun on N > 1 processes, in a build with MPI and
+     * where \p applies, start ns-3's distributed engine (FabricDistributed);
+     * TransportHelper then cuts every packet-level fabric over the ranks and
+     * gathers each collective's result on rank 0. Ranks other than 0 print
+     * nothing (their stdout and stderr go to /dev/null) and write no files,
+     * so the output is printed once. Otherwise the run goes to rank 0 alone,
+     * as without SupportsDistributed(), and the note gives \p why.
+     * --timeline and --link-util, which are not gathered from the ranks, are
+     * refused in a distributed run (exit 2).
+     * \param argc argc of main \param argv argv of main (MPI's own arguments)
+     * \param applies whether this run can be distributed
+     * \param why why not, when it cannot ("the flow level is not distributed")
+     * \return whether the run is distributed
+     */
+    bool Distribute(int argc, char* argv[], bool applies, const std::string& why);
+
+    /// \return whether Distribute() started a distributed run
+    bool IsDistributed() const;
+
+    /**
      * Refuse a flag the command line gave where it would be ignored (a flag
      * that only means something with another), instead of running without it.
      * \param name the flag without dashes
@@ -151,8 +183,11 @@ class ProgramFlags
     std::string ValueText(const std::string& name) const;
 
   private:
-    /// Exit 2 if several processes were started (mpirun) and MPI is not enabled.
-    void RequireOneProcessUnlessDistributed() const;
+    /**
+     * Started by mpirun on several processes: run on rank 0 alone (the
+     * others exit now, printing nothing), saying so with \p why.
+     */
+    void RunOnRankZero(const std::string& why) const;
     /// \return "" if \p text is a valid value, else what is allowed
     using Check = std::function<std::string(const std::string& text)>;
     /// \return the check of an integer type from \p low to \p high
@@ -170,6 +205,8 @@ class ProgramFlags
     static std::string RealText(T value);
 
     std::string m_program;
+    bool m_supportsDistributed{false}; //!< SupportsDistributed
+    bool m_distributed{false};         //!< Distribute started MPI
     CommandLine m_cmd;
     std::set<std::string> m_known;
     std::map<std::string, Check> m_checks;

@@ -4,9 +4,15 @@
 #include "transport-helper.h"
 
 #include "collective-helper.h"
+#include "fabric-partition.h"
 
+#include "ns3/config.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <fmt/format.h>
 
 namespace ns3
 {
@@ -61,6 +67,63 @@ TransportHelper::GetFlowHelper()
     return m_flow;
 }
 
+void
+TransportHelper::SetPartition(const std::string& spec)
+{
+    m_partition = spec;
+}
+
+namespace
+{
+
+/**
+ * A distributed run's ranks learn of each other's deliveries by notes, which
+ * must take longer than a cable between ranks (CollectiveRun refuses less),
+ * and label flows by each sender's own count (message ids are each rank's).
+ * Where the defaults would not do, set them, once, and say so: a one-process
+ * run given the same two values gives the same results.
+ */
+void
+ConfigureDistributedDefaults(const FabricPartition& partition)
+{
+    static bool said = false;
+    std::string changed;
+    TypeId::AttributeInformation info;
+    if (partition.cutCables > 0 &&
+        TypeId::LookupByName("ns3::CollectiveRun").LookupAttributeByName("ControlDelay", &info))
+    {
+        const auto delay = DynamicCast<const TimeValue>(info.initialValue);
+        if (delay && delay->Get() <= partition.lookahead)
+        {
+            const Time chosen = 2 * partition.lookahead;
+            Config::SetDefault("ns3::CollectiveRun::ControlDelay", TimeValue(chosen));
+            changed += fmt::format(" --ns3::CollectiveRun::ControlDelay={}ns (more than the "
+                                   "lookahead, {} ns)",
+                                   chosen.GetNanoSeconds(),
+                                   partition.lookahead.GetNanoSeconds());
+        }
+    }
+    if (TypeId::LookupByName("ns3::Transport").LookupAttributeByName("FlowLabels", &info))
+    {
+        if (info.initialValue->SerializeToString(info.checker) != "source-sequence")
+        {
+            Config::SetDefault("ns3::Transport::FlowLabels", StringValue("source-sequence"));
+            changed += " --ns3::Transport::FlowLabels=source-sequence";
+        }
+    }
+    if (!changed.empty() && !said && FabricDistributed::GetSystemId() == 0)
+    {
+        said = true;
+        fmt::print(stderr,
+                   "note: a run over {} MPI ranks sets{}; a one-process run given the same "
+                   "values gives the same results\n",
+                   FabricDistributed::GetSize(),
+                   changed);
+    }
+}
+
+} // namespace
+
 InstalledTransport
 TransportHelper::Install(const FabricTopology& topology) const
 {
@@ -78,6 +141,16 @@ TransportHelper::Install(const FabricTopology& topology) const
         flow.SetFrameMtu(m_fabric.GetDeviceFrameMtu());
         b.flow = flow.Install(topology);
         b.transport = b.flow;
+    }
+    else if (FabricDistributed::IsEnabled() && FabricDistributed::GetSize() > 1)
+    {
+        const FabricPartition partition =
+            FabricPartitioner::Make(topology, FabricDistributed::GetSize(), m_partition);
+        ConfigureDistributedDefaults(partition);
+        FabricHelper fabric = m_fabric;
+        fabric.SetPartition(partition);
+        b.fabric = fabric.Install(topology);
+        b.transport = b.fabric->GetTransport();
     }
     else
     {
@@ -126,10 +199,12 @@ TransportHelper::RunAlone(
     // held here: without ns-3 nodes (flow backend) no application holds it
     Ptr<CollectiveRun> run = install(helper);
     Simulator::Run();
-    const CollectiveResult result = run->GetResult();
+    // distributed: each rank ran its own GPUs' part; rank 0 gets the whole
+    const CollectiveResult result =
+        FabricDistributed::IsEnabled() ? run->GatherResult() : run->GetResult();
     run = nullptr;
     installed.Dispose();
-    Simulator::Destroy();
+    FabricDistributed::DestroySimulation();
     return result;
 }
 
@@ -195,11 +270,11 @@ TransportHelper::EstimateSchedules(
     catch (...)
     {
         installed.Dispose();
-        Simulator::Destroy();
+        FabricDistributed::DestroySimulation();
         throw;
     }
     installed.Dispose();
-    Simulator::Destroy();
+    FabricDistributed::DestroySimulation();
     return work;
 }
 

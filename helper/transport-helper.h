@@ -111,6 +111,15 @@ class TransportHelper
     FlowHelper& GetFlowHelper();
 
     /**
+     * How a distributed run (FabricDistributed::IsEnabled(), more than one
+     * rank) cuts the fabrics Install makes over the ranks: a
+     * FabricPartitioner spec ("domain", the default; "pod"; "file:PATH").
+     * On one process it is not used.
+     * \param spec the policy (refused by Install, as "partition", if unknown)
+     */
+    void SetPartition(const std::string& spec);
+
+    /**
      * \param topology the topology
      * \return the installed backend
      * \throws FabricConfigError for a name other than GetNames()
@@ -189,10 +198,11 @@ class TransportHelper
         const FabricTopology& topology,
         const std::function<Ptr<CollectiveRun>(const CollectiveHelper&)>& install) const;
 
-    std::string m_backend;   //!< "packet" or "flow" (checked by Install)
-    std::string m_parameter; //!< what gave m_backend
-    FabricHelper m_fabric;   //!< installs "packet"
-    FlowHelper m_flow;       //!< installs "flow"
+    std::string m_backend;             //!< "packet" or "flow" (checked by Install)
+    std::string m_parameter;           //!< what gave m_backend
+    std::string m_partition{"domain"}; //!< SetPartition
+    FabricHelper m_fabric;             //!< installs "packet"
+    FlowHelper m_flow;                 //!< installs "flow"
 };
 
 } // namespace ns3

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 using namespace gpu_fabric_test;
@@ -280,8 +281,6 @@ TEST(Distributed, BadPartitionsAreRefusedByName)
         {4, "--hosts=2 --radix=4", "at most the topology's 3 vertices"},
         // the null-message engine never stops by itself
         {2, "--hosts=16 --radix=4 --null-messages", "--stop-ns"},
-        // the sequential engine on each of several processes
-        {2, "--hosts=16 --radix=4 --sequential", "mpirun -np"},
         // a collective's ranks tell each other by notes, more than a cable's
         // delay apart (a note due at the window's edge could come too late)
         {2,
@@ -298,5 +297,161 @@ TEST(Distributed, BadPartitionsAreRefusedByName)
         // mpirun passes the ranks' exit status 2 on
         EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << out;
         EXPECT_NE(out.find(c.says), std::string::npos) << out;
+    }
+}
+
+namespace
+{
+
+/// A program's run: exit status, what it printed (stdout, stderr), its --json.
+struct ProgramRunResult
+{
+    int status;
+    std::string out;
+    std::string err;
+    nlohmann::json json;
+};
+
+/// Run `program args --json=...` on one process (ranks 0) or under mpirun.
+ProgramRunResult
+RunProgram(const std::string& programAndArgs, uint32_t ranks, const std::string& tag)
+{
+    const std::string dir = FreshDir(tag);
+    const std::string prefix =
+        ranks == 0 ? "timeout 300 " + std::string(GPU_FABRIC_BIN_DIR) + "/" : Mpirun(ranks);
+    const std::string cmd = prefix + programAndArgs + " --json=" + dir + "run.json > " + dir +
+                            "out.txt 2> " + dir + "err.txt";
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+            Slurp(dir + "out.txt"),
+            Slurp(dir + "err.txt"),
+            nlohmann::json::parse(Slurp(dir + "run.json"), nullptr, false)};
+}
+
+/// \return how many times \p what occurs in \p text
+size_t
+Count(const std::string& text, const std::string& what)
+{
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    {
+        ++n;
+    }
+    return n;
+}
+
+/**
+ * \p programAndArgs under mpirun on each of \p rankCounts ranks (packet level:
+ * each of its simulations on the distributed engine) prints exactly what the
+ * one-process run given the values the distributed run's note names prints,
+ * once, and writes the very same --json.
+ */
+void
+ExpectAsOneProcess(const std::string& programAndArgs,
+                   std::initializer_list<uint32_t> rankCounts,
+                   const std::string& tag)
+{
+    std::string oneProcessArgs;
+    ProgramRunResult one;
+    for (const uint32_t n : rankCounts)
+    {
+        SCOPED_TRACE(n);
+        const ProgramRunResult run = RunProgram(programAndArgs, n, tag + "-np" + std::to_string(n));
+        ASSERT_EQ(run.status, 0) << run.out << run.err;
+        ASSERT_FALSE(run.json.is_discarded());
+        // the note names the values a distributed run sets (rank 0 says it)
+        const size_t at =
+            run.err.find("note: a run over " + std::to_string(n) + " MPI ranks sets ");
+        ASSERT_NE(at, std::string::npos) << run.err;
+        EXPECT_EQ(Count(run.err, "note: "), 1u) << run.err;
+        // its --ns3:: words, up to the ';' that ends the list
+        std::istringstream words(run.err.substr(at, run.err.find(';', at) - at));
+        std::string values;
+        for (std::string w; words >> w;)
+        {
+            if (w.rfind("--ns3::", 0) == 0)
+            {
+                values += " " + w;
+            }
+        }
+        ASSERT_NE(values.find("ControlDelay="), std::string::npos) << run.err;
+        ASSERT_NE(values.find("FlowLabels=source-sequence"), std::string::npos) << run.err;
+        if (oneProcessArgs.empty())
+        {
+            oneProcessArgs = values;
+            one = RunProgram(programAndArgs + values, 0, tag + "-one");
+            ASSERT_EQ(one.status, 0) << one.out << one.err;
+            ASSERT_FALSE(one.json.is_discarded());
+            ASSERT_FALSE(one.out.empty());
+        }
+        EXPECT_EQ(values, oneProcessArgs) << "the same values on any number of ranks";
+        // every simulated time to the nanosecond, printed once
+        EXPECT_EQ(run.out, one.out);
+        EXPECT_EQ(run.json, one.json);
+    }
+}
+
+} // namespace
+
+TEST(Distributed, CollectiveBenchSweepsEqualOneProcess)
+{
+    // a sweep of 4 sizes: each a fresh simulation on the distributed engine
+    ExpectAsOneProcess("collective-bench --topology=rail-only --gpus=32 --collective=allreduce "
+                       "--algorithm=hierarchical --min-bytes=65536 --max-bytes=524288",
+                       {2, 4},
+                       "cb-rail");
+    ExpectAsOneProcess("collective-bench --topology=fat-tree --gpus=32 --radix=8 "
+                       "--collective=alltoall --algorithm=direct --min-bytes=32768 "
+                       "--max-bytes=65536 --partition=pod",
+                       {2},
+                       "cb-fat-tree");
+}
+
+TEST(Distributed, TrainingProgramsEqualOneProcess)
+{
+    // the flagship: an iteration on rail-only, the fat-trees and a
+    // direct-connect graph of HB domains, each fabric cut by domain
+    ExpectAsOneProcess("rail-only-vs-fat-tree --quick --png=none", {2}, "flagship");
+    // the MoE all-to-all on rail-only and a fat-tree
+    ExpectAsOneProcess("moe-alltoall", {2}, "moe");
+}
+
+TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
+{
+    // the flow level is not distributed: rank 0 runs it alone, prints it once
+    const std::string args = "collective-bench --backend=flow --gpus=32 --max-bytes=1048576";
+    const ProgramRunResult one = RunProgram(args, 0, "cb-flow-one");
+    const ProgramRunResult run = RunProgram(args, 2, "cb-flow-np2");
+    ASSERT_EQ(one.status, 0) << one.err;
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out, one.out);
+    EXPECT_NE(run.err.find("runs on rank 0 alone (the flow level is not distributed)"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(run.json, one.json);
+
+    // outputs not gathered from the ranks, a partition that is no policy, and
+    // a partition on one process: refused by name
+    struct Case
+    {
+        uint32_t ranks;
+        std::string args;
+        std::string says;
+    };
+
+    const Case cases[] = {
+        {2, "--gpus=32 --timeline=t.json", "--timeline"},
+        {2, "--gpus=32 --link-util=u.json", "--link-util"},
+        {2, "--gpus=32 --partition=nowhere", "domain, pod or file:PATH"},
+        {0, "--gpus=32 --partition=pod", "--partition"},
+    };
+    for (const Case& c : cases)
+    {
+        SCOPED_TRACE(c.args);
+        const ProgramRunResult bad =
+            RunProgram("collective-bench --max-bytes=4096 " + c.args, c.ranks, "cb-bad");
+        EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+        EXPECT_NE(bad.err.find(c.says), std::string::npos) << bad.err;
+        EXPECT_EQ(Count(bad.err, "collective-bench: "), 1u) << "said once: " << bad.err;
     }
 }

@@ -41,23 +41,64 @@ TEST(Programs, AMalformedRateIsNamedNotAborted)
     }
 }
 
-TEST(Programs, SeveralProcessesOfAOneProcessProgramAreRefused)
+TEST(Programs, UnderMpirunARunThatIsNotDistributedRunsOnRankZeroAlone)
 {
-    // under mpirun -np 2 each copy would run and print the whole simulation
-    // (what mpirun tells its processes: Open MPI's variable, or PMI's)
-    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    // what mpirun tells its processes (Open MPI's variables, or PMI's): a
+    // program that does not distribute this run (this build has no MPI; the
+    // flow level; a program that is not distributed) must not run and print
+    // the whole simulation once per process: rank 0 runs it, with a note on
+    // stderr, and prints what one process prints; the other ranks exit 0 at
+    // once, printing nothing
+    const std::string note = "runs on rank 0 alone";
+
+    struct Case
     {
-        setenv(var, "2", 1);
-        const auto [status, text] = RunCapture("collective-bench --max-bytes=1024", "mpirun-two");
-        unsetenv(var);
-        EXPECT_EQ(status, 2) << var << ": " << text;
-        EXPECT_NE(text.find("mpirun -np"), std::string::npos) << text;
-        EXPECT_NE(text.find("bench/mpi-scale"), std::string::npos) << text;
+        std::string args;
+        std::string why; //!< what the note gives as the reason
+    };
+
+    const Case cases[] = {
+        {"collective-bench --max-bytes=4096", "no MPI"},
+        {"collective-bench --max-bytes=4096 --backend=flow", "flow level is not distributed"},
+        {"fabric-cost", "not a distributed program"},
+    };
+    for (const Case& c : cases)
+    {
+        SCOPED_TRACE(c.args);
+        const auto [alone, aloneText] = RunCapture(c.args, "mpirun-alone");
+        ASSERT_EQ(alone, 0) << aloneText;
+        for (const auto& [sizeVar, rankVar] :
+             {std::pair<const char*, const char*>{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+              {"PMI_SIZE", "PMI_RANK"}})
+        {
+            SCOPED_TRACE(sizeVar);
+            setenv(sizeVar, "2", 1);
+            setenv(rankVar, "1", 1);
+            const auto [other, otherText] = RunCapture(c.args, "mpirun-rank1");
+            setenv(rankVar, "0", 1);
+            const auto [root, rootText] = RunCapture(c.args, "mpirun-rank0");
+            unsetenv(sizeVar);
+            unsetenv(rankVar);
+            EXPECT_EQ(other, 0) << otherText;
+            EXPECT_EQ(otherText, "") << "rank 1 prints nothing";
+            EXPECT_EQ(root, 0) << rootText;
+            // the note, once, then exactly the one-process output
+            const size_t at = rootText.find("note: ");
+            ASSERT_EQ(at, 0u) << rootText;
+            const size_t eol = rootText.find('\n');
+            const std::string line = rootText.substr(0, eol);
+            EXPECT_NE(line.find(note), std::string::npos) << line;
+            EXPECT_NE(line.find(c.why), std::string::npos) << line;
+            EXPECT_NE(line.find("2 processes"), std::string::npos) << line;
+            EXPECT_EQ(rootText.substr(eol + 1), aloneText);
+        }
     }
+    // one process under mpirun: no note, the same output
     setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
-    const auto [status, text] = RunCapture("collective-bench --max-bytes=1024", "mpirun-one");
+    const auto [status, text] = RunCapture("collective-bench --max-bytes=4096", "mpirun-one");
     unsetenv("OMPI_COMM_WORLD_SIZE");
-    EXPECT_EQ(status, 0) << "one process runs: " << text;
+    EXPECT_EQ(status, 0) << text;
+    EXPECT_EQ(text.find("note: "), std::string::npos) << text;
 }
 
 TEST(Programs, BadAttributeAndGlobalValuesExitWithStatusTwo)

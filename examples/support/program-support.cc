@@ -5,6 +5,7 @@
 
 #include "ns3/boolean.h"
 #include "ns3/dc-schedules.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-work.h"
 #include "ns3/fabric.h"
@@ -59,6 +60,10 @@ WriteTextFile(const std::string& flag,
               const std::string& path,
               const std::string& text)
 {
+    if (FabricDistributed::GetSystemId() != 0)
+    {
+        return; // a distributed run's files are rank 0's
+    }
     std::ofstream f(path);
     FabricRequire(f.good(), flag, value, allowed);
     f << text;
@@ -70,6 +75,10 @@ WriteTextFile(const std::string& flag,
 bool
 RenderPlot(const std::string& gp, const std::string& dat, const std::string& png)
 {
+    if (FabricDistributed::GetSystemId() != 0)
+    {
+        return true; // rank 0 renders it
+    }
     // an argument vector, no shell: the path is the user's text. "./" before
     // a relative one, or gnuplot would read "-e..." as an option, "-" as stdin
     std::string program = "gnuplot";

@@ -544,28 +544,56 @@ CollectiveRun::MessageFailed(uint64_t /* cookie */, const TransportMessageReport
 CollectiveResult
 CollectiveRun::GatherResult() const
 {
-    CollectiveResult r = GetResult();
     if (!FabricDistributed::IsEnabled())
     {
-        return r;
+        return GetResult();
     }
+    const std::vector<std::string> parts = FabricDistributed::GatherToRoot(GetPartText());
+    if (parts.empty())
+    {
+        return GetResult(); // not rank 0: its own part
+    }
+    return CombineParts(parts);
+}
+
+std::string
+CollectiveRun::GetPartText() const
+{
     const bool hasRanks = std::find(m_local.begin(), m_local.end(), 1) != m_local.end();
-    const nlohmann::json mine = {{"ranks", hasRanks},
+    const nlohmann::json part = {{"ranks", hasRanks},
                                  {"started", m_anyStarted},
                                  {"start", m_start.GetTimeStep()},
                                  {"finish", m_finish.GetTimeStep()},
                                  {"complete", IsComplete()},
-                                 {"failure", m_failure}};
-    const std::vector<std::string> parts = FabricDistributed::GatherToRoot(mine.dump());
+                                 {"failure", m_failure},
+                                 {"type", static_cast<int>(m_schedule.Type())},
+                                 {"algorithm", m_schedule.Algorithm()},
+                                 {"size", m_schedule.NumRanks()},
+                                 {"bytes", m_schedule.TotalBytes()},
+                                 {"bytes_sent", m_schedule.TotalBytesSent()}};
+    return part.dump();
+}
+
+CollectiveResult
+CollectiveRun::CombineParts(const std::vector<std::string>& parts)
+{
+    CollectiveResult r;
     if (parts.empty())
     {
-        return r; // not rank 0: its own part
+        return r;
     }
+    // what the collective is: every rank builds the same run
+    const nlohmann::json first = nlohmann::json::parse(parts.front());
+    const auto type = static_cast<CollectiveType>(first["type"].get<int>());
+    r.collective = std::string(CollectiveTypeName(type));
+    r.algorithm = first["algorithm"].get<std::string>();
+    r.ranks = first["size"].get<uint32_t>();
+    r.bytes = first["bytes"].get<uint64_t>();
+    r.bytesSent = first["bytes_sent"].get<uint64_t>();
     bool complete = true;
     bool started = false;
     int64_t start = 0;
     int64_t finish = 0;
-    r.failure.clear();
     for (const std::string& text : parts)
     {
         const nlohmann::json part = nlohmann::json::parse(text);
@@ -589,12 +617,9 @@ CollectiveRun::GatherResult() const
     }
     r.failed = !r.failure.empty();
     r.complete = complete && started;
-    r.timeS = 0;
-    r.algbwGBps = 0;
-    r.busbwGBps = 0;
     if (r.complete)
     {
-        SetTimes(r, (TimeStep(finish) - TimeStep(start)).GetSeconds());
+        SetTimes(r, type, (TimeStep(finish) - TimeStep(start)).GetSeconds());
     }
     return r;
 }
@@ -613,19 +638,19 @@ CollectiveRun::GetResult() const
     r.failure = m_failure;
     if (r.complete)
     {
-        SetTimes(r, (m_finish - m_start).GetSeconds());
+        SetTimes(r, m_schedule.Type(), (m_finish - m_start).GetSeconds());
     }
     return r;
 }
 
 void
-CollectiveRun::SetTimes(CollectiveResult& r, double seconds) const
+CollectiveRun::SetTimes(CollectiveResult& r, CollectiveType type, double seconds)
 {
     r.timeS = seconds;
     if (seconds > 0)
     {
         r.algbwGBps = ToGBps(AlgorithmBandwidth(r.bytes, seconds));
-        r.busbwGBps = ToGBps(BusBandwidth(m_schedule.Type(), r.ranks, r.bytes, seconds));
+        r.busbwGBps = ToGBps(BusBandwidth(type, r.ranks, r.bytes, seconds));
     }
 }
 

@@ -123,6 +123,25 @@ class CollectiveRun : public Object, public MessageSink
      */
     CollectiveResult GatherResult() const;
 
+    /**
+     * This rank's part of the result (its GPUs' earliest start and last
+     * completion, whether they completed, their failures, and what the
+     * collective is), as text, for a caller that gathers the parts of many
+     * runs at once (ProgramRunner::GatherResults). GatherResult gathers it.
+     * \return the part
+     */
+    std::string GetPartText() const;
+
+    /**
+     * The result of a collective from the parts (GetPartText) of the ranks
+     * that ran it: earliest start, last completion, complete only if every
+     * part with GPUs in it is, the failure reports of all.
+     * \param parts the parts, in rank order (ranks that never made the run
+     *        give none)
+     * \return the result (a default CollectiveResult for no parts)
+     */
+    static CollectiveResult CombineParts(const std::vector<std::string>& parts);
+
   protected:
     void DoDispose() override;
 
@@ -176,8 +195,11 @@ class CollectiveRun : public Object, public MessageSink
     void ClearToSend(uint32_t rank, uint32_t op);
     /// Refuse a ControlDelay below the notes' delay between \p rank and \p peer (distributed).
     void RequireControlDelay(uint32_t rank, uint32_t peer) const;
-    /// Fill \p r's time and bandwidths from \p seconds.
-    void SetTimes(CollectiveResult& r, double seconds) const;
+    /**
+     * Fill \p r's time and bandwidths from \p seconds.
+     * \param r the result (its bytes and ranks set) \param type the collective
+     */
+    static void SetTimes(CollectiveResult& r, CollectiveType type, double seconds);
 
     static constexpr uint64_t kNoMessage = ~0ULL; //!< no message in flight
 

@@ -37,6 +37,8 @@ uint64_t g_framesReceived = 0;
 uint64_t g_messagesSent = 0;
 
 #ifdef GPU_FABRIC_MPI
+bool g_mpiStartedHere = false; //!< Enable called MPI_Init (Disable ends MPI)
+
 /**
  * Frames for one other rank, sent in one MPI message (FabricSetBatchLookahead
  * says when). One message per frame cost more than the frame's simulation: MPI's
@@ -297,13 +299,38 @@ FabricDistributed::Enable(int* argc, char*** argv, bool nullMessages)
     GlobalValue::Bind("SimulatorImplementationType",
                       StringValue(nullMessages ? "ns3::NullMessageSimulatorImpl"
                                                : "ns3::DistributedSimulatorImpl"));
-    MpiInterface::Enable(argc, argv);
+    // MPI is started here, not by ns-3, so that ns-3's interface can be
+    // taken down and set up again between simulations (DestroySimulation)
+    // without ending MPI
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+    {
+        MPI_Init(argc, argv);
+        g_mpiStartedHere = true;
+    }
+    MpiInterface::Enable(MPI_COMM_WORLD);
 #else
     (void)argc;
     (void)argv;
     (void)nullMessages;
 #endif
 }
+
+#ifdef GPU_FABRIC_MPI
+namespace
+{
+/// Forget what a simulation left here (batches, its devices' receivers).
+void
+ClearRunState()
+{
+    g_batches.clear();
+    g_flushEvent = EventId();
+    g_lookahead = Time(0);
+    g_receivers.clear();
+}
+} // namespace
+#endif
 
 void
 FabricDistributed::Disable()
@@ -313,10 +340,31 @@ FabricDistributed::Disable()
     {
         MpiInterface::Disable();
     }
-    g_batches.clear();
-    g_flushEvent = EventId();
-    g_lookahead = Time(0);
-    g_receivers.clear();
+    ClearRunState();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (g_mpiStartedHere && !finalized)
+    {
+        MPI_Finalize();
+    }
+    g_mpiStartedHere = false;
+#endif
+}
+
+void
+FabricDistributed::DestroySimulation()
+{
+    Simulator::Destroy();
+#ifdef GPU_FABRIC_MPI
+    if (MpiInterface::IsEnabled())
+    {
+        // ns-3's engine frees the interface's receive buffers when it is
+        // destroyed (it expects MPI to end next): a fresh interface, on a
+        // fresh copy of the communicator, for the next simulation
+        MpiInterface::Disable();
+        ClearRunState();
+        MpiInterface::Enable(MPI_COMM_WORLD);
+    }
 #endif
 }
 

@@ -47,6 +47,12 @@ class FabricDistributed
     static void Enable(int* argc, char*** argv, bool nullMessages = false);
     /// End MPI (after Simulator::Destroy); no-op when not enabled.
     static void Disable();
+    /**
+     * Simulator::Destroy(), for a program that runs several simulations one
+     * after another (a sweep): on a distributed run it also sets ns-3's MPI
+     * interface up again, which the engine's Destroy leaves unusable.
+     */
+    static void DestroySimulation();
     /// \return true if this build can run distributed (GPU_FABRIC_MPI)
     static bool IsAvailable();
     /// \return true if MPI was started

@@ -571,6 +571,7 @@ RunProgram(const ParallelProgram& program,
 {
     Ptr<ProgramRunner> runner = StartProgram(program, transport, source);
     Simulator::Run();
+    runner->GatherResults(); // a distributed run's results, on rank 0
     return runner;
 }
 

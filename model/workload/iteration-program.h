@@ -138,7 +138,8 @@ Ptr<ProgramRunner> StartProgram(const ParallelProgram& program,
 
 /**
  * \ingroup gpu-fabric
- * \brief Run a program to completion: StartProgram, then Simulator::Run().
+ * \brief Run a program to completion: StartProgram, then Simulator::Run(), then
+ * ProgramRunner::GatherResults (a distributed run: the whole program on rank 0).
  * \param program the program \param transport the message layer
  * \param source a fabric's own schedules (ProgramRunner::SetScheduleSource)
  * \return the runner (check IsComplete(); GetFinishTime() is absolute time)

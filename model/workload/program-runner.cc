@@ -238,6 +238,7 @@ ProgramRunner::Setup(ParallelProgram program, Ptr<Transport> transport)
     m_rankFinish.assign(n, Time());
     m_commSeconds.assign(n, 0.0);
     m_runs.assign(m_program.comms.size(), nullptr);
+    m_gathered.clear();
     m_commTask.assign(m_program.comms.size(), {});
     m_commStart.assign(m_program.comms.size(), {});
     m_tasksLeft = 0;
@@ -534,7 +535,17 @@ ProgramRunner::GatherResults()
     // each rank reports the ranks it runs
     nlohmann::json mine = {{"ranks", nlohmann::json::array()},
                            {"failure", m_failure},
-                           {"failed", m_failedComms}};
+                           {"failed", m_failedComms},
+                           {"runs", nlohmann::json::array()}};
+    // the part of each comm this rank ran (a rank that never reached one
+    // has no GPU in it that started)
+    for (size_t c = 0; c < m_runs.size(); ++c)
+    {
+        if (m_runs[c])
+        {
+            mine["runs"].push_back({c, m_runs[c]->GetPartText()});
+        }
+    }
     for (uint32_t r = 0; r < m_program.ranks; ++r)
     {
         if (m_local[r])
@@ -552,9 +563,14 @@ ProgramRunner::GatherResults()
     m_failure.clear();
     m_failedComms.clear();
     Time finish;
+    std::vector<std::vector<std::string>> runParts(m_runs.size());
     for (const std::string& text : parts)
     {
         const nlohmann::json part = nlohmann::json::parse(text);
+        for (const auto& run : part["runs"])
+        {
+            runParts.at(run[0].get<size_t>()).push_back(run[1].get<std::string>());
+        }
         for (const auto& row : part["ranks"])
         {
             const auto r = row[0].get<uint32_t>();
@@ -575,6 +591,21 @@ ProgramRunner::GatherResults()
         }
     }
     m_finish = m_tasksLeft == 0 ? finish : Time();
+    m_gathered.clear();
+    for (const auto& p : runParts)
+    {
+        m_gathered.push_back(CollectiveRun::CombineParts(p));
+    }
+}
+
+CollectiveResult
+ProgramRunner::GetCommResult(uint32_t comm) const
+{
+    if (!m_gathered.empty())
+    {
+        return m_gathered.at(comm);
+    }
+    return m_runs.at(comm) ? m_runs[comm]->GetResult() : CollectiveResult();
 }
 
 const std::vector<Ptr<CollectiveRun>>&

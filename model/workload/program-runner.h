@@ -124,14 +124,22 @@ class ProgramRunner : public Object
     const std::vector<double>& GetCommSeconds() const;
     /// \return the runs of the comms (null for comms not reached)
     const std::vector<Ptr<CollectiveRun>>& GetRuns() const;
+    /**
+     * \param comm a comm of the program
+     * \return its result (GetRuns()[comm]->GetResult(); a default
+     *         CollectiveResult, ranks 0, for a comm not reached); on rank 0
+     *         of a distributed run after GatherResults, the whole comm's,
+     *         combined from the ranks that ran it
+     */
+    CollectiveResult GetCommResult(uint32_t comm) const;
 
     /**
      * In a distributed run (a transport with IsDistributed()), each rank
      * runs the tasks of its own GPUs, and the getters describe them. Every
      * rank must call this after Simulator::Run(): rank 0's getters then
      * describe the whole program (finish times, comm seconds, completion,
-     * failure reports of every rank; GetUnfinishedRanks); another rank's keep
-     * its own part. Nothing changes on one process.
+     * failure reports of every rank; GetUnfinishedRanks; GetCommResult);
+     * another rank's keep its own part. Nothing changes on one process.
      */
     void GatherResults();
 
@@ -210,6 +218,7 @@ class ProgramRunner : public Object
     std::vector<std::vector<uint32_t>> m_commTask; //!< comm -> task index of each member
     std::vector<std::vector<double>> m_commStart;  //!< comm -> start time of each member
     std::vector<Ptr<CollectiveRun>> m_runs;        //!< comm -> its run
+    std::vector<CollectiveResult> m_gathered;      //!< GatherResults on rank 0 (else empty)
     std::vector<uint8_t> m_local;                  //!< per rank: simulated by this process
     bool m_reserved{false};                        //!< serials reserved for the runs
     uint64_t m_firstSerial{0};                     //!< the first run's sink serial
