@@ -6,6 +6,7 @@
 #include "collective-helper.h"
 #include "fabric-partition.h"
 
+#include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
@@ -79,7 +80,8 @@ namespace
 /**
  * A distributed run's ranks learn of each other's deliveries by notes, which
  * must take longer than a cable between ranks (CollectiveRun refuses less),
- * and label flows by each sender's own count (message ids are each rank's).
+ * label flows by each sender's own count (message ids are each rank's), and
+ * handle the frames of one instant in a canonical order.
  * Where the defaults would not do, set them, once, and say so: a one-process
  * run given the same two values gives the same results.
  */
@@ -109,6 +111,17 @@ ConfigureDistributedDefaults(const FabricPartition& partition)
         {
             Config::SetDefault("ns3::Transport::FlowLabels", StringValue("source-sequence"));
             changed += " --ns3::Transport::FlowLabels=source-sequence";
+        }
+    }
+    // the same instant's arrivals in port order: a partitioned fabric's
+    // nodes do so anyway (FabricHelper::SetPartition); the default makes a
+    // one-process run given it comparable
+    if (TypeId::LookupByName("ns3::FabricNode").LookupAttributeByName("CanonicalTies", &info))
+    {
+        if (info.initialValue->SerializeToString(info.checker) != "true")
+        {
+            Config::SetDefault("ns3::FabricNode::CanonicalTies", BooleanValue(true));
+            changed += " --ns3::FabricNode::CanonicalTies=true";
         }
     }
     if (!changed.empty() && !said && FabricDistributed::GetSystemId() == 0)
