@@ -53,16 +53,21 @@ FabricNextSystemId()
 }
 
 FabricNode::FabricNode()
-    : Node(FabricNextSystemId())
+    : Node(FabricNextSystemId()),
+      m_flush(Create<FabricRecurringEvent<FabricNode, &FabricNode::FlushDeferred>>(this))
 {
     m_fwd.salt = FabricEcmpHash(GetId(), 0x9e3779b9U, 0, 0);
 }
+
+FabricNode::~FabricNode() = default;
 
 void
 FabricNode::DoDispose()
 {
     m_loss = FabricNetDevice::LossCallback();
+    m_flush->Detach(); // a pending flush may outlive the node
     m_deferred.clear();
+    m_flushing.clear();
     m_fwd.ports.clear();
     Node::DoDispose();
 }
@@ -118,7 +123,7 @@ FabricNode::Defer(FabricNetDevice* port,
         // instant are scheduled before it (a cable's delay or a frame's
         // serialization ahead), from this rank or, in a distributed run,
         // received from another before the instant is simulated
-        Simulator::ScheduleNow(&FabricNode::FlushDeferred, this);
+        m_flush->Schedule(GetId(), Time(0));
     }
     m_deferred.push_back(Deferred{port->m_port.portIndex, true, port, p, meta, epoch, false});
 }
@@ -128,7 +133,7 @@ FabricNode::DeferFlowControl(FabricNetDevice* port, bool pause, uint32_t epoch)
 {
     if (m_deferred.empty())
     {
-        Simulator::ScheduleNow(&FabricNode::FlushDeferred, this);
+        m_flush->Schedule(GetId(), Time(0));
     }
     m_deferred.push_back(Deferred{port->m_port.portIndex, false, port, nullptr, {}, epoch, pause});
 }
@@ -143,7 +148,7 @@ FabricNode::TakeNote(uint64_t sink, uint64_t cookie, const NoteCallback& take)
     }
     if (m_deferred.empty())
     {
-        Simulator::ScheduleNow(&FabricNode::FlushDeferred, this);
+        m_flush->Schedule(GetId(), Time(0));
     }
     Deferred d{kNotePort, false, nullptr, nullptr, {}, 0, false};
     d.sink = sink;
@@ -155,11 +160,13 @@ FabricNode::TakeNote(uint64_t sink, uint64_t cookie, const NoteCallback& take)
 void
 FabricNode::FlushDeferred()
 {
-    std::vector<Deferred> batch;
+    // the batch goes to a buffer kept for its capacity: most instants bring
+    // one arrival, and a vector made per flush cost an allocation each
+    std::vector<Deferred>& batch = m_flushing;
     batch.swap(m_deferred);
     // by port, PFC before data; a port's own arrivals keep their order (one
     // cable direction is FIFO); then notes, by sink and cookie
-    std::stable_sort(batch.begin(), batch.end(), [](const Deferred& a, const Deferred& b) {
+    const auto before = [](const Deferred& a, const Deferred& b) {
         if (a.port != b.port)
         {
             return a.port < b.port;
@@ -169,7 +176,23 @@ FabricNode::FlushDeferred()
             return std::tie(a.sink, a.cookie) < std::tie(b.sink, b.cookie);
         }
         return !a.data && b.data;
-    });
+    };
+    // std::stable_sort takes a temporary buffer even for two elements;
+    // an instant's few arrivals are sorted in place (insertion: stable)
+    if (batch.size() > 16)
+    {
+        std::stable_sort(batch.begin(), batch.end(), before);
+    }
+    else
+    {
+        for (size_t i = 1; i < batch.size(); ++i)
+        {
+            for (size_t j = i; j > 0 && before(batch[j], batch[j - 1]); --j)
+            {
+                std::swap(batch[j], batch[j - 1]);
+            }
+        }
+    }
     for (const Deferred& d : batch)
     {
         if (d.port == kNotePort)
@@ -185,6 +208,7 @@ FabricNode::FlushDeferred()
             d.dev->ReceiveFlowControlNow(d.pause, d.epoch);
         }
     }
+    batch.clear();
 }
 
 uint32_t

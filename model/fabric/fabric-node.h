@@ -21,6 +21,8 @@
 namespace ns3
 {
 
+class FabricRecurringEventBase;
+
 /**
  * \ingroup gpu-fabric
  * \brief A node of the fabric (GPU or switch): numbered FabricNetDevice
@@ -62,6 +64,7 @@ class FabricNode : public Node
     /// \return the TypeId
     static TypeId GetTypeId();
     FabricNode();
+    ~FabricNode() override;
 
     /**
      * Add a port: the device is added to the node and numbered.
@@ -200,8 +203,10 @@ class FabricNode : public Node
     /// Handle the instant's arrivals in the canonical order.
     void FlushDeferred();
 
-    std::vector<Deferred> m_deferred; //!< this instant's arrivals, in arrival order
-    bool m_canonicalTies{false};      //!< SetCanonicalTies
+    std::vector<Deferred> m_deferred;      //!< this instant's arrivals, in arrival order
+    std::vector<Deferred> m_flushing;      //!< FlushDeferred's batch (kept for its capacity)
+    Ptr<FabricRecurringEventBase> m_flush; //!< FlushDeferred, one reusable event
+    bool m_canonicalTies{false};           //!< SetCanonicalTies
 
     /**
      * What SelectPort() picks, as a port index (inline in fabric-node.cc,
