@@ -62,6 +62,7 @@ main(int argc, char* argv[])
     std::string gpus = "32768,65536";
     std::string radix = "32,64,128,256";
     uint32_t hbSize = 256;
+    std::string nicRate = "400Gbps";
     std::string prices = "hotnets2023";
     std::string json;
     std::string csv;
@@ -71,6 +72,10 @@ main(int argc, char* argv[])
     cmd.AddValue("gpus", "comma-separated GPU counts", gpus);
     cmd.AddValue("radix", "comma-separated switch radixes", radix);
     cmd.AddValue("hb-size", "GPUs per HB domain (K)", hbSize);
+    cmd.AddValue("nic-rate",
+                 "NIC rate per GPU, the rate of every network link (above 400 Gb/s: the 800G "
+                 "port, transceiver and cable prices)",
+                 nicRate);
     cmd.AddValue("prices", "price set: hotnets2023 | railonly2024", prices);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
@@ -82,6 +87,7 @@ main(int argc, char* argv[])
         const auto gpuList = ParseIntegerList("--gpus", gpus);
         const auto radixList = ParseIntegerList("--radix", radix);
         FabricRequire(hbSize >= 1, "--hb-size", hbSize, "an integer >= 1");
+        const DataRate nic = ParseRate("--nic-rate", nicRate);
         auto model = CreateObject<FabricCostModel>();
         model->SetPricePreset(prices);
 
@@ -122,8 +128,7 @@ main(int argc, char* argv[])
                 ClusterParams p;
                 p.gpus = n;
                 p.radix = k;
-                p.platform =
-                    HbDomainPreset::Custom(hbSize, DataRate("3600Gbps"), DataRate("400Gbps"));
+                p.platform = HbDomainPreset::Custom(hbSize, DataRate("3600Gbps"), nic);
                 const FabricTopology railOptimized = BuildRailOptimized(p);
                 const FabricCounts ft = CountEquipment(railOptimized, k);
                 const FabricCounts ro = CountEquipment(BuildRailOnly(p), k);
@@ -205,8 +210,9 @@ main(int argc, char* argv[])
             }
         }
         fmt::print("Network cost and power, rail-optimized fat-tree (FT) vs rail-only (RO), "
-                   "K = {}, prices {}\n{}",
+                   "K = {}, NIC {} Gb/s, prices {}\n{}",
                    hbSize,
+                   nic.GetBitRate() / 1e9,
                    prices,
                    table);
         fmt::print("published: cost falls 37%-75% (hotnets2023 prices), 38%-77% (railonly2024)\n");
@@ -215,7 +221,10 @@ main(int argc, char* argv[])
                    trimmed);
         if (!json.empty())
         {
-            const nlohmann::json j = {{"hb_size", hbSize}, {"prices", prices}, {"rows", rows}};
+            const nlohmann::json j = {{"hb_size", hbSize},
+                                      {"nic_rate_bps", nic.GetBitRate()},
+                                      {"prices", prices},
+                                      {"rows", rows}};
             WriteTextFile("--json", json, j.dump(2) + "\n");
         }
         if (!csv.empty())

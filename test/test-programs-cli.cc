@@ -453,6 +453,7 @@ TEST(Programs, BadFlagValuesAreNamed)
         {"bfb-scale --keep=0x1", "true, false, 1 or 0"},
         {"fabric-routes --oversubscription=0x.8", "a finite number"},
         {"fabric-cost --prices=", "invalid --prices: got '', allowed: a value"},
+        {"fabric-cost --nic-rate=fast", "invalid --nic-rate: got 'fast'"},
         {"collective-bench --preset=", "invalid --preset: got ''"},
         {"rail-only-vs-fat-tree --quick --png=none --tp=3", "invalid --tp: got '3'"},
         {"traffic-sparsity --png=none --gpus=1024 --pp=8 --heatmap-gpus=100",

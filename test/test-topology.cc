@@ -19,8 +19,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <numeric>
+#include <tuple>
 
 using gpu_fabric_test::RecordNow;
 using namespace ns3;
@@ -96,6 +98,9 @@ TEST(TopologyCost, CostReductionsMatchThePublishedCountsAndRange)
             const double ftPaper = row.ftSwitches * row.radix * port + row.ftTransceivers * tr;
             const double roPaper = row.roSwitches * row.radix * port + row.roTransceivers * tr;
             EXPECT_NEAR(ours, 100 * (1 - roPaper / ftPaper), 0.1);
+            // 400G links: the papers' prices, cost exactly counts x prices
+            EXPECT_DOUBLE_EQ(model->Cost(ft), ftPaper);
+            EXPECT_DOUBLE_EQ(model->Cost(ro), roPaper);
             lo = std::min(lo, ours);
             hi = std::max(hi, ours);
         }
@@ -297,13 +302,101 @@ TEST(TopologyCost, DirectConnectTransceiversArePricedByTheArcRate)
     model->SetAttribute("Transceiver800gPrice", DoubleValue(15));
     EXPECT_DOUBLE_EQ(model->TransceiverPriceAt(800'000'000'000), 14);
     EXPECT_DOUBLE_EQ(model->TransceiverPowerAt(800'000'000'000), 4);
-    // a switched fabric's transceivers stay at TransceiverPrice, whatever the rate
+    // a switched fabric of 800G NICs: its transceivers by the same rule (two
+    // 400G per end here), its ports at SwitchPort800gPrice
     ClusterParams fast = PaperParams(64, 16);
     fast.platform = HbDomainPreset::Get("gb200-nvl72");
     fast.gpus = 144;
     const FabricCounts ro = CountEquipment(BuildRailOnly(fast), 16);
     EXPECT_TRUE(ro.directTransceiversByRate.empty());
-    EXPECT_DOUBLE_EQ(model->Cost(ro), ro.switchPorts * 748.0 + ro.transceivers * 7.0);
+    EXPECT_DOUBLE_EQ(model->Cost(ro), ro.switchPorts * 1336.0 + ro.transceivers * 14.0);
+}
+
+TEST(TopologyCost, SwitchedFabricsArePricedByTheirLinkRateInClosedForm)
+{
+    // 64 GPUs in domains of 8, radix 16: rails of 8 GPUs, two to a switch
+    // (rail-only: N / k = 4 switches, 2 N = 128 transceivers); the Clos of
+    // 64 hosts needs t = 2 tiers (16 < 64 <= 16 x 8): (2t - 1) N / k = 12
+    // switches and 2 t N = 256 transceivers; a cable has two transceivers.
+    struct Fabric
+    {
+        std::string name;
+        FabricTopology (*build)(const ClusterParams&);
+        uint64_t switches;
+        uint64_t transceivers;
+    };
+
+    const std::vector<Fabric> fabrics{{"rail-only", &BuildRailOnly, 4, 128},
+                                      {"rail-optimized", &BuildRailOptimized, 12, 256},
+                                      {"fat-tree", &BuildFatTree, 12, 256}};
+    auto model = CreateObject<FabricCostModel>();
+    // distinct prices, so that each term shows in the sum
+    model->SetAttribute("TransceiverPrice", DoubleValue(7));
+    model->SetAttribute("Transceiver800gPrice", DoubleValue(10));
+    model->SetAttribute("SwitchPortPrice", DoubleValue(100));
+    model->SetAttribute("SwitchPort800gPrice", DoubleValue(130));
+    model->SetAttribute("CablePrice", DoubleValue(1));
+    model->SetAttribute("Cable800gPrice", DoubleValue(3));
+    model->SetAttribute("TransceiverPower", DoubleValue(2));
+    model->SetAttribute("Transceiver800gPower", DoubleValue(3));
+    model->SetAttribute("SwitchPortPower", DoubleValue(20));
+    model->SetAttribute("SwitchPort800gPower", DoubleValue(31));
+
+    struct Rate
+    {
+        std::string nic;
+        double port;        // $ per switch port
+        double transceiver; // $ per link end
+        double cable;       // $ per link
+        double portPower;
+        double transceiverPower;
+    };
+
+    // up to 400G the 400G prices; 800G: one 800G transceiver (10 < 2 x 7) and
+    // an 800G port; 1600G: two 800G lanes (20 < 4 x 7), two 800G ports' worth
+    const std::vector<Rate> rates{{"200Gbps", 100, 7, 1, 20, 2},
+                                  {"400Gbps", 100, 7, 1, 20, 2},
+                                  {"800Gbps", 130, 10, 3, 31, 3},
+                                  {"1600Gbps", 260, 20, 6, 62, 6}};
+    for (const Rate& r : rates)
+    {
+        ClusterParams p;
+        p.gpus = 64;
+        p.radix = 16;
+        p.platform = HbDomainPreset::Custom(8, DataRate("3600Gbps"), DataRate(r.nic));
+        for (const Fabric& f : fabrics)
+        {
+            SCOPED_TRACE(r.nic + " " + f.name);
+            const FabricCounts c = CountEquipment(f.build(p), 16);
+            ASSERT_EQ(c.switches, f.switches);
+            ASSERT_EQ(c.transceivers, f.transceivers);
+            EXPECT_EQ(c.switchPorts, f.switches * 16);
+            const double links = f.transceivers / 2.0;
+            EXPECT_DOUBLE_EQ(model->Cost(c),
+                             f.switches * 16 * r.port + f.transceivers * r.transceiver +
+                                 links * r.cable);
+            EXPECT_DOUBLE_EQ(model->Power(c),
+                             f.switches * 16 * r.portPower + f.transceivers * r.transceiverPower);
+        }
+    }
+    // the presets: the papers' 400G prices, 800G at x 668 / 374 (dollars)
+    for (const auto& [preset, transceiver, port] :
+         std::vector<std::tuple<std::string, double, double>>{{"hotnets2023", 374, 748},
+                                                              {"railonly2024", 199, 694}})
+    {
+        SCOPED_TRACE(preset);
+        model->SetPricePreset(preset);
+        EXPECT_DOUBLE_EQ(model->TransceiverPriceAt(400'000'000'000), transceiver);
+        EXPECT_DOUBLE_EQ(model->SwitchPortPriceAt(400'000'000'000), port);
+        EXPECT_DOUBLE_EQ(model->TransceiverPriceAt(800'000'000'000),
+                         std::round(transceiver * 668 / 374));
+        EXPECT_DOUBLE_EQ(model->SwitchPortPriceAt(800'000'000'000), std::round(port * 668 / 374));
+    }
+    // the defaults are hotnets2023's
+    auto defaults = CreateObject<FabricCostModel>();
+    EXPECT_DOUBLE_EQ(defaults->SwitchPortPriceAt(800'000'000'000), 1336);
+    EXPECT_DOUBLE_EQ(defaults->TransceiverPriceAt(800'000'000'000), 668);
+    EXPECT_DOUBLE_EQ(defaults->CablePriceAt(800'000'000'000), 0);
 }
 
 TEST(TopologyCost, BadDirectConnectPricesAndPatchingAreRefusedByName)
@@ -313,7 +406,11 @@ TEST(TopologyCost, BadDirectConnectPricesAndPatchingAreRefusedByName)
                                    "PatchPanelPortPrice",
                                    "OcsPortPrice",
                                    "Transceiver800gPrice",
-                                   "Transceiver800gPower"})
+                                   "Transceiver800gPower",
+                                   "SwitchPort800gPrice",
+                                   "SwitchPort800gPower",
+                                   "CablePrice",
+                                   "Cable800gPrice"})
     {
         SCOPED_TRACE(name);
         EXPECT_FALSE(model->SetAttributeFailSafe(name, DoubleValue(-1)));

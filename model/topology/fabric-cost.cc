@@ -8,6 +8,7 @@
 #include "ns3/fabric-error.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/ranges.h>
 #include <iterator>
 #include <set>
@@ -62,6 +63,12 @@ Count(const FabricTopology& topo, uint32_t radix, const std::vector<bool>* remov
     }
     c.switches = chassis.size();
     c.switchPorts = c.switches * radix;
+    // each chassis at the rate of its fastest cable (0: none)
+    std::map<uint32_t, uint64_t> chassisRate;
+    for (const uint32_t box : chassis)
+    {
+        chassisRate[box] = 0;
+    }
     // direct arcs between graph nodes (HB domains, or GPUs without one)
     std::map<std::pair<int64_t, int64_t>, uint64_t> arcs;
     const auto graphNode = [&topo](uint32_t v) {
@@ -82,11 +89,18 @@ Count(const FabricTopology& topo, uint32_t radix, const std::vector<bool>* remov
             ++c.nvlinks;
             break;
         case TopoLinkKind::Nic:
-            ++c.nics;
-            ++c.links;
-            break;
         case TopoLinkKind::SwitchToSwitch:
+            c.nics += cable.kind == TopoLinkKind::Nic ? 1 : 0;
             ++c.links;
+            ++c.switchedCablesByRate[cable.rateBps];
+            for (const uint32_t end : {cable.a, cable.b})
+            {
+                if (topo.Node(end).kind == TopoNodeKind::Switch)
+                {
+                    uint64_t& rate = chassisRate[topo.Node(end).chassis];
+                    rate = std::max(rate, cable.rateBps);
+                }
+            }
             break;
         case TopoLinkKind::Direct:
             ++c.directLinks;
@@ -112,6 +126,10 @@ Count(const FabricTopology& topo, uint32_t radix, const std::vector<bool>* remov
         {
             c.directFibres += std::max(n, back);
         }
+    }
+    for (const auto& [box, rate] : chassisRate)
+    {
+        c.switchPortsByRate[rate] += radix;
     }
     c.cables = c.links - c.directLinks + c.directFibres;
     c.transceivers = 2 * (c.links - c.directLinks) + directTransceivers;
@@ -288,8 +306,8 @@ FabricCostModel::GetTypeId()
                           MakeDoubleAccessor(&FabricCostModel::m_portPower),
                           MakeDoubleChecker<double>(0.0))
             .AddAttribute("Transceiver800gPrice",
-                          "US dollars per 800G optical transceiver, for direct-connect arcs "
-                          "above 400 Gb/s (assumption: TransceiverPrice's 374 x 1.79, the "
+                          "US dollars per 800G optical transceiver, for links above 400 Gb/s "
+                          "(assumption: TransceiverPrice's 374 x 1.79, the "
                           "800G:400G ratio of published module prices, $1,100-1,400 per 800G "
                           "OSFP DR8 against $600-800 per 400G QSFP-DD, luxoptx.com 2024).",
                           DoubleValue(668.0),
@@ -300,6 +318,33 @@ FabricCostModel::GetTypeId()
                           "16-18 W power budgets of 800G QSFP-DD and OSFP modules).",
                           DoubleValue(16.0),
                           MakeDoubleAccessor(&FabricCostModel::m_transceiver800gPower),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("SwitchPort800gPrice",
+                          "US dollars per switch port of a chassis whose cables run above 400 "
+                          "Gb/s (assumption: SwitchPortPrice's 748 x 668 / 374, the 800G:400G "
+                          "ratio assumed for transceivers; no published figure).",
+                          DoubleValue(1336.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_port800gPrice),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("SwitchPort800gPower",
+                          "Watts per switch port of a chassis whose cables run above 400 Gb/s "
+                          "(assumption: twice Transceiver800gPower, the 2:1 ratio of the 400G "
+                          "defaults).",
+                          DoubleValue(32.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_port800gPower),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("CablePrice",
+                          "US dollars per cable (lane) of a switched link up to 400 Gb/s (0: "
+                          "the rail-only papers do not price cables).",
+                          DoubleValue(0.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_cablePrice),
+                          MakeDoubleChecker<double>(0.0))
+            .AddAttribute("Cable800gPrice",
+                          "US dollars per cable (lane) of a switched link above 400 Gb/s at "
+                          "800G optics (0: the papers' convention kept at 800G; set both cable "
+                          "prices to price cables).",
+                          DoubleValue(0.0),
+                          MakeDoubleAccessor(&FabricCostModel::m_cable800gPrice),
                           MakeDoubleChecker<double>(0.0))
             .AddAttribute("FibrePrice",
                           "US dollars per direct-connect duplex fibre (assumption: a few metres "
@@ -335,6 +380,10 @@ FabricCostModel::FabricCostModel()
       m_portPower(24.0),
       m_transceiver800gPrice(668.0),
       m_transceiver800gPower(16.0),
+      m_port800gPrice(1336.0),
+      m_port800gPower(32.0),
+      m_cablePrice(0.0),
+      m_cable800gPrice(0.0),
       m_fibrePrice(50.0),
       m_patchPortPrice(100.0),
       m_ocsPortPrice(1000.0),
@@ -351,16 +400,22 @@ FabricCostModel::PricePresets()
 void
 FabricCostModel::SetPricePreset(const std::string& name)
 {
+    // 800G: the 400G price x 668 / 374 (Transceiver800gPrice's default over
+    // TransceiverPrice's), rounded to dollars; no paper prices 800G
+    const auto set = [this](double transceiver, double port) {
+        m_transceiverPrice = transceiver;
+        m_portPrice = port;
+        m_transceiver800gPrice = std::round(transceiver * 668.0 / 374.0);
+        m_port800gPrice = std::round(port * 668.0 / 374.0);
+    };
     if (name == "hotnets2023")
     {
-        m_transceiverPrice = 374.0;
-        m_portPrice = 748.0;
+        set(374.0, 748.0);
         return;
     }
     if (name == "railonly2024")
     {
-        m_transceiverPrice = 199.0;
-        m_portPrice = 694.0;
+        set(199.0, 694.0);
         return;
     }
     throw FabricConfigError("prices",
@@ -376,21 +431,45 @@ constexpr uint64_t k400G = 400'000'000'000;
 constexpr uint64_t k800G = 800'000'000'000;
 
 /**
- * \return the counts' transceivers at \p at400G each, direct-connect ones
- * at \p at(rate) instead
+ * \return the counts' transceivers: switched ones at \p at(rate) per cable
+ * end, direct-connect ones at \p at(rate) each, any others (counts made
+ * without rates) at \p at400G
  */
 template <typename F>
 double
 TransceiverSum(const FabricCounts& c, double at400G, F at)
 {
-    uint64_t direct = 0;
+    uint64_t priced = 0;
     double sum = 0;
     for (const auto& [rate, n] : c.directTransceiversByRate)
     {
-        direct += n;
+        priced += n;
         sum += static_cast<double>(n) * at(rate);
     }
-    return sum + static_cast<double>(c.transceivers - std::min(direct, c.transceivers)) * at400G;
+    for (const auto& [rate, n] : c.switchedCablesByRate)
+    {
+        priced += 2 * n;
+        sum += static_cast<double>(2 * n) * at(rate);
+    }
+    return sum + static_cast<double>(c.transceivers - std::min(priced, c.transceivers)) * at400G;
+}
+
+/**
+ * \return the counts' switch ports at \p at(rate) each by their chassis'
+ * rate, any others (counts made without rates) at \p at400G
+ */
+template <typename F>
+double
+PortSum(const FabricCounts& c, double at400G, F at)
+{
+    uint64_t priced = 0;
+    double sum = 0;
+    for (const auto& [rate, n] : c.switchPortsByRate)
+    {
+        priced += n;
+        sum += static_cast<double>(n) * at(rate);
+    }
+    return sum + static_cast<double>(c.switchPorts - std::min(priced, c.switchPorts)) * at400G;
 }
 
 /// The transceivers at one end of a direct-connect arc: 400G or 800G ones
@@ -433,13 +512,40 @@ FabricCostModel::TransceiverPowerAt(uint64_t rateBps) const
 }
 
 double
+FabricCostModel::SwitchPortPriceAt(uint64_t rateBps) const
+{
+    return rateBps <= k400G ? m_portPrice
+                            : static_cast<double>((rateBps + k800G - 1) / k800G) * m_port800gPrice;
+}
+
+double
+FabricCostModel::SwitchPortPowerAt(uint64_t rateBps) const
+{
+    return rateBps <= k400G ? m_portPower
+                            : static_cast<double>((rateBps + k800G - 1) / k800G) * m_port800gPower;
+}
+
+double
+FabricCostModel::CablePriceAt(uint64_t rateBps) const
+{
+    const Optics o = OpticsFor(rateBps, m_transceiverPrice, m_transceiver800gPrice);
+    return static_cast<double>(o.at400G) * m_cablePrice +
+           static_cast<double>(o.at800G) * m_cable800gPrice;
+}
+
+double
 FabricCostModel::Cost(const FabricCounts& c) const
 {
-    return c.switchPorts * m_portPrice +
+    double cables = 0;
+    for (const auto& [rate, n] : c.switchedCablesByRate)
+    {
+        cables += static_cast<double>(n) * CablePriceAt(rate);
+    }
+    return PortSum(c, m_portPrice, [this](uint64_t r) { return SwitchPortPriceAt(r); }) +
            TransceiverSum(c,
                           m_transceiverPrice,
                           [this](uint64_t r) { return TransceiverPriceAt(r); }) +
-           DirectConnectCost(c);
+           cables + DirectConnectCost(c);
 }
 
 uint64_t
@@ -470,7 +576,8 @@ FabricCostModel::DirectConnectCost(const FabricCounts& c) const
 double
 FabricCostModel::Power(const FabricCounts& c) const
 {
-    return c.switchPorts * m_portPower + TransceiverSum(c, m_transceiverPower, [this](uint64_t r) {
+    return PortSum(c, m_portPower, [this](uint64_t r) { return SwitchPortPowerAt(r); }) +
+           TransceiverSum(c, m_transceiverPower, [this](uint64_t r) {
                return TransceiverPowerAt(r);
            });
 }

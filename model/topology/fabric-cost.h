@@ -45,6 +45,14 @@ struct FabricCounts
     /// Direct-connect transceivers by their arc's rate (bits per second ->
     /// count); they are among `transceivers`, priced by rate.
     std::map<uint64_t, uint64_t> directTransceiversByRate;
+    /// Switched network cables (NIC and switch-to-switch) by their rate (bits
+    /// per second -> count); their transceivers, two per cable, are among
+    /// `transceivers`, priced by rate.
+    std::map<uint64_t, uint64_t> switchedCablesByRate;
+    /// Switch ports (`switchPorts`, radix per chassis) by the rate of their
+    /// chassis' fastest cable (bits per second -> ports; 0: a chassis without
+    /// cables).
+    std::map<uint64_t, uint64_t> switchPortsByRate;
 };
 
 /**
@@ -90,21 +98,29 @@ FabricCounts CountTrimmedEquipment(const FabricTopology& topo, uint32_t radix);
  * topology.
  *
  * Network cost = switch ports x SwitchPortPrice + transceivers x
- * TransceiverPrice (cables are not priced), as in the rail-only papers.
- * Power likewise with SwitchPortPower and TransceiverPower. Presets:
- * "hotnets2023" ($374 per 400G transceiver, $748 per 400G switch port) and
- * "railonly2024" ($199, $694; the later arXiv version). The papers do not
- * publish per-device powers; the defaults (12 W per transceiver, 24 W per
- * switch port) are assumptions with the 2:1 ratio that reproduces the
- * published power savings.
+ * TransceiverPrice (cables are not priced: CablePrice is 0), as in the
+ * rail-only papers, for links up to 400 Gb/s. Power likewise with
+ * SwitchPortPower and TransceiverPower. Presets: "hotnets2023" ($374 per
+ * 400G transceiver, $748 per 400G switch port) and "railonly2024" ($199,
+ * $694; the later arXiv version), each with its 800G prices (below). The
+ * papers do not publish per-device powers; the defaults (12 W per
+ * transceiver, 24 W per switch port) are assumptions with the 2:1 ratio that
+ * reproduces the published power savings.
  *
- * A direct-connect arc's rate is the node bandwidth over its degree (800
- * Gb/s for 3.2 Tb/s over 4 arcs), so its transceivers are priced by rate
- * (TransceiverPriceAt): up to 400 Gb/s one at TransceiverPrice, above that
- * the cheaper of ceil(rate / 400G) 400G ones and ceil(rate / 800G) 800G
- * ones (Transceiver800gPrice), the arc being that many parallel lanes;
- * their power likewise (TransceiverPower, Transceiver800gPower). Switched fabrics keep the papers'
- * convention: every transceiver and switch port at the 400G prices.
+ * Every link is priced by its rate. An end of a link of rate r takes
+ * TransceiverPriceAt(r): up to 400 Gb/s one transceiver at TransceiverPrice,
+ * above that the cheaper of ceil(r / 400G) 400G ones and ceil(r / 800G) 800G
+ * ones (Transceiver800gPrice), the link being that many parallel lanes; their
+ * power likewise (TransceiverPower, Transceiver800gPower). A switched link's
+ * lanes are cables at CablePrice or Cable800gPrice (CablePriceAt; cables
+ * draw no power), a direct-connect arc's fibre is priced below. A
+ * direct-connect arc's rate is the node bandwidth over its degree (800 Gb/s
+ * for 3.2 Tb/s over 4 arcs); a switched link's is its NIC's (800 Gb/s on
+ * GB200 NVL72). A switch chassis' ports are priced at the rate of its
+ * fastest cable (SwitchPortPriceAt): up to 400 Gb/s SwitchPortPrice, above
+ * that ceil(r / 800G) x SwitchPort800gPrice; power likewise
+ * (SwitchPortPower, SwitchPort800gPower). The papers publish no 800G price:
+ * the 800G defaults are assumptions (see the attributes).
  *
  * Direct-connect equipment (no switches): each fibre costs FibrePrice and
  * each of its two ends takes a patch-panel port (PatchPanelPortPrice) or an
@@ -126,7 +142,10 @@ class FabricCostModel : public Object
     FabricCostModel();
 
     /**
-     * Apply a price preset.
+     * Apply a price preset: the paper's 400G transceiver and switch port
+     * prices and the 800G ones derived from them (x 668 / 374, rounded to
+     * dollars: the assumed 800G:400G ratio of Transceiver800gPrice's
+     * default). Powers and cable prices are left as they are.
      * \param name "hotnets2023" or "railonly2024"
      */
     void SetPricePreset(const std::string& name);
@@ -139,13 +158,31 @@ class FabricCostModel : public Object
     double Power(const FabricCounts& c) const;
 
     /**
-     * \param rateBps a direct-connect arc's rate, bits per second
-     * \return US dollars for the transceivers of one end of an arc of that
+     * \param rateBps a link's rate (a direct-connect arc's or a switched
+     *        cable's), bits per second
+     * \return US dollars for the transceivers of one end of a link of that
      *         rate
      */
     double TransceiverPriceAt(uint64_t rateBps) const;
-    /// \param rateBps a direct-connect arc's rate \return watts, as TransceiverPriceAt
+    /// \param rateBps a link's rate \return watts, as TransceiverPriceAt
     double TransceiverPowerAt(uint64_t rateBps) const;
+
+    /**
+     * \param rateBps the rate of a switch chassis' fastest cable, bits per
+     *        second
+     * \return US dollars per port of that chassis: SwitchPortPrice up to
+     *         400 Gb/s, above that ceil(rate / 800G) x SwitchPort800gPrice
+     */
+    double SwitchPortPriceAt(uint64_t rateBps) const;
+    /// \param rateBps a chassis' fastest cable's rate \return watts per port, as SwitchPortPriceAt
+    double SwitchPortPowerAt(uint64_t rateBps) const;
+
+    /**
+     * \param rateBps a switched link's rate, bits per second
+     * \return US dollars for its cables: one per lane of TransceiverPriceAt's
+     *         optics, at CablePrice (400G lanes) or Cable800gPrice (800G lanes)
+     */
+    double CablePriceAt(uint64_t rateBps) const;
 
     /// \param c counts \return cost of the direct-connect fibres and their patching, US dollars
     double DirectConnectCost(const FabricCounts& c) const;
@@ -163,6 +200,10 @@ class FabricCostModel : public Object
     double m_portPower;            //!< W per switch port
     double m_transceiver800gPrice; //!< $ per 800G transceiver
     double m_transceiver800gPower; //!< W per 800G transceiver
+    double m_port800gPrice;        //!< $ per 800G switch port
+    double m_port800gPower;        //!< W per 800G switch port
+    double m_cablePrice;           //!< $ per switched cable (lane) up to 400G
+    double m_cable800gPrice;       //!< $ per switched 800G cable (lane)
     double m_fibrePrice;           //!< $ per direct-connect duplex fibre
     double m_patchPortPrice;       //!< $ per patch-panel port
     double m_ocsPortPrice;         //!< $ per OCS port
