@@ -92,7 +92,8 @@ AnalyticalRow(const LlmModel& model,
     row.gpus = gpus;
     row.hbSize = k;
     row.analytical = am.Breakdown(ChooseTp(am, tpMode));
-    row.idealTime = am.IdealTime();
+    // the ideal network's TP by the same rule (--tp-mode), unclamped by K
+    row.idealTime = am.IdealTimeAt(IdealTp(am, tpMode));
     return row;
 }
 

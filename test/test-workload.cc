@@ -708,6 +708,48 @@ TEST(AnalyticalModel, MatchesHandComputation)
     ExpectRejected([&] { AnalyticalModel x(bad); }, "B_S (NIC bandwidth)");
 }
 
+TEST(AnalyticalModel, TheIdealNetworkIsEq1WithOneDomainAndNeverSlowerUnderEveryTpRule)
+{
+    // T_ideal(N_M) is Eq. 1 with K = N (no rail stage); IdealTp applies the
+    // rail run's TP rule to it, so T / T_ideal >= 1 under every rule (the
+    // ideal used to take the paper's N_M* whatever the rule: 0.96 for
+    // GPT-3 at K = 256 with eq1)
+    HbDomainPreset hw = HbDomainPreset::Get("gh200-256-hotnets");
+    for (const std::string name : {"gpt3-175b", "opt-175b", "palm-540b", "gpt-1t"})
+    {
+        const LlmModel m = LlmModel::Get(name);
+        for (uint32_t k : {8u, 64u, 256u, 1024u})
+        {
+            hw.gpusPerDomain = k;
+            const AnalyticalModel am(AnalyticalParams::From(m, hw, 32768));
+            AnalyticalParams one = am.Params();
+            one.K = one.N;
+            const AnalyticalModel ideal(one);
+            for (double nm : {1.0, 3.0, 8.0, 100.0, 32768.0})
+            {
+                EXPECT_NEAR(am.IdealTimeAt(nm),
+                            ideal.IterationTime(nm),
+                            1e-12 * ideal.IterationTime(nm))
+                    << name << " K=" << k << " N_M=" << nm;
+            }
+            EXPECT_DOUBLE_EQ(am.IdealTime(), am.IdealTimeAt(IdealTp(am, TpMode::Paper)));
+            for (TpMode mode : {TpMode::Paper, TpMode::Eq1, TpMode::Domain})
+            {
+                EXPECT_LE(am.IdealTimeAt(IdealTp(am, mode)), am.IterationTime(ChooseTp(am, mode)))
+                    << name << " K=" << k << " mode " << static_cast<int>(mode);
+            }
+            // eq1: the ideal network's own minimiser
+            const double best = IdealTp(am, TpMode::Eq1);
+            EXPECT_LT(am.IdealTimeAt(best), am.IdealTimeAt(best * 1.1));
+            EXPECT_LT(am.IdealTimeAt(best), am.IdealTimeAt(best / 1.1));
+        }
+    }
+    hw.gpusPerDomain = 256;
+    const AnalyticalModel am(AnalyticalParams::From(LlmModel::Get("opt-175b"), hw, 32768));
+    ExpectRejected([&] { am.IdealTimeAt(0.5); }, "N_M (TP size)");
+    ExpectRejected([&] { am.IdealTimeAt(40000); }, "N_M (TP size)");
+}
+
 TEST(AnalyticalModel, ReproducesPaperKSweepTrends)
 {
     // the paper: K 32 -> 64 cuts iteration time 12% (GPT-3) and 37% (OPT-175B);

@@ -131,11 +131,20 @@ AnalyticalModel::IterationTime(double N_M) const
 double
 AnalyticalModel::IdealTime() const
 {
+    return IdealTimeAt(std::clamp(OptimalTp(), 1.0, m_p.N));
+}
+
+double
+AnalyticalModel::IdealTimeAt(double N_M) const
+{
     const AnalyticalParams& p = m_p;
-    const double nm = std::clamp(OptimalTp(), 1.0, p.N);
+    FabricRequire(std::isfinite(N_M) && N_M >= 1 && N_M <= p.N,
+                  "N_M (TP size)",
+                  N_M,
+                  fmt::format("in [1, N = {}]", p.N));
     return p.M_flop / (p.N * p.C) + p.l / (p.B_F * p.N) *
-                                        (2.0 * p.S_T * (p.N / nm - 1) +
-                                         p.M_cc * p.b * p.activationBytes * p.d_model * (nm - 1));
+                                        (2.0 * p.S_T * (p.N / N_M - 1) +
+                                         p.M_cc * p.b * p.activationBytes * p.d_model * (N_M - 1));
 }
 
 double
@@ -231,6 +240,22 @@ ChooseTp(const AnalyticalModel& eq1, TpMode mode)
         return eq1.ClampedOptimalTp();
     case TpMode::Eq1:
         return std::clamp(eq1.Eq1MinimizingTp(), 1.0, eq1.Params().K);
+    case TpMode::Domain:
+        break;
+    }
+    return eq1.Params().K;
+}
+
+double
+IdealTp(const AnalyticalModel& eq1, TpMode mode)
+{
+    const double n = eq1.Params().N;
+    switch (mode)
+    {
+    case TpMode::Paper:
+        return std::clamp(eq1.OptimalTp(), 1.0, n);
+    case TpMode::Eq1:
+        return std::clamp(eq1.Eq1MinimizingTp(), 1.0, n);
     case TpMode::Domain:
         break;
     }

@@ -163,6 +163,14 @@ class AnalyticalModel
      */
     double IdealTime() const;
 
+    /**
+     * \brief The ideal network with TP size \p N_M: Eq. 1 with K = N,
+     *        T = M_flop/(N C) + l/(B_F N) (2 S_T (N/N_M - 1) + M_cc b d_model (N_M - 1)).
+     * \param N_M TP size, in [1, N]
+     * \return seconds
+     */
+    double IdealTimeAt(double N_M) const;
+
   private:
     AnalyticalParams m_p; //!< variables
 };
@@ -262,6 +270,19 @@ TpMode TpModeFromName(const std::string& parameter, const std::string& name);
  * \return N_M, in [1, K]
  */
 double ChooseTp(const AnalyticalModel& eq1, TpMode mode);
+
+/**
+ * \ingroup gpu-fabric
+ * \brief The TP size of the ideal network (all N GPUs in one HB domain) that
+ *        \p mode picks, so that T / T_ideal compares the same rule on both:
+ *        paper: N_M* clamped to [1, N] (what IdealTime() uses); eq1: the
+ *        minimiser of Eq. 1 clamped to [1, N], which is the ideal network's
+ *        own minimiser; domain: K, the TP size of the rail network (TP = N
+ *        would leave the ideal network no DP).
+ * \param eq1 the model (its N and K) \param mode the rule
+ * \return N_M, in [1, N]
+ */
+double IdealTp(const AnalyticalModel& eq1, TpMode mode);
 
 /**
  * \ingroup gpu-fabric
