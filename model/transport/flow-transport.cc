@@ -3,6 +3,8 @@
  */
 #include "flow-transport.h"
 
+#include "flow-water-fill-internal.h"
+
 #include "ns3/boolean.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
@@ -104,7 +106,10 @@ FlowTransport::GetTypeId()
     return tid;
 }
 
-FlowTransport::FlowTransport() = default;
+FlowTransport::FlowTransport()
+    : m_fill(std::make_unique<FlowWaterFill>())
+{
+}
 
 FlowTransport::~FlowTransport() = default;
 
@@ -240,9 +245,6 @@ FlowTransport::BuildLinks(const FabricTopology& topo)
     m_stripedPackets.assign(nl, 0);
     m_stripedWireBytes.assign(nl, 0);
     m_linkMark.assign(nl, 0);
-    m_capLeft.assign(nl, 0);
-    m_unfrozen.assign(nl, 0);
-    m_linkVersion.assign(nl, 0);
     m_secondsPerStep = TimeStep(1).GetSeconds();
 }
 
@@ -775,7 +777,6 @@ FlowTransport::DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delive
     if (id == m_flows.size())
     {
         m_flows.emplace_back();
-        m_frozenMark.push_back(0);
         m_newRate.push_back(0);
     }
     Flow& f = m_flows[id];
@@ -998,7 +999,6 @@ FlowTransport::Recompute()
 void
 FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
 {
-    const uint32_t epoch = m_epoch;
     const int64_t now = NowSteps();
     const size_t nFlows = m_compFlows.size() - flowBegin;
     ++m_stats.recomputations;
@@ -1029,59 +1029,13 @@ FlowTransport::WaterFill(size_t linkBegin, size_t flowBegin)
     else
     {
         // progressive filling: saturate the link of smallest fair share first
-        const auto cmp = [](const std::pair<double, uint64_t>& a,
-                            const std::pair<double, uint64_t>& b) {
-            return a > b; // min-heap on (share, link)
-        };
-        m_fillHeap.clear();
-        for (size_t i = linkBegin; i < m_compLinks.size(); ++i)
-        {
-            const uint32_t l = m_compLinks[i];
-            m_capLeft[l] = m_capacity[l];
-            m_unfrozen[l] = m_linkFlows[l].size();
-            ++m_linkVersion[l];
-            if (m_unfrozen[l] > 0)
-            {
-                m_fillHeap.emplace_back(m_capLeft[l] / m_unfrozen[l],
-                                        (static_cast<uint64_t>(l) << 32) | m_linkVersion[l]);
-            }
-        }
-        std::make_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-        double level = 0;
-        while (!m_fillHeap.empty())
-        {
-            std::pop_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-            const auto [share, key] = m_fillHeap.back();
-            m_fillHeap.pop_back();
-            const auto l = static_cast<uint32_t>(key >> 32);
-            if (static_cast<uint32_t>(key) != m_linkVersion[l] || m_unfrozen[l] == 0)
-            {
-                continue;
-            }
-            level = std::max(level, share);
-            for (uint32_t id : m_linkFlows[l])
-            {
-                if (m_frozenMark[id] == epoch)
-                {
-                    continue;
-                }
-                m_frozenMark[id] = epoch;
-                m_newRate[id] = level;
-                for (uint32_t l2 : m_flows[id].links)
-                {
-                    m_capLeft[l2] -= level;
-                    --m_unfrozen[l2];
-                    if (l2 != l && m_unfrozen[l2] > 0)
-                    {
-                        ++m_linkVersion[l2];
-                        m_fillHeap.emplace_back(std::max(0.0, m_capLeft[l2]) / m_unfrozen[l2],
-                                                (static_cast<uint64_t>(l2) << 32) |
-                                                    m_linkVersion[l2]);
-                        std::push_heap(m_fillHeap.begin(), m_fillHeap.end(), cmp);
-                    }
-                }
-            }
-        }
+        m_fill->Fill(
+            m_compLinks.data() + linkBegin,
+            m_compLinks.size() - linkBegin,
+            m_capacity,
+            [this](uint32_t l) -> const std::vector<uint32_t>& { return m_linkFlows[l]; },
+            [this](uint32_t id) -> const std::vector<uint32_t>& { return m_flows[id].links; },
+            m_newRate);
     }
     // new completion times where rates changed
     for (size_t i = flowBegin; i < m_compFlows.size(); ++i)

@@ -20,6 +20,8 @@
 namespace ns3
 {
 
+class FlowWaterFill;
+
 /**
  * \ingroup gpu-fabric
  * \brief Flow-level (fluid) backend: every message is one flow on its routed
@@ -73,8 +75,10 @@ namespace ns3
  * at the same pace; the link whose fair share (remaining capacity / unfrozen
  * flows) is smallest saturates first and freezes its flows at that share;
  * its capacity is subtracted from the other links of those flows; repeat.
- * Implemented with a binary heap of links keyed by fair share (lazy
- * invalidation), O((L + F h) log L) for F flows of h hops over L links.
+ * Implemented with a lazy binary heap of links keyed by fair share (a
+ * link's entry is a lower bound of its share, re-keyed only when it reaches
+ * the top): O(F h + (L + R) log L) for F flows of h hops over L links with R
+ * re-entries, in exactly the order of a heap re-keyed at every change.
  *
  * <b>Incremental recomputation.</b> Max-min rates of flows that share no link,
  * directly or through a chain of flows, are independent. When flows start or
@@ -347,20 +351,16 @@ class FlowTransport : public Transport
     std::vector<uint32_t> m_queue; //!< scratch
 
     // ---- links and flows ----
-    std::vector<double> m_capacity;                      //!< link -> bytes per second
-    std::vector<std::vector<uint32_t>> m_linkFlows;      //!< link -> flows on it
-    std::vector<uint32_t> m_linkMark;                    //!< link -> epoch visited
-    std::vector<double> m_capLeft;                       //!< water-filling scratch
-    std::vector<uint32_t> m_unfrozen;                    //!< water-filling scratch
-    std::vector<uint32_t> m_linkVersion;                 //!< water-filling heap versions
-    std::vector<uint32_t> m_dirty;                       //!< links changed since the last run
-    std::vector<Flow> m_flows;                           //!< by id
-    MessageIdPool m_ids;                                 //!< as PacketTransport's
-    std::vector<uint32_t> m_compFlows;                   //!< scratch
-    std::vector<uint32_t> m_compLinks;                   //!< scratch
-    std::vector<uint32_t> m_frozenMark;                  //!< flow -> epoch frozen
-    std::vector<double> m_newRate;                       //!< flow -> rate of this run
-    std::vector<std::pair<double, uint64_t>> m_fillHeap; //!< (share, link << 32 | version)
+    std::vector<double> m_capacity;                 //!< link -> bytes per second
+    std::vector<std::vector<uint32_t>> m_linkFlows; //!< link -> flows on it
+    std::vector<uint32_t> m_linkMark;               //!< link -> epoch visited
+    std::vector<uint32_t> m_dirty;                  //!< links changed since the last run
+    std::vector<Flow> m_flows;                      //!< by id
+    MessageIdPool m_ids;                            //!< as PacketTransport's
+    std::vector<uint32_t> m_compFlows;              //!< scratch
+    std::vector<uint32_t> m_compLinks;              //!< scratch
+    std::vector<double> m_newRate;                  //!< flow -> rate of this run
+    std::unique_ptr<FlowWaterFill> m_fill;          //!< max-min rates of a component
     uint32_t m_epoch{0};
     std::priority_queue<Completion, std::vector<Completion>, std::greater<Completion>> m_heap;
     EventId m_recomputeEvent;
