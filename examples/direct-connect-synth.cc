@@ -47,8 +47,9 @@
  * and "simulation": {"graph", "size_bytes", "bandwidth_bps", "link_delay_ns",
  * "chunks_per_shard", "chunks_per_shard_allreduce", "alpha_s"}.
  * JSON for --compare: {"bandwidth_bps", "link_delay_ns", "backend", "compare": [{"graph",
- * "size_bytes", "algorithm", "simulated_s", "formula_s", "ratio", "backend"}]}, one row per
- * (graph, size, algorithm); simulated_s and ratio are null where not simulated.
+ * "size_bytes", "algorithm", "simulated_s", "formula_s", "ratio", "backend", "level"}]}, one
+ * row per (graph, size, algorithm); "level" is the level simulated_s comes from ("packet" or
+ * "flow"), or "formula" where it was not simulated (simulated_s and ratio null).
  */
 #include "program-support.h"
 
@@ -349,8 +350,6 @@ SimulateGraph(const DirectConnectGraph& g,
 /// A circulant of the paper's kind whose offsets are coprime to N, so that
 /// ShiftedRing's four rings are its own arcs (x -> x +- 21, x -> x +- 23).
 constexpr const char* kCompareLargeGraph = "C(1024,{21,23})";
-/// The size --compare simulates on its default large graph.
-constexpr uint64_t kCompareLargeSimulatedSize = 1 << 20;
 
 /// What --compare runs.
 struct CompareSettings
@@ -366,6 +365,8 @@ struct CompareGraphSpec
     DirectConnectGraph graph;     //!< the graph
     std::set<uint64_t> simulated; //!< sizes to simulate (empty: every size)
     std::string backend;          //!< backend for this graph ("": --backend)
+    /// (algorithm, size) given by formula only, and why
+    std::map<std::pair<std::string, uint64_t>, std::string> formulaOnly;
 };
 
 /// The algorithms --compare knows, in table order.
@@ -423,16 +424,19 @@ CompareGraph(const CompareGraphSpec& spec,
         {
             simAr.chunksPerShard = static_cast<uint32_t>(most);
         }
-        fmt::print("\nM = {} bytes\n{:<18}  {:>14}  {:>14}  {:>8}  {}\n",
+        fmt::print("\nM = {} bytes\n{:<18}  {:>7}  {:>14}  {:>14}  {:>8}  {}\n",
                    bytes,
                    "algorithm",
+                   "level",
                    "simulated_s",
                    "formula_s",
                    "ratio",
                    "schedule");
-        const bool simulateSize = spec.simulated.empty() || spec.simulated.count(bytes) > 0;
+        const bool simulateThisSize = spec.simulated.empty() || spec.simulated.count(bytes) > 0;
         for (const std::string& algo : c.algorithms)
         {
+            const auto skip = spec.formulaOnly.find({algo, bytes});
+            const bool simulateSize = simulateThisSize && skip == spec.formulaOnly.end();
             std::optional<double> simulated;
             double formula = 0;
             std::string detail;
@@ -480,13 +484,20 @@ CompareGraph(const CompareGraphSpec& spec,
                     simulated = RunOnFabric(g, BuildDcBaseline(g, algo, bytes).schedule, sim);
                 }
             }
+            if (skip != spec.formulaOnly.end())
+            {
+                detail += "; not simulated: " + skip->second;
+            }
             if (simulateSize && messages > c.maxMessages)
             {
                 detail +=
                     fmt::format("; not simulated: {} message hops > --max-message-hops", messages);
             }
-            fmt::print("{:<18}  {:>14}  {:>14.6e}  {:>8}  {}\n",
+            // the level the simulated time comes from; "formula": not simulated
+            const std::string level = simulated ? sim.backend : "formula";
+            fmt::print("{:<18}  {:>7}  {:>14}  {:>14.6e}  {:>8}  {}\n",
                        algo,
+                       level,
                        simulated ? fmt::format("{:.6e}", *simulated) : "-",
                        formula,
                        simulated ? fmt::format("{:.4f}", *simulated / formula) : "-",
@@ -497,7 +508,8 @@ CompareGraph(const CompareGraphSpec& spec,
                                   {"simulated_s", nullptr},
                                   {"formula_s", formula},
                                   {"ratio", nullptr},
-                                  {"backend", sim.backend}};
+                                  {"backend", sim.backend},
+                                  {"level", level}};
             if (simulated)
             {
                 row["simulated_s"] = *simulated;
@@ -878,7 +890,7 @@ main(int argc, char* argv[])
                  "with --compare: algorithms, comma-separated, of bfb, ring, shifted-ring, "
                  "tree, halving-doubling",
                  algorithms);
-    uint64_t maxMessages = uint64_t{1} << 22;
+    uint64_t maxMessages = uint64_t{1} << 24;
     cmd.AddInteger("max-message-hops",
                    "with --compare: a schedule whose messages times their mean route length "
                    "exceed this is not simulated (formula only; the simulation's work grows "
@@ -962,25 +974,33 @@ main(int argc, char* argv[])
             std::vector<CompareGraphSpec> graphs;
             if (!graph.empty())
             {
-                graphs.push_back({BuildFromName(graph), {}, ""});
+                graphs.push_back({BuildFromName(graph), {}, "", {}});
             }
             else if (!edges.empty())
             {
-                graphs.push_back({LoadEdgeList(edges), {}, ""});
+                graphs.push_back({LoadEdgeList(edges), {}, "", {}});
             }
             else
             {
                 // the testbed shape: the finder's choice for 12 hosts of degree 4
                 graphs.push_back(
-                    {BuildFromName(FindTopology(12, 4, FinderWorkload()).best.name), {}, ""});
+                    {BuildFromName(FindTopology(12, 4, FinderWorkload()).best.name), {}, "", {}});
                 if (!quick)
                 {
-                    // ~1,000 hosts: every message of N^2 is an event, so the
-                    // simulation runs at one size (the others by formula) and
-                    // at flow level unless --backend says otherwise
+                    // ~1,000 hosts: every size, at flow level unless --backend
+                    // says otherwise (the packet level takes hours there)
                     CompareGraphSpec big{BuildFromName(kCompareLargeGraph),
-                                         {kCompareLargeSimulatedSize},
-                                         cmd.WasGiven("backend") ? "" : "flow"};
+                                         {},
+                                         cmd.WasGiven("backend") ? "" : "flow",
+                                         {}};
+                    // but the tree at 1 GiB: 64 chunks per tree over
+                    // multi-hop routes keep ~2,400 links in one max-min
+                    // component, recomputed at every instant a chunk moves
+                    big.formulaOnly[{"tree", uint64_t{1} << 30}] =
+                        fmt::format("the tree at 1 GiB on {0} takes about 17 minutes at flow "
+                                    "level (--graph='{0}' --algorithms=tree --sizes=1073741824 "
+                                    "simulates it)",
+                                    kCompareLargeGraph);
                     graphs.push_back(std::move(big));
                 }
             }

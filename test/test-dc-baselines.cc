@@ -7,8 +7,10 @@
 // arc-disjoint, the formula reduces to the closed forms of
 // collective-baselines where those apply, a ring on a ring graph runs in its
 // formula's time on the packet-level fabric, BFB is not slower than
-// ShiftedRing at a large size on the testbed shape, and direct-connect-synth
-// --compare writes one row per (graph, size, algorithm).
+// ShiftedRing at a large size on the testbed shape, BFB's flow-level time is
+// its alpha-beta formula up to the pipeline's fill, and direct-connect-synth
+// --compare writes one row per (graph, size, algorithm) with the level it
+// was simulated at ("formula" where it was not).
 #include "program-run.h"
 
 #include "ns3/bfb-collective.h"
@@ -340,6 +342,36 @@ TEST(DcBaselineSimulate, BfbIsNotSlowerThanShiftedRingAtLargeSizesOnTheTestbedSh
     EXPECT_LT(ring, 1.2 * bound);
 }
 
+/// BFB's allreduce at the flow level on the testbed shape, at a size where
+/// the bandwidth term dominates and BFB's chunks split every shard exactly
+/// (12 chunks per shard; on other graphs the 64-chunk cap can leave a
+/// rounding imbalance): the alpha-beta time T_L alpha + T_B M / (B payload
+/// share), alpha one hop of an empty packet, is a lower bound, and the
+/// simulation is later than it by at most the pipeline's fill (a full
+/// packet's serialization at B/d per step).
+TEST(DcBfbFlowFormula, FlowLevelTimeIsTheAlphaBetaFormulaUpToOnePacketPerStep)
+{
+    const DirectConnectGraph g = BuildFromName("C(12,{2,3})");
+    const BfbSchedule ar = BfbAllReduce(g);
+    const uint64_t m = 1ULL << 30;
+    const uint32_t cps = BfbAutoChunksPerShard(ar, 64);
+    const double sim = RunOn(g, BfbToCollectiveSchedule(ar, m, cps), "flow");
+    const double formula =
+        AlphaBetaTime(ar.Steps(), ar.Tb(), Hop(ar.degree), m, kNodeBps * kPayloadShare);
+    const double fill = ar.Steps() * 4096.0 * 8 / (static_cast<double>(kNodeBps) / ar.degree);
+    fmt::print("BFB allreduce on {} at {} bytes ({} chunks per shard): flow level {:.9e} s, "
+               "formula {:.9e} s\n",
+               g.Name(),
+               m,
+               cps,
+               sim,
+               formula);
+    EXPECT_EQ(ar.Steps(), 4u);
+    EXPECT_EQ(ar.Tb(), Fraction(11, 6)); // 2 (N-1)/N: bandwidth-optimal
+    EXPECT_GE(sim, formula * (1 - 1e-12));
+    EXPECT_LE(sim, formula + fill);
+}
+
 #ifdef GPU_FABRIC_BIN_DIR
 
 TEST(DcBaselineCompare, JsonHasOneRowPerGraphSizeAndAlgorithm)
@@ -360,11 +392,27 @@ TEST(DcBaselineCompare, JsonHasOneRowPerGraphSizeAndAlgorithm)
         EXPECT_GT(r["formula_s"].get<double>(), 0);
         EXPECT_DOUBLE_EQ(r["ratio"].get<double>(),
                          r["simulated_s"].get<double>() / r["formula_s"].get<double>());
+        EXPECT_EQ(r["level"], "flow"); // simulated, at the level --backend names
     }
     EXPECT_EQ(keys.size(), rows.size());
     for (const std::string algo : {"bfb", "ring", "shifted-ring", "tree", "halving-doubling"})
     {
         EXPECT_EQ(keys.count({"BiRing(6)", uint64_t{65536}, algo}), 1u) << algo;
+    }
+}
+
+TEST(DcBaselineCompare, RowsNotSimulatedSayFormula)
+{
+    // every schedule has more than one message hop: none is simulated
+    const auto j = RunJson("direct-connect-synth --compare --graph='BiRing(6)' --sizes=1024 "
+                           "--max-message-hops=1 --backend=flow",
+                           "dc-compare-formula");
+    ASSERT_EQ(j["compare"].size(), 5u) << j.dump();
+    for (const auto& r : j["compare"])
+    {
+        EXPECT_EQ(r["level"], "formula") << r.dump();
+        EXPECT_TRUE(r["simulated_s"].is_null()) << r.dump();
+        EXPECT_GT(r["formula_s"].get<double>(), 0);
     }
 }
 
