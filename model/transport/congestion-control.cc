@@ -3,6 +3,7 @@
  */
 #include "congestion-control.h"
 
+#include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/fabric-error.h"
 #include "ns3/log.h"
@@ -154,7 +155,16 @@ DcqcnCongestionControl::GetTypeId()
                           "Floor of the current rate.",
                           DataRateValue(DataRate("100Mbps")),
                           MakeDataRateAccessor(&DcqcnCongestionControl::m_minRate),
-                          MakeDataRateChecker());
+                          MakeDataRateChecker())
+            .AddAttribute("ClampTargetRate",
+                          "true: every CNP sets the target rate to the current rate (Rt = "
+                          "Rc, as Zhu et al. 2015 write it); false: only a CNP after a "
+                          "rate increase does, so that CNPs in a row keep the target the "
+                          "rate had before them (as the DCQCN code of HPCC's ns-3 "
+                          "simulator runs it: CLAMP_TARGET_RATE 0 in its run scripts).",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&DcqcnCongestionControl::m_clampTarget),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -207,7 +217,10 @@ void
 DcqcnCongestionControl::OnCnp()
 {
     const double alpha = DecayedAlpha();
-    m_rt = m_rc;
+    if (m_clampTarget || m_timerSteps + m_byteSteps > 0)
+    {
+        m_rt = m_rc;
+    }
     m_rc = std::max(m_rc * (1 - alpha / 2), static_cast<double>(m_minRate.GetBitRate()));
     m_alpha = (1 - m_g) * alpha + m_g;
     m_lastCnp = Simulator::Now();
@@ -253,11 +266,17 @@ DcqcnCongestionControl::Increase()
     const uint32_t high = std::max(m_timerSteps, m_byteSteps);
     const uint32_t low = std::min(m_timerSteps, m_byteSteps);
     const auto line = static_cast<double>(GetLineRate());
-    if (high > m_fastSteps)
+    if (low > m_fastSteps)
     {
-        // additive once one counter has passed F, hyper once both have
+        // hyper increase once both counters have passed F, by i R_HAI in its
+        // i-th step (as QCN's hyper-active increase)
         m_rt +=
-            static_cast<double>(low > m_fastSteps ? m_rateHai.GetBitRate() : m_rateAi.GetBitRate());
+            static_cast<double>(low - m_fastSteps) * static_cast<double>(m_rateHai.GetBitRate());
+    }
+    else if (high > m_fastSteps)
+    {
+        // additive increase once one counter has passed F
+        m_rt += static_cast<double>(m_rateAi.GetBitRate());
     }
     m_rt = std::min(m_rt, line);
     m_rc = std::min((m_rt + m_rc) / 2, line);

@@ -111,13 +111,15 @@ class FabricCongestionControl : public Object
  * \brief DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
  * Deployments", SIGCOMM 2015): rate-based, driven by CNPs.
  *
- * On a CNP: target rate Rt = Rc, current rate Rc = Rc (1 - alpha / 2),
+ * On a CNP: target rate Rt = Rc (with ClampTargetRate false only if the rate
+ * rose since the last CNP), current rate Rc = Rc (1 - alpha / 2),
  * alpha = (1 - g) alpha + g, and the increase stages restart. Without CNPs,
  * alpha decays by (1 - g) every AlphaTimer; the rate rises at every expiry
  * of the RateTimer and of the ByteCounter: the first FastRecoverySteps
  * increases halve the distance to Rt (fast recovery), then Rt grows by
  * RateAi per step (additive increase), and once both timer and byte counter
- * have passed FastRecoverySteps, by RateHai (hyper increase), Rc = (Rt + Rc)/2
+ * have passed FastRecoverySteps, by i RateHai in the i-th step after that
+ * (hyper increase), Rc = (Rt + Rc)/2
  * each time. The flow starts at line rate with alpha = 1.
  */
 class DcqcnCongestionControl : public FabricCongestionControl
@@ -156,6 +158,7 @@ class DcqcnCongestionControl : public FabricCongestionControl
     DataRate m_rateAi;        //!< additive increase step
     DataRate m_rateHai;       //!< hyper increase step
     DataRate m_minRate;       //!< floor of Rc
+    bool m_clampTarget{true}; //!< Rt = Rc at every CNP, not only after an increase
     double m_alpha{1};        //!< at m_lastCnp
     Time m_lastCnp;           //!< alpha's reference time
     double m_rc{0};           //!< current rate, bit/s
