@@ -536,8 +536,8 @@ namespace
 {
 
 /**
- * \param size Open MPI's or PMI's variable for the job's size (or rank)
- * \param pmi PMI's
+ * \param openMpi Open MPI's variable (the job's size, or this process's rank)
+ * \param pmi PMI's variable for the same
  * \return what mpirun told this process (Open MPI, or a PMI launcher such as
  *         MPICH's); 0 when not started by one
  */
@@ -641,12 +641,6 @@ ProgramFlags::Distribute(int argc, char* argv[], bool applies, const std::string
     }
     FabricDistributed::Enable(&argc, &argv);
     m_distributed = true;
-    if (FabricDistributed::GetSystemId() != 0)
-    {
-        // rank 0 prints and writes the run's results, once
-        (void)!std::freopen("/dev/null", "w", stdout);
-        (void)!std::freopen("/dev/null", "w", stderr);
-    }
     return true;
 }
 
@@ -655,10 +649,19 @@ ProgramFlags::Parse(int argc, char* argv[])
 {
     std::snprintf(g_programName, sizeof(g_programName), "%s", m_program.c_str());
     std::set_new_handler(OutOfMemory);
+    if (m_supportsDistributed && LaunchedSize() > 1 && LaunchedRank() != 0)
+    {
+        // rank 0 prints the run's results, its help or a bad flag's message
+        // once; the others print nothing (Distribute may still send this
+        // rank away, or make it one of a distributed run's)
+        (void)!std::freopen("/dev/null", "w", stdout);
+        (void)!std::freopen("/dev/null", "w", stderr);
+    }
     if (!m_supportsDistributed && !FabricDistributed::IsEnabled())
     {
-        RunOnRankZero("it is not a distributed program; collective-bench (packet level) and "
-                      "bench/mpi-scale are");
+        RunOnRankZero("it is not a distributed program; collective-bench, "
+                      "rail-only-vs-fat-tree and moe-alltoall (packet level) and bench/mpi-scale "
+                      "are");
     }
     // looked up, not linked: the library does not depend on mimalloc
     using MiErrorFun = void (*)(int, void*);

@@ -150,8 +150,9 @@ class ProgramFlags
      * where \p applies, start ns-3's distributed engine (FabricDistributed);
      * TransportHelper then cuts every packet-level fabric over the ranks and
      * gathers each collective's result on rank 0. Ranks other than 0 print
-     * nothing (their stdout and stderr go to /dev/null) and write no files,
-     * so the output is printed once. Otherwise the run goes to rank 0 alone,
+     * nothing (Parse sends their stdout and stderr to /dev/null, so help and
+     * bad flags are printed once too) and write no files, so the output is
+     * printed once. Otherwise the run goes to rank 0 alone,
      * as without SupportsDistributed(), and the note gives \p why.
      * --timeline and --link-util, which are not gathered from the ranks, are
      * refused in a distributed run (exit 2).

@@ -83,7 +83,7 @@ namespace
  * label flows by each sender's own count (message ids are each rank's), and
  * handle the frames of one instant in a canonical order.
  * Where the defaults would not do, set them, once, and say so: a one-process
- * run given the same two values gives the same results.
+ * run given the same values gives the same results.
  */
 void
 ConfigureDistributedDefaults(const FabricPartition& partition)

@@ -447,6 +447,7 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
         {2, "--gpus=32 --timeline=t.json", "--timeline"},
         {2, "--gpus=32 --link-util=u.json", "--link-util"},
         {2, "--gpus=32 --partition=nowhere", "domain, pod or file:PATH"},
+        {2, "--gpus=many", "invalid --gpus: got 'many'"},
         {0, "--gpus=32 --partition=pod", "--partition"},
     };
     for (const Case& c : cases)
