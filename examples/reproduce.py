@@ -200,6 +200,20 @@ def t_fig3b(c):
           100 * cl["other_bytes_fraction"], "exact", 0, cmd)
 
 
+def t_fig4(c):
+    # the traffic heatmaps: the whole 32768-GPU cluster in blocks of GPUs (the
+    # paper's scale) and one GPU per cell on 128 GPUs; the reference prints no
+    # value of the figure, so the target writes the matrices and the plots
+    j, cmd = c.run("traffic-sparsity", [
+        "--cluster-png=" + os.path.join(c.out, c.target + ".png"),
+        "--png=" + os.path.join(c.out, c.target + "-128gpus.png")])
+    h = j["cluster"]["heatmap"]
+    # the blocks add up to the cluster's traffic (a check, not a published value)
+    if abs(h["gb_per_iteration"] - j["cluster"]["total_bytes"] / 1e9) > 1e-6 * h["gb_per_iteration"]:
+        raise ValueError("fig4: the heatmap's blocks hold %g GB, the cluster %g GB" %
+                         (h["gb_per_iteration"], j["cluster"]["total_bytes"] / 1e9))
+
+
 def sweep(c, extra, key="hb-domain-sweep"):
     png = os.path.join(c.out, c.target + ".png")
     return c.run("hb-domain-sweep", extra + ["--png=" + png], key=key)
@@ -327,6 +341,15 @@ def t_equal_time(c):
     c.row("simulated iteration: rail-only / rail-optimized fat-tree", 1,
           HOTNETS + " Sec. 4 (same iteration time)",
           t["rail-only"] / t["rail-optimized"] if len(t) >= 2 else None, "rel", 0.01, cmd)
+    # the paper's scale at the flow level: GPT-1T on 32768 GH200 GPUs (K = 256),
+    # about two minutes and 2.2 GB; --quick runs 4096 GPUs
+    gpus = 4096 if c.quick else 32768
+    j, cmd = c.run("flow-scale", ["--model=gpt-1t", "--gpus=%d" % gpus, "--topology=both"],
+                   key="flow-scale")
+    t = {r["topology"]: r["iteration_s"] for r in j.get("runs", [])}
+    c.row("flow-level iteration, GPT-1T on %d GPUs: rail-only / rail-optimized" % gpus, 1,
+          HOTNETS + " Sec. 4 (same iteration time, 32768 GPUs)",
+          t["rail-only"] / t["rail-optimized"] if len(t) >= 2 else None, "rel", 0.01, cmd)
 
 
 # ----------------------------------------------------------- direct-connect
@@ -446,6 +469,8 @@ TARGETS = [
            t_fig3a),
     Target("fig3b", HOTNETS + " Fig. 3b", "bytes inside domains, on rails, across rails",
            t_fig3b),
+    Target("fig4", HOTNETS + " Fig. 4", "traffic heatmaps: 32768 GPUs in blocks, 128 GPUs "
+           "(data only: no value printed)", t_fig4),
     Target("fig5", HOTNETS + " Fig. 5", "iteration time against an ideal all-HB network",
            t_fig5),
     Target("fig7", HOTNETS + " Fig. 7", "iteration time against the HB domain size K", t_fig7),
@@ -457,7 +482,7 @@ TARGETS = [
     Target("failure", EXT + " failures", "failed rail switch and GPU, both designs",
            t_failure),
     Target("equal-time", HOTNETS + " Sec. 4", "rail-only as fast as the rail-optimized fat-tree "
-           "(simulated, scaled down)",
+           "(packet level scaled down; flow level at 32768 GPUs)",
            t_equal_time),
     Target("dc-biring", NSDI + " worked example", "BFB on BiRing(4)", t_dc_biring),
     Target("dc-k44", NSDI + " worked example", "BFB on K(4,4)", t_dc_k44),

@@ -218,45 +218,122 @@ PrintStats(const TrainingIteration& it, const TrafficStats& st)
     }
 }
 
-/// Write the dense matrix and a gnuplot script; run gnuplot if present.
-void
-Heatmap(const IterationTrafficMatrix& tm, const std::string& png, const std::string& title)
+/// A square matrix of GB per iteration to plot: cell (row, column) is the
+/// traffic from source block row to destination block column.
+struct HeatmapCells
 {
+    uint32_t side{0};          //!< cells per side
+    uint32_t block{1};         //!< GPUs per cell
+    std::vector<double> gb;    //!< side x side, row-major
+    std::string flag{"--png"}; //!< the flag that named the PNG
+};
+
+/// The dense matrix of a small cluster: one cell per GPU pair.
+HeatmapCells
+GpuCells(const IterationTrafficMatrix& tm)
+{
+    HeatmapCells c;
+    c.side = tm.Gpus();
+    c.gb.assign(static_cast<size_t>(c.side) * c.side, 0.0);
+    for (const TrafficEntry& e : tm.Entries())
+    {
+        if (e.src != e.dst)
+        {
+            c.gb[static_cast<size_t>(e.src) * c.side + e.dst] = e.Total() / 1e9;
+        }
+    }
+    return c;
+}
+
+/// A whole cluster in blocks of \p block consecutive GPUs (sums over the
+/// block pair's GPU pairs, traffic inside a block on the diagonal), so that
+/// 32768 GPUs fit one plot; works from the non-zero pairs only.
+HeatmapCells
+BlockCells(const IterationTrafficMatrix& tm, uint32_t block)
+{
+    HeatmapCells c;
+    c.block = block;
+    c.side = tm.Gpus() / block;
+    c.flag = "--cluster-png";
+    c.gb.assign(static_cast<size_t>(c.side) * c.side, 0.0);
+    for (const TrafficEntry& e : tm.Entries())
+    {
+        c.gb[static_cast<size_t>(e.src / block) * c.side + e.dst / block] += e.Total() / 1e9;
+    }
+    return c;
+}
+
+/// The smallest block of GPUs (a divisor of N) that puts at most 512 cells
+/// on a side.
+uint32_t
+DefaultBlock(uint32_t gpus)
+{
+    for (uint32_t b = 1; b <= gpus; ++b)
+    {
+        if (gpus % b == 0 && gpus / b <= 512)
+        {
+            return b;
+        }
+    }
+    return gpus;
+}
+
+/// Write the cells and a gnuplot script; run gnuplot if present.
+void
+Heatmap(const HeatmapCells& c, const std::string& png, const std::string& title)
+{
+    const std::string& flag = c.flag;
     const std::string dat = png + ".dat";
     const std::string gp = png + ".gp";
     {
         std::string text;
-        const uint32_t n = tm.Gpus();
-        std::vector<double> row(n);
-        for (uint32_t s = 0; s < n; ++s)
+        std::vector<double> row(c.side);
+        for (uint32_t s = 0; s < c.side; ++s)
         {
-            std::fill(row.begin(), row.end(), 0.0);
-            for (uint32_t d = 0; d < n; ++d)
-            {
-                row[d] = s == d ? 0.0 : tm.Bytes(s, d) / 1e9;
-            }
+            std::copy_n(c.gb.begin() + static_cast<ptrdiff_t>(s) * c.side, c.side, row.begin());
             fmt::format_to(std::back_inserter(text), "{}\n", fmt::join(row, " "));
         }
-        WriteTextFile("--png", png, "a path whose .dat next to it is writable", dat, text);
+        WriteTextFile(flag, png, "a path whose .dat next to it is writable", dat, text);
     }
     {
+        const std::string unit = c.block == 1 ? "GPU" : fmt::format("block of {} GPUs", c.block);
+        // about four tics a side, each a whole number of cells
+        const uint32_t tics = std::max<uint32_t>(1, c.side / 4);
         const std::string text =
             "set terminal pngcairo size 900,800\n" +
-            fmt::format("set output {}\n", GnuplotPath("--png", png)) +
+            fmt::format("set output {}\n", GnuplotPath(flag, png)) +
             fmt::format("set title \"{}\" noenhanced\n", title) +
-            "set xlabel 'destination GPU'\nset ylabel 'source GPU'\n" +
+            fmt::format("set xlabel 'destination {}'\nset ylabel 'source {}'\n", unit, unit) +
             fmt::format("set xrange [-0.5:{}]\nset yrange [{}:-0.5]\n",
-                        tm.Gpus() - 0.5,
-                        tm.Gpus() - 0.5) +
+                        c.side - 0.5,
+                        c.side - 0.5) +
             "set cblabel 'GB per iteration (log scale, white = none)'\n"
             "set logscale cb\nset palette defined (0 '#440154', 1 '#31688e', 2 '#35b779', 3 "
-            "'#fde725')\n"
-            "set xtics out 32\nset ytics out 32\nset size ratio -1\n" +
+            "'#fde725')\n" +
+            fmt::format("set xtics out {}\nset ytics out {}\nset size ratio -1\n", tics, tics) +
             fmt::format("plot {} matrix using 1:2:($3 > 0 ? $3 : 1/0) with image notitle\n",
-                        GnuplotPath("--png", dat));
-        WriteTextFile("--png", png, "a path whose .gp next to it is writable", gp, text);
+                        GnuplotPath(flag, dat));
+        WriteTextFile(flag, png, "a path whose .gp next to it is writable", gp, text);
     }
     RenderPlot(gp, dat, png);
+}
+
+/// What a heatmap shows, for --json.
+nlohmann::json
+CellsJson(const HeatmapCells& c, const std::string& png)
+{
+    uint64_t nonZero = 0;
+    double total = 0;
+    for (double v : c.gb)
+    {
+        nonZero += v > 0 ? 1 : 0;
+        total += v;
+    }
+    return {{"png", png},
+            {"block_gpus", c.block},
+            {"cells_per_side", c.side},
+            {"cells_with_traffic", nonZero},
+            {"gb_per_iteration", total}};
 }
 
 } // namespace
@@ -279,6 +356,8 @@ main(int argc, char* argv[])
     uint32_t heatmapGpus = 128;
     uint32_t heatmapPp = 4;
     std::string png = "traffic-sparsity.png";
+    std::string clusterPng = "none";
+    uint32_t clusterBlock = 0;
     std::string json;
     std::string csv;
 
@@ -317,6 +396,14 @@ main(int argc, char* argv[])
                    heatmapPp,
                    1);
     cmd.AddValue("png", "heatmap PNG path (none: no heatmap file; with --heatmap-gpus > 0)", png);
+    cmd.AddValue("cluster-png",
+                 "heatmap PNG of the large cluster, GPUs in blocks (none: no plot)",
+                 clusterPng);
+    cmd.AddInteger("cluster-block",
+                   "GPUs per cell of --cluster-png, a divisor of --gpus (0: the smallest that "
+                   "puts at most 512 cells on a side)",
+                   clusterBlock,
+                   0);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the per-dimension table as CSV to this path", csv);
     cmd.UseFabricScheduler();
@@ -329,6 +416,22 @@ main(int argc, char* argv[])
         {
             GnuplotPath("--png", png);
         }
+        const bool clusterPlot = !clusterPng.empty() && clusterPng != "none";
+        if (clusterPlot)
+        {
+            GnuplotPath("--cluster-png", clusterPng);
+        }
+        cmd.OnlyWith("cluster-block", clusterPlot, "with --cluster-png (a plot to draw)");
+        const uint32_t block = clusterBlock == 0 ? DefaultBlock(gpus) : clusterBlock;
+        FabricRequire(gpus % block == 0,
+                      "--cluster-block",
+                      block,
+                      fmt::format("a divisor of --gpus ({})", gpus));
+        FabricRequire(gpus / block <= 1024,
+                      "--cluster-block",
+                      block,
+                      fmt::format("at least --gpus / 1024 = {} (at most 1024 cells a side)",
+                                  (gpus + 1023) / 1024));
         const LlmModel m = LlmModel::Get(model);
         const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         WorkloadOptions opt;
@@ -383,6 +486,17 @@ main(int argc, char* argv[])
         };
         addCsv("cluster", st);
         out["cluster"]["pairs_by_dim"] = PairSharesJson(tm, st);
+        if (clusterPlot)
+        {
+            const HeatmapCells cells = BlockCells(tm, block);
+            Heatmap(cells,
+                    clusterPng,
+                    fmt::format("{}: bytes per block pair ({} GPUs each)\\n{}",
+                                m.name,
+                                block,
+                                it.GetParallelism().ToString()));
+            out["cluster"]["heatmap"] = CellsJson(cells, clusterPng);
+        }
 
         if (hGpus > 0)
         {
@@ -397,7 +511,7 @@ main(int argc, char* argv[])
             addCsv("heatmap", hst);
             if (!png.empty() && png != "none")
             {
-                Heatmap(htm,
+                Heatmap(GpuCells(htm),
                         png,
                         fmt::format("{}: bytes per GPU pair, {}",
                                     m.name,

@@ -7,13 +7,14 @@ tolerance the target states; the rows whose value is ours to compute exactly
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 # rows each target must produce: one per published value
 EXPECTED_ROWS = {
-    "table2": 28, "trimmed-clos": 4, "cost": 6, "fig3a": 2, "fig3b": 2, "fig5": 2, "fig7": 4, "fig8": 0, "gpt1t-hfu": 1, "moe": 4,
-    "failure": 3, "equal-time": 1, "dc-biring": 2, "dc-k44": 2, "dc-llk44": 2,
+    "table2": 28, "trimmed-clos": 4, "cost": 6, "fig3a": 2, "fig3b": 2, "fig4": 0, "fig5": 2, "fig7": 4, "fig8": 0, "gpt1t-hfu": 1, "moe": 4,
+    "failure": 3, "equal-time": 2, "dc-biring": 2, "dc-k44": 2, "dc-llk44": 2,
     "dc-expansion": 8, "dc-testbed": 4, "dc-1000": 2, "dc-bfb-scale": 6, "dc-pareto": 3,
 }
 # targets whose every row is exact (counts and closed forms)
@@ -61,6 +62,20 @@ def main():
                 expect(r["check"] == "exact" and r["ours"] == r["paper"] and r["deviation"] == 0,
                        "%s: %s not exact: %s vs %s" % (name, r["quantity"], r["ours"],
                                                        r["paper"]))
+    # fig4 (data only): the whole cluster's heatmap, its blocks adding up to
+    # the cluster's bytes, and the 128-GPU one
+    with open(os.path.join(out, "fig4.json")) as f:
+        fig4 = json.load(f)["data"].get("traffic-sparsity", {})
+    heat = fig4.get("cluster", {}).get("heatmap", {})
+    expect(fig4.get("cluster", {}).get("gpus") == 32768, "fig4: not at 32768 GPUs")
+    expect(heat.get("cells_per_side", 0) * heat.get("block_gpus", 0) == 32768,
+           "fig4: heatmap blocks %s" % heat)
+    expect(heat.get("cells_with_traffic", 0) > 0 and
+           abs(heat.get("gb_per_iteration", 0) - fig4["cluster"]["total_bytes"] / 1e9) <=
+           1e-6 * fig4["cluster"]["total_bytes"] / 1e9, "fig4: heatmap bytes %s" % heat)
+    if shutil.which("gnuplot"):
+        for png in ("fig4.png", "fig4-128gpus.png"):
+            expect(os.path.isfile(os.path.join(out, png)), png + " missing")
     for r in rows:
         what = "%s: %s (paper %s, ours %s)" % (r["target"], r["quantity"], r["paper"], r["ours"])
         expect(r["ours"] is not None, "no value: " + what)
