@@ -584,12 +584,6 @@ ProgramFlags::SupportsDistributed()
     m_supportsDistributed = true;
 }
 
-bool
-ProgramFlags::IsDistributed() const
-{
-    return m_distributed;
-}
-
 void
 ProgramFlags::RunOnRankZero(const std::string& why) const
 {
@@ -622,22 +616,6 @@ ProgramFlags::Distribute(int argc, char* argv[], bool applies, const std::string
         RunOnRankZero(applies ? "this build has no MPI; scripts/build.sh --mpi builds one that has"
                               : why);
         return false;
-    }
-    for (const char* flag : {"timeline", "link-util"})
-    {
-        if (m_known.count(flag) != 0 && WasGiven(flag))
-        {
-            if (LaunchedRank() != 0)
-            {
-                std::exit(2);
-            }
-            ExitBadInput(m_program,
-                         FabricConfigError(std::string("--") + flag,
-                                           ValueText(flag),
-                                           "only on one process (each rank of a distributed run "
-                                           "sees its own GPUs and links, not gathered yet)")
-                             .what());
-        }
     }
     FabricDistributed::Enable(&argc, &argv);
     m_distributed = true;

@@ -154,17 +154,13 @@ class ProgramFlags
      * bad flags are printed once too) and write no files, so the output is
      * printed once. Otherwise the run goes to rank 0 alone,
      * as without SupportsDistributed(), and the note gives \p why.
-     * --timeline and --link-util, which are not gathered from the ranks, are
-     * refused in a distributed run (exit 2).
+     * RunOutputs' --timeline and --link-util are gathered on rank 0 too.
      * \param argc argc of main \param argv argv of main (MPI's own arguments)
      * \param applies whether this run can be distributed
      * \param why why not, when it cannot ("the flow level is not distributed")
      * \return whether the run is distributed
      */
     bool Distribute(int argc, char* argv[], bool applies, const std::string& why);
-
-    /// \return whether Distribute() started a distributed run
-    bool IsDistributed() const;
 
     /**
      * Refuse a flag the command line gave where it would be ignored (a flag

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -341,6 +342,42 @@ Count(const std::string& text, const std::string& what)
 }
 
 /**
+ * The values a distributed run's note on \p err says it sets (rank 0 says
+ * it, once), as " --ns3::...=..." words; empty (a failed expectation) when
+ * the note or one of the three values is missing.
+ */
+std::string
+NoteValues(const std::string& err, uint32_t ranks)
+{
+    const size_t at = err.find("note: a run over " + std::to_string(ranks) + " MPI ranks sets ");
+    EXPECT_NE(at, std::string::npos) << err;
+    EXPECT_EQ(Count(err, "note: "), 1u) << err;
+    if (at == std::string::npos)
+    {
+        return "";
+    }
+    // its --ns3:: words, up to the ';' that ends the list
+    std::istringstream words(err.substr(at, err.find(';', at) - at));
+    std::string values;
+    for (std::string w; words >> w;)
+    {
+        if (w.rfind("--ns3::", 0) == 0)
+        {
+            values += " " + w;
+        }
+    }
+    for (const char* needed : {"ControlDelay=", "FlowLabels=source-sequence", "CanonicalTies=true"})
+    {
+        EXPECT_NE(values.find(needed), std::string::npos) << err;
+        if (values.find(needed) == std::string::npos)
+        {
+            return "";
+        }
+    }
+    return values;
+}
+
+/**
  * \p programAndArgs (and \p distributedArgs, which one process refuses) under
  * mpirun on each of \p rankCounts ranks (packet level:
  * each of its simulations on the distributed engine) prints exactly what the
@@ -361,24 +398,8 @@ ExpectAsOneProcess(const std::string& programAndArgs,
         const ProgramRunResult run = RunProgram(programAndArgs, n, tag + "-np" + std::to_string(n));
         ASSERT_EQ(run.status, 0) << run.out << run.err;
         ASSERT_FALSE(run.json.is_discarded());
-        // the note names the values a distributed run sets (rank 0 says it)
-        const size_t at =
-            run.err.find("note: a run over " + std::to_string(n) + " MPI ranks sets ");
-        ASSERT_NE(at, std::string::npos) << run.err;
-        EXPECT_EQ(Count(run.err, "note: "), 1u) << run.err;
-        // its --ns3:: words, up to the ';' that ends the list
-        std::istringstream words(run.err.substr(at, run.err.find(';', at) - at));
-        std::string values;
-        for (std::string w; words >> w;)
-        {
-            if (w.rfind("--ns3::", 0) == 0)
-            {
-                values += " " + w;
-            }
-        }
-        ASSERT_NE(values.find("ControlDelay="), std::string::npos) << run.err;
-        ASSERT_NE(values.find("FlowLabels=source-sequence"), std::string::npos) << run.err;
-        ASSERT_NE(values.find("CanonicalTies=true"), std::string::npos) << run.err;
+        const std::string values = NoteValues(run.err, n);
+        ASSERT_FALSE(values.empty()) << run.err;
         if (oneProcessArgs.empty())
         {
             oneProcessArgs = values;
@@ -420,6 +441,67 @@ TEST(Distributed, TrainingProgramsEqualOneProcess)
     ExpectAsOneProcess("moe-alltoall", {2}, "moe");
 }
 
+TEST(Distributed, TimelineAndLinkUtilizationEqualOneProcess)
+{
+    // each rank records its own GPUs' spans and its own nodes' links; rank 0
+    // gathers them and writes files equal to the one-process run's, byte for
+    // byte: a collective sweep (collective spans, messages, links) and a
+    // training program (compute and comm tasks)
+    struct Case
+    {
+        std::string program;
+        std::string tag;
+        bool linkUtil;
+        uint32_t gpus;
+    };
+
+    const Case cases[] = {
+        {"collective-bench --topology=rail-only --gpus=32 --collective=allreduce "
+         "--algorithm=hierarchical --min-bytes=65536 --max-bytes=131072",
+         "tl-cb",
+         true,
+         32},
+        {"moe-alltoall", "tl-moe", false, 64},
+    };
+    for (const Case& c : cases)
+    {
+        SCOPED_TRACE(c.program);
+        const auto outputs = [&c](const std::string& dir) {
+            return " --timeline=" + dir + "t.json" +
+                   (c.linkUtil ? " --link-util=" + dir + "u.json" : std::string());
+        };
+        const std::string mpiDir = FreshDir(c.tag + "-files-np2");
+        const ProgramRunResult run = RunProgram(c.program + outputs(mpiDir), 2, c.tag + "-np2");
+        ASSERT_EQ(run.status, 0) << run.out << run.err;
+        const std::string values = NoteValues(run.err, 2);
+        ASSERT_FALSE(values.empty());
+        const std::string oneDir = FreshDir(c.tag + "-files-one");
+        const ProgramRunResult one =
+            RunProgram(c.program + values + outputs(oneDir), 0, c.tag + "-one");
+        ASSERT_EQ(one.status, 0) << one.out << one.err;
+        const std::string timeline = Slurp(mpiDir + "t.json");
+        const nlohmann::json trace = nlohmann::json::parse(timeline, nullptr, false);
+        ASSERT_FALSE(trace.is_discarded());
+        // spans of every GPU of the fabric, from both ranks' halves
+        std::set<uint32_t> threads;
+        for (const nlohmann::json& e : trace["traceEvents"])
+        {
+            if (e["ph"] == "X")
+            {
+                threads.insert(e["tid"].get<uint32_t>());
+            }
+        }
+        EXPECT_EQ(threads.size(), c.gpus);
+        EXPECT_EQ(timeline, Slurp(oneDir + "t.json"));
+        if (c.linkUtil)
+        {
+            const std::string util = Slurp(mpiDir + "u.json");
+            ASSERT_FALSE(util.empty());
+            EXPECT_EQ(util, Slurp(oneDir + "u.json"));
+        }
+    }
+}
+
 TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
 {
     // the flow level is not distributed: rank 0 runs it alone, prints it once
@@ -434,8 +516,8 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
         << run.err;
     EXPECT_EQ(run.json, one.json);
 
-    // outputs not gathered from the ranks, a partition that is no policy, and
-    // a partition on one process: refused by name
+    // a partition that is no policy, a bad flag, and a partition on one
+    // process: refused by name, once
     struct Case
     {
         uint32_t ranks;
@@ -444,8 +526,6 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
     };
 
     const Case cases[] = {
-        {2, "--gpus=32 --timeline=t.json", "--timeline"},
-        {2, "--gpus=32 --link-util=u.json", "--link-util"},
         {2, "--gpus=32 --partition=nowhere", "domain, pod or file:PATH"},
         {2, "--gpus=many", "invalid --gpus: got 'many'"},
         {0, "--gpus=32 --partition=pod", "--partition"},

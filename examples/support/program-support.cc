@@ -414,6 +414,16 @@ RunOutputs::~RunOutputs()
     RunObserver::Remove(m_observer);
     try
     {
+        // a distributed run's ranks each recorded their own GPUs and links:
+        // rank 0 gathers them and alone writes the files
+        if (m_observer->timeline)
+        {
+            m_observer->timeline->GatherToRoot();
+        }
+        if (m_observer->util)
+        {
+            m_observer->util->GatherToRoot();
+        }
         if (m_observer->timeline)
         {
             std::ostringstream text;

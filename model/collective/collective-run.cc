@@ -476,6 +476,12 @@ CollectiveRun::GetRankFinishTime(uint32_t local) const
     return m_rankFinish.at(local);
 }
 
+bool
+CollectiveRun::IsLocalRank(uint32_t local) const
+{
+    return m_local.at(local) != 0;
+}
+
 uint64_t
 CollectiveRun::GetCompletedOps() const
 {

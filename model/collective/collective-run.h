@@ -89,6 +89,9 @@ class CollectiveRun : public Object, public MessageSink
     Time GetFinishTime() const;
     /// \param local a rank \return time its last op completed
     Time GetRankFinishTime(uint32_t local) const;
+    /// \param local a communicator position \return whether this process
+    ///        simulates its GPU (always, on one process)
+    bool IsLocalRank(uint32_t local) const;
     /// \return the results (complete == false while running)
     CollectiveResult GetResult() const;
     /// \return ops completed so far, all ranks

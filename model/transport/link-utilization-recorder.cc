@@ -6,6 +6,8 @@
 #include "fabric.h"
 #include "flow-transport.h"
 
+#include "ns3/fabric-distributed.h"
+#include "ns3/fabric-error.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -178,6 +180,59 @@ LinkUtilizationRecorder::AddBusy(uint32_t link, int64_t startNs, int64_t endNs, 
     }
     ++m_intervals;
     busy.push_back(Busy{startNs, endNs, bytes});
+}
+
+void
+LinkUtilizationRecorder::GatherToRoot()
+{
+    if (FabricDistributed::GetSize() <= 1)
+    {
+        return;
+    }
+    nlohmann::json mine = {{"dropped", m_dropped}, {"busy", nlohmann::json::array()}};
+    for (uint32_t l = 0; l < m_busy.size(); ++l)
+    {
+        for (const Busy& b : m_busy[l])
+        {
+            mine["busy"].push_back({l, b.startNs, b.endNs, b.bytes});
+        }
+    }
+    const std::vector<std::string> parts = FabricDistributed::GatherToRoot(mine.dump());
+    for (auto& busy : m_busy)
+    {
+        busy.clear();
+    }
+    m_intervals = 0;
+    m_dropped = 0;
+    if (parts.empty())
+    {
+        return; // not rank 0
+    }
+    for (const std::string& text : parts)
+    {
+        const nlohmann::json part = nlohmann::json::parse(text);
+        m_dropped += part["dropped"].get<uint64_t>();
+        for (const nlohmann::json& e : part["busy"])
+        {
+            const auto link = e[0].get<uint32_t>();
+            FabricRequire(
+                link < m_busy.size(),
+                "gathered link",
+                link,
+                fmt::format("below {} (every rank records the same fabric)", m_busy.size()));
+            m_busy[link].push_back(
+                Busy{e[1].get<int64_t>(), e[2].get<int64_t>(), e[3].get<double>()});
+            ++m_intervals;
+        }
+    }
+    // a link sends from one node, so its intervals come from one process;
+    // sorted all the same, as the series expect
+    for (auto& busy : m_busy)
+    {
+        std::stable_sort(busy.begin(), busy.end(), [](const Busy& a, const Busy& b) {
+            return a.startNs < b.startNs;
+        });
+    }
 }
 
 uint64_t

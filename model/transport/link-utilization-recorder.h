@@ -108,6 +108,15 @@ class LinkUtilizationRecorder : public RunObserver
      */
     nlohmann::json ToJson() const;
 
+    /**
+     * In a distributed run (FabricDistributed enabled on more than one
+     * process), each process records the links its own nodes send on. This
+     * gathers every process's busy intervals on rank 0, which then describes
+     * every link as a one-process run does; the other ranks keep none. Every
+     * rank must call it, after its last run. Does nothing on one process.
+     */
+    void GatherToRoot();
+
     /// \return ToJson() as CSV: run,backend,link,class,bin_start_s,bin_end_s,utilization
     ///         (the link classes as links named "class:<name>")
     std::string ToCsv() const;

@@ -7,16 +7,19 @@
 
 #include "ns3/boolean.h"
 #include "ns3/collective-run.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric.h"
 #include "ns3/flow-transport.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <tuple>
 
 namespace ns3
 {
@@ -107,10 +110,13 @@ TimelineRecorder::AttachCollective(Ptr<CollectiveRun> collective)
     {
         return; // a program's comm: its tasks show it, with its label
     }
+    // numbered in the order every rank makes them, so that a distributed
+    // run's parts of one collective can be matched (GatherToRoot)
+    const uint32_t number = m_collectives++;
     collective->TraceConnectWithoutContext(
         "Complete",
         Callback<void, Ptr<const CollectiveRun>>(
-            [this, run](Ptr<const CollectiveRun> c) { CollectiveDone(run, c); }));
+            [this, run, number](Ptr<const CollectiveRun> c) { CollectiveDone(run, number, c); }));
 }
 
 void
@@ -187,7 +193,7 @@ TimelineRecorder::TaskCompleted(const ProgramRunner* runner,
 }
 
 void
-TimelineRecorder::CollectiveDone(uint32_t run, Ptr<const CollectiveRun> collective)
+TimelineRecorder::CollectiveDone(uint32_t run, uint32_t number, Ptr<const CollectiveRun> collective)
 {
     const CollectiveSchedule& sched = collective->GetSchedule();
     const std::string name = fmt::format("{} {} {} B",
@@ -196,10 +202,15 @@ TimelineRecorder::CollectiveDone(uint32_t run, Ptr<const CollectiveRun> collecti
                                          sched.TotalBytes());
     for (uint32_t local = 0; local < sched.NumRanks(); ++local)
     {
+        if (!collective->IsLocalRank(local))
+        {
+            continue; // another process's GPU: its process records it
+        }
         Span s;
         s.run = run;
         s.rank = sched.Communicator()[local];
         s.kind = Kind::Collective;
+        s.peer = number;
         s.start = collective->GetStartTime();
         s.end = collective->GetRankFinishTime(local);
         s.name = name;
@@ -240,6 +251,104 @@ TimelineRecorder::GetNRuns() const
 }
 
 void
+TimelineRecorder::GatherToRoot()
+{
+    if (FabricDistributed::GetSize() <= 1)
+    {
+        return;
+    }
+    nlohmann::json mine = {{"dropped", m_dropped}, {"spans", nlohmann::json::array()}};
+    for (const Span& s : m_spans)
+    {
+        mine["spans"].push_back({s.run,
+                                 s.rank,
+                                 static_cast<int>(s.kind),
+                                 s.start.GetTimeStep(),
+                                 s.end.GetTimeStep(),
+                                 s.name,
+                                 s.peer,
+                                 s.bytes});
+    }
+    const std::vector<std::string> parts = FabricDistributed::GatherToRoot(mine.dump());
+    m_spans.clear();
+    m_dropped = 0;
+    if (parts.empty())
+    {
+        return; // not rank 0
+    }
+    std::map<std::pair<uint32_t, uint32_t>, Time> collectiveStart;
+    for (const std::string& text : parts)
+    {
+        const nlohmann::json part = nlohmann::json::parse(text);
+        m_dropped += part["dropped"].get<uint64_t>();
+        for (const nlohmann::json& e : part["spans"])
+        {
+            Span s;
+            s.run = e[0].get<uint32_t>();
+            s.rank = e[1].get<uint32_t>();
+            s.kind = static_cast<Kind>(e[2].get<int>());
+            s.start = TimeStep(e[3].get<int64_t>());
+            s.end = TimeStep(e[4].get<int64_t>());
+            s.name = e[5].get<std::string>();
+            s.peer = e[6].get<uint32_t>();
+            s.bytes = e[7].get<uint64_t>();
+            if (s.kind == Kind::Collective)
+            {
+                // each process knows its own ranks' first start only
+                auto [it, fresh] = collectiveStart.try_emplace({s.run, s.peer}, s.start);
+                it->second = fresh ? s.start : std::min(it->second, s.start);
+            }
+            m_spans.push_back(std::move(s));
+        }
+    }
+    for (Span& s : m_spans)
+    {
+        if (s.kind == Kind::Collective)
+        {
+            s.start = collectiveStart.at({s.run, s.peer});
+        }
+    }
+    SortSpans();
+    if (m_spans.size() > m_maxSpans)
+    {
+        m_dropped += m_spans.size() - m_maxSpans;
+        m_spans.resize(m_maxSpans);
+    }
+}
+
+namespace
+{
+/// The order of spans in a trace: by end, ties in a fixed order.
+bool
+SpanBefore(const TimelineRecorder::Span& a, const TimelineRecorder::Span& b)
+{
+    return std::tie(a.end, a.run, a.rank, a.kind, a.start, a.name, a.peer, a.bytes) <
+           std::tie(b.end, b.run, b.rank, b.kind, b.start, b.name, b.peer, b.bytes);
+}
+} // namespace
+
+void
+TimelineRecorder::SortSpans()
+{
+    std::stable_sort(m_spans.begin(), m_spans.end(), SpanBefore);
+}
+
+std::vector<const TimelineRecorder::Span*>
+TimelineRecorder::SortedSpans() const
+{
+    std::vector<const Span*> sorted;
+    sorted.reserve(m_spans.size());
+    for (const Span& s : m_spans)
+    {
+        sorted.push_back(&s);
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Span* a, const Span* b) {
+        return SpanBefore(*a, *b);
+    });
+    return sorted;
+}
+
+void
 TimelineRecorder::ForEachEvent(const std::function<void(const nlohmann::json&)>& emit) const
 {
     // microseconds, the trace format's unit, from integer nanoseconds
@@ -258,8 +367,9 @@ TimelineRecorder::ForEachEvent(const std::function<void(const nlohmann::json&)>&
     }
     std::set<std::pair<uint32_t, uint32_t>> threads;
     uint64_t messageId = 0;
-    for (const Span& s : m_spans)
+    for (const Span* span : SortedSpans())
     {
+        const Span& s = *span;
         threads.emplace(s.run, s.rank);
         if (s.kind == Kind::Message)
         {

@@ -84,12 +84,25 @@ class TimelineRecorder : public RunObserver
         Time start;               //!< when it began
         Time end;                 //!< when it ended
         std::string name;         //!< a comm's label, a collective's name (empty for the others)
-        uint32_t peer{0};         //!< a message's receiver
+        uint32_t peer{0};         //!< a message's receiver, a comm's number, a collective's
         uint64_t bytes{0};        //!< a message's or a comm's bytes
     };
 
-    /// \return every span recorded, in the order they ended
+    /// \return every span recorded, in the order they ended (after
+    ///         GatherToRoot, rank 0's: every rank's, ties in end time in a
+    ///         fixed order: run, rank, kind, start, name, peer, bytes)
     const std::vector<Span>& GetSpans() const;
+
+    /**
+     * In a distributed run (FabricDistributed enabled on more than one
+     * process), every process records the spans of its own GPUs: their
+     * tasks, their parts of collectives and the messages delivered to them.
+     * This gathers them on rank 0, which then holds the whole run's spans (a
+     * collective's spans start at its earliest start over the ranks), in the
+     * order a one-process run gives; the other ranks keep none. Every rank
+     * must call it, after its last run. Does nothing on one process.
+     */
+    void GatherToRoot();
     /// \return the runs recorded
     uint32_t GetNRuns() const;
     /// \return spans left out once MaxSpans were recorded
@@ -118,7 +131,13 @@ class TimelineRecorder : public RunObserver
     void MessageDone(uint32_t run, uint32_t src, uint32_t dst, uint64_t bytes, Time sent);
     void TaskStarted(const ProgramRunner* runner, uint32_t rank, uint32_t task);
     void TaskCompleted(const ProgramRunner* runner, uint32_t run, uint32_t rank, uint32_t task);
-    void CollectiveDone(uint32_t run, Ptr<const CollectiveRun> collective);
+    void CollectiveDone(uint32_t run, uint32_t number, Ptr<const CollectiveRun> collective);
+    /// The spans in the order they ended, ties in a fixed order (so that the
+    /// trace does not depend on how events of one instant were processed).
+    /// \return pointers into m_spans
+    std::vector<const Span*> SortedSpans() const;
+    /// Sort m_spans as SortedSpans() orders them.
+    void SortSpans();
 
     /// Keep \p s unless MaxSpans are kept already. \param s the span
     void Keep(Span&& s);
@@ -129,6 +148,7 @@ class TimelineRecorder : public RunObserver
     std::vector<std::string> m_backends; //!< per run
     std::vector<bool> m_hasProgram;      //!< per run: collectives are its comms
     std::vector<Span> m_spans;
+    uint32_t m_collectives{0}; //!< collectives attached (run alone), numbering them
     /// per runner: (rank << 32 | task) -> start of tasks in progress
     std::map<const ProgramRunner*, std::map<uint64_t, Time>> m_started;
 };
