@@ -929,6 +929,7 @@ void
 FlowTransport::Recompute()
 {
     Simulator::Cancel(m_recomputeEvent);
+    PollProgress(16);
     if (m_dirty.empty())
     {
         ScheduleNextFluidEnd();
@@ -1111,6 +1112,7 @@ void
 FlowTransport::FluidEvent()
 {
     m_fluidEventTime = -1;
+    PollProgress(16);
     const int64_t now = NowSteps();
     while (!m_heap.empty() && m_heap.top().time <= now)
     {

@@ -1348,6 +1348,7 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
     }
     m.delivered += payload;
     ++m_packetsDelivered;
+    PollProgress(64);
     if (h.flags & FabricHeader::kFlagCe)
     {
         ++m_ecnMarked;
@@ -2250,6 +2251,7 @@ PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, 
     }
     r.delivered += payload;
     ++m_packetsDelivered;
+    PollProgress(64);
     if (h.flags & FabricHeader::kFlagCe)
     {
         ++m_ecnMarked;

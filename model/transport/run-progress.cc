@@ -42,7 +42,10 @@ RunProgress::RunProgress() = default;
 void
 RunProgress::DoDispose()
 {
-    Simulator::Cancel(m_event);
+    if (m_transport)
+    {
+        m_transport->WatchProgress(nullptr);
+    }
     m_transport = nullptr;
     Object::DoDispose();
 }
@@ -51,14 +54,16 @@ void
 RunProgress::Install(Ptr<Transport> transport, uint64_t bytesExpected)
 {
     NS_ABORT_MSG_UNLESS(transport, "RunProgress::Install needs a transport");
-    Simulator::Cancel(m_event);
+    if (m_transport && m_transport != transport)
+    {
+        m_transport->WatchProgress(nullptr);
+    }
     m_transport = transport;
     m_baseBytes = transport->GetTotals().bytesDelivered;
     m_expected = bytesExpected;
     m_baseEvents = Simulator::GetEventCount();
-    m_start = m_lastLook = m_lastReport = std::chrono::steady_clock::now();
-    m_step = MicroSeconds(1);
-    m_event = Simulator::Schedule(m_step, &RunProgress::Check, this);
+    m_start = m_lastReport = std::chrono::steady_clock::now();
+    transport->WatchProgress(this);
 }
 
 void
@@ -86,30 +91,13 @@ RunProgress::Current() const
 }
 
 void
-RunProgress::Check()
+RunProgress::Poll()
 {
     const auto now = std::chrono::steady_clock::now();
-    const double interval = m_interval.GetSeconds();
-    const double sinceLook = std::chrono::duration<double>(now - m_lastLook).count();
-    m_lastLook = now;
-    // about twenty looks per Interval: a look is one event, whatever the run
-    if (sinceLook < interval / 40)
-    {
-        m_step = std::min(m_step * 2, Seconds(1));
-    }
-    else if (sinceLook > interval / 10 && m_step > NanoSeconds(1))
-    {
-        m_step = m_step / 2;
-    }
-    if (std::chrono::duration<double>(now - m_lastReport).count() >= interval)
+    if (std::chrono::duration<double>(now - m_lastReport).count() >= m_interval.GetSeconds())
     {
         m_lastReport = now;
         m_progressTrace(Current());
-    }
-    // the run's own events decide when it ends
-    if (!Simulator::IsFinished())
-    {
-        m_event = Simulator::Schedule(m_step, &RunProgress::Check, this);
     }
 }
 

@@ -6,7 +6,6 @@
 
 #include "transport.h"
 
-#include "ns3/event-id.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
@@ -28,11 +27,10 @@ namespace ns3
  * time and events only, and keeps a run alive until Simulator::Stop; runs of
  * this module end when their work is done).
  *
- * It looks at the clock in events of its own, whose simulated spacing adapts
- * so that it looks about twenty times per Interval. It schedules the next one
- * only while other events are pending, so a run ends when its work is done,
- * and it never touches the model: results are the same with or without it
- * (only the count of executed events differs).
+ * It schedules no events: the transport it watches asks it to look at the
+ * clock from its own events (every 64th data packet delivered, every 16th
+ * flow-level rate change), so a run's events, their count and the time
+ * Simulator::Run() ends at are the same with or without it.
  */
 class RunProgress : public Object
 {
@@ -68,6 +66,10 @@ class RunProgress : public Object
     /// \return the report as of now (what Progress would fire)
     Report Current() const;
 
+    /// Look at the clock: fire Progress if Interval of wall time has passed
+    /// since the last report (the watched transport calls it; cheap).
+    void Poll();
+
     /**
      * \param report a report
      * \return one line for a person ("progress: 12.5 % of 4.3 GB delivered,
@@ -80,18 +82,13 @@ class RunProgress : public Object
     void DoDispose() override;
 
   private:
-    void Check();
-
     Ptr<Transport> m_transport;
     Time m_interval; //!< wall time between reports
-    Time m_step;     //!< simulated time between looks at the clock
     uint64_t m_baseBytes{0};
     uint64_t m_expected{0};
     uint64_t m_baseEvents{0};
     std::chrono::steady_clock::time_point m_start;
-    std::chrono::steady_clock::time_point m_lastLook;
     std::chrono::steady_clock::time_point m_lastReport;
-    EventId m_event;
     TracedCallback<const Report&> m_progressTrace;
 };
 

@@ -348,12 +348,29 @@ Transport::EstimateRunSeconds(uint64_t messages, uint64_t /* bytes */) const
 }
 
 void
+Transport::WatchProgress(RunProgress* progress)
+{
+    m_watcher = progress;
+}
+
+void
+Transport::PollProgressNow()
+{
+    m_watcher->Poll();
+}
+
+void
 Transport::DoDispose()
 {
     if (m_progress)
     {
         m_progress->Dispose();
         m_progress = nullptr;
+    }
+    if (m_watcher)
+    {
+        m_watcher->Dispose(); // it forgets this transport
+        m_watcher = nullptr;
     }
     Object::DoDispose();
 }

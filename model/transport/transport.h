@@ -18,6 +18,8 @@
 namespace ns3
 {
 
+class RunProgress;
+
 /**
  * \ingroup gpu-fabric
  * \brief A message that failed (or is pending, for progress reports);
@@ -330,6 +332,13 @@ class Transport : public Object
     virtual double EstimateRunSeconds(uint64_t messages, uint64_t bytes) const;
 
     /**
+     * The RunProgress that looks at the clock from this transport's events
+     * (RunProgress::Install calls it; null: none).
+     * \param progress the watcher, or nullptr
+     */
+    void WatchProgress(RunProgress* progress);
+
+    /**
      * Declare work about to be given to this transport (a collective or a
      * program installed on it), before it runs. Estimates add up over the
      * transport's life. When the total exceeds GpuFabricWarnRunSeconds and
@@ -445,7 +454,24 @@ class Transport : public Object
 
     void DoDispose() override;
 
+    /// Let a RunProgress watching this run look at the clock every
+    /// \p every calls (a power of two); the backends call it from events
+    /// that make progress, so that the watcher needs no events of its own.
+    /// \param every calls per look
+    void PollProgress(uint32_t every)
+    {
+        if (m_watcher && (++m_polls & (every - 1)) == 0)
+        {
+            PollProgressNow();
+        }
+    }
+
   private:
+    /// Ask the watcher to look at the clock.
+    void PollProgressNow();
+
+    RunProgress* m_watcher{nullptr};                //!< WatchProgress (it clears it when disposed)
+    uint32_t m_polls{0};                            //!< PollProgress calls
     uint32_t m_flowLabelSalt;                       //!< FlowLabelSalt of the run's seed
     FlowLabels m_flowLabels{FLOW_LABEL_MESSAGE_ID}; //!< FlowLabels
     std::vector<uint32_t> m_sentBy; //!< per sender: messages labelled so far (SourceSequence)
