@@ -4,11 +4,12 @@
 // The baselines of the direct-connect paper (ring, ShiftedRing, double binary
 // tree, recursive halving-doubling) as schedules on direct-connect graphs:
 // every one passes the checker, the rings found are Hamiltonian and
-// arc-disjoint, the formula reduces to the closed forms of
-// collective-baselines where those apply, a ring on a ring graph runs in its
-// formula's time on the packet-level fabric, BFB is not slower than
-// ShiftedRing at a large size on the testbed shape, BFB's flow-level time is
-// its alpha-beta formula up to the pipeline's fill, and direct-connect-synth
+// arc-disjoint, the double binary tree is placed with every tree edge on a
+// link of its own where it can be (else falls back and says so), the formula
+// reduces to the closed forms of collective-baselines where those apply, a ring on a ring graph
+// runs in its formula's time on the packet-level fabric, BFB is not slower than ShiftedRing at a
+// large size on the testbed shape, BFB's flow-level time is its alpha-beta formula up to the
+// pipeline's fill, and direct-connect-synth
 // --compare writes one row per (graph, size, algorithm) with the level it
 // was simulated at ("formula" where it was not).
 #include "program-run.h"
@@ -241,7 +242,10 @@ TEST(DcBaselineFormula, ReducesToTheClosedFormsWhereTheyApply)
         EXPECT_NEAR(DcBaselineFormula(g, t, alpha, bps) - DcBaselineFormula(g, t, 0, bps),
                     alpha * 2 * t.pipelineHops,
                     1e-12);
-        EXPECT_EQ(t.pipelineHops, DoubleBinaryTree(16)[0].height);
+        // placed on links of their own, no higher than NCCL's trees
+        ASSERT_TRUE(t.treeOnLinks);
+        EXPECT_EQ(t.pipelineHops, std::max(t.trees[0].height, t.trees[1].height));
+        EXPECT_LE(t.pipelineHops, DoubleBinaryTree(16)[0].height);
     }
     // halving-doubling on a hypercube: partners are neighbours, one port per
     // step: 2 log2 N steps of one hop, (N-1)/N M through one arc each way
@@ -268,6 +272,175 @@ TEST(DcBaselineFormula, RoutingSpreadsOverEqualCostPaths)
     EXPECT_DOUBLE_EQ(r.MaxArcBytes({{0, 2, 1000.0}, {0, 1, 1000.0}}, hops), 1500.0);
     EXPECT_DOUBLE_EQ(r.MaxArcBytes({{3, 1, 1000.0}, {0, 1, 1000.0}}, hops), 1500.0);
     EXPECT_EQ(hops, 2u);
+}
+
+namespace
+{
+
+/// \return whether \p g has an arc from \p u to \p v
+bool
+HasArc(const DirectConnectGraph& g, uint32_t u, uint32_t v)
+{
+    for (uint32_t a : g.OutArcs(u))
+    {
+        if (g.GetArc(a).to == v)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+// The double binary tree on the testbed graph (12 hosts, degree 4): two
+// spanning trees over links only, no link in both, every host inner (with
+// children) in at most one tree, at most two children, no higher than NCCL's
+// trees; the schedule moves exactly one half of the buffer over each arc a
+// tree uses, ceil(M/2) on the busiest, and the formula is
+// 2 h alpha + ceil(M/2) / (B/d).
+TEST(DcBaselineTree, PlacedOnLinksOfTheirOwnOnTheTestbedGraph)
+{
+    const DirectConnectGraph g = BuildFromName("C(12,{2,3})");
+    const uint32_t n = 12;
+    const uint64_t m = (uint64_t{1} << 20) + 1; // odd: the halves differ by one byte
+    const DcBaseline b = BuildDcBaseline(g, "tree", m);
+    ASSERT_TRUE(b.treeOnLinks) << b.routing;
+    EXPECT_NE(b.routing.find("link of its own"), std::string::npos) << b.routing;
+    ASSERT_EQ(b.trees.size(), 2u);
+    std::set<std::pair<uint32_t, uint32_t>> links; // both trees' edges, lower host first
+    std::vector<uint32_t> inner(n, 0);             // trees a host has children in
+    std::vector<uint32_t> edges(n, 0);             // tree edges at a host
+    uint32_t height = 0;
+    for (const BinaryTree& t : b.trees)
+    {
+        EXPECT_TRUE(IsPermutation(t.topDown, n));
+        EXPECT_EQ(t.topDown[0], t.root);
+        std::vector<uint32_t> depth(n, 0);
+        for (uint32_t v : t.topDown)
+        {
+            if (v == t.root)
+            {
+                EXPECT_EQ(t.parent[v], kNoRank);
+                continue;
+            }
+            const uint32_t p = t.parent[v];
+            ASSERT_LT(p, n);
+            depth[v] = depth[p] + 1;
+            height = std::max(height, depth[v]);
+            EXPECT_TRUE(HasArc(g, p, v) && HasArc(g, v, p)) << p << " - " << v;
+            EXPECT_TRUE(links.insert({std::min(p, v), std::max(p, v)}).second)
+                << "link " << p << " - " << v << " used twice";
+            ++edges[p];
+            ++edges[v];
+        }
+        for (uint32_t v = 0; v < n; ++v)
+        {
+            EXPECT_LE(t.children[v].size(), 2u);
+            inner[v] += !t.children[v].empty();
+        }
+    }
+    EXPECT_EQ(links.size(), 2u * (n - 1));
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        EXPECT_LE(inner[v], 1u) << "host " << v;
+        EXPECT_LE(edges[v], g.Degree()) << "host " << v;
+    }
+    EXPECT_EQ(b.pipelineHops, height);
+    EXPECT_LE(height, DoubleBinaryTree(n)[0].height);
+    // the schedule: tree k's half up and down each of its edges, nothing else
+    const auto r = ScheduleChecker::Check(b.schedule);
+    EXPECT_TRUE(r.Ok()) << r.message;
+    const uint64_t big = (m + 1) / 2;
+    uint64_t busiest = 0;
+    uint32_t pairs = 0;
+    for (const PairBytes& pb : b.schedule.TrafficMatrix())
+    {
+        if (pb.bytes == 0)
+        {
+            continue;
+        }
+        ++pairs;
+        EXPECT_TRUE(HasArc(g, pb.src, pb.dst)) << pb.src << " -> " << pb.dst;
+        EXPECT_TRUE(pb.bytes == big || pb.bytes == m / 2) << pb.bytes;
+        busiest = std::max(busiest, pb.bytes);
+    }
+    EXPECT_EQ(pairs, 4u * (n - 1)); // every tree edge, both ways
+    EXPECT_EQ(busiest, big);
+    DcRouter router(g);
+    uint32_t hops = 0;
+    EXPECT_DOUBLE_EQ(router.MaxArcBytes(b.steps[0], hops), static_cast<double>(big));
+    EXPECT_EQ(hops, 1u);
+    const double alpha = 2e-6;
+    const double bps = 1e11;
+    EXPECT_NEAR(DcBaselineFormula(g, b, alpha, bps),
+                2.0 * height * alpha + big * 8.0 / (bps / 4),
+                1e-12);
+}
+
+// The placed tree at the flow level on the testbed graph: 64 chunks per
+// tree pipelined over 2h hops (up, then down); the formula (2 h alpha + M/2
+// at B/d) is a lower bound that leaves out the pipeline's fill, the first
+// chunk's 2h - 1 other hops at B/d, and the simulation is later than it by
+// at most that fill.
+TEST(DcBaselineTree, FlowLevelTimeIsTheFormulaUpToThePipelineFill)
+{
+    const DirectConnectGraph g = BuildFromName("C(12,{2,3})");
+    const uint64_t m = 16ULL << 20;
+    DcBaseline b = BuildDcBaseline(g, "tree", m);
+    ASSERT_TRUE(b.treeOnLinks) << b.routing;
+    const double formula = DcBaselineFormula(g, b, Hop(4), kNodeBps * kPayloadShare);
+    const double sim = RunOn(g, std::move(b.schedule), "flow");
+    const double chunk = m / 128.0; // M / (2 * 64)
+    const double fill =
+        (2.0 * b.pipelineHops - 1) * chunk * 8 / (kNodeBps * kPayloadShare / g.Degree());
+    fmt::print("tree on {} at {} bytes (height {}): flow level {:.9e} s, formula {:.9e} s, "
+               "fill {:.9e} s\n",
+               g.Name(),
+               m,
+               b.pipelineHops,
+               sim,
+               formula,
+               fill);
+    EXPECT_GE(sim, formula * (1 - 1e-9));
+    EXPECT_LE(sim, (formula + fill) * (1 + 1e-9));
+}
+
+// Where no placement can exist (degree 2: an inner host needs three links)
+// or the budget is 0, NCCL's trees run with ranks = hosts over shortest
+// paths, and the routing says so.
+TEST(DcBaselineTree, FallsBackToShortestPathsAndSaysSo)
+{
+    {
+        const DirectConnectGraph g = BuildFromName("BiRing(6)");
+        const DcTreePlacement p = PlaceDoubleBinaryTree(g);
+        EXPECT_TRUE(p.trees.empty());
+        EXPECT_TRUE(p.complete);
+        EXPECT_FALSE(p.exhausted);
+        const DcBaseline b = BuildDcBaseline(g, "tree", 1 << 20);
+        EXPECT_FALSE(b.treeOnLinks);
+        EXPECT_NE(b.routing.find("over shortest paths (no placement"), std::string::npos)
+            << b.routing;
+        EXPECT_NE(b.routing.find("none exists"), std::string::npos) << b.routing;
+        EXPECT_TRUE(ScheduleChecker::Check(b.schedule).Ok());
+    }
+    {
+        const DirectConnectGraph g = BuildFromName("C(12,{2,3})");
+        const DcTreePlacement p = PlaceDoubleBinaryTree(g, 0);
+        EXPECT_TRUE(p.trees.empty());
+        EXPECT_TRUE(p.exhausted);
+        const DcBaseline b = BuildDcBaseline(g, "tree", 1 << 20, true, 0);
+        EXPECT_FALSE(b.treeOnLinks);
+        EXPECT_NE(b.routing.find("none found in 0 search steps"), std::string::npos) << b.routing;
+        ASSERT_EQ(b.trees.size(), 2u);
+        EXPECT_EQ(b.trees[0].parent, DoubleBinaryTree(12)[0].parent);
+        EXPECT_EQ(b.trees[1].parent, DoubleBinaryTree(12)[1].parent);
+        EXPECT_TRUE(ScheduleChecker::Check(b.schedule).Ok());
+        // NCCL's trees share arcs there: more than half the buffer on the busiest
+        DcRouter router(g);
+        uint32_t hops = 0;
+        EXPECT_GT(router.MaxArcBytes(b.steps[0], hops), (1 << 20) / 2.0);
+    }
 }
 
 TEST(DcBaselineBadInput, UnknownAlgorithmIsRefused)

@@ -874,12 +874,47 @@ DoubleBinaryTreeAllReduce(uint32_t n, uint64_t bytes, uint64_t chunkBytes, uint3
 {
     RequireRanks(n);
     RequireChannels(channels, 2);
+    // refused before the trees are built
+    RequireScheduleFits(n, chunkBytes, TreeSize(n, bytes, chunkBytes, channels));
+    return DoubleBinaryTreeAllReduce(DoubleBinaryTree(n), bytes, chunkBytes, channels);
+}
+
+CollectiveSchedule
+DoubleBinaryTreeAllReduce(const std::array<BinaryTree, 2>& trees,
+                          uint64_t bytes,
+                          uint64_t chunkBytes,
+                          uint32_t channels)
+{
+    const auto n = static_cast<uint32_t>(trees[0].parent.size());
+    RequireRanks(n);
+    for (int k = 0; k < 2; ++k)
+    {
+        const BinaryTree& t = trees[k];
+        std::vector<char> seen(n, 0);
+        bool ok = t.parent.size() == n && t.topDown.size() == n && t.root < n &&
+                  t.topDown[0] == t.root && t.parent[t.root] == kNoRank;
+        for (size_t i = 0; ok && i < n; ++i)
+        {
+            const uint32_t v = t.topDown[i];
+            // every rank once, after its parent
+            ok = v < n && !seen[v] && (v == t.root || (t.parent[v] < n && seen[t.parent[v]]));
+            if (ok)
+            {
+                seen[v] = 1;
+            }
+        }
+        FabricRequire(
+            ok,
+            fmt::format("trees[{}]", k),
+            fmt::format("{} ranks", t.parent.size()),
+            fmt::format("a tree over ranks 0..{} rooted at topDown[0], parents first", n - 1));
+    }
+    RequireChannels(channels, 2);
     RequireScheduleFits(n, chunkBytes, TreeSize(n, bytes, chunkBytes, channels));
     CollectiveSchedule s(CollectiveType::AllReduce, n, bytes);
     s.SetAlgorithm("tree");
     const uint32_t parts = 2 * channels;
     uint32_t P = AddPieces(s, SplitBytes(bytes, parts), chunkBytes, kNoSrc, kNoSrc);
-    const std::array<BinaryTree, 2> trees = DoubleBinaryTree(n);
     ScheduleBuilder b(s);
     // A node takes both children's chunks at once, into separate buffers.
     b.SetCommutingReduces(true);

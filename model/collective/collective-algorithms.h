@@ -219,6 +219,21 @@ CollectiveSchedule DoubleBinaryTreeAllReduce(uint32_t ranks,
                                              uint32_t channels = 1);
 
 /**
+ * \brief The double binary tree AllReduce on two given trees (layout and
+ *        order as DoubleBinaryTreeAllReduce(ranks, ...), which passes
+ *        DoubleBinaryTree(ranks)); for trees placed on a network's links.
+ * \param trees two trees over the same ranks 0..n-1 (parent, root and
+ *        topDown are read; children are not)
+ * \param bytes buffer size \param chunkBytes pipelining chunk
+ * \param channels tree pairs in parallel \return the schedule
+ * \throws FabricConfigError naming "trees[k]" for a tree that is not one
+ */
+CollectiveSchedule DoubleBinaryTreeAllReduce(const std::array<BinaryTree, 2>& trees,
+                                             uint64_t bytes,
+                                             uint64_t chunkBytes = 0,
+                                             uint32_t channels = 1);
+
+/**
  * \brief Recursive halving-doubling (Rabenseifner) AllReduce for any n.
  *
  * With p the largest power of two <= n, ranks p..n-1 first reduce their whole

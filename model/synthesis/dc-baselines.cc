@@ -456,6 +456,388 @@ MultiRingAllReduce(const std::vector<std::vector<uint32_t>>& rings, uint64_t byt
     return s;
 }
 
+namespace
+{
+
+/// The search of PlaceDoubleBinaryTree (see there), with its budget.
+class TreePairSearch
+{
+  public:
+    TreePairSearch(const DirectConnectGraph& g, uint64_t budget)
+        : m_n(g.NumNodes()),
+          m_budget(budget),
+          m_adj(m_n)
+    {
+        std::vector<std::vector<uint32_t>> out(m_n);
+        for (uint32_t u = 0; u < m_n; ++u)
+        {
+            for (uint32_t a : g.OutArcs(u))
+            {
+                if (g.GetArc(a).to != u)
+                {
+                    out[u].push_back(g.GetArc(a).to);
+                }
+            }
+            std::sort(out[u].begin(), out[u].end());
+            out[u].erase(std::unique(out[u].begin(), out[u].end()), out[u].end());
+        }
+        for (uint32_t u = 0; u < m_n; ++u)
+        {
+            for (uint32_t v : out[u])
+            {
+                if (std::binary_search(out[v].begin(), out[v].end(), u))
+                {
+                    m_adj[u].push_back(v);
+                }
+            }
+        }
+        m_hmax = DoubleBinaryTree(m_n)[0].height;
+    }
+
+    /// \return the placement
+    DcTreePlacement Run()
+    {
+        DcTreePlacement r;
+        // side 0 holds ceil(n/2) hosts; with n even the sides are alike, so host 0 is on side 0
+        const uint32_t s0 = (m_n + 1) / 2;
+        std::vector<uint32_t> pick(s0);
+        std::iota(pick.begin(), pick.end(), 0);
+        const uint32_t top = m_n % 2 == 0 ? 1 : 0; // pick[0] stays below top when n is even
+        while (!m_stop)
+        {
+            m_side.assign(m_n, 1);
+            for (uint32_t v : pick)
+            {
+                m_side[v] = 0;
+            }
+            if (Partition())
+            {
+                break;
+            }
+            // the next combination
+            int i = static_cast<int>(s0) - 1;
+            while (i >= 0 && pick[i] == m_n - s0 + i)
+            {
+                --i;
+            }
+            if (i < 0 || (i == 0 && top == 1))
+            {
+                break;
+            }
+            ++pick[i];
+            for (uint32_t j = i + 1; j < s0; ++j)
+            {
+                pick[j] = pick[j - 1] + 1;
+            }
+        }
+        r.tried = m_tried;
+        r.exhausted = m_stop;
+        r.complete = !m_stop && !m_capped;
+        if (!m_found.empty())
+        {
+            r.trees = std::move(m_found);
+            r.exhausted = false;
+        }
+        return r;
+    }
+
+  private:
+    /// A rooted tree on one side's hosts: parent (kNoRank off it and at the root), depth.
+    struct Skeleton
+    {
+        uint32_t root;
+        std::vector<uint32_t> parent;
+        std::vector<uint32_t> depth;
+        std::vector<uint32_t> children;
+    };
+
+    /// \return false (and stop) when the budget is spent
+    bool Step()
+    {
+        if (m_tried == m_budget)
+        {
+            m_stop = true;
+            return false;
+        }
+        ++m_tried;
+        return true;
+    }
+
+    /// Every binary spanning tree of \p side's hosts rooted at each of them,
+    /// no deeper than the height limit (at most kMaxSkeletons).
+    std::vector<Skeleton> Skeletons(uint32_t side)
+    {
+        std::vector<Skeleton> all;
+        Skeleton s;
+        s.parent.assign(m_n, kNoRank);
+        s.depth.assign(m_n, kNoRank);
+        s.children.assign(m_n, 0);
+        uint32_t size = 0;
+        for (uint32_t v = 0; v < m_n; ++v)
+        {
+            size += m_side[v] == side;
+        }
+        std::vector<uint32_t> queue;
+        // grow: the hosts in queue order each take 0, 1 or 2 unvisited neighbours
+        std::function<void(size_t)> grow = [&](size_t qi) {
+            if (m_stop || all.size() == kMaxSkeletons)
+            {
+                m_capped = m_capped || all.size() == kMaxSkeletons;
+                return;
+            }
+            if (queue.size() == size)
+            {
+                all.push_back(s);
+                return;
+            }
+            if (qi == queue.size() || !Step())
+            {
+                return;
+            }
+            const uint32_t u = queue[qi];
+            std::vector<uint32_t> c;
+            if (s.depth[u] < m_hmax)
+            {
+                for (uint32_t v : m_adj[u])
+                {
+                    if (m_side[v] == side && s.depth[v] == kNoRank)
+                    {
+                        c.push_back(v);
+                    }
+                }
+            }
+            auto take = [&](std::initializer_list<uint32_t> kids) {
+                for (uint32_t v : kids)
+                {
+                    s.parent[v] = u;
+                    s.depth[v] = s.depth[u] + 1;
+                    queue.push_back(v);
+                }
+                s.children[u] = static_cast<uint32_t>(kids.size());
+                grow(qi + 1);
+                for (uint32_t v : kids)
+                {
+                    s.parent[v] = kNoRank;
+                    s.depth[v] = kNoRank;
+                    queue.pop_back();
+                }
+                s.children[u] = 0;
+            };
+            // two children first: shallow trees come out early
+            for (size_t i = 0; i < c.size(); ++i)
+            {
+                for (size_t j = i + 1; j < c.size(); ++j)
+                {
+                    take({c[i], c[j]});
+                }
+            }
+            for (uint32_t v : c)
+            {
+                take({v});
+            }
+            take({});
+        };
+        for (uint32_t root = 0; root < m_n && !m_stop; ++root)
+        {
+            if (m_side[root] != side)
+            {
+                continue;
+            }
+            s.root = root;
+            s.depth[root] = 0;
+            queue = {root};
+            grow(0);
+            s.depth[root] = kNoRank;
+        }
+        return all;
+    }
+
+    /// \return whether \p side's hosts are joined by links among themselves
+    bool Connected(uint32_t side) const
+    {
+        uint32_t first = kNoRank;
+        uint32_t size = 0;
+        for (uint32_t v = 0; v < m_n; ++v)
+        {
+            if (m_side[v] == side)
+            {
+                first = first == kNoRank ? v : first;
+                ++size;
+            }
+        }
+        if (first == kNoRank)
+        {
+            return false;
+        }
+        std::vector<char> seen(m_n, 0);
+        std::vector<uint32_t> q{first};
+        seen[first] = 1;
+        for (size_t i = 0; i < q.size(); ++i)
+        {
+            for (uint32_t v : m_adj[q[i]])
+            {
+                if (m_side[v] == side && !seen[v])
+                {
+                    seen[v] = 1;
+                    q.push_back(v);
+                }
+            }
+        }
+        return q.size() == size;
+    }
+
+    /// One partition: \return whether trees were found
+    bool Partition()
+    {
+        if (!Step() || !Connected(0) || !Connected(1))
+        {
+            return false;
+        }
+        const std::vector<Skeleton> sk0 = Skeletons(0);
+        const std::vector<Skeleton> sk1 = Skeletons(1);
+        for (const Skeleton& a : sk0)
+        {
+            for (const Skeleton& b : sk1)
+            {
+                if (m_stop)
+                {
+                    return false;
+                }
+                if (Attach({&a, &b}))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /// Hang every host as a leaf of the other side's skeleton, each over a
+    /// link of its own to a host of spare children within the height limit.
+    bool Attach(std::array<const Skeleton*, 2> sk)
+    {
+        // free child slots: hosts of side k take children of tree k
+        std::vector<uint32_t> spare(m_n, 0);
+        for (uint32_t v = 0; v < m_n; ++v)
+        {
+            const Skeleton& s = *sk[m_side[v]];
+            spare[v] = s.depth[v] + 1 <= m_hmax ? 2 - s.children[v] : 0;
+        }
+        // hosts to hang, fewest choices first
+        std::vector<uint32_t> order(m_n);
+        std::iota(order.begin(), order.end(), 0);
+        auto choices = [&](uint32_t x) {
+            uint32_t c = 0;
+            for (uint32_t y : m_adj[x])
+            {
+                c += m_side[y] != m_side[x] && spare[y] > 0;
+            }
+            return c;
+        };
+        std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+            return choices(x) < choices(y);
+        });
+        if (choices(order[0]) == 0)
+        {
+            return false;
+        }
+        std::vector<uint32_t> up(m_n, kNoRank); // each host's parent in the other side's tree
+        std::function<bool(size_t)> hang = [&](size_t i) {
+            if (i == m_n)
+            {
+                return true;
+            }
+            if (!Step())
+            {
+                return false;
+            }
+            const uint32_t x = order[i];
+            for (uint32_t y : m_adj[x])
+            {
+                // y's link to x is free unless y hangs from x
+                if (m_side[y] == m_side[x] || spare[y] == 0 || up[y] == x)
+                {
+                    continue;
+                }
+                up[x] = y;
+                --spare[y];
+                if (hang(i + 1))
+                {
+                    return true;
+                }
+                ++spare[y];
+                up[x] = kNoRank;
+                if (m_stop)
+                {
+                    return false;
+                }
+            }
+            return false;
+        };
+        if (!hang(0))
+        {
+            return false;
+        }
+        for (uint32_t k = 0; k < 2; ++k)
+        {
+            const Skeleton& s = *sk[k];
+            BinaryTree t;
+            t.root = s.root;
+            t.parent.assign(m_n, kNoRank);
+            t.children.assign(m_n, {});
+            for (uint32_t v = 0; v < m_n; ++v)
+            {
+                t.parent[v] = m_side[v] == k ? s.parent[v] : up[v];
+                if (t.parent[v] != kNoRank)
+                {
+                    t.children[t.parent[v]].push_back(v);
+                }
+            }
+            std::vector<uint32_t> depth(m_n, 0);
+            t.topDown.push_back(t.root);
+            for (size_t q = 0; q < t.topDown.size(); ++q)
+            {
+                const uint32_t v = t.topDown[q];
+                for (uint32_t c : t.children[v])
+                {
+                    depth[c] = depth[v] + 1;
+                    t.height = std::max(t.height, depth[c]);
+                    t.topDown.push_back(c);
+                }
+            }
+            m_found.push_back(std::move(t));
+        }
+        return true;
+    }
+
+    static constexpr size_t kMaxSkeletons = 4096; //!< per side and partition
+
+    uint32_t m_n;                             //!< hosts
+    uint64_t m_budget;                        //!< steps allowed
+    std::vector<std::vector<uint32_t>> m_adj; //!< hosts linked both ways, sorted
+    uint32_t m_hmax{0};                       //!< height limit: NCCL's trees'
+    std::vector<uint8_t> m_side;              //!< the tree each host may be inner in
+    uint64_t m_tried{0};                      //!< steps taken
+    bool m_stop{false};                       //!< the budget ran out
+    bool m_capped{false};                     //!< some skeletons were left out
+    std::vector<BinaryTree> m_found;          //!< the trees, once found
+};
+
+} // namespace
+
+DcTreePlacement
+PlaceDoubleBinaryTree(const DirectConnectGraph& g, uint64_t budget)
+{
+    if (g.NumNodes() < 3)
+    {
+        // two hosts: both trees are the one edge between them
+        DcTreePlacement r;
+        r.complete = true;
+        return r;
+    }
+    return TreePairSearch(g, budget).Run();
+}
+
 const std::vector<std::string>&
 DcBaselineNames()
 {
@@ -467,7 +849,8 @@ DcBaseline
 BuildDcBaseline(const DirectConnectGraph& g,
                 std::string_view algorithm,
                 uint64_t bytes,
-                bool withSchedule)
+                bool withSchedule,
+                uint64_t treeSearchBudget)
 {
     const auto& names = DcBaselineNames();
     FabricRequire(std::find(names.begin(), names.end(), algorithm) != names.end(),
@@ -535,16 +918,40 @@ BuildDcBaseline(const DirectConnectGraph& g,
         const uint64_t half = (bytes + 1) / 2;
         const uint64_t depth = half <= chunk ? 1 : (half + chunk - 1) / chunk;
         b.messages = 2 * depth * uint64_t{2} * (n - 1);
+        std::array<BinaryTree, 2> trees = DoubleBinaryTree(n);
+        DcTreePlacement placed = PlaceDoubleBinaryTree(g, treeSearchBudget);
+        b.treeOnLinks = !placed.trees.empty();
+        if (b.treeOnLinks)
+        {
+            trees = {std::move(placed.trees[0]), std::move(placed.trees[1])};
+            b.routing = fmt::format("two trees (heights {} and {}) placed so that every tree "
+                                    "edge is a link of its own ({} search steps), chunks of {} "
+                                    "bytes",
+                                    trees[0].height,
+                                    trees[1].height,
+                                    placed.tried,
+                                    chunk);
+        }
+        else
+        {
+            const std::string why =
+                placed.complete ? std::string("none exists within NCCL's height")
+                                : fmt::format("none found in {} search steps", placed.tried);
+            b.routing = fmt::format("ranks = hosts, chunks of {} bytes, tree edges over "
+                                    "shortest paths (no placement with every tree edge on a "
+                                    "link of its own: {})",
+                                    chunk,
+                                    why);
+        }
         if (withSchedule)
         {
-            b.schedule = DoubleBinaryTreeAllReduce(n, bytes, chunk, 1);
+            b.schedule = DoubleBinaryTreeAllReduce(trees, bytes, chunk, 1);
         }
         // formula: both trees' edges up and down at once, M/2 each
         DcRouter router(g);
         const auto halves = SplitBytes(bytes, 2);
         std::vector<DcMessage> all;
         uint32_t deepest = 0;
-        const auto trees = DoubleBinaryTree(n);
         for (int k = 0; k < 2; ++k)
         {
             const BinaryTree& t = trees[k];
@@ -565,9 +972,7 @@ BuildDcBaseline(const DirectConnectGraph& g,
         b.steps = {all};
         b.repeats = {1};
         b.pipelineHops = deepest;
-        b.routing = fmt::format("ranks = hosts, chunks of {} bytes, tree edges over shortest "
-                                "paths",
-                                chunk);
+        b.trees.assign(trees.begin(), trees.end());
     }
     else
     {

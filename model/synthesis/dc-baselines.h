@@ -4,6 +4,7 @@
 #ifndef GPU_FABRIC_DC_BASELINES_H
 #define GPU_FABRIC_DC_BASELINES_H
 
+#include "ns3/collective-algorithms.h"
 #include "ns3/collective-schedule.h"
 #include "ns3/direct-connect-graph.h"
 
@@ -84,8 +85,52 @@ struct DcBaseline
     /// many hops (the deepest root-leaf path, up then down), its bandwidth term
     /// the busiest arc over all steps together (0: step-synchronous).
     uint32_t pipelineHops{0};
+    /// Tree only: the two trees over hosts the schedule runs
+    /// (PlaceDoubleBinaryTree's, else NCCL's DoubleBinaryTree with ranks = hosts).
+    std::vector<BinaryTree> trees;
+    /// Tree only: whether every tree edge is a link of its own (PlaceDoubleBinaryTree).
+    bool treeOnLinks{false};
     std::string routing; //!< how the schedule meets the graph, for output
 };
+
+/// PlaceDoubleBinaryTree's default budget: search steps.
+constexpr uint64_t kDcTreeSearchBudget = 2'000'000;
+
+/// The two trees PlaceDoubleBinaryTree found, or why none.
+struct DcTreePlacement
+{
+    std::vector<BinaryTree> trees; //!< the two trees over hosts (empty: none found)
+    uint64_t tried{0};             //!< search steps taken
+    bool exhausted{false};         //!< none found: the budget ran out
+    bool complete{false};          //!< none found: none exists (every candidate tried)
+};
+
+/**
+ * \ingroup gpu-fabric
+ * \brief A double binary tree placed on a graph's links: two spanning trees
+ *        of the hosts, every edge of either joining two hosts linked both
+ *        ways (an arc each way), no two edges, of one tree or of both, on
+ *        the same link.
+ *
+ * As in NCCL's double binary tree, every host has at most two children in
+ * each tree and is inner (has children) in at most one of them, a leaf in
+ * the other; so a host has at most 3 + 1 tree edges, and on a degree-4 graph
+ * each tree edge gets a port of its own (up on one arc, down on its
+ * reverse).  The trees are no higher than NCCL's (DoubleBinaryTree(N)'s
+ * height, about log2 N).  The search, deterministic and budgeted: the hosts
+ * are split into two halves (the hosts each tree may be inner in; with N
+ * even host 0 in the first) in lexicographic order; for a split whose
+ * halves are connected by their own links, every binary spanning tree of
+ * each half within the height (two children first, at most 4096 per half)
+ * is paired with every one of the other, and every host is hung as a leaf
+ * of the other half's tree by backtracking (fewest choices first), each on
+ * a link of its own to a host with a free child slot within the height.
+ * \param g the graph
+ * \param budget search steps at most (splits, tree growth and hanging steps)
+ * \return the placement
+ */
+DcTreePlacement PlaceDoubleBinaryTree(const DirectConnectGraph& g,
+                                      uint64_t budget = kDcTreeSearchBudget);
 
 /// The algorithm names BuildDcBaseline accepts.
 const std::vector<std::string>& DcBaselineNames();
@@ -100,9 +145,11 @@ const std::vector<std::string>& DcBaselineNames();
  *   arc-disjoint Hamiltonian cycles so that every port is used; when fewer
  *   than d are found, the missing rings are the found (or 0..N-1) orders
  *   shifted (host at position i s positions on), joined by shortest paths;
- * - "tree": NCCL's double binary tree over ranks = hosts
- *   (DoubleBinaryTreeAllReduce), pipelined in chunks of
- *   max(64 KiB, M/128); tree edges that are not arcs take shortest paths;
+ * - "tree": a double binary tree allreduce (DoubleBinaryTreeAllReduce),
+ *   pipelined in chunks of max(64 KiB, M/128), on two trees placed so that
+ *   every tree edge is a link of its own (PlaceDoubleBinaryTree, within
+ *   \p treeSearchBudget); when none is found, NCCL's trees with ranks =
+ *   hosts, tree edges that are not arcs over shortest paths (routing says which);
  * - "halving-doubling": recursive halving-doubling over ranks = hosts, with
  *   the standard fold for N not a power of two (HalvingDoublingAllReduce);
  *   partners take shortest paths.
@@ -113,13 +160,15 @@ const std::vector<std::string>& DcBaselineNames();
  * \param bytes buffer size M
  * \param withSchedule false: everything but the schedule (its rings,
  *        message count and formula steps), to decide before building it
+ * \param treeSearchBudget "tree": PlaceDoubleBinaryTree's budget (0: ranks = hosts)
  * \return the baseline
  * \throws FabricConfigError naming "algorithm" for an unknown name
  */
 DcBaseline BuildDcBaseline(const DirectConnectGraph& g,
                            std::string_view algorithm,
                            uint64_t bytes,
-                           bool withSchedule = true);
+                           bool withSchedule = true,
+                           uint64_t treeSearchBudget = kDcTreeSearchBudget);
 
 /**
  * \ingroup gpu-fabric
@@ -162,8 +211,9 @@ class DcRouter
  * d arc-disjoint rings 2(N-1) alpha + 2(N-1)/N M/B, collective-baselines'
  * ShiftedRingAllReduce.  Pipelined (tree): alpha * 2 * (the hops of the
  * deepest root-leaf path) + (bytes on the busiest arc over both trees, up
- * and down) / (B / d); with tree edges on distinct arcs that is M/2 per arc,
- * collective-baselines' T_B = d/2.
+ * and down) / (B / d); with tree edges on links of their own (a placed
+ * tree) that is ceil(M/2) on every arc a tree uses, collective-baselines'
+ * T_B = d/2, and the latency 2 alpha times the trees' height.
  * \param g the graph \param b the baseline
  * \param alphaSeconds per-hop latency
  * \param bandwidthBps per-host bandwidth B (split over the d ports)
