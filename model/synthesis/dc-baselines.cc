@@ -716,6 +716,10 @@ class TreePairSearch
     /// link of its own to a host of spare children within the height limit.
     bool Attach(std::array<const Skeleton*, 2> sk)
     {
+        if (!Step())
+        {
+            return false; // every pair is a step, even one that fails at once
+        }
         // free child slots: hosts of side k take children of tree k
         std::vector<uint32_t> spare(m_n, 0);
         for (uint32_t v = 0; v < m_n; ++v)
