@@ -693,8 +693,8 @@ class TreePairSearch
         {
             return false;
         }
-        const std::vector<Skeleton> sk0 = Skeletons(0);
-        const std::vector<Skeleton> sk1 = Skeletons(1);
+        const std::vector<Skeleton> sk0 = Hangable(Skeletons(0), 0);
+        const std::vector<Skeleton> sk1 = Hangable(Skeletons(1), 1);
         for (const Skeleton& a : sk0)
         {
             for (const Skeleton& b : sk1)
@@ -710,6 +710,47 @@ class TreePairSearch
             }
         }
         return false;
+    }
+
+    /// \return the skeletons of \p side that leave, within the height, a
+    /// child slot for every host of the other side and one linked to each
+    /// (the same order; one step each)
+    std::vector<Skeleton> Hangable(std::vector<Skeleton> all, uint32_t side)
+    {
+        std::vector<Skeleton> kept;
+        for (Skeleton& s : all)
+        {
+            if (!Step())
+            {
+                break;
+            }
+            auto slots = [&](uint32_t v) {
+                return s.depth[v] + 1 <= m_hmax ? 2 - s.children[v] : 0;
+            };
+            uint64_t total = 0;
+            uint32_t others = 0;
+            bool each = true;
+            for (uint32_t v = 0; v < m_n; ++v)
+            {
+                if (m_side[v] == side)
+                {
+                    total += slots(v);
+                    continue;
+                }
+                ++others;
+                bool any = false;
+                for (uint32_t y : m_adj[v])
+                {
+                    any = any || (m_side[y] == side && slots(y) > 0);
+                }
+                each = each && any;
+            }
+            if (each && total >= others)
+            {
+                kept.push_back(std::move(s));
+            }
+        }
+        return kept;
     }
 
     /// Hang every host as a leaf of the other side's skeleton, each over a

@@ -122,11 +122,14 @@ struct DcTreePlacement
  * even host 0 in the first) in lexicographic order; for a split whose
  * halves are connected by their own links, every binary spanning tree of
  * each half within the height (two children first, at most 4096 per half)
- * is paired with every one of the other, and every host is hung as a leaf
- * of the other half's tree by backtracking (fewest choices first), each on
- * a link of its own to a host with a free child slot within the height.
+ * is kept when it leaves every host of the other half a linked free slot
+ * (and enough slots), and paired with every one kept of the other; then
+ * every host is hung as a leaf of the other half's tree by backtracking
+ * (fewest choices first), each on a link of its own to a host with a free
+ * child slot within the height.
  * \param g the graph
- * \param budget search steps at most (splits, tree growth and hanging steps)
+ * \param budget search steps at most (splits, tree growth, tree checks,
+ *        pairs and hanging steps)
  * \return the placement
  */
 DcTreePlacement PlaceDoubleBinaryTree(const DirectConnectGraph& g,
