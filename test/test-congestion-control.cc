@@ -835,3 +835,272 @@ TEST_F(CongestionControlTest, HpccTakesItsAdditiveIncreaseFromThePapersRule)
 }
 
 } // namespace
+
+namespace
+{
+
+/// Rail-only with 4 HB domains of 4 GPUs and 100 Gb/s NICs: GPU g sits in
+/// domain g / 4 on rail g % 4.
+constexpr uint32_t kRelayK = 4;
+/// The incast's destination: domain 3, rail 0.
+constexpr uint32_t kRelayDst = 12;
+
+/// What an incast of relayed cross-rail flows into kRelayDst did.
+struct RelayedIncast
+{
+    double meanQueue{0};              //!< the destination's rail-switch egress, time-weighted
+    uint64_t maxQueue{0};             //!< its largest backlog, bytes
+    uint64_t railPauses{0};           //!< pause frames sent on NIC cables (the rail network)
+    std::vector<uint64_t> relayRates; //!< each relay's pacing rate mid-run (0: no flow)
+    bool sourceFlows{false};          //!< a source runs a flow of its own to the destination
+    Transport::Totals totals;         //!< messages and bytes sent and delivered
+    uint64_t packets{0};              //!< data packets delivered
+    uint64_t acks{0};                 //!< ACKs sent
+    uint64_t cnps{0};                 //!< CNPs sent
+    uint64_t controlDelivered{0};     //!< ACKs and CNPs delivered
+    uint64_t relayedCc{0};            //!< relayed packets sent under a relay's flow
+    uint64_t relayControl{0};         //!< ACKs and CNPs that reached a relay's flow
+    uint32_t payload{0};              //!< payload bytes per packet
+    uint64_t dropped{0};              //!< data packets the destination's port dropped
+    uint64_t resent{0};               //!< packets resent
+};
+
+/// Drops every n-th data packet a port receives (retransmissions count too).
+class DropEveryNth : public ErrorModel
+{
+  public:
+    uint32_t n{0};       //!< 0: none
+    uint64_t seen{0};    //!< data packets seen
+    uint64_t dropped{0}; //!< of which dropped
+
+  private:
+    bool DoCorrupt(Ptr<Packet> p) override
+    {
+        FabricHeader h;
+        p->PeekHeader(h);
+        if (n == 0 || (h.flags & FabricHeader::kControlFlags) != 0 || ++seen % n != 0)
+        {
+            return false;
+        }
+        ++dropped;
+        return true;
+    }
+
+    void DoReset() override
+    {
+    }
+};
+
+/// The relays: rail 0 of domains 0-2 (the destination's rail).
+const std::vector<uint32_t> kRelays{0, kRelayK, 2 * kRelayK};
+
+/**
+ * Every GPU of domains 0-2 off rail 0 (9 sources) sends \p bytes to
+ * kRelayDst: each message crosses NVLink to its domain's GPU on rail 0,
+ * which relays it over the rail; three relays meet at the destination's rail
+ * switch port. The queue there is measured over [from, until]; the run goes
+ * on until every message is delivered. \p dropEvery > 0: the destination's
+ * NIC loses every that many data packets it receives.
+ */
+RelayedIncast
+RunRelayedIncast(const std::string& cc,
+                 uint64_t bytes,
+                 Time from,
+                 Time until,
+                 uint32_t dropEvery = 0)
+{
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    FabricHelper helper;
+    DcqcnMarking(helper);
+    ClusterParams p;
+    p.gpus = 4 * kRelayK;
+    p.platform = HbDomainPreset::Custom(kRelayK, DataRate("3600Gbps"), DataRate(kRate), 2);
+    p.linkDelayNs = 1000;
+    Ptr<Fabric> fabric = helper.Install(BuildRailOnly(p));
+    RelayedIncast r;
+    Ptr<DropEveryNth> loss = CreateObject<DropEveryNth>();
+    loss->n = dropEvery;
+    Ptr<PacketTransport> transport = fabric->GetTransport();
+    r.payload = transport->GetPayloadPerPacket();
+    const FabricTopology& topo = fabric->GetTopology();
+    const auto& cables = topo.Cables();
+    Ptr<FabricNetDevice> bottleneck;
+    for (uint32_t c = 0; c < cables.size(); ++c)
+    {
+        if (cables[c].kind == TopoLinkKind::Nic &&
+            (cables[c].a == topo.GpuVertex(kRelayDst) || cables[c].b == topo.GpuVertex(kRelayDst)))
+        {
+            auto [a, b] = fabric->GetCableDevices(c);
+            bottleneck = cables[c].a == topo.GpuVertex(kRelayDst) ? b : a; // the switch's end
+            (cables[c].a == topo.GpuVertex(kRelayDst) ? a : b)->SetReceiveErrorModel(loss);
+        }
+    }
+    EXPECT_TRUE(bottleneck);
+    QueueMeter meter{from, until, Time(0), 0, 0};
+    bottleneck->TraceConnectWithoutContext("QueueBytes", MakeCallback(&QueueMeter::Change, &meter));
+    std::vector<uint32_t> sources;
+    for (uint32_t g = 0; g < 3 * kRelayK; ++g)
+    {
+        if (g % kRelayK != 0)
+        {
+            sources.push_back(g);
+            transport->Send(g, kRelayDst, bytes, Transport::DoneCallback());
+        }
+    }
+    Simulator::Schedule(NanoSeconds((from + until).GetNanoSeconds() / 2),
+                        [&r, &transport, &sources] {
+                            for (uint32_t relay : kRelays)
+                            {
+                                const Ptr<FabricCongestionControl> f =
+                                    transport->GetFlowControl(relay, kRelayDst);
+                                r.relayRates.push_back(f ? f->GetRate() : 0);
+                            }
+                            for (uint32_t s : sources)
+                            {
+                                r.sourceFlows |= transport->GetFlowControl(s, kRelayDst) != nullptr;
+                            }
+                        });
+    Simulator::Run();
+    meter.Advance();
+    r.meanQueue = meter.integral / (until - from).GetSeconds();
+    r.maxQueue = bottleneck->GetStats().maxQueueBytes;
+    for (uint32_t c = 0; c < cables.size(); ++c)
+    {
+        if (cables[c].kind != TopoLinkKind::NvLink)
+        {
+            auto [a, b] = fabric->GetCableDevices(c);
+            r.railPauses += a->GetStats().pausesSent + b->GetStats().pausesSent;
+        }
+    }
+    r.totals = transport->GetTotals();
+    r.packets = transport->GetPacketsDelivered();
+    r.acks = transport->GetAcksSent();
+    r.cnps = transport->GetCnpsSent();
+    r.controlDelivered = transport->GetControlPacketsDelivered();
+    r.relayedCc = transport->GetRelayedCcPackets();
+    r.relayControl = transport->GetRelayControlPackets();
+    r.dropped = loss->dropped;
+    r.resent = transport->GetRetransmissions();
+    Simulator::Destroy();
+    Config::Reset();
+    return r;
+}
+
+TEST_F(CongestionControlTest, RelaysRunTheCongestionControlOfRailOnlysCrossRailTraffic)
+{
+    // 9 sources x 12 MB through 3 relays into one 100 Gb/s port: 8.6 ms at
+    // line rate; the queue is measured over 1-8 ms
+    const uint64_t bytes = 12'000'000;
+    const auto run = [bytes](const std::string& cc) {
+        return RunRelayedIncast(cc, bytes, MilliSeconds(1), MilliSeconds(8));
+    };
+    const RelayedIncast none = run("none");
+    const RelayedIncast dcqcn = run("dcqcn");
+    for (const RelayedIncast* r : {&none, &dcqcn})
+    {
+        std::printf("relayed incast, %s: queue %.0f B (max %lu B), rail pauses %lu, relay rates "
+                    "%lu %lu %lu b/s, %lu relayed packets under a relay's flow, %lu ACKs, %lu "
+                    "CNPs, %lu control packets at relays\n",
+                    r == &none ? "none" : "dcqcn",
+                    r->meanQueue,
+                    r->maxQueue,
+                    r->railPauses,
+                    r->relayRates[0],
+                    r->relayRates[1],
+                    r->relayRates[2],
+                    r->relayedCc,
+                    r->acks,
+                    r->cnps,
+                    r->relayControl);
+    }
+    // every byte arrives, in packets of the payload (no loss: PFC is on)
+    const uint64_t perMessage = (bytes + dcqcn.payload - 1) / dcqcn.payload;
+    for (const RelayedIncast* r : {&none, &dcqcn})
+    {
+        EXPECT_EQ(r->totals.messagesSent, 9u);
+        EXPECT_EQ(r->totals.messagesDelivered, 9u);
+        EXPECT_EQ(r->totals.bytesDelivered, r->totals.bytesSent);
+        EXPECT_EQ(r->totals.bytesSent, 9 * bytes);
+        EXPECT_EQ(r->packets, 9 * perMessage);
+        EXPECT_FALSE(r->sourceFlows); // the first hop is NVLink: not the source's
+    }
+    // none: line-rate relays, no control packets, no flow anywhere
+    EXPECT_EQ(none.acks + none.cnps + none.controlDelivered + none.relayedCc, 0u);
+    EXPECT_EQ(none.relayRates, std::vector<uint64_t>(3, 0));
+    // dcqcn: every data packet left its relay under the relay's flow, and
+    // every control packet went back to a relay (no other flow exists)
+    EXPECT_EQ(dcqcn.relayedCc, dcqcn.packets);
+    EXPECT_EQ(dcqcn.acks, dcqcn.packets); // AckEvery 1
+    EXPECT_GT(dcqcn.cnps, 0u);
+    EXPECT_EQ(dcqcn.relayControl, dcqcn.controlDelivered);
+    EXPECT_EQ(dcqcn.controlDelivered, dcqcn.acks + dcqcn.cnps); // lossless: all arrive
+    // the relays were cut: each well under line rate mid-run (a third of the
+    // port is the fair share)
+    for (uint64_t rate : dcqcn.relayRates)
+    {
+        EXPECT_GT(rate, 0u);
+        EXPECT_LT(rate, kRate / 2);
+    }
+    // Line-rate relays fill the bottleneck until PFC holds each of its 3
+    // ingress ports between PfcXon and PfcXoff (96-128 KiB): the egress
+    // queue stays above 3 x 96 KiB all run. DCQCN's relays are cut by the
+    // CNPs of the start (at line rate, when the only pauses happen) and
+    // climb back toward the fluid model's fixed point for 3 flows (the star
+    // incast's test) from below: the queue stays under that point's RED
+    // queue, itself a quarter of PFC's, and the pauses are the start's.
+    const double p = DcqcnFixedPointP(3, kRate, kFrame);
+    const double fixedPointQueue = 5'000 + p / 0.01 * (200'000 - 5'000);
+    std::printf("dcqcn's fixed point for 3 flows: p* %.5f, queue %.0f B\n", p, fixedPointQueue);
+    EXPECT_GT(none.meanQueue, 3 * 96 * 1024);
+    EXPECT_LT(fixedPointQueue * 4, 3 * 96 * 1024);
+    EXPECT_LT(dcqcn.meanQueue, fixedPointQueue);
+    ASSERT_GT(none.railPauses, 0u);
+    EXPECT_LE(dcqcn.railPauses * 10, none.railPauses);
+}
+
+TEST_F(CongestionControlTest, HpccRelaysStampTheirOwnTelemetry)
+{
+    // HPCC's window needs INT from the relay's leg: with the relays' own
+    // send times and records the queue stays near zero, no pause
+    const uint64_t bytes = 2'000'000;
+    const RelayedIncast r = RunRelayedIncast("hpcc", bytes, MicroSeconds(300), MilliSeconds(1));
+    std::printf("relayed incast, hpcc: queue %.0f B (max %lu B), rail pauses %lu, relay rates "
+                "%lu %lu %lu b/s\n",
+                r.meanQueue,
+                r.maxQueue,
+                r.railPauses,
+                r.relayRates[0],
+                r.relayRates[1],
+                r.relayRates[2]);
+    EXPECT_EQ(r.totals.messagesDelivered, 9u);
+    EXPECT_EQ(r.totals.bytesDelivered, 9 * bytes);
+    EXPECT_EQ(r.relayedCc, r.packets);
+    EXPECT_EQ(r.relayControl, r.controlDelivered);
+    EXPECT_GT(r.relayControl, 0u);
+    EXPECT_LT(r.meanQueue, 2.0 * kFrame);
+    EXPECT_EQ(r.railPauses, 0u);
+}
+
+TEST_F(CongestionControlTest, ARelayedPacketLostOnTheRailLeavesTheRelaysWindow)
+{
+    // every 50th packet lost at the destination (about 30 per relay, 120 kB,
+    // more than HPCC's window of a third of the 100 kB path): the bytes of
+    // each loss must leave its relay's flow, or the window would stay full
+    // and the run hang; the sources resend them (not controlled at the
+    // source), and every byte arrives
+    const uint64_t bytes = 2'000'000;
+    const RelayedIncast r = RunRelayedIncast("hpcc", bytes, MicroSeconds(300), MilliSeconds(1), 50);
+    std::printf("relayed incast, hpcc, 1 in 50 lost: %lu dropped, %lu resent, %lu relayed packets "
+                "under a relay's flow\n",
+                r.dropped,
+                r.resent,
+                r.relayedCc);
+    EXPECT_EQ(r.totals.messagesDelivered, 9u);
+    EXPECT_EQ(r.totals.bytesDelivered, 9 * bytes);
+    EXPECT_GT(r.dropped, 3 * 8u);
+    EXPECT_EQ(r.resent, r.dropped);
+    // every first send and every resend left a relay under its flow
+    EXPECT_EQ(r.relayedCc, r.packets + r.dropped);
+}
+
+} // namespace

@@ -683,8 +683,13 @@ FabricNetDevice::Enqueue(const Ptr<Packet>& p, const FabricHeaderData& h, Fabric
 bool
 FabricNetDevice::EnqueueRelayed(const Ptr<Packet>& p,
                                 const FabricHeaderData& h,
-                                FabricNetDevice* ingress)
+                                FabricNetDevice* ingress,
+                                uint32_t chargedBytes)
 {
+    if (chargedBytes != 0 && ingress != nullptr && p->GetSize() > chargedBytes)
+    {
+        ingress->ChargeIngress(p->GetSize() - chargedBytes); // released whole when it leaves
+    }
     return DoEnqueue(p, QueuedFrame{FabricFrameMeta{h, true}, ingress}, true);
 }
 

@@ -208,9 +208,15 @@ class FabricNetDevice : public NetDevice
      * \param p the packet
      * \param h its header
      * \param ingress the port it arrived on
+     * \param chargedBytes what \p ingress was charged (0: the packet's size);
+     *        a packet the source grew meanwhile (telemetry added by a relay
+     *        that runs congestion control) is charged the difference
      * \return false if it was dropped or lost (the link is down)
      */
-    bool EnqueueRelayed(const Ptr<Packet>& p, const FabricHeaderData& h, FabricNetDevice* ingress);
+    bool EnqueueRelayed(const Ptr<Packet>& p,
+                        const FabricHeaderData& h,
+                        FabricNetDevice* ingress,
+                        uint32_t chargedBytes = 0);
 
     /// \return packets waiting in the transmit queue
     uint32_t GetQueuePackets() const;

@@ -332,6 +332,79 @@ PacketTransport::GetDiscardedPackets() const
     return m_discarded;
 }
 
+uint64_t
+PacketTransport::GetRelayedCcPackets() const
+{
+    return m_relayedCc;
+}
+
+uint64_t
+PacketTransport::GetRelayControlPackets() const
+{
+    return m_relayControl;
+}
+
+namespace
+{
+/// The rank of the GPU whose congestion control sent a relayed packet onto
+/// the network (PacketTransport::RelaySend). No bytes on the wire: a real
+/// relayed frame carries the relay NIC's address in place of the source's.
+class RelayTag : public Tag
+{
+  public:
+    RelayTag() = default;
+
+    /// \param relay the relay's rank
+    explicit RelayTag(uint32_t relay)
+        : m_relay(relay)
+    {
+    }
+
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::PacketTransportRelayTag")
+                                .SetParent<Tag>()
+                                .SetGroupName("GpuFabric")
+                                .AddConstructor<RelayTag>();
+        return tid;
+    }
+
+    TypeId GetInstanceTypeId() const override
+    {
+        return GetTypeId();
+    }
+
+    uint32_t GetSerializedSize() const override
+    {
+        return 4;
+    }
+
+    void Serialize(TagBuffer i) const override
+    {
+        i.WriteU32(m_relay);
+    }
+
+    void Deserialize(TagBuffer i) override
+    {
+        m_relay = i.ReadU32();
+    }
+
+    void Print(std::ostream& os) const override
+    {
+        os << "relay=" << m_relay;
+    }
+
+    /// \return the relay's rank
+    uint32_t GetRelay() const
+    {
+        return m_relay;
+    }
+
+  private:
+    uint32_t m_relay{0}; //!< the relay's rank
+};
+} // namespace
+
 Ptr<FabricCongestionControl>
 PacketTransport::GetFlowControl(uint32_t src, uint32_t dst) const
 {
@@ -451,10 +524,11 @@ ControlHeader(uint32_t receiver,
 
 void
 PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
+                                  uint32_t sender,
                                   uint32_t payload,
                                   const FabricIntHeader* telemetry)
 {
-    RxFlow& rx = m_endpoints[h.dst].rxFlows[h.src];
+    RxFlow& rx = m_endpoints[h.dst].rxFlows[sender];
     rx.bytes += payload;
     const bool marked = (h.flags & FabricHeader::kFlagCe) != 0;
     if (marked)
@@ -467,7 +541,7 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
             rx.lastCnp = now;
             ++m_cnpsSent;
             SendControl(
-                ControlHeader(h.dst, h.src, h.messageId, h.flowLabel, FabricHeader::kFlagCnp),
+                ControlHeader(h.dst, sender, h.messageId, h.flowLabel, FabricHeader::kFlagCnp),
                 nullptr,
                 nullptr);
         }
@@ -475,7 +549,7 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
     if (++rx.unacked >= m_ackEvery || (h.flags & FabricHeader::kFlagLast) != 0)
     {
         rx.unacked = 0;
-        SendAck(h.dst, h.src, h.messageId, h.flowLabel, telemetry);
+        SendAck(h.dst, sender, h.messageId, h.flowLabel, telemetry);
     }
 }
 
@@ -546,6 +620,7 @@ PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
         return;
     }
     CcFlow& f = it->second;
+    m_relayControl += f.relays ? 1 : 0;
     if ((h.flags & FabricHeader::kFlagCnp) != 0)
     {
         f.cc->OnCnp();
@@ -1015,7 +1090,7 @@ PacketTransport::TakeRelay(FabricNetDevice* port,
         ep.relays.emplace_back();
     }
     RelayConnection& r = ep.relays[it->second];
-    r.frames.push_back({p, h, ingress});
+    r.frames.push_back({p, h, ingress, p->GetSize()});
     if (r.frames.size() == 1)
     {
         turns.turns.push_back({kRelayTurn | it->second, 0});
@@ -1045,6 +1120,20 @@ PacketTransport::DropRelays(FabricNetDevice* port, PortTurns& turns)
             turns.turns.push_back(t);
         }
     }
+    // and those the relay's congestion control holds back (RelaySend)
+    const uint32_t index = port->GetPortIndex();
+    for (auto& [dst, waiting] : turns.ep->blocked)
+    {
+        const auto gone = [&relays, index](const std::pair<uint32_t, uint16_t>& w) {
+            if ((w.first & kRelayTurn) == 0 || w.second != index)
+            {
+                return false;
+            }
+            relays.push_back(w.first & ~kRelayTurn);
+            return true;
+        };
+        waiting.erase(std::remove_if(waiting.begin(), waiting.end(), gone), waiting.end());
+    }
     for (uint32_t r : relays)
     {
         auto& frames = turns.ep->relays[r].frames;
@@ -1052,9 +1141,48 @@ PacketTransport::DropRelays(FabricNetDevice* port, PortTurns& turns)
         {
             const RelayFrame f = std::move(frames.front());
             frames.pop_front();
-            port->EnqueueRelayed(f.packet, f.header, f.ingress); // lost with the link
+            port->EnqueueRelayed(f.packet, f.header, f.ingress, f.charged); // lost with the link
         }
     }
+}
+
+bool
+PacketTransport::RelayControls(const FabricNetDevice* port, const RelayFrame& f) const
+{
+    // a packet its source controls already (it left the source by a NIC:
+    // direct-connect hops) keeps its source's flow; distributed runs would
+    // need the relay's flow state on every rank its packets reach
+    return !m_distributed && !port->IsNvLink() &&
+           (f.header.flags & (FabricHeader::kFlagCc | FabricHeader::kControlFlags)) == 0;
+}
+
+bool
+PacketTransport::RelaySend(FabricNetDevice* port, Endpoint& ep, uint32_t cid, RelayFrame& f)
+{
+    const auto relay = static_cast<uint32_t>(&ep - m_endpoints.data());
+    const uint32_t dst = f.header.dst;
+    // no telemetry yet: the source did not control it
+    const uint32_t payload = f.packet->GetSize() - FabricHeader::kSerializedSize;
+    CcFlow& flow = FlowOf(relay, dst, port);
+    if (!CcAllows(flow, payload, relay, dst))
+    {
+        ep.blocked[dst].emplace_back(cid, port->GetPortIndex());
+        return false;
+    }
+    CcSent(flow, payload);
+    flow.relays = true;
+    FabricHeader h;
+    f.packet->RemoveHeader(h);
+    h.flags |= FabricHeader::kFlagCc;
+    if (m_ccUsesTelemetry)
+    {
+        AddTelemetry(f.packet, h); // the network leg's send time; the ingress is charged the growth
+    }
+    f.packet->AddPacketTag(RelayTag(relay));
+    f.packet->AddHeader(h);
+    f.header = h;
+    ++m_relayedCc;
+    return true;
 }
 
 void
@@ -1128,13 +1256,19 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
         {
             // a relayed packet's turn: one packet, then the next connection
             auto& frames = ep.relays[cid & ~kRelayTurn].frames;
+            if (!m_ccType.empty() && RelayControls(port, frames.front()) &&
+                !RelaySend(port, ep, cid, frames.front()))
+            {
+                // the relay's flow holds it back: off the round robin until an ACK or the pace
+                continue;
+            }
             const RelayFrame f = std::move(frames.front());
             frames.pop_front();
             if (!frames.empty())
             {
                 busy.push_back({cid, 0});
             }
-            port->EnqueueRelayed(f.packet, f.header, f.ingress);
+            port->EnqueueRelayed(f.packet, f.header, f.ingress, f.charged);
             ++took;
             continue;
         }
@@ -1282,6 +1416,17 @@ PacketTransport::Unblock(uint32_t src, uint32_t dst)
     ep.blocked.erase(b);
     for (auto [cid, port] : waiting)
     {
+        if ((cid & kRelayTurn) != 0)
+        {
+            // a relay connection (RelaySend): its frames wait as they were
+            auto& turns = ep.busy[port].turns;
+            turns.push_back({cid, 0});
+            if (turns.size() == 1)
+            {
+                Pump(PeekPointer(m_gpus[src]->GetPort(port)), ep.busy[port], UINT32_MAX);
+            }
+            continue;
+        }
         if (AddTurn(ep, port, cid))
         {
             Pump(PeekPointer(m_gpus[src]->GetPort(port)));
@@ -1315,15 +1460,22 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
             ControlArrived(p, h);
             return;
         }
+        // a relayed packet's flow is the relay's (RelaySend)
+        uint32_t sender = h.src;
+        RelayTag relay;
+        if (m_relayedCc != 0 && p->PeekPacketTag(relay))
+        {
+            sender = relay.GetRelay();
+        }
         if ((h.flags & FabricHeader::kFlagInt) != 0)
         {
             const FabricIntHeader telemetry = FabricIntHeader::Of(*p);
             payload -= telemetry.GetSerializedSize();
-            ReceiverFeedback(h, payload, &telemetry);
+            ReceiverFeedback(h, sender, payload, &telemetry);
         }
         else
         {
-            ReceiverFeedback(h, payload, nullptr);
+            ReceiverFeedback(h, sender, payload, nullptr);
         }
     }
     Credit(h.src, h.dst, payload);
@@ -1389,6 +1541,22 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
     }
     p->PeekHeader(h);
     const uint32_t payload = (h.flags & FabricHeader::kControlFlags) != 0 ? 0 : PayloadOf(p, h);
+    RelayTag relay;
+    if (m_relayedCc != 0 &&
+        (h.flags & (FabricHeader::kFlagCc | FabricHeader::kControlFlags)) ==
+            FabricHeader::kFlagCc &&
+        p->PeekPacketTag(relay))
+    {
+        // sent under the relay's flow: no longer in flight there; its
+        // source resends it (not congestion-controlled at the source)
+        auto& flows = m_endpoints[relay.GetRelay()].ccFlows;
+        if (auto f = flows.find(h.dst); f != flows.end())
+        {
+            f->second.inFlight -= std::min<uint64_t>(f->second.inFlight, payload);
+            Unblock(relay.GetRelay(), h.dst);
+        }
+        h.flags &= ~FabricHeader::kFlagCc;
+    }
     if (m_distributed && h.src < m_localGpu.size() && m_localGpu[h.src] == 0)
     {
         // the sender (of the data, or of the lost ACK) is on another rank:

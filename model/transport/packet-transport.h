@@ -82,6 +82,20 @@ namespace ns3
  * A lost ACK is sent again RetransmitTimeout later with the latest totals.
  * Loss recovery stays as described below.
  *
+ * Relayed traffic (rail-only's cross-rail messages, NCCL's PXN): a packet
+ * whose first hop was NVLink (so not congestion-controlled by its source)
+ * and that a GPU relays onto one of its NICs is congestion-controlled by the
+ * relay, as the relaying GPU's NIC is the RDMA sender of the network leg: it
+ * is paced and windowed by the relay's flow to the destination (the flow
+ * its own traffic there uses), it carries the relay's rank (a packet tag, no
+ * bytes on the wire, where a real frame carries the relay NIC's address
+ * instead of the source's), the receiver's ACKs and CNPs go to the relay,
+ * and the relay's telemetry (INT, send time) starts at the relay. The
+ * message still completes at its source when the destination has it all,
+ * and a lost packet is still resent by its source. Needs RelayTurns (the
+ * relay's round robin); not in distributed runs (refused there by
+ * FabricHelper for rail-only fabrics; elsewhere relayed packets go unpaced).
+ *
  * NACKs (Nack, off by default): the receiver tracks each message's next
  * expected sequence. Where the path keeps order (per-flow ECMP, one port) a
  * packet beyond a gap is discarded and the receiver sends a NACK naming the
@@ -153,6 +167,13 @@ class PacketTransport : public Transport
     /// \return data packets a receiver discarded (Nack: beyond a gap on an
     ///         in-order path, or a duplicate)
     uint64_t GetDiscardedPackets() const;
+    /// \return data packets of other GPUs that relays sent onto their NICs
+    ///         under their own congestion control (rail-only's cross-rail
+    ///         traffic with congestion control on)
+    uint64_t GetRelayedCcPackets() const;
+    /// \return ACKs and CNPs that reached a relay's flow (one that has sent
+    ///         relayed packets)
+    uint64_t GetRelayControlPackets() const;
 
     /**
      * \param src a sender \param dst a destination
@@ -328,6 +349,7 @@ class PacketTransport : public Transport
         uint64_t marked{0};              //!< its marked total at the last ACK
         Time nextSend;                   //!< pacing: the next packet not before
         EventId wake;                    //!< pacing: unblocks the flow at nextSend
+        bool relays{false};              //!< has sent packets this GPU relays
     };
 
     /// The receiver's side of a congestion-controlled flow.
@@ -352,7 +374,10 @@ class PacketTransport : public Transport
     void Unblock(uint32_t src, uint32_t dst);
     /// The receiver's ACK and CNP for a congestion-controlled data packet
     /// (\p telemetry: its INT, echoed by the ACK, or nullptr).
+    /// \p sender: the flow's congestion-controlled sender (the relay of a
+    /// relayed packet, else h.src).
     void ReceiverFeedback(const FabricHeaderData& h,
+                          uint32_t sender,
                           uint32_t payload,
                           const FabricIntHeader* telemetry);
     /// Send an ACK with the receiver's totals for the flow sender -> receiver.
@@ -427,6 +452,7 @@ class PacketTransport : public Transport
         Ptr<Packet> packet;
         FabricHeaderData header;
         FabricNetDevice* ingress; //!< where it arrived (charged until it leaves)
+        uint32_t charged;         //!< the bytes \p ingress was charged
     };
 
     /// The packets of one (source, destination) this GPU relays through
@@ -471,6 +497,15 @@ class PacketTransport : public Transport
     bool AddTurn(Endpoint& ep, uint32_t port, uint32_t cid);
     /// \return the index of \p ep's connection to \p dst through \p port (made if new)
     uint32_t ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port);
+    /// \return whether relayed packet \p f leaving through \p port falls
+    /// to the relay's congestion control (it arrived uncontrolled, leaves by
+    /// a NIC, one process)
+    bool RelayControls(const FabricNetDevice* port, const RelayFrame& f) const;
+    /// The relay \p ep sends \p f (of relay connection \p cid) under its
+    /// flow to the destination: \return false if the flow holds it back
+    /// (then the connection waits in Endpoint::blocked), else marks it
+    /// congestion-controlled, tags it with the relay and gives it telemetry.
+    bool RelaySend(FabricNetDevice* port, Endpoint& ep, uint32_t cid, RelayFrame& f);
 
     std::vector<Endpoint> m_endpoints;                        //!< by rank
     std::shared_ptr<const FabricSourceRoutes> m_sourceRoutes; //!< explicit routes
@@ -551,6 +586,8 @@ class PacketTransport : public Transport
     uint64_t m_serials{0};                   //!< Message::serial's source
     uint64_t m_nacksSent{0};                 //!< NACKs sent
     uint64_t m_discarded{0};                 //!< data packets a receiver discarded
+    uint64_t m_relayedCc{0};                 //!< relayed packets sent under a relay's flow
+    uint64_t m_relayControl{0};              //!< ACKs and CNPs that reached a relay's flow
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
     TracedCallback<uint32_t, uint32_t, uint64_t, uint32_t> m_retransmitTrace;
 };
