@@ -87,9 +87,11 @@ PacketTransport::GetTypeId()
                           MakeBooleanAccessor(&PacketTransport::m_recoverCongestion),
                           MakeBooleanChecker())
             .AddAttribute("CongestionControl",
-                          "Congestion control of every flow leaving a GPU through a NIC: none "
-                          "(line-rate senders, PFC only), dcqcn, dctcp, or the TypeId name of "
-                          "a FabricCongestionControl subclass (its attributes through "
+                          "Congestion control of every flow leaving a GPU through a NIC, its "
+                          "own traffic and what it relays there from NVLink (run by the "
+                          "relay): none (line-rate senders, PFC only), dcqcn, dctcp, hpcc, "
+                          "swift, or the TypeId name of a FabricCongestionControl subclass "
+                          "(its attributes through "
                           "Config::SetDefault). With one, receivers send ACKs and CNPs as "
                           "packets.",
                           StringValue("none"),

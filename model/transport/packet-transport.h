@@ -479,7 +479,8 @@ class PacketTransport : public Transport
         std::vector<PortTurns> busy;                     //!< per port: connections with data
         std::unordered_map<uint32_t, uint64_t> inFlight; //!< dst -> bytes sent, not yet credited
         std::unordered_map<uint32_t, std::vector<std::pair<uint32_t, uint16_t>>>
-            blocked; //!< dst -> (connection, port) waiting for credit
+            blocked; //!< dst -> (connection, or kRelayTurn | relay, port) held back (credit,
+                     //!< window, pace)
         /// port index of the plane that took the last packet dealt when a
         /// striped message was queued (the next one starts after it)
         uint32_t lastPlane{std::numeric_limits<uint32_t>::max()};
