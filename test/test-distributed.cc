@@ -516,8 +516,8 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
         << run.err;
     EXPECT_EQ(run.json, one.json);
 
-    // a partition that is no policy, a bad flag, and a partition on one
-    // process: refused by name, once
+    // a partition that is no policy, congestion control on a cut rail-only
+    // fabric, a bad flag, and a partition on one process: refused by name, once
     struct Case
     {
         uint32_t ranks;
@@ -527,6 +527,11 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
 
     const Case cases[] = {
         {2, "--gpus=32 --partition=nowhere", "domain, pod or file:PATH"},
+        // a relay's congestion control state does not cross ranks
+        {2,
+         "--gpus=32 --topology=rail-only "
+         "--ns3::PacketTransport::CongestionControl=ns3::DcqcnCongestionControl",
+         "invalid ns3::PacketTransport::CongestionControl"},
         {2, "--gpus=many", "invalid --gpus: got 'many'"},
         {0, "--gpus=32 --partition=pod", "--partition"},
     };
