@@ -57,7 +57,8 @@ main(int argc, char* argv[])
     std::string partition = "domain";
 
     ProgramFlags cmd("collective-bench", __FILE__);
-    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
+    const RunOutputs outputs(cmd);         // --timeline, --link-util, --progress
+    const PacketControlFlags control(cmd); // --cc, --lb
     cmd.Usage("nccl-tests-like sweep of one collective on a simulated GPU fabric.");
     cmd.AddValue("topology", "rail-only | rail-optimized | fat-tree | direct-connect", topology);
     cmd.AddValue("gpus",
@@ -114,6 +115,7 @@ main(int argc, char* argv[])
                      distributed,
                      "under mpirun -np N (N > 1), packet level, in a build with MPI");
         FabricRequire(minBytes >= 1, "--min-bytes", minBytes, "at least 1");
+        control.Apply(cmd, backend == "packet");
         FabricRequire(backend == "packet" || backend == "flow",
                       "--backend",
                       backend,

@@ -132,7 +132,8 @@ main(int argc, char* argv[])
     std::string backend = "packet";
 
     ProgramFlags cmd("moe-alltoall", __FILE__);
-    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
+    const RunOutputs outputs(cmd);         // --timeline, --link-util, --progress
+    const PacketControlFlags control(cmd); // --cc, --lb
     cmd.Usage("MoE all-to-all on rail-only (forwarding through NVLink) vs a rail-optimized "
               "fat-tree (direct), beside the rail-only paper's overhead.");
     cmd.AddValue("presets",
@@ -173,6 +174,7 @@ main(int argc, char* argv[])
                       backend,
                       "packet or flow");
         dc.Require(cmd);
+        control.Apply(cmd, backend == "packet");
         // every preset and its K (and the graph for each) checked before any output
         std::vector<HbDomainPreset> platforms;
         for (const auto& name : SplitList("--presets", presets))

@@ -255,7 +255,8 @@ main(int argc, char* argv[])
         m = 2;
     }
     ProgramFlags cmd("rail-only-vs-fat-tree", __FILE__);
-    const RunOutputs outputs(cmd); // --timeline, --link-util, --progress
+    const RunOutputs outputs(cmd);         // --timeline, --link-util, --progress
+    const PacketControlFlags control(cmd); // --cc, --lb
     cmd.Usage("Simulated iteration time and network cost of one training job on rail-only, "
               "rail-optimized fat-tree, fat-tree and a direct-connect graph; the paper's Eq. 1 "
               "and costs at 32768 GPUs.");
@@ -316,6 +317,7 @@ main(int argc, char* argv[])
                      distributed,
                      "under mpirun -np N (N > 1), packet level, in a build with MPI");
         // a plot path a gnuplot script cannot name is refused before any work
+        control.Apply(cmd, backend == "packet");
         if (!png.empty() && png != "none")
         {
             GnuplotPath("--png", png);

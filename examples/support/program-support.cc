@@ -4,7 +4,10 @@
 #include "program-support.h"
 
 #include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/congestion-control.h"
 #include "ns3/dc-schedules.h"
+#include "ns3/double.h"
 #include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-work.h"
@@ -13,7 +16,9 @@
 #include "ns3/iteration-program.h"
 #include "ns3/program-flags.h"
 #include "ns3/run-progress.h"
+#include "ns3/string.h"
 #include "ns3/training-iteration.h"
+#include "ns3/uinteger.h"
 
 #include <cerrno>
 #include <chrono>
@@ -553,6 +558,47 @@ WriteLinkHeatmap(const std::string& flag, const nlohmann::json& r, const std::st
                               r.at("end_s").get<double>() * 1e6,
                               GnuplotPath(flag, datPath)));
     return RenderPlot(gpPath, datPath, png);
+}
+
+PacketControlFlags::PacketControlFlags(ProgramFlags& cmd)
+{
+    cmd.AddValue("cc",
+                 "packet level: congestion control, none, dcqcn, dctcp, hpcc, swift or a "
+                 "FabricCongestionControl TypeId name (ns3::PacketTransport::CongestionControl)",
+                 m_cc);
+    cmd.AddValue("lb",
+                 "packet level: switch load balancing, ecmp, spray, flowlet or adaptive "
+                 "(ns3::FabricSwitch::LoadBalancing)",
+                 m_lb);
+}
+
+void
+PacketControlFlags::Apply(ProgramFlags& cmd, bool packetLevel) const
+{
+    cmd.OnlyWith("cc", packetLevel, "at packet level (the flow level is the max-min share)");
+    cmd.OnlyWith("lb", packetLevel, "at packet level (the flow level spreads by ECMP)");
+    const std::string type = ResolveCongestionControl(m_cc, "--cc");
+    FabricRequire(m_lb == "ecmp" || m_lb == "spray" || m_lb == "flowlet" || m_lb == "adaptive",
+                  "--lb",
+                  m_lb,
+                  "ecmp, spray, flowlet or adaptive");
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(m_cc));
+    Config::SetDefault("ns3::FabricSwitch::LoadBalancing", StringValue(m_lb));
+    if (type.empty())
+    {
+        return;
+    }
+    // marking as each algorithm's paper sets it, unless the command line did
+    TypeId::AttributeInformation kmax;
+    TypeId::LookupByName("ns3::FabricSwitch").LookupAttributeByName("EcnKmax", &kmax);
+    if (DynamicCast<const UintegerValue>(kmax.initialValue)->Get() != 0)
+    {
+        return;
+    }
+    const bool dcqcn = type == "ns3::DcqcnCongestionControl";
+    Config::SetDefault("ns3::FabricSwitch::EcnKmin", UintegerValue(dcqcn ? 5'000 : 100'000));
+    Config::SetDefault("ns3::FabricSwitch::EcnKmax", UintegerValue(dcqcn ? 200'000 : 100'000));
+    Config::SetDefault("ns3::FabricSwitch::EcnPmax", DoubleValue(dcqcn ? 0.01 : 1.0));
 }
 
 } // namespace ns3

@@ -210,6 +210,40 @@ class RunOutputs
 };
 
 /**
+ * --cc and --lb, the packet level's congestion control
+ * (ns3::PacketTransport::CongestionControl: none, dcqcn, dctcp, hpcc, swift
+ * or a TypeId name) and the switches' load balancing
+ * (ns3::FabricSwitch::LoadBalancing: ecmp, spray, flowlet, adaptive). Made
+ * before Parse (it adds the flags), Apply() after it:
+ *
+ *   const PacketControlFlags control(cmd);
+ *   cmd.Parse(argc, argv);
+ *   control.Apply(cmd, backend == "packet");
+ */
+class PacketControlFlags
+{
+  public:
+    /// \param cmd the program's flags (the two are added)
+    explicit PacketControlFlags(ProgramFlags& cmd);
+
+    /**
+     * Check the names and set the defaults of every fabric made after it.
+     * With a congestion control, switches mark ECN as its paper sets it
+     * (DCQCN: Kmin 5 KB, Kmax 200 KB, Pmax 1 %; the others a step at 100 KB)
+     * unless --ns3::FabricSwitch::EcnKmax was given.
+     * \param cmd the program's flags
+     * \param packetLevel whether the run has a packet level (the flags are
+     *        refused otherwise)
+     * \throws FabricConfigError naming --cc or --lb
+     */
+    void Apply(ProgramFlags& cmd, bool packetLevel) const;
+
+  private:
+    std::string m_cc{"none"};
+    std::string m_lb{"ecmp"};
+};
+
+/**
  * The heatmap of --link-util: a gnuplot script and its data (utilization of
  * links by time bins) written next to \p png, then rendered (RenderPlot):
  * each link class's average, then the 12 busiest links of each class.
