@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -566,6 +567,18 @@ TEST(Programs, FlagsThatWouldBeIgnoredAreRefused)
          "2048"},
         {"traffic-sparsity --png=none --dp-pattern=tree",
          "invalid --dp-pattern: got 'tree', allowed: ring or alltoall"},
+        // the packet level's congestion control and load balancing by name
+        {"collective-bench --max-bytes=4096 --cc=cubic",
+         "invalid --cc: got 'cubic', allowed: none, dcqcn, dctcp, hpcc, swift"},
+        {"moe-alltoall --lb=random",
+         "invalid --lb: got 'random', allowed: ecmp, spray, flowlet "
+         "or adaptive"},
+        {"rail-only-vs-fat-tree --quick --png=none --backend=flow --cc=dcqcn",
+         "invalid --cc: got 'dcqcn', allowed: only at packet level"},
+        {"traffic-sparsity --png=none --cluster-block=64",
+         "invalid --cluster-block: got '64', allowed: only with --cluster-png"},
+        {"traffic-sparsity --png=none --cluster-png=c.png --cluster-block=3",
+         "invalid --cluster-block: got '3', allowed: a divisor of --gpus (32768)"},
         // the heatmap's flags without a heatmap, EP's without EP
         {"traffic-sparsity --png=none --heatmap-gpus=0 --heatmap-pp=2",
          "invalid --heatmap-pp: got '2', allowed: only with --heatmap-gpus above 0"},
@@ -607,6 +620,35 @@ TEST(Programs, FlagsThatWouldBeIgnoredAreRefused)
     EXPECT_EQ(j["results"][0]["gpus"], 32) << j;
     EXPECT_NE(j["results"][0]["model"].get<std::string>().find("l=4,d=1024"), std::string::npos)
         << j;
+}
+
+TEST(Programs, FlagshipFatTreePenaltyFollowsTheLoadBalancer)
+{
+    // the classic fat-tree's iteration against the rail-optimized one: per
+    // flow ECMP hashes the DP rings' flows onto shared uplinks (collisions:
+    // 1.93x on the --quick job), adaptive routing takes the least-loaded
+    // eligible port per packet and all but removes the penalty (1.01x)
+    std::map<std::string, double> ratio;
+    for (const std::string lb : {"ecmp", "adaptive"})
+    {
+        const nlohmann::json j = RunJson("rail-only-vs-fat-tree --quick --png=none "
+                                         "--topologies=rail-optimized,fat-tree --lb=" +
+                                             lb,
+                                         "lb-" + lb);
+        std::map<std::string, double> t;
+        for (const auto& r : j["results"])
+        {
+            if (r.value("simulated", false))
+            {
+                t[r["topology"].get<std::string>()] = r["iteration_time_s"].get<double>();
+            }
+        }
+        ASSERT_EQ(t.size(), 2u) << j;
+        ratio[lb] = t["fat-tree"] / t["rail-optimized"];
+    }
+    EXPECT_GT(ratio["ecmp"], 1.5);
+    EXPECT_LT(ratio["adaptive"], 1.05);
+    EXPECT_GE(ratio["adaptive"], 1.0); // never faster than the rail-optimized fabric
 }
 
 TEST(Programs, CollectiveBenchSweepsAreEstimatedAsAWhole)
