@@ -582,8 +582,16 @@ PacketControlFlags::Apply(ProgramFlags& cmd, bool packetLevel) const
                   "--lb",
                   m_lb,
                   "ecmp, spray, flowlet or adaptive");
+    // only what the flags say: --ns3::... on the command line stays otherwise
+    if (cmd.WasGiven("lb"))
+    {
+        Config::SetDefault("ns3::FabricSwitch::LoadBalancing", StringValue(m_lb));
+    }
+    if (!cmd.WasGiven("cc"))
+    {
+        return;
+    }
     Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(m_cc));
-    Config::SetDefault("ns3::FabricSwitch::LoadBalancing", StringValue(m_lb));
     if (type.empty())
     {
         return;
