@@ -624,6 +624,11 @@ TEST(Programs, FlagsThatWouldBeIgnoredAreRefused)
 
 TEST(Programs, FlagshipFatTreePenaltyFollowsTheLoadBalancer)
 {
+#ifdef GPU_FABRIC_SANITIZE
+    // simulated results, not memory: the Release suite runs it (the two
+    // flagship runs take about 47 s under the sanitizers)
+    GTEST_SKIP() << "results only: run in the Release suite";
+#endif
     // the classic fat-tree's iteration against the rail-optimized one: per
     // flow ECMP hashes the DP rings' flows onto shared uplinks (collisions:
     // 1.93x on the --quick job), adaptive routing takes the least-loaded
