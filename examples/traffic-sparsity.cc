@@ -222,39 +222,24 @@ PrintStats(const TrainingIteration& it, const TrafficStats& st)
 /// traffic from source block row to destination block column.
 struct HeatmapCells
 {
-    uint32_t side{0};          //!< cells per side
-    uint32_t block{1};         //!< GPUs per cell
-    std::vector<double> gb;    //!< side x side, row-major
-    std::string flag{"--png"}; //!< the flag that named the PNG
+    uint32_t side{0};       //!< cells per side
+    uint32_t block{1};      //!< GPUs per cell
+    std::vector<double> gb; //!< side x side, row-major
+    std::string flag;       //!< the flag that named the PNG
 };
 
-/// The dense matrix of a small cluster: one cell per GPU pair.
+/// A cluster in blocks of \p block consecutive GPUs (sums over the block
+/// pair's GPU pairs, traffic inside a block on the diagonal), so that 32768
+/// GPUs fit one plot; block 1 is one cell per GPU pair (no pair is a GPU
+/// with itself). Works from the non-zero pairs only.
+/// \param flag the flag that names the PNG, for errors
 HeatmapCells
-GpuCells(const IterationTrafficMatrix& tm)
-{
-    HeatmapCells c;
-    c.side = tm.Gpus();
-    c.gb.assign(static_cast<size_t>(c.side) * c.side, 0.0);
-    for (const TrafficEntry& e : tm.Entries())
-    {
-        if (e.src != e.dst)
-        {
-            c.gb[static_cast<size_t>(e.src) * c.side + e.dst] = e.Total() / 1e9;
-        }
-    }
-    return c;
-}
-
-/// A whole cluster in blocks of \p block consecutive GPUs (sums over the
-/// block pair's GPU pairs, traffic inside a block on the diagonal), so that
-/// 32768 GPUs fit one plot; works from the non-zero pairs only.
-HeatmapCells
-BlockCells(const IterationTrafficMatrix& tm, uint32_t block)
+BlockCells(const IterationTrafficMatrix& tm, uint32_t block, const std::string& flag)
 {
     HeatmapCells c;
     c.block = block;
     c.side = tm.Gpus() / block;
-    c.flag = "--cluster-png";
+    c.flag = flag;
     c.gb.assign(static_cast<size_t>(c.side) * c.side, 0.0);
     for (const TrafficEntry& e : tm.Entries())
     {
@@ -488,7 +473,7 @@ main(int argc, char* argv[])
         out["cluster"]["pairs_by_dim"] = PairSharesJson(tm, st);
         if (clusterPlot)
         {
-            const HeatmapCells cells = BlockCells(tm, block);
+            const HeatmapCells cells = BlockCells(tm, block, "--cluster-png");
             Heatmap(cells,
                     clusterPng,
                     fmt::format("{}: bytes per block pair ({} GPUs each)\\n{}",
@@ -511,7 +496,7 @@ main(int argc, char* argv[])
             addCsv("heatmap", hst);
             if (!png.empty() && png != "none")
             {
-                Heatmap(GpuCells(htm),
+                Heatmap(BlockCells(htm, 1, "--png"),
                         png,
                         fmt::format("{}: bytes per GPU pair, {}",
                                     m.name,
