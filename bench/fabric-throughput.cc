@@ -18,6 +18,7 @@
 #include "ns3/core-module.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
+#include "ns3/fabric-switch.h"
 #include "ns3/program-flags.h"
 #include "ns3/topology-builders.h"
 
@@ -287,10 +288,7 @@ main(int argc, char* argv[])
         p.linkDelayNs = delayNs;
 
         const std::string ccType = ResolveCongestionControl(cc, "--cc");
-        FabricRequire(lb == "ecmp" || lb == "spray" || lb == "flowlet" || lb == "adaptive",
-                      "--lb",
-                      lb,
-                      "ecmp, spray, flowlet or adaptive");
+        FabricSwitch::CheckLoadBalancingName(lb, "--lb");
         FabricRequire(ecnPmax >= 0 && ecnPmax <= 1,
                       "--ecn-pmax",
                       ecnPmax,
@@ -298,10 +296,10 @@ main(int argc, char* argv[])
         if (!ccType.empty() && !cmd.WasGiven("ecn-kmin") && !cmd.WasGiven("ecn-kmax"))
         {
             // marking as each algorithm's paper sets it
-            const bool dcqcn = cc == "dcqcn" || ccType == "ns3::DcqcnCongestionControl";
-            ecnKmin = dcqcn ? 5'000 : 100'000;
-            ecnKmax = dcqcn ? 200'000 : 100'000;
-            ecnPmax = cmd.WasGiven("ecn-pmax") ? ecnPmax : (dcqcn ? 0.01 : 1.0);
+            const EcnMarking marking = PublishedEcnMarking(ccType);
+            ecnKmin = marking.kmin;
+            ecnKmax = marking.kmax;
+            ecnPmax = cmd.WasGiven("ecn-pmax") ? ecnPmax : marking.pmax;
         }
         FabricRequire(ecnKmin <= ecnKmax,
                       "--ecn-kmin",

@@ -25,6 +25,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-partition.h"
+#include "ns3/fabric-switch.h"
 #include "ns3/fault-helper.h"
 #include "ns3/iteration-program.h"
 #include "ns3/program-flags.h"
@@ -262,14 +263,18 @@ main(int argc, char* argv[])
 
         // labels from each sender's own count: the same paths on any number of ranks
         Config::SetDefault("ns3::Transport::FlowLabels", StringValue("source-sequence"));
+        const std::string ccType = ResolveCongestionControl(cc, "--cc");
+        FabricSwitch::CheckLoadBalancingName(lb, "--lb");
         Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
         FabricHelper helper;
         helper.SetSwitchAttribute("LoadBalancing", StringValue(lb));
-        if (cc != "none")
+        if (!ccType.empty())
         {
-            helper.SetSwitchAttribute("EcnKmin", UintegerValue(5'000));
-            helper.SetSwitchAttribute("EcnKmax", UintegerValue(200'000));
-            helper.SetSwitchAttribute("EcnPmax", DoubleValue(0.01));
+            // marking as the algorithm's paper sets it
+            const EcnMarking marking = PublishedEcnMarking(ccType);
+            helper.SetSwitchAttribute("EcnKmin", UintegerValue(marking.kmin));
+            helper.SetSwitchAttribute("EcnKmax", UintegerValue(marking.kmax));
+            helper.SetSwitchAttribute("EcnPmax", DoubleValue(marking.pmax));
         }
         helper.SetPartition(part);
         const double tBuild = WallSeconds();

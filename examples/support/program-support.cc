@@ -10,6 +10,7 @@
 #include "ns3/double.h"
 #include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-switch.h"
 #include "ns3/fabric-work.h"
 #include "ns3/fabric.h"
 #include "ns3/flow-transport.h"
@@ -578,10 +579,7 @@ PacketControlFlags::Apply(ProgramFlags& cmd, bool packetLevel) const
     cmd.OnlyWith("cc", packetLevel, "at packet level (the flow level is the max-min share)");
     cmd.OnlyWith("lb", packetLevel, "at packet level (the flow level spreads by ECMP)");
     const std::string type = ResolveCongestionControl(m_cc, "--cc");
-    FabricRequire(m_lb == "ecmp" || m_lb == "spray" || m_lb == "flowlet" || m_lb == "adaptive",
-                  "--lb",
-                  m_lb,
-                  "ecmp, spray, flowlet or adaptive");
+    FabricSwitch::CheckLoadBalancingName(m_lb, "--lb");
     // only what the flags say: --ns3::... on the command line stays otherwise
     if (cmd.WasGiven("lb"))
     {
@@ -603,10 +601,10 @@ PacketControlFlags::Apply(ProgramFlags& cmd, bool packetLevel) const
     {
         return;
     }
-    const bool dcqcn = type == "ns3::DcqcnCongestionControl";
-    Config::SetDefault("ns3::FabricSwitch::EcnKmin", UintegerValue(dcqcn ? 5'000 : 100'000));
-    Config::SetDefault("ns3::FabricSwitch::EcnKmax", UintegerValue(dcqcn ? 200'000 : 100'000));
-    Config::SetDefault("ns3::FabricSwitch::EcnPmax", DoubleValue(dcqcn ? 0.01 : 1.0));
+    const EcnMarking marking = PublishedEcnMarking(type);
+    Config::SetDefault("ns3::FabricSwitch::EcnKmin", UintegerValue(marking.kmin));
+    Config::SetDefault("ns3::FabricSwitch::EcnKmax", UintegerValue(marking.kmax));
+    Config::SetDefault("ns3::FabricSwitch::EcnPmax", DoubleValue(marking.pmax));
 }
 
 } // namespace ns3

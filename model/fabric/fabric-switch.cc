@@ -169,27 +169,36 @@ FabricSwitch::AddPort(Ptr<FabricNetDevice> device)
     return FabricNode::AddPort(device);
 }
 
-namespace
+const std::vector<std::string>&
+FabricSwitch::LoadBalancingNames()
 {
-/// LoadBalancing's names, by mode.
-const std::array<const char*, 4> kBalancerNames{"ecmp", "spray", "flowlet", "adaptive"};
-} // namespace
+    static const std::vector<std::string> names{"ecmp", "spray", "flowlet", "adaptive"};
+    return names;
+}
+
+void
+FabricSwitch::CheckLoadBalancingName(const std::string& name, const std::string& parameter)
+{
+    const auto& names = LoadBalancingNames();
+    FabricRequire(std::find(names.begin(), names.end(), name) != names.end(),
+                  parameter,
+                  name,
+                  "ecmp, spray, flowlet or adaptive");
+}
 
 void
 FabricSwitch::SetLoadBalancingName(const std::string& name)
 {
-    const auto it = std::find(kBalancerNames.begin(), kBalancerNames.end(), name);
-    FabricRequire(it != kBalancerNames.end(),
-                  "ns3::FabricSwitch::LoadBalancing",
-                  name,
-                  "ecmp, spray, flowlet or adaptive");
-    m_loadBalancing = static_cast<LoadBalancing>(it - kBalancerNames.begin());
+    CheckLoadBalancingName(name, "ns3::FabricSwitch::LoadBalancing");
+    const auto& names = LoadBalancingNames();
+    m_loadBalancing =
+        static_cast<LoadBalancing>(std::find(names.begin(), names.end(), name) - names.begin());
 }
 
 std::string
 FabricSwitch::GetLoadBalancingName() const
 {
-    return kBalancerNames[m_loadBalancing];
+    return LoadBalancingNames()[m_loadBalancing];
 }
 
 uint64_t

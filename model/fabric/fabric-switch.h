@@ -9,6 +9,7 @@
 #include "ns3/queue-size.h"
 
 #include <string>
+#include <vector>
 
 namespace ns3
 {
@@ -52,6 +53,19 @@ class FabricSwitch : public FabricNode
      * it when it builds a fabric; DoInitialize checks it again.
      */
     void RequireLosslessBufferFits() const;
+
+    /**
+     * \return LoadBalancing's names, in the order of its modes: ecmp, spray,
+     *         flowlet, adaptive (for programs that list or check them)
+     */
+    static const std::vector<std::string>& LoadBalancingNames();
+
+    /**
+     * Refuse a name LoadBalancing does not take.
+     * \param name the name \param parameter what gave it, for the error
+     * \throws FabricConfigError naming \p parameter, \p name and the names allowed
+     */
+    static void CheckLoadBalancingName(const std::string& name, const std::string& parameter);
 
   protected:
     /// Grows the output queues to GetLosslessBufferBytes() (GrowBufferForPfc).

@@ -640,4 +640,14 @@ ResolveCongestionControl(const std::string& name, const std::string& parameter)
     return name;
 }
 
+EcnMarking
+PublishedEcnMarking(const std::string& type)
+{
+    if (type == "ns3::DcqcnCongestionControl")
+    {
+        return {5'000, 200'000, 0.01};
+    }
+    return {100'000, 100'000, 1.0};
+}
+
 } // namespace ns3

@@ -298,6 +298,27 @@ class SwiftCongestionControl : public FabricCongestionControl
  */
 std::string ResolveCongestionControl(const std::string& name, const std::string& parameter);
 
+/**
+ * \ingroup gpu-fabric
+ * \brief ECN marking of switch ports: FabricSwitch's EcnKmin, EcnKmax and EcnPmax.
+ */
+struct EcnMarking
+{
+    uint32_t kmin; //!< bytes queued where marking starts
+    uint32_t kmax; //!< bytes queued where the probability reaches pmax
+    double pmax;   //!< marking probability at kmax
+};
+
+/**
+ * The marking an algorithm's paper runs its switches with: DCQCN's RED
+ * (Kmin 5 KB, Kmax 200 KB, Pmax 1 %; Zhu et al., SIGCOMM 2015), and for the
+ * others DCTCP's step (every packet marked above K = 100 KB; HPCC and Swift
+ * read INT and delay, and ignore marks).
+ * \param type a TypeId name from ResolveCongestionControl (not "")
+ * \return the marking
+ */
+EcnMarking PublishedEcnMarking(const std::string& type);
+
 } // namespace ns3
 
 #endif // GPU_FABRIC_CONGESTION_CONTROL_H
