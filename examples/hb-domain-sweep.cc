@@ -414,7 +414,7 @@ main(int argc, char* argv[])
                         t = ThreeDParallelTime(p,
                                                tp,
                                                pp,
-                                               double{microBatch} * m.seqLength,
+                                               static_cast<double>(microBatch) * m.seqLength,
                                                recompute,
                                                m.bytesPerActivation);
                     }

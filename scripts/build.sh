@@ -18,6 +18,14 @@ else
   build="${GPU_FABRIC_BUILD_DIR:-$root/build}"
   "$root/scripts/install-deps.sh"
 fi
+# ccache (installed by install-deps.sh), as ns-3's own build uses it: a
+# rebuild, another build directory or a fresh clone at another path compiles
+# only what changed (paths are hashed relative to the checkout).
+# GPU_FABRIC_CCACHE=0 turns it off.
+if [ "${GPU_FABRIC_CCACHE:-1}" != 0 ] && command -v ccache > /dev/null; then
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+  set -- -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "$@"
+fi
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "$@" > "$build/configure.log" 2>&1 \
   || { cat "$build/configure.log"; exit 1; }

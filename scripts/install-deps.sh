@@ -17,6 +17,8 @@ done
 
 packages=(
   cmake g++ make
+  # scripts/build.sh compiles through it when it is there
+  ccache
   # ns-3.37: find_package(ns3) also needs the ns3 package (its *-creator
   # programs) and the -dev packages of what libns3-core links.
   libns3-dev ns3 libgsl-dev libsqlite3-dev libxml2-dev libpython3-dev

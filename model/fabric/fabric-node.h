@@ -187,7 +187,7 @@ class FabricNode : public Node
         bool pause;           //!< PFC: pause (else resume)
         uint64_t sink{0};     //!< a note (port kNotePort): its sink serial
         uint64_t cookie{0};   //!< a note: its cookie
-        NoteCallback take;    //!< a note: what takes it
+        NoteCallback take{};  //!< a note: what takes it
     };
 
     /// The port index of notes: after every port's frames.
