@@ -14,6 +14,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-switch.h"
+#include "ns3/fault-helper.h"
 #include "ns3/hb-domain-preset.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -28,6 +29,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 using gpu_fabric_test::Star;
@@ -1101,6 +1103,208 @@ TEST_F(CongestionControlTest, ARelayedPacketLostOnTheRailLeavesTheRelaysWindow)
     EXPECT_EQ(r.resent, r.dropped);
     // every first send and every resend left a relay under its flow
     EXPECT_EQ(r.relayedCc, r.packets + r.dropped);
+}
+
+/// What a relayed incast did when a relay's NIC cable went down mid-run.
+struct RelayFailure
+{
+    Transport::Totals totals;                   //!< messages and bytes sent and delivered
+    std::vector<TransportMessageReport> failed; //!< the MessageFailed reports, in order
+    uint64_t failedTraced{0};                   //!< MessageFailed trace calls
+    uint64_t packets{0};                        //!< data packets the transport delivered
+    uint64_t arrivals{0};  //!< data packets of the messages that reached the destination
+    uint64_t distinct{0};  //!< of which distinct (source, message, sequence)
+    uint64_t lost{0};      //!< packets the transport heard were lost
+    uint64_t resent{0};    //!< packets resent
+    uint64_t relayedCc{0}; //!< relayed packets sent under a relay's flow
+    uint32_t payload{0};   //!< payload bytes per packet
+    Time end;              //!< when the last message was delivered or failed
+    bool drained{false};   //!< no event was left at the guard
+};
+
+/**
+ * The relayed incast of RunRelayedIncast (9 sources of domains 0-2 into
+ * kRelayDst through the relays on rail 0) with \p cc, and relay 0's NIC
+ * cable down at \p at (detected 50 us later) and, if \p repairAt is later,
+ * up again then; \p hbDomainRelay: whether traffic that lost its network
+ * path is relayed through the HB domains.
+ */
+RelayFailure
+RunRelayFailure(const std::string& cc,
+                uint64_t bytes,
+                Time at,
+                bool hbDomainRelay,
+                Time repairAt = Time(0))
+{
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    FabricHelper helper;
+    DcqcnMarking(helper);
+    ClusterParams p;
+    p.gpus = 4 * kRelayK;
+    p.platform = HbDomainPreset::Custom(kRelayK, DataRate("3600Gbps"), DataRate(kRate), 2);
+    p.linkDelayNs = 1000;
+    const FabricTopology topo = BuildRailOnly(p);
+    Ptr<Fabric> fabric = helper.Install(topo);
+    FaultHelper faults(fabric);
+    faults.SetHbDomainRelay(hbDomainRelay);
+    uint32_t relayNic = UINT32_MAX;
+    for (uint32_t c : FaultHelper::CablesOf(topo, topo.GpuVertex(kRelays[0])))
+    {
+        if (topo.Cables()[c].kind == TopoLinkKind::Nic)
+        {
+            relayNic = c;
+        }
+    }
+    EXPECT_NE(relayNic, UINT32_MAX);
+    faults.LinkDown(relayNic, at);
+    if (repairAt > at)
+    {
+        faults.LinkUp(relayNic, repairAt);
+    }
+    Ptr<PacketTransport> transport = fabric->GetTransport();
+    RelayFailure r;
+    r.payload = transport->GetPayloadPerPacket();
+    // every data packet of the incast that reaches the destination GPU, by
+    // any of its ports (the rail, or NVLink from a GPU that relayed it)
+    using Key = std::tuple<uint32_t, uint32_t, uint32_t>;
+    std::map<Key, uint32_t> arrivals;
+    for (uint32_t c : FaultHelper::CablesOf(topo, topo.GpuVertex(kRelayDst)))
+    {
+        auto [a, b] = fabric->GetCableDevices(c);
+        (topo.Cables()[c].a == topo.GpuVertex(kRelayDst) ? a : b)
+            ->TraceConnectWithoutContext(
+                "MacRx",
+                MakeBoundCallback(
+                    +[](std::map<Key, uint32_t>* seen, Ptr<const Packet> packet) {
+                        FabricHeader h;
+                        packet->PeekHeader(h);
+                        if (h.dst == kRelayDst && (h.flags & FabricHeader::kControlFlags) == 0)
+                        {
+                            ++(*seen)[Key{h.src, h.messageId, h.sequence}];
+                        }
+                    },
+                    &arrivals));
+    }
+    // when the last message was delivered or given up
+    transport->TraceConnectWithoutContext(
+        "MessageFailed",
+        MakeBoundCallback(
+            +[](RelayFailure* out, const Transport::MessageReport&) {
+                ++out->failedTraced;
+                out->end = Simulator::Now();
+            },
+            &r));
+    for (uint32_t g = 0; g < 3 * kRelayK; ++g)
+    {
+        if (g % kRelayK != 0)
+        {
+            transport->Send(g,
+                            kRelayDst,
+                            bytes,
+                            MakeBoundCallback(
+                                +[](Time* end) { *end = Simulator::Now(); },
+                                &r.end));
+        }
+    }
+    // a guard far beyond the run: a hang would reach it with messages pending
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    r.drained = Simulator::IsFinished();
+    r.totals = transport->GetTotals();
+    r.failed = transport->GetFailureReports();
+    r.packets = transport->GetPacketsDelivered();
+    r.lost = transport->GetLostPackets();
+    r.resent = transport->GetRetransmissions();
+    r.relayedCc = transport->GetRelayedCcPackets();
+    for (const auto& [key, n] : arrivals)
+    {
+        r.arrivals += n;
+        ++r.distinct;
+    }
+    fabric->Dispose();
+    Simulator::Destroy();
+    Config::Reset();
+    return r;
+}
+
+TEST_F(CongestionControlTest, ARelaysNicFailingMidRunMovesOrFailsItsMessagesWithEveryByteCounted)
+{
+    // 9 sources x 2 MB, 1.44 ms at the port's line rate. Relay 0 (domain 0,
+    // rail 0) loses its NIC at 300 us: what it holds for its flow (NVLink
+    // fills it far faster than its rate drains it) and what is on the wire
+    // is lost, and leaves its flow; the routes change 50 us later. With
+    // HB-domain relay, domain 0's sources resend every lost packet by a path
+    // through another rail and every byte arrives once; without it their
+    // three messages have no path left and fail with a report saying so,
+    // while the 6 others arrive. Repaired 150 us later, the routes go back
+    // through relay 0 and its flow carries the resends that follow. No
+    // hang, no byte counted twice: bytes sent = delivered + those of failed
+    // messages.
+    const uint64_t bytes = 2'000'000;
+    for (const std::string cc : {"dcqcn", "hpcc"})
+    {
+        for (const auto& [hbDomainRelay, repairAt] : {std::pair{true, Time(0)},
+                                                      std::pair{false, Time(0)},
+                                                      std::pair{true, MicroSeconds(450)}})
+        {
+            const RelayFailure r =
+                RunRelayFailure(cc, bytes, MicroSeconds(300), hbDomainRelay, repairAt);
+            std::printf(
+                "relayed incast, %s, relay 0's NIC down at 300 us%s, HB-domain relay %s: "
+                "%lu of %lu messages delivered, %zu failed%s%s, %lu packets lost, %lu "
+                "resent, %lu relayed under a relay's flow, the last message done at %.3f ms\n",
+                cc.c_str(),
+                repairAt.IsZero() ? "" : ", up at 450 us",
+                hbDomainRelay ? "on" : "off",
+                r.totals.messagesDelivered,
+                r.totals.messagesSent,
+                r.failed.size(),
+                r.failed.empty() ? "" : ": ",
+                r.failed.empty() ? "" : r.failed.front().reason.c_str(),
+                r.lost,
+                r.resent,
+                r.relayedCc,
+                r.end.GetSeconds() * 1e3);
+            const std::string what = cc + (hbDomainRelay ? ", relay on" : ", relay off") +
+                                     (repairAt.IsZero() ? "" : ", repaired");
+            // no hang: every message is delivered or given up, and nothing
+            // (a timer, a blocked flow's wake-up) runs on to the guard
+            EXPECT_TRUE(r.drained) << what;
+            EXPECT_LT(r.end, MilliSeconds(10)) << what;
+            EXPECT_EQ(r.totals.messagesSent, 9u) << what;
+            EXPECT_EQ(r.totals.messagesDelivered + r.failed.size(), 9u) << what;
+            EXPECT_EQ(r.failedTraced, r.failed.size()) << what;
+            uint64_t failedBytes = 0;
+            for (const TransportMessageReport& f : r.failed)
+            {
+                failedBytes += f.bytes;
+                EXPECT_LT(f.delivered, f.bytes) << what;
+                EXPECT_EQ(f.dst, kRelayDst) << what;
+                EXPECT_LT(f.src, kRelayK) << what << ": only domain 0 lost its relay";
+                EXPECT_NE(f.reason.find("no path left"), std::string::npos)
+                    << what << ": " << f.reason;
+            }
+            EXPECT_EQ(r.totals.bytesSent, r.totals.bytesDelivered + failedBytes) << what;
+            EXPECT_EQ(r.totals.bytesDelivered, r.totals.messagesDelivered * bytes) << what;
+            // each packet reached the destination once: a lost one was resent
+            // once, and none that arrived was sent again
+            EXPECT_EQ(r.arrivals, r.distinct) << what;
+            EXPECT_GE(r.distinct, r.packets)
+                << what;                   // stragglers of failed messages are not delivered
+            EXPECT_GT(r.lost, 0u) << what; // the relay's queue and wire went down with it
+            if (hbDomainRelay)
+            {
+                EXPECT_TRUE(r.failed.empty()) << what << ": " << r.failed.front().ToString();
+                const uint64_t perMessage = (bytes + r.payload - 1) / r.payload;
+                EXPECT_EQ(r.packets, 9 * perMessage) << what;
+                EXPECT_EQ(r.resent, r.lost) << what;
+            }
+            else
+            {
+                EXPECT_EQ(r.failed.size(), kRelayK - 1) << what;
+            }
+        }
+    }
 }
 
 } // namespace
