@@ -299,27 +299,29 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
         EXPECT_GT(Utilization(r), 0.95) << senders << " senders";
         // 8 senders: 10 % above the fixed point; 2 senders: 23 % above (the
         // doc's deviation list). The fluid model's parameters are the
-        // attributes' (checked: CnpInterval, AlphaTimer, RateTimer,
-        // ByteCounter in frame bytes, F, RateAi; g drops out of the fixed
-        // point). The rate loop is not at the model's fixed point: in this
-        // window a flow gets 1,660 CNPs/s (2 senders) and 2,462/s (8)
-        // against 1,437 and 2,098 at p*, alpha 14 % above its fixed point
-        // (2 senders over 150-250 ms: 1,555/s, alpha 5 % above).
-        // The model is mean-field: a CNP takes the target rate back by
-        // RT - RC at its time average (0.40 Gb/s, 2 senders), but no CNP
-        // comes within CnpInterval of the last one, when that gap is at its
-        // widest (alpha/2 of the rate before fast recovery halves it), so
-        // CNPs find 0.26 Gb/s and the loop needs more of them. On top, this
-        // receiver ignores marks within CnpInterval of its last CNP, and
-        // marks cluster while the queue of 2 flows swings with each cut:
-        // 0.125 % marked for p* 0.098 %. With the authors' NP (a CNP at the
-        // end of each interval with a mark, the model's own assumption) 2
-        // senders come within 0 to -12 %, but 8 fall into a relaxation
-        // cycle (the queue climbs to Kmax, a burst of CNPs empties it) 51 to
-        // 55 % below; the paper's NP (the first mark at once, then at most
-        // one per interval): -13 to +6 % and -33 to -36 %. Over 50-300 ms 2
-        // senders are 25-27 % above and this 50 ms window spreads over
-        // +16 to +33 % with RngRun 1-4: the 25 % below holds for the
+        // attributes' (checked: CnpInterval, AlphaTimer, RateTimer, ByteCounter
+        // in frame bytes, F, RateAi; g drops out of the fixed point). The
+        // model, integrated with them, settles at its fixed point (queue sd
+        // under 0.6 KB, 4-80 us of feedback delay); the packets' queue has an sd
+        // of 25 KB (2) and 41 KB (8), each cut being alpha/2 of a flow's rate,
+        // about every 0.6 ms. The rate loop is not at the model's fixed point
+        // either: in this window a flow gets 1,660 CNPs/s (2 senders) and
+        // 2,462/s (8) against 1,437 and 2,098 at p*, alpha 14 % above its fixed
+        // point (2 senders over 150-250 ms: 1,555/s, alpha 5 % above). The
+        // model is mean-field: a CNP takes the target rate back by RT - RC at
+        // its time average (0.40 Gb/s, 2 senders), but no CNP comes within
+        // CnpInterval of the last one, when that gap is at its widest (alpha/2
+        // of the rate before fast recovery halves it), so CNPs find 0.26 Gb/s
+        // and the loop needs more of them. On top, this receiver ignores marks
+        // within CnpInterval of its last CNP, and marks cluster while the queue
+        // of 2 flows swings with each cut: 0.125 % marked for p* 0.098 %. With
+        // the authors' NP (a CNP at the end of each interval with a mark, the
+        // model's own assumption) 2 senders come within 0 to -12 %, but 8 fall
+        // into a relaxation cycle (the queue climbs to Kmax, a burst of CNPs
+        // empties it) 51 to 55 % below; the paper's NP (the first mark at once,
+        // then at most one per interval): -13 to +6 % and -33 to -36 %. Over
+        // 50-300 ms 2 senders are 25-27 % above and this 50 ms window spreads
+        // over +16 to +33 % with RngRun 1-4: the 25 % below holds for the
         // default run, the 15 % for neither NP
         EXPECT_NEAR(r.meanQueue, queue, (senders == 2 ? 0.25 : 0.15) * queue)
             << senders << " senders";
