@@ -415,12 +415,13 @@ CompareGraph(const CompareGraphSpec& spec,
         sim.bytes = bytes;
         // BFB's chunks: as --simulate's allreduce, but none below a packet's
         // payload (4096 bytes) and at most about 2^21 chunk transfers (N^2
-        // per chunk per shard), so that ~1,000 hosts stay quick
+        // per chunk per shard), so that ~1,000 hosts stay quick; --chunks
+        // given is taken as it is
         SimSettings simAr = sim;
         const uint64_t most =
             std::max<uint64_t>(1,
                                std::min<uint64_t>((uint64_t{1} << 21) / (n * n), bytes / n / 4096));
-        if (ChunksPerShard(ar, simAr) > most)
+        if (sim.chunksPerShard == 0 && ChunksPerShard(ar, simAr) > most)
         {
             simAr.chunksPerShard = static_cast<uint32_t>(most);
         }
@@ -439,6 +440,7 @@ CompareGraph(const CompareGraphSpec& spec,
             const bool simulateSize = simulateThisSize && skip == spec.formulaOnly.end();
             std::optional<double> simulated;
             double formula = 0;
+            std::optional<double> planFormula; // BFB: its whole-chunk plan's
             std::string detail;
             uint64_t messages = 0;
             if (algo == "bfb")
@@ -449,10 +451,21 @@ CompareGraph(const CompareGraphSpec& spec,
                                         alpha,
                                         static_cast<double>(bytes),
                                         sim.bandwidthBps * kPayloadShare);
-                detail = fmt::format("T_L = {}, T_B = {}, {} chunks per shard",
+                // the plan of whole chunks: each step as long as its busiest
+                // arc's bytes at B/d (the LP's fractions rounded to cps chunks)
+                const BfbChunkPlan plan = PlanBfbChunks(ar, bytes, cps);
+                double busiest = 0;
+                for (uint64_t b : plan.stepMaxArcBytes)
+                {
+                    busiest += static_cast<double>(b);
+                }
+                planFormula = alpha * ar.Steps() +
+                              busiest * 8.0 * ar.degree / (sim.bandwidthBps * kPayloadShare);
+                detail = fmt::format("T_L = {}, T_B = {}, {} chunks per shard, their plan {:.6e} s",
                                      ar.Steps(),
                                      ToString(ar.Tb()),
-                                     cps);
+                                     cps,
+                                     *planFormula);
                 // every chunk crosses N - 1 arcs in each half
                 messages = 2 * (n - 1) * n * cps;
                 if (simulateSize && messages <= c.maxMessages)
@@ -514,6 +527,10 @@ CompareGraph(const CompareGraphSpec& spec,
             {
                 row["simulated_s"] = *simulated;
                 row["ratio"] = *simulated / formula;
+            }
+            if (planFormula)
+            {
+                row["plan_formula_s"] = *planFormula;
             }
             rows.push_back(row);
         }
@@ -859,8 +876,9 @@ main(int argc, char* argv[])
                  simulate);
     cmd.AddValue<uint32_t>(
         "chunks",
-        "with --simulate: chunks per shard (0: the exact count, at most 64; for allreduce "
-        "also a multiple of 2..d when that stays <= 64)",
+        "with --simulate or --compare: chunks per shard (0: the exact count, at most 64; for "
+        "allreduce also a multiple of 2..d when that stays <= 64; --compare then caps it at "
+        "about 2^21 chunk transfers and 4096-byte chunks, a count given is taken as it is)",
         chunks,
         "an integer >= 0 (0: exact)",
         count(999999999));

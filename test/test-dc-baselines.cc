@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -572,6 +573,36 @@ TEST(DcBaselineCompare, JsonHasOneRowPerGraphSizeAndAlgorithm)
     {
         EXPECT_EQ(keys.count({"BiRing(6)", uint64_t{65536}, algo}), 1u) << algo;
     }
+}
+
+TEST(DcBaselineCompare, BfbWithOneChunkPerShardChainsItsReductions)
+{
+    // On C(64,{5,7}) at 16 MiB the LP's loads round to whole chunks almost
+    // exactly with 1 or 12 chunks per shard (the plan's own formula, each
+    // step as long as its busiest arc, is within 2 % of T_B M/B). With 12
+    // (a multiple of every in-degree 2..4) the simulation meets it; with 1
+    // the reductions into a shard's one chunk are chained, so a host's
+    // in-arcs take turns: far slower than the plan, though it moves the
+    // same bytes.
+    std::map<uint32_t, nlohmann::json> rows;
+    for (uint32_t chunks : {1u, 12u})
+    {
+        const auto j = RunJson("direct-connect-synth --compare --graph='C(64,{5,7})' "
+                               "--algorithms=bfb --sizes=16777216 --backend=flow --chunks=" +
+                                   std::to_string(chunks),
+                               "dc-compare-chunks-" + std::to_string(chunks));
+        ASSERT_EQ(j["compare"].size(), 1u) << j.dump();
+        rows[chunks] = j["compare"][0];
+    }
+    for (const auto& [chunks, r] : rows)
+    {
+        const double formula = r["formula_s"].get<double>();
+        const double plan = r["plan_formula_s"].get<double>();
+        EXPECT_GE(plan, formula * (1 - 1e-9)) << chunks << " chunks: rounding only adds";
+        EXPECT_LT(plan, 1.02 * formula) << chunks << " chunks";
+    }
+    EXPECT_NEAR(rows[12]["ratio"].get<double>(), 1.0, 0.02);
+    EXPECT_GT(rows[1]["simulated_s"].get<double>(), 1.2 * rows[1]["plan_formula_s"].get<double>());
 }
 
 TEST(DcBaselineCompare, RowsNotSimulatedSayFormula)
