@@ -1134,6 +1134,9 @@ struct RelayFailure
     uint32_t payload{0};   //!< payload bytes per packet
     Time end;              //!< when the last message was delivered or failed
     bool drained{false};   //!< no event was left at the guard
+    /// packets dropped for lack of a route: (vertex, time) of each
+    std::vector<std::pair<uint32_t, Time>> noRoute;
+    uint64_t keptRoutes{0}; //!< withdrawn switch routes the last routing update kept
 };
 
 /**
@@ -1199,6 +1202,19 @@ RunRelayFailure(const std::string& cc,
                     },
                     &arrivals));
     }
+    // every packet a node dropped for lack of a route, where and when
+    for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+    {
+        using Drops = std::vector<std::pair<uint32_t, Time>>;
+        fabric->GetNodeOfVertex(v)->TraceConnectWithoutContext(
+            "NoRouteDrop",
+            MakeBoundCallback(
+                +[](Drops* drops, uint32_t vertex, Ptr<const Packet>) {
+                    drops->emplace_back(vertex, Simulator::Now());
+                },
+                &r.noRoute,
+                v));
+    }
     // when the last message was delivered or given up
     transport->TraceConnectWithoutContext(
         "MessageFailed",
@@ -1230,6 +1246,7 @@ RunRelayFailure(const std::string& cc,
     r.lost = transport->GetLostPackets();
     r.resent = transport->GetRetransmissions();
     r.relayedCc = transport->GetRelayedCcPackets();
+    r.keptRoutes = faults.GetInjector()->GetKeptRoutes();
     for (const auto& [key, n] : arrivals)
     {
         r.arrivals += n;
@@ -1251,9 +1268,10 @@ TEST_F(CongestionControlTest, ARelaysNicFailingMidRunMovesOrFailsItsMessagesWith
     // through another rail and every byte arrives once; without it their
     // three messages have no path left and fail with a report saying so,
     // while the 6 others arrive. Repaired 150 us later, the routes go back
-    // through relay 0 and its flow carries the resends that follow. No
-    // hang, no byte counted twice: bytes sent = delivered + those of failed
-    // messages.
+    // through relay 0 and its flow carries the resends that follow, while
+    // the packets already sent through other rails still arrive through
+    // them. No hang, no byte counted twice: bytes sent = delivered + those
+    // of failed messages.
     const uint64_t bytes = 2'000'000;
     for (const std::string cc : {"dcqcn", "hpcc"})
     {
@@ -1266,7 +1284,8 @@ TEST_F(CongestionControlTest, ARelaysNicFailingMidRunMovesOrFailsItsMessagesWith
             std::printf(
                 "relayed incast, %s, relay 0's NIC down at 300 us%s, HB-domain relay %s: "
                 "%lu of %lu messages delivered, %zu failed%s%s, %lu packets lost, %lu "
-                "resent, %lu relayed under a relay's flow, the last message done at %.3f ms\n",
+                "resent, %lu relayed under a relay's flow, the last message done at %.3f ms, "
+                "%zu dropped for lack of a route, %lu withdrawn routes kept\n",
                 cc.c_str(),
                 repairAt.IsZero() ? "" : ", up at 450 us",
                 hbDomainRelay ? "on" : "off",
@@ -1278,7 +1297,13 @@ TEST_F(CongestionControlTest, ARelaysNicFailingMidRunMovesOrFailsItsMessagesWith
                 r.lost,
                 r.resent,
                 r.relayedCc,
-                r.end.GetSeconds() * 1e3);
+                r.end.GetSeconds() * 1e3,
+                r.noRoute.size(),
+                r.keptRoutes);
+            for (const auto& [v, t] : r.noRoute)
+            {
+                std::printf("  no route at vertex %u at %.3f us\n", v, t.GetSeconds() * 1e6);
+            }
             const std::string what = cc + (hbDomainRelay ? ", relay on" : ", relay off") +
                                      (repairAt.IsZero() ? "" : ", repaired");
             // no hang: every message is delivered or given up, and nothing
@@ -1306,6 +1331,19 @@ TEST_F(CongestionControlTest, ARelaysNicFailingMidRunMovesOrFailsItsMessagesWith
             EXPECT_GE(r.distinct, r.packets)
                 << what;                   // stragglers of failed messages are not delivered
             EXPECT_GT(r.lost, 0u) << what; // the relay's queue and wire went down with it
+            // No packet is dropped for lack of a route. The failure's update
+            // withdraws only routes that lead nowhere now (over the dead
+            // cable, or to relay 0, which has no way out): none is kept.
+            // The repair's withdraws the relay routes of rail switches 1-3
+            // to the 4 GPUs of rail 0 (relay 0 and the 3 others, which
+            // domain 0 reached only through it) via the destination
+            // domain's GPU on their rail, which still lead there: those 3 x
+            // 4 are kept for the packets the sources had already queued on
+            // them (345 with DCQCN, 333 with HPCC, all dropped on arrival
+            // at the rail switches in the 45 us after the update before
+            // routes were kept).
+            EXPECT_TRUE(r.noRoute.empty()) << what;
+            EXPECT_EQ(r.keptRoutes, repairAt.IsZero() ? 0u : (kRelayK - 1) * 4u) << what;
             if (hbDomainRelay)
             {
                 EXPECT_TRUE(r.failed.empty()) << what << ": " << r.failed.front().ToString();

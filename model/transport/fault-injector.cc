@@ -8,6 +8,8 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -153,13 +155,128 @@ FaultInjector::Detect(FaultState snapshot, std::string what)
     }
     snapshot.hbDomainRelay = relay;
     m_detected = snapshot;
-    m_fabric->SetRoutingTables(ComputeRoutingTables(m_fabric->GetTopology(), snapshot));
+    std::vector<FabricRoutingTable> tables =
+        ComputeRoutingTables(m_fabric->GetTopology(), snapshot);
+    KeepWithdrawnRoutes(tables, snapshot);
+    m_fabric->SetRoutingTables(std::move(tables));
     ++m_updates;
-    const std::string line =
-        fmt::format("{:.9f} s: routing updated after: {}", Simulator::Now().GetSeconds(), what);
+    const std::string line = fmt::format(
+        "{:.9f} s: routing updated after: {}{}",
+        Simulator::Now().GetSeconds(),
+        what,
+        m_nKept == 0
+            ? std::string()
+            : fmt::format(" ({} withdrawn switch routes kept for packets in flight)", m_nKept));
     NS_LOG_INFO(line);
     m_log.push_back(line);
     m_routesTrace(what);
+}
+
+void
+FaultInjector::KeepWithdrawnRoutes(std::vector<FabricRoutingTable>& tables, const FaultState& state)
+{
+    const FabricTopology& topo = m_fabric->GetTopology();
+    const auto& g = topo.GetGraph();
+    const std::vector<FabricRoutingTable>& installed = m_fabric->GetRoutingTables();
+    const uint32_t nv = topo.GetNVertices();
+    const uint32_t ngpu = topo.GetNGpus();
+    std::vector<char> deadVertex(nv, 0);
+    for (uint32_t v : state.vertices)
+    {
+        deadVertex[v] = 1;
+    }
+    // A kept route is kept once: the next update withdraws it (the installed
+    // routes it may keep are those the previous update computed, so that a
+    // packet follows the old loop-free routes until it meets a node with a
+    // new route, and the new ones from there).
+    std::vector<std::vector<uint32_t>> kept(nv);
+    m_kept.resize(nv);
+    m_nKept = 0;
+    constexpr uint32_t kNone = UINT32_MAX;
+    std::vector<uint32_t> next;
+    std::vector<uint16_t> ports;
+    for (uint32_t v = 0; v < nv && v < installed.size(); ++v)
+    {
+        if (topo.Node(v).kind == TopoNodeKind::Gpu || deadVertex[v])
+        {
+            continue;
+        }
+        std::vector<std::pair<uint32_t, std::vector<uint16_t>>> keep;
+        for (uint32_t dst = 0; dst < ngpu; ++dst)
+        {
+            if (tables[v].GetNPorts(dst) > 0 || installed[v].GetNPorts(dst) == 0 ||
+                deadVertex[topo.GpuVertex(dst)] ||
+                std::binary_search(m_kept[v].begin(), m_kept[v].end(), dst))
+            {
+                continue;
+            }
+            if (next.empty())
+            {
+                // the vertex behind each port, if its cable and it are up
+                next.assign(topo.Node(v).ports, kNone);
+                for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
+                {
+                    const auto x = static_cast<uint32_t>(boost::target(*it, g));
+                    if (state.cables.count(g[*it].cable) == 0 && !deadVertex[x])
+                    {
+                        next[g[*it].srcPort] = x;
+                    }
+                }
+            }
+            // a port that still leads somewhere: to the destination, to a
+            // GPU the new tables route on, or to a switch with a route
+            // (new or kept)
+            const uint32_t dv = topo.GpuVertex(dst);
+            ports.clear();
+            for (uint32_t i = 0; i < installed[v].GetNPorts(dst); ++i)
+            {
+                const uint16_t port = installed[v].GetPort(dst, i);
+                const uint32_t x = port < next.size() ? next[port] : kNone;
+                if (x != kNone &&
+                    (x == dv || tables[x].GetNPorts(dst) > 0 ||
+                     (topo.Node(x).kind != TopoNodeKind::Gpu && installed[x].GetNPorts(dst) > 0)))
+                {
+                    ports.push_back(port);
+                }
+            }
+            if (!ports.empty())
+            {
+                keep.emplace_back(dst, ports);
+            }
+        }
+        next.clear();
+        if (keep.empty())
+        {
+            continue;
+        }
+        FabricRoutingTable merged(ngpu);
+        auto k = keep.begin();
+        for (uint32_t dst = 0; dst < ngpu; ++dst)
+        {
+            if (k != keep.end() && k->first == dst)
+            {
+                merged.Append(dst, k->second);
+                kept[v].push_back(dst);
+                ++k;
+                continue;
+            }
+            ports.clear();
+            for (uint32_t i = 0; i < tables[v].GetNPorts(dst); ++i)
+            {
+                ports.push_back(tables[v].GetPort(dst, i));
+            }
+            merged.Append(dst, ports);
+        }
+        tables[v] = std::move(merged);
+        m_nKept += keep.size();
+    }
+    m_kept = std::move(kept);
+}
+
+uint64_t
+FaultInjector::GetKeptRoutes() const
+{
+    return m_nKept;
 }
 
 void

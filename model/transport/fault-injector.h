@@ -32,6 +32,16 @@ namespace ns3
  * network path through the HB domains; the transport then moves queued
  * messages onto the new routes and fails those left without a path.
  *
+ * Make before break: a switch the new tables leave without any route to a
+ * destination it had one to keeps its former next hops that still lead
+ * somewhere (an up cable to the destination, to a GPU with a new route to
+ * it, or to a switch with a route), until the next update. Only packets already committed
+ * to the old route use them (a source's NIC queue, a wire): after a repair
+ * the relay routes are withdrawn while the relayed packets still have a
+ * path, and they would otherwise be dropped for lack of a route. GPUs get no
+ * kept routes (the transport reads a GPU's table to tell whether it has a
+ * path).
+ *
  * One injector per fabric, aggregated to it (FaultHelper finds or makes it).
  */
 class FaultInjector : public Object
@@ -83,6 +93,9 @@ class FaultInjector : public Object
     const std::vector<std::string>& GetLog() const;
     /// \return number of routing updates
     uint32_t GetRoutingUpdates() const;
+    /// \return (switch, destination) routes the last update withdrew but
+    /// kept for the packets already on their way (see the class description)
+    uint64_t GetKeptRoutes() const;
 
     // The checks every fault runs, here and when FaultHelper schedules it
     // (so that a bad argument fails at the call, not at the fault's time).
@@ -105,6 +118,9 @@ class FaultInjector : public Object
     void ApplyCable(uint32_t cable);
     void Changed(const std::string& what);
     void Detect(FaultState snapshot, std::string what);
+    /// Give the switches of \p tables that lost every route to a destination
+    /// their installed live next hops to it (make before break).
+    void KeepWithdrawnRoutes(std::vector<FabricRoutingTable>& tables, const FaultState& state);
 
     Fabric* m_fabric{nullptr};                     //!< the fabric (owner of this injector)
     FaultState m_state;                            //!< failed now
@@ -113,6 +129,8 @@ class FaultInjector : public Object
     Time m_detectionDelay;                         //!< attribute
     bool m_hbDomainRelay{true};                    //!< attribute
     uint32_t m_updates{0};                         //!< routing updates
+    std::vector<std::vector<uint32_t>> m_kept;     //!< vertex -> destinations of kept routes
+    uint64_t m_nKept{0};                           //!< kept routes, last update
     std::vector<std::string> m_log;                //!< what happened
     TracedCallback<std::string> m_faultTrace;      //!< a fault was applied
     TracedCallback<std::string> m_routesTrace;     //!< routing reacted
