@@ -80,7 +80,8 @@ struct RunResult
     uint64_t unfinished{0};
     std::vector<uint64_t> unfinishedBytes;
     uint64_t belowIdeal{0};
-    double minSlowdown{1e300}; //!< smallest slowdown of a finished flow
+    uint64_t behindSamePair{0}; //!< flows started while one of their pair ran
+    double minSlowdown{1e300};  //!< smallest slowdown of a finished flow
     uint64_t bytesSent{0};
     uint64_t bytesDelivered{0};
     double offeredLoad{0};
@@ -129,6 +130,7 @@ RunOne(const FabricSpec& spec,
        const std::vector<FlowSpec>& flows,
        const std::string& cc,
        const std::string& lb,
+       double load,
        bool ecnFromCommandLine)
 {
     RunResult r;
@@ -161,6 +163,14 @@ RunOne(const FabricSpec& spec,
         Simulator::Schedule(Seconds(f.startS), &StartFlow, &s, i, f.src, f.dst, f.bytes);
         offeredBytes += f.bytes;
     }
+    // a run past GpuFabricMaxRunSeconds is refused before it starts (exit 2)
+    s.transport->ExpectWork(flows.size(),
+                            static_cast<uint64_t>(offeredBytes),
+                            "--duration-ms",
+                            fmt::format("{} (with --hosts={}, --load={})",
+                                        spec.durationS * 1e3,
+                                        spec.cluster.gpus,
+                                        load));
     r.offeredLoad =
         offeredBytes * 8 /
         (spec.cluster.gpus * static_cast<double>(spec.cluster.NetworkRate()) * spec.durationS);
@@ -192,6 +202,21 @@ RunOne(const FabricSpec& spec,
         r.slowdown.push_back(fct / idealS);
         r.minSlowdown = std::min(r.minSlowdown, fct / idealS);
         r.bytes.push_back(f.bytes);
+    }
+    // flows that started while an earlier flow of the same source and
+    // destination was still running: they wait behind it (one queue pair
+    // per pair of hosts, served in order)
+    std::map<std::pair<uint32_t, uint32_t>, Time> busyUntil;
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        const auto pair = std::make_pair(flows[i].src, flows[i].dst);
+        const Time end = s.end[i].IsNegative() ? Time::Max() : s.end[i];
+        auto [it, fresh] = busyUntil.emplace(pair, end);
+        if (!fresh)
+        {
+            r.behindSamePair += s.start[i] < it->second ? 1 : 0;
+            it->second = std::max(it->second, end);
+        }
     }
     const auto totals = s.transport->GetTotals();
     r.bytesSent = totals.bytesSent;
@@ -337,7 +362,7 @@ main(int argc, char* argv[])
     uint32_t radix = 8;
     std::string rate = "100Gbps";
     uint32_t delayNs = 1000;
-    double durationMs = 2;
+    double durationMs = 5;
     double drainMs = 50;
     uint64_t seed = 1;
     bool quick = false;
@@ -466,17 +491,19 @@ main(int argc, char* argv[])
                 {
                     for (const auto& b : lbs)
                     {
-                        RunResult r = RunOne(spec, topo, ideal, flows, c, b, ecnFromCommandLine);
+                        RunResult r = RunOne(spec, topo, ideal, flows, c, b, l, ecnFromCommandLine);
                         r.workload = w;
                         r.load = l;
                         fmt::print(stderr,
-                                   "cc-study: {} {} {} load {}: {} flows, {} unfinished, "
-                                   "{:.3f} ms simulated, {:.1f} s wall\n",
+                                   "cc-study: {} {} {} load {}: {} flows ({} behind another "
+                                   "of their host pair), {} unfinished, {:.3f} ms simulated, "
+                                   "{:.1f} s wall\n",
                                    c,
                                    b,
                                    w,
                                    l,
                                    r.flows,
+                                   r.behindSamePair,
                                    r.unfinished,
                                    r.simSeconds * 1e3,
                                    r.wallSeconds);
@@ -542,6 +569,7 @@ main(int argc, char* argv[])
                                 {"unfinished_flows", r.unfinished},
                                 {"flows_below_ideal", r.belowIdeal},
                                 {"min_slowdown", r.slowdown.empty() ? 0.0 : r.minSlowdown},
+                                {"flows_behind_same_pair", r.behindSamePair},
                                 {"bytes_sent", r.bytesSent},
                                 {"bytes_delivered", r.bytesDelivered},
                                 {"offered_load", r.offeredLoad},

@@ -155,6 +155,7 @@ BaseArgs()
         {"chakra-replay", {}},
         {"multi-job", {"--topologies=rail-only", "--placements=packed"}},
         {"serving-study", {"--quick", "--topology=rail-only"}},
+        {"cc-study", {"--quick", "--png=none", "--cc=hpcc"}},
         {"rail-only-vs-fat-tree", {"--quick", "--topologies=rail-only", "--png=none"}},
         {"traffic-sparsity", {}},
         // the paper's graphs (Hypercube(10), Torus(50,50)) are the default: a
