@@ -181,6 +181,13 @@ FindDataFile(const std::string& flag, const std::string& name, const std::string
 #ifdef GPU_FABRIC_DATA_INSTALL_DIR
         dirs.emplace_back(GPU_FABRIC_DATA_INSTALL_DIR);
 #endif
+        // a program installed under another prefix: <prefix>/bin/../share/gpu-fabric
+        std::error_code ec;
+        const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+        if (!ec)
+        {
+            dirs.push_back((exe.parent_path().parent_path() / "share" / "gpu-fabric").string());
+        }
     }
     std::string looked;
     for (const auto& dir : dirs)

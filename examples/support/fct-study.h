@@ -77,7 +77,8 @@ class FlowSizeCdf
  * The path to a data file of the module's programs (examples/data): from
  * \p dataDir if not empty, else the environment's GPU_FABRIC_DATA_DIR, else
  * the source tree's examples/data (a build tree), else the installed
- * share/gpu-fabric (CMAKE_INSTALL_DATADIR).
+ * share/gpu-fabric (CMAKE_INSTALL_DATADIR of the configured prefix), else
+ * share/gpu-fabric beside the program's bin/ (an install under another prefix).
  * \param flag the flag that named it, for the error
  * \param name the file's name \param dataDir a directory given by a flag
  * \return the first path that exists
