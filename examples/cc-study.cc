@@ -80,8 +80,10 @@ struct RunResult
     uint64_t unfinished{0};
     std::vector<uint64_t> unfinishedBytes;
     uint64_t belowIdeal{0};
-    uint64_t behindSamePair{0}; //!< flows started while one of their pair ran
-    double minSlowdown{1e300};  //!< smallest slowdown of a finished flow
+    uint64_t overlapSamePair{0};  //!< flows started while one of their pair ran
+    uint64_t behindSamePair{0};   //!< of which waited behind it (--connections=pair)
+    uint64_t overtookSamePair{0}; //!< flows done before an earlier one of their pair
+    double minSlowdown{1e300};    //!< smallest slowdown of a finished flow
     uint64_t bytesSent{0};
     uint64_t bytesDelivered{0};
     double offeredLoad{0};
@@ -131,13 +133,16 @@ RunOne(const FabricSpec& spec,
        const std::string& cc,
        const std::string& lb,
        double load,
-       bool ecnFromCommandLine)
+       bool ecnFromCommandLine,
+       bool connectionPerMessage)
 {
     RunResult r;
     r.cc = cc;
     r.lb = lb;
     const std::string type = ResolveCongestionControl(cc, "--cc");
     Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    Config::SetDefault("ns3::PacketTransport::ConnectionPerMessage",
+                       BooleanValue(connectionPerMessage));
     FabricHelper helper;
     helper.SetSwitchAttribute("LoadBalancing", StringValue(lb));
     if (!type.empty() && !ecnFromCommandLine)
@@ -204,8 +209,9 @@ RunOne(const FabricSpec& spec,
         r.bytes.push_back(f.bytes);
     }
     // flows that started while an earlier flow of the same source and
-    // destination was still running: they wait behind it (one queue pair
-    // per pair of hosts, served in order)
+    // destination was still running: with one connection per pair of hosts
+    // (served in order) they wait behind it; with one per flow they run
+    // beside it, and may finish before it (overtake)
     std::map<std::pair<uint32_t, uint32_t>, Time> busyUntil;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
@@ -214,10 +220,13 @@ RunOne(const FabricSpec& spec,
         auto [it, fresh] = busyUntil.emplace(pair, end);
         if (!fresh)
         {
-            r.behindSamePair += s.start[i] < it->second ? 1 : 0;
+            const bool overlaps = s.start[i] < it->second;
+            r.overlapSamePair += overlaps ? 1 : 0;
+            r.overtookSamePair += overlaps && end < it->second ? 1 : 0;
             it->second = std::max(it->second, end);
         }
     }
+    r.behindSamePair = connectionPerMessage ? 0 : r.overlapSamePair;
     const auto totals = s.transport->GetTotals();
     r.bytesSent = totals.bytesSent;
     r.bytesDelivered = totals.bytesDelivered;
@@ -366,6 +375,7 @@ main(int argc, char* argv[])
     double drainMs = 50;
     uint64_t seed = 1;
     bool quick = false;
+    std::string connections = "message";
     std::string json;
     std::string png = "cc-study.png";
     std::string dataDir;
@@ -402,6 +412,11 @@ main(int argc, char* argv[])
                  "a run of under a minute: 64 hosts, 1 ms of arrivals, --load=0.5 (flags given "
                  "keep their values)",
                  quick);
+    cmd.AddValue("connections",
+                 "message: every flow its own connection (queue pair) with fresh congestion "
+                 "state, as the HPCC paper's simulator; pair: the flows of a host pair share "
+                 "one, in order (ns3::PacketTransport::ConnectionPerMessage false)",
+                 connections);
     cmd.AddValue("json", "write the results as JSON to this path", json);
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("data-dir",
@@ -436,6 +451,11 @@ main(int argc, char* argv[])
             FabricRequire(kWorkloads.count(w) == 1, "--workload", w, "websearch or hadoop");
         }
         const std::vector<double> loads = ParseLoads(load);
+        FabricRequire(connections == "message" || connections == "pair",
+                      "--connections",
+                      connections,
+                      "message or pair");
+        const bool perMessage = connections == "message";
         if (!png.empty() && png != "none")
         {
             GnuplotPath("--png", png);
@@ -466,14 +486,15 @@ main(int argc, char* argv[])
             DynamicCast<const UintegerValue>(kmax.initialValue)->Get() != 0;
 
         fmt::print("cc-study: {} hosts, radix {}, {} links, {} ns per hop; arrivals for {} ms, "
-                   "drain up to {} ms; seed {}\n",
+                   "drain up to {} ms; seed {}; a connection per {}\n",
                    hosts,
                    radix,
                    rate,
                    delayNs,
                    durationMs,
                    drainMs,
-                   seed);
+                   seed,
+                   connections == "message" ? "flow" : "host pair");
         std::vector<RunResult> runs;
         const double wall0 = WallSeconds();
         for (const auto& w : workloads)
@@ -491,19 +512,30 @@ main(int argc, char* argv[])
                 {
                     for (const auto& b : lbs)
                     {
-                        RunResult r = RunOne(spec, topo, ideal, flows, c, b, l, ecnFromCommandLine);
+                        RunResult r = RunOne(spec,
+                                             topo,
+                                             ideal,
+                                             flows,
+                                             c,
+                                             b,
+                                             l,
+                                             ecnFromCommandLine,
+                                             perMessage);
                         r.workload = w;
                         r.load = l;
                         fmt::print(stderr,
-                                   "cc-study: {} {} {} load {}: {} flows ({} behind another "
-                                   "of their host pair), {} unfinished, {:.3f} ms simulated, "
+                                   "cc-study: {} {} {} load {}: {} flows ({} started while "
+                                   "another of their host pair ran: {} waited behind it, {} "
+                                   "finished first), {} unfinished, {:.3f} ms simulated, "
                                    "{:.1f} s wall\n",
                                    c,
                                    b,
                                    w,
                                    l,
                                    r.flows,
+                                   r.overlapSamePair,
                                    r.behindSamePair,
+                                   r.overtookSamePair,
                                    r.unfinished,
                                    r.simSeconds * 1e3,
                                    r.wallSeconds);
@@ -513,6 +545,7 @@ main(int argc, char* argv[])
             }
         }
         Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue("none"));
+        Config::SetDefault("ns3::PacketTransport::ConnectionPerMessage", BooleanValue(false));
         const double wall = WallSeconds() - wall0;
 
         // the table
@@ -569,7 +602,10 @@ main(int argc, char* argv[])
                                 {"unfinished_flows", r.unfinished},
                                 {"flows_below_ideal", r.belowIdeal},
                                 {"min_slowdown", r.slowdown.empty() ? 0.0 : r.minSlowdown},
+                                {"connections", connections},
+                                {"flows_overlapping_same_pair", r.overlapSamePair},
                                 {"flows_behind_same_pair", r.behindSamePair},
+                                {"flows_overtaking_same_pair", r.overtookSamePair},
                                 {"bytes_sent", r.bytesSent},
                                 {"bytes_delivered", r.bytesDelivered},
                                 {"offered_load", r.offeredLoad},

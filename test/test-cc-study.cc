@@ -150,6 +150,169 @@ TEST(CcStudy, AFlowAloneUnderCongestionControlTakesItsOwnPacketsClosedForm)
     }
 }
 
+/// Two messages of one pair sent at once, and what became of them.
+struct PairRun
+{
+    std::vector<double> done; //!< completion time of each, seconds
+    Transport::Totals totals; //!< the transport's byte counts
+    PacketFraming framing;    //!< the transport's packets
+    double sentAt{0};         //!< when the messages went, seconds
+    double rateAtSend{0};     //!< the pair's flow rate then (0: no pair flow), bps
+};
+
+/// Send \p sizes from host 0 to host \p dst at once, on a
+/// fresh fabric with congestion control \p cc and ConnectionPerMessage \p
+/// perMessage; \p incast: hosts 0 and 2..7 first send 1 MB each to \p dst
+/// at 0, and the messages go the moment all of that is delivered.
+PairRun
+RunPair(const FabricTopology& topo,
+        uint32_t dst,
+        const std::vector<uint64_t>& sizes,
+        const std::string& cc,
+        bool perMessage,
+        bool incast = false)
+{
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    Config::SetDefault("ns3::PacketTransport::ConnectionPerMessage", BooleanValue(perMessage));
+    FabricHelper helper;
+    if (cc != "none")
+    {
+        // marking as the algorithm's paper sets it (as cc-study does)
+        const EcnMarking marking = PublishedEcnMarking(ResolveCongestionControl(cc, "cc"));
+        helper.SetSwitchAttribute("EcnKmin", UintegerValue(marking.kmin));
+        helper.SetSwitchAttribute("EcnKmax", UintegerValue(marking.kmax));
+        helper.SetSwitchAttribute("EcnPmax", DoubleValue(marking.pmax));
+    }
+    Ptr<Fabric> fabric = helper.Install(topo);
+    Ptr<PacketTransport> t = fabric->GetTransport();
+    PairRun r;
+    r.framing = TransportFraming(*t, helper.GetDeviceFrameMtu());
+    r.done.assign(sizes.size(), -1);
+
+    struct State
+    {
+        PairRun* r;
+        Ptr<PacketTransport> t;
+        uint32_t dst;
+        const std::vector<uint64_t>* sizes;
+        uint32_t incastLeft{0};
+    } st{&r, t, dst, &sizes};
+
+    static State* s; // for the plain callbacks below
+    s = &st;
+    auto sendAll = +[]() {
+        if (Ptr<FabricCongestionControl> f = s->t->GetFlowControl(0, s->dst))
+        {
+            s->r->rateAtSend = static_cast<double>(f->GetRate());
+        }
+        s->r->sentAt = Simulator::Now().GetSeconds();
+        for (uint32_t i = 0; i < s->sizes->size(); ++i)
+        {
+            s->t->Send(0,
+                       s->dst,
+                       (*s->sizes)[i],
+                       MakeBoundCallback(
+                           +[](uint32_t k) { s->r->done[k] = Simulator::Now().GetSeconds(); },
+                           i));
+        }
+    };
+    if (incast)
+    {
+        for (uint32_t src : {0u, 2u, 3u, 4u, 5u, 6u, 7u})
+        {
+            ++st.incastLeft;
+            t->Send(src,
+                    dst,
+                    1'000'000,
+                    MakeBoundCallback(
+                        +[](void (*go)()) {
+                            if (--s->incastLeft == 0)
+                            {
+                                go();
+                            }
+                        },
+                        sendAll));
+        }
+    }
+    else
+    {
+        sendAll();
+    }
+    Simulator::Run();
+    r.totals = t->GetTotals();
+    fabric->Dispose();
+    Simulator::Destroy();
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue("none"));
+    Config::SetDefault("ns3::PacketTransport::ConnectionPerMessage", BooleanValue(false));
+    return r;
+}
+
+// Two messages of one pair sent at the same instant, without congestion
+// control, hosts 0 and 1 on one edge switch (one path). One connection per
+// pair (the default): first in first out, the first takes exactly its time
+// alone and the second ends as one message of both sizes would (its packets
+// follow back to back). One connection per message: the source port serves
+// the two in round robin, packet by packet, so they share the link and both
+// end at about twice the time of one: the later exactly as one message of
+// both sizes, the other one full frame's serialization before it.
+TEST(CcStudy, ConnectionPerMessageRunsTwoMessagesOfAPairSideBySide)
+{
+    const FabricTopology topo = SmallFatTree();
+    const IdealFct ideal(topo);
+    for (const bool perMessage : {false, true})
+    {
+        SCOPED_TRACE(perMessage ? "ConnectionPerMessage" : "a connection per pair");
+        const uint64_t bytes = 50 * uint64_t{4096}; // whole packets (checked below)
+        const PairRun r = RunPair(topo, 1, {bytes, bytes}, "none", perMessage);
+        ASSERT_EQ(bytes % r.framing.payload, 0u) << r.framing.payload;
+        const double one = ideal.Seconds(0, 1, bytes, r.framing);
+        const double both = ideal.Seconds(0, 1, 2 * bytes, r.framing);
+        // one full frame at 100 Gb/s, in whole ns as ports serialize
+        const double frame =
+            std::floor((r.framing.payload + r.framing.overhead) * 8.0 / kRateBps * 1e9) * 1e-9;
+        EXPECT_EQ(r.totals.bytesSent, 2 * bytes);
+        EXPECT_EQ(r.totals.bytesDelivered, 2 * bytes);
+        if (!perMessage)
+        {
+            EXPECT_NEAR(r.done[0], one, 1e-9);
+            EXPECT_NEAR(r.done[1], both, 1e-9);
+        }
+        else
+        {
+            EXPECT_NEAR(std::max(r.done[0], r.done[1]), both, 1e-9);
+            // the first ends a few frames before: the port took a few of its
+            // packets (TxFifoPackets and the one on the wire) before the
+            // second was queued; first in first out it would be 50 frames
+            const double gap = std::fabs(r.done[0] - r.done[1]);
+            EXPECT_GE(gap, frame);
+            EXPECT_LE(gap, 5 * frame);
+            // about twice one alone (the propagation is paid once)
+            EXPECT_GT(r.done[0], 1.8 * (one - 2e-6));
+        }
+    }
+}
+
+// Congestion state: an incast (7 hosts, 1 MB each, to host 1) makes DCQCN
+// cut host 0's rate toward host 1; a 20 KB message sent the moment the incast
+// is delivered then runs at the cut rate with one connection per pair (it
+// inherits the pair's flow), and exactly as alone (the closed form, within
+// DCQCN's first window) with one connection per message.
+TEST(CcStudy, ConnectionPerMessageStartsFromTheAlgorithmsInitialState)
+{
+    const FabricTopology topo = SmallFatTree();
+    const IdealFct ideal(topo);
+    const PairRun pair = RunPair(topo, 1, {20'000}, "dcqcn", false, true);
+    const double alone = ideal.Seconds(0, 1, 20'000, pair.framing);
+    ASSERT_GT(pair.rateAtSend, 0);
+    ASSERT_LT(pair.rateAtSend, 0.9 * kRateBps) << "the incast did not cut the rate";
+    EXPECT_GT(pair.done[0] - pair.sentAt, alone + 1e-9);
+    const PairRun own = RunPair(topo, 1, {20'000}, "dcqcn", true, true);
+    EXPECT_EQ(own.rateAtSend, 0) << "a pair flow outside the messages";
+    EXPECT_NEAR(own.done[0] - own.sentAt, alone, 1e-9);
+    EXPECT_EQ(own.totals.bytesSent, 7 * uint64_t{1'000'000} + 20'000);
+    EXPECT_EQ(own.totals.bytesDelivered, own.totals.bytesSent);
+}
+
 /// \return the distribution file \p name from the source tree
 FlowSizeCdf
 DataCdf(const std::string& name)
@@ -353,12 +516,50 @@ TEST(CcStudy, SmallRunHasEveryCombinationAndThePapersOrdering)
             EXPECT_EQ(run.at("flows_below_ideal"), 0) << run.dump();
         }
         EXPECT_GT(run.at("min_slowdown").get<double>(), 0.9) << run.dump();
+        // a connection per flow by default: none waits behind another of its
+        // host pair, and a flow that overlaps an earlier one of its pair may
+        // finish first (impossible first in, first out on one path)
+        EXPECT_EQ(run.at("connections"), "message") << run.dump();
+        EXPECT_EQ(run.at("flows_behind_same_pair"), 0) << run.dump();
+        EXPECT_LE(run.at("flows_overtaking_same_pair").get<uint64_t>(),
+                  run.at("flows_overlapping_same_pair").get<uint64_t>());
     }
     for (const char* lb : {"ecmp", "spray"})
     {
         const double hpcc = byCombo[std::string("hpcc/") + lb].front().at("p99");
         const double dcqcn = byCombo[std::string("dcqcn/") + lb].front().at("p99");
         EXPECT_LT(hpcc, 0.5 * dcqcn) << lb;
+    }
+}
+
+// --connections=pair: a host pair's flows share a connection, served in
+// order: every flow that starts while an earlier one of its pair runs waits
+// behind it. With a connection per flow none waits, and a short flow that
+// starts while a long one of its pair runs finishes before it.
+TEST(CcStudy, ConnectionsPairServesAPairsFlowsInOrder)
+{
+#ifdef GPU_FABRIC_SANITIZE
+    GTEST_SKIP() << "results only: run in the Release suite";
+#endif
+    const nlohmann::json pair =
+        RunJson("cc-study --quick --png=none --cc=dcqcn --lb=ecmp --connections=pair",
+                "cc-study-pair");
+    const nlohmann::json own =
+        RunJson("cc-study --quick --png=none --cc=dcqcn --lb=ecmp --connections=message",
+                "cc-study-message");
+    ASSERT_TRUE(pair.is_object());
+    ASSERT_TRUE(own.is_object());
+    const auto& p = pair.at("runs").at(0);
+    const auto& m = own.at("runs").at(0);
+    EXPECT_EQ(p.at("connections"), "pair");
+    ASSERT_GT(p.at("flows_overlapping_same_pair").get<uint64_t>(), 0u) << p.dump();
+    EXPECT_EQ(p.at("flows_behind_same_pair"), p.at("flows_overlapping_same_pair"));
+    ASSERT_GT(m.at("flows_overlapping_same_pair").get<uint64_t>(), 0u) << m.dump();
+    EXPECT_EQ(m.at("flows_behind_same_pair"), 0);
+    EXPECT_GT(m.at("flows_overtaking_same_pair").get<uint64_t>(), 0u) << m.dump();
+    for (const auto* run : {&p, &m})
+    {
+        EXPECT_EQ(run->at("bytes_sent"), run->at("bytes_delivered")) << run->dump();
     }
 }
 

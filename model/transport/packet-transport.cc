@@ -61,6 +61,19 @@ PacketTransport::GetTypeId()
                           UintegerValue(0),
                           MakeUintegerAccessor(&PacketTransport::m_window),
                           MakeUintegerChecker<uint64_t>())
+            .AddAttribute("ConnectionPerMessage",
+                          "Give every message its own connection (queue pair), as the HPCC "
+                          "and DCQCN flow-completion studies do: its own send queue, its own "
+                          "congestion control from the algorithm's initial state, and the "
+                          "receiver's ACK/CNP state of its own. false (the default): the "
+                          "messages of a (source, destination) pair through a port share one "
+                          "connection, first in first out, and a message inherits the pair's "
+                          "congestion-control state, as NCCL's one queue pair per peer. "
+                          "ConnectionWindow credits and relayed traffic stay per pair either "
+                          "way. Not in distributed runs.",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&PacketTransport::m_connPerMessage),
+                          MakeBooleanChecker())
             .AddAttribute("CreditDelay",
                           "Time for a credit (a delivered packet's buffer slot) to reach the "
                           "sender; credits are not packets.",
@@ -214,6 +227,14 @@ PacketTransport::DoDispose()
             f.cc->Dispose();
         }
         ep.ccFlows.clear();
+    }
+    for (Message& m : m_messages)
+    {
+        m.tx.wake.Cancel();
+        if (m.tx.cc)
+        {
+            m.tx.cc->Dispose();
+        }
     }
     DetachGpus();
     m_messages.clear();
@@ -465,6 +486,46 @@ PacketTransport::FlowOf(uint32_t src, uint32_t dst, const FabricNetDevice* port)
     return it->second;
 }
 
+PacketTransport::CcFlow&
+PacketTransport::FlowFor(Message& m, const FabricNetDevice* port)
+{
+    if (!m_connPerMessage)
+    {
+        return FlowOf(m.src, m.dst, port);
+    }
+    if (!m.tx.cc)
+    {
+        m.tx.cc = m_ccFactory.Create<FabricCongestionControl>();
+        m.tx.cc->Start(port->GetDataRate(), m_payload);
+    }
+    return m.tx;
+}
+
+uint32_t
+PacketTransport::FlowTag(const Message& m)
+{
+    return static_cast<uint32_t>(m.serial % 0xFFFFFFFFU) + 1;
+}
+
+PacketTransport::RxFlow*
+PacketTransport::RxFlowOf(uint32_t receiver, uint32_t sender, uint32_t messageId, uint32_t tag)
+{
+    if (tag == 0)
+    {
+        return &m_endpoints[receiver].rxFlows[sender];
+    }
+    if (messageId >= m_messages.size())
+    {
+        return nullptr;
+    }
+    Message& m = m_messages[messageId];
+    if (m.src != sender || m.dst != receiver || FlowTag(m) != tag)
+    {
+        return nullptr; // its id went to another message since
+    }
+    return &m.rx;
+}
+
 bool
 PacketTransport::CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst)
 {
@@ -530,7 +591,16 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
                                   uint32_t payload,
                                   const FabricIntHeader* telemetry)
 {
-    RxFlow& rx = m_endpoints[h.dst].rxFlows[sender];
+    // a message's own flow (ConnectionPerMessage; not a relay's), else the pair's
+    const uint32_t tag = m_connPerMessage && sender == h.src && !m_distributed
+                             ? FlowTag(m_messages[h.messageId])
+                             : 0;
+    RxFlow* own = RxFlowOf(h.dst, sender, h.messageId, tag);
+    if (own == nullptr)
+    {
+        return; // a straggler of a message given up, whose id went to another
+    }
+    RxFlow& rx = *own;
     rx.bytes += payload;
     const bool marked = (h.flags & FabricHeader::kFlagCe) != 0;
     if (marked)
@@ -542,16 +612,16 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
             rx.cnpSent = true;
             rx.lastCnp = now;
             ++m_cnpsSent;
-            SendControl(
-                ControlHeader(h.dst, sender, h.messageId, h.flowLabel, FabricHeader::kFlagCnp),
-                nullptr,
-                nullptr);
+            FabricHeader cnp =
+                ControlHeader(h.dst, sender, h.messageId, h.flowLabel, FabricHeader::kFlagCnp);
+            cnp.sequence = tag;
+            SendControl(cnp, nullptr, nullptr);
         }
     }
     if (++rx.unacked >= m_ackEvery || (h.flags & FabricHeader::kFlagLast) != 0)
     {
         rx.unacked = 0;
-        SendAck(h.dst, sender, h.messageId, h.flowLabel, telemetry);
+        SendAck(h.dst, sender, h.messageId, h.flowLabel, telemetry, tag);
     }
 }
 
@@ -560,20 +630,27 @@ PacketTransport::SendAck(uint32_t receiver,
                          uint32_t sender,
                          uint32_t messageId,
                          uint16_t flowLabel,
-                         const FabricIntHeader* telemetry)
+                         const FabricIntHeader* telemetry,
+                         uint32_t tag)
 {
     if (m_endpoints.empty() || m_deadEndpoint[receiver])
     {
         return;
     }
-    const RxFlow& rx = m_endpoints[receiver].rxFlows[sender];
+    const RxFlow* rx = RxFlowOf(receiver, sender, messageId, tag);
+    if (rx == nullptr)
+    {
+        return; // a message's own flow, gone since (the resend of a lost last ACK)
+    }
     FabricAckHeader ack;
-    ack.ackedBytes = rx.bytes;
-    ack.markedBytes = rx.marked;
+    ack.ackedBytes = rx->bytes;
+    ack.markedBytes = rx->marked;
     const uint8_t flags =
         FabricHeader::kFlagAck | (telemetry != nullptr ? FabricHeader::kFlagInt : 0);
     ++m_acksSent;
-    SendControl(ControlHeader(receiver, sender, messageId, flowLabel, flags), &ack, telemetry);
+    FabricHeader h = ControlHeader(receiver, sender, messageId, flowLabel, flags);
+    h.sequence = tag;
+    SendControl(h, &ack, telemetry);
 }
 
 void
@@ -615,13 +692,33 @@ PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
         NackArrived(h);
         return;
     }
-    Endpoint& ep = m_endpoints[h.dst];
-    const auto it = ep.ccFlows.find(h.src);
-    if (it == ep.ccFlows.end())
+    CcFlow* flow = nullptr;
+    if (h.sequence != 0)
     {
-        return;
+        // a message's own flow (ConnectionPerMessage): while it is sending
+        if (h.messageId >= m_messages.size())
+        {
+            return;
+        }
+        Message& m = m_messages[h.messageId];
+        if (m.src != h.dst || m.dst != h.src || FlowTag(m) != h.sequence || !m.tx.cc ||
+            m.completed || m.failed)
+        {
+            return; // done, or its id went to another message since
+        }
+        flow = &m.tx;
     }
-    CcFlow& f = it->second;
+    else
+    {
+        Endpoint& ep = m_endpoints[h.dst];
+        const auto it = ep.ccFlows.find(h.src);
+        if (it == ep.ccFlows.end())
+        {
+            return;
+        }
+        flow = &it->second;
+    }
+    CcFlow& f = *flow;
     m_relayControl += f.relays ? 1 : 0;
     if ((h.flags & FabricHeader::kFlagCnp) != 0)
     {
@@ -971,7 +1068,7 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
     for (FabricNetDevice* port : ports)
     {
         const uint32_t p = port->GetPortIndex();
-        const uint32_t cid = ConnectionOf(ep, m.dst, p);
+        const uint32_t cid = ConnectionOf(ep, m.dst, p, id);
         Connection& c = ep.connections[cid];
         c.messages.push_back(id);
         ++m.queueRefs;
@@ -1051,9 +1148,13 @@ PacketTransport::Queue(uint32_t id, const std::vector<FabricNetDevice*>& ports)
 }
 
 uint32_t
-PacketTransport::ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port)
+PacketTransport::ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port, uint32_t id)
 {
-    const uint64_t key = (static_cast<uint64_t>(dst) << 16) | port;
+    // ConnectionPerMessage: keyed by the message id (bit 63 set), reused with
+    // it (an id is reused only once no connection holds its message)
+    const uint64_t key = m_connPerMessage
+                             ? (uint64_t{1} << 63) | (static_cast<uint64_t>(id) << 16) | port
+                             : (static_cast<uint64_t>(dst) << 16) | port;
     const auto [it, added] = ep.index.try_emplace(key, ep.connections.size());
     if (added)
     {
@@ -1299,7 +1400,7 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
             CcFlow* flow = nullptr;
             if (!m_ccType.empty() && !port->IsNvLink())
             {
-                flow = &FlowOf(m.src, m.dst, port);
+                flow = &FlowFor(m, port);
                 if (!CcAllows(*flow, payload, m.src, m.dst))
                 {
                     // window full or paced: off the round robin until an ACK or the pace
@@ -1602,7 +1703,8 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
                                 h.dst,
                                 h.messageId,
                                 h.flowLabel,
-                                static_cast<const FabricIntHeader*>(nullptr));
+                                static_cast<const FabricIntHeader*>(nullptr),
+                                h.sequence);
         }
         return;
     }
@@ -1625,7 +1727,11 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
     }
     // the lost packet's buffer slot is free again (a resend takes it anew)
     Credit(h.src, h.dst, payload);
-    if ((h.flags & FabricHeader::kFlagCc) != 0)
+    if ((h.flags & FabricHeader::kFlagCc) != 0 && m_connPerMessage && m.tx.cc)
+    {
+        m.tx.inFlight -= std::min<uint64_t>(m.tx.inFlight, payload);
+    }
+    else if ((h.flags & FabricHeader::kFlagCc) != 0)
     {
         auto& flows = m_endpoints[h.src].ccFlows;
         if (auto f = flows.find(h.dst); f != flows.end())
@@ -1717,7 +1823,7 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
     {
         // resent outside the window and the pace, as a NIC's retransmission
         h.flags |= FabricHeader::kFlagCc;
-        FlowOf(m.src, m.dst, port).inFlight += payload;
+        FlowFor(m, port).inFlight += payload;
     }
     Ptr<Packet> p = Create<Packet>(payload);
     if ((h.flags & FabricHeader::kFlagCc) != 0 && m_ccUsesTelemetry)
@@ -1891,7 +1997,7 @@ PacketTransport::GoBack(uint32_t id, uint32_t seq)
     for (FabricNetDevice* port : ports)
     {
         const uint32_t p = port->GetPortIndex();
-        const uint32_t cid = ConnectionOf(ep, m.dst, p);
+        const uint32_t cid = ConnectionOf(ep, m.dst, p, id);
         Connection& c = ep.connections[cid];
         c.messages.push_front(id);
         ++m.queueRefs;
@@ -2229,6 +2335,10 @@ PacketTransport::SetDistributed(Time lookahead, const std::vector<Time>& wordDel
                   fmt::format("at least the run's lookahead ({} ns): a loss on another rank is "
                               "heard of a lookahead later",
                               lookahead.GetNanoSeconds()));
+    FabricRequire(!m_connPerMessage,
+                  "ns3::PacketTransport::ConnectionPerMessage",
+                  "true",
+                  "false in a distributed run (a message's own flow lives on its sender's rank)");
     m_distributed = true;
     m_wordDelay = wordDelay;
     for (const Time& d : wordDelay)
@@ -2482,9 +2592,10 @@ PacketTransport::CompletedElsewhere(uint32_t id)
 void
 PacketTransport::Release(uint32_t id)
 {
-    const Message& m = m_messages[id];
+    Message& m = m_messages[id];
     if (m.completed && m.queueRefs == 0 && m.flying == 0)
     {
+        m.tx.wake.Cancel(); // a message's own flow (ConnectionPerMessage) is done
         m_ids.Release(id);
     }
 }

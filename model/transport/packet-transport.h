@@ -36,7 +36,11 @@ namespace ns3
  * collectives pipeline; each port serves its busy connections packet by
  * packet in round robin, and is fed only when its queue holds at most one
  * packet, so that a GPU injects at line rate and link-level flow control
- * backs up into the transport instead of dropping.
+ * backs up into the transport instead of dropping. With ConnectionPerMessage
+ * (off by default) every message is a connection of its own instead, with a
+ * congestion-control flow and receiver state of its own (as the HPCC and
+ * DCQCN flow-completion studies give every flow its own queue pair);
+ * ConnectionWindow credits and relayed traffic stay per pair.
  *
  * Credits (ConnectionWindow, off by default): a GPU may have at most that
  * many payload bytes in flight to one destination; a delivered (or lost)
@@ -72,7 +76,8 @@ namespace ns3
  *
  * Congestion control (CongestionControl, off by default): with an
  * algorithm named, every flow (a GPU's traffic to one destination leaving
- * through a NIC port, not NVLink) gets its own FabricCongestionControl,
+ * through a NIC port, not NVLink; with ConnectionPerMessage, one message's)
+ * gets its own FabricCongestionControl,
  * which paces the flow's packets and bounds its bytes in flight. The
  * receiver then returns real control packets on the reverse path: an ACK
  * (64-byte frame, FabricAckHeader) every AckEvery packets and at the end of
@@ -178,7 +183,8 @@ class PacketTransport : public Transport
     /**
      * \param src a sender \param dst a destination
      * \return the congestion control of the flow src -> dst, or nullptr (none
-     *         configured, or the flow has not sent through a NIC yet)
+     *         configured, the flow has not sent through a NIC yet, or
+     *         ConnectionPerMessage: each message has its own)
      */
     Ptr<FabricCongestionControl> GetFlowControl(uint32_t src, uint32_t dst) const;
 
@@ -259,6 +265,29 @@ class PacketTransport : public Transport
     void DoDispose() override;
 
   private:
+    /// The sender's side of a congestion-controlled flow.
+    struct CcFlow
+    {
+        Ptr<FabricCongestionControl> cc; //!< the algorithm's state
+        uint64_t inFlight{0};            //!< payload bytes sent, not acknowledged or lost
+        uint64_t sent{0};                //!< payload bytes sent (first sends)
+        uint64_t acked{0};               //!< the receiver's total at the last ACK
+        uint64_t marked{0};              //!< its marked total at the last ACK
+        Time nextSend;                   //!< pacing: the next packet not before
+        EventId wake;                    //!< pacing: unblocks the flow at nextSend
+        bool relays{false};              //!< has sent packets this GPU relays
+    };
+
+    /// The receiver's side of a congestion-controlled flow.
+    struct RxFlow
+    {
+        uint64_t bytes{0};   //!< payload bytes received
+        uint64_t marked{0};  //!< of which marked CE
+        uint32_t unacked{0}; //!< packets since the last ACK
+        Time lastCnp;        //!< when the last CNP went
+        bool cnpSent{false}; //!< a CNP went
+    };
+
     /// What a pull reads of a message (prefetched as one: PrefetchTxReady).
     struct MessageHead
     {
@@ -296,6 +325,9 @@ class PacketTransport : public Transport
         std::deque<char> ahead; //!< from rxNext: received (may-reorder paths)
         bool nackSent{false};   //!< a NACK for rxNext went
         bool gapTimer{false};   //!< a GapPersists check is pending
+        // ConnectionPerMessage only: the message's own flow, both sides
+        CcFlow tx; //!< the sender's side (its cc made at its first NIC packet)
+        RxFlow rx; //!< the receiver's side
     };
 
     uint64_t DoSend(uint32_t srcRank, uint32_t dstRank, uint64_t bytes, Delivery delivery) override;
@@ -339,31 +371,17 @@ class PacketTransport : public Transport
     /// the message (Fail) and \return no port.
     std::vector<FabricNetDevice*> LivePorts(uint32_t id);
 
-    /// The sender's side of a congestion-controlled flow.
-    struct CcFlow
-    {
-        Ptr<FabricCongestionControl> cc; //!< the algorithm's state
-        uint64_t inFlight{0};            //!< payload bytes sent, not acknowledged or lost
-        uint64_t sent{0};                //!< payload bytes sent (first sends)
-        uint64_t acked{0};               //!< the receiver's total at the last ACK
-        uint64_t marked{0};              //!< its marked total at the last ACK
-        Time nextSend;                   //!< pacing: the next packet not before
-        EventId wake;                    //!< pacing: unblocks the flow at nextSend
-        bool relays{false};              //!< has sent packets this GPU relays
-    };
-
-    /// The receiver's side of a congestion-controlled flow.
-    struct RxFlow
-    {
-        uint64_t bytes{0};   //!< payload bytes received
-        uint64_t marked{0};  //!< of which marked CE
-        uint32_t unacked{0}; //!< packets since the last ACK
-        Time lastCnp;        //!< when the last CNP went
-        bool cnpSent{false}; //!< a CNP went
-    };
-
     /// \return the flow src -> dst, created for \p port's line rate
     CcFlow& FlowOf(uint32_t src, uint32_t dst, const FabricNetDevice* port);
+    /// \return message \p m's flow: its own (ConnectionPerMessage), else its pair's (FlowOf)
+    CcFlow& FlowFor(Message& m, const FabricNetDevice* port);
+    /// \return the tag of message \p m's own flow in its ACKs and CNPs (their
+    /// sequence field; never 0, which names a pair's flow)
+    static uint32_t FlowTag(const Message& m);
+    /// \return the receiver's side of the flow \p sender -> \p receiver that
+    /// the control packet of \p messageId tagged \p tag reports on (nullptr: a
+    /// message's own flow that is gone)
+    RxFlow* RxFlowOf(uint32_t receiver, uint32_t sender, uint32_t messageId, uint32_t tag);
     /// \return whether the flow may send \p payload now (else it waits for
     /// an ACK, or a wake-up is scheduled)
     bool CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst);
@@ -385,7 +403,8 @@ class PacketTransport : public Transport
                  uint32_t sender,
                  uint32_t messageId,
                  uint16_t flowLabel,
-                 const FabricIntHeader* telemetry = nullptr);
+                 const FabricIntHeader* telemetry = nullptr,
+                 uint32_t tag = 0);
     /// Send a control packet (\p ack: an ACK's body, or nullptr for a CNP;
     /// \p telemetry: INT to echo, or nullptr).
     void SendControl(const FabricHeader& h,
@@ -497,7 +516,8 @@ class PacketTransport : public Transport
     /// \return whether it is the only one there
     bool AddTurn(Endpoint& ep, uint32_t port, uint32_t cid);
     /// \return the index of \p ep's connection to \p dst through \p port (made if new)
-    uint32_t ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port);
+    /// (ConnectionPerMessage: message \p id's own connection through \p port)
+    uint32_t ConnectionOf(Endpoint& ep, uint32_t dst, uint32_t port, uint32_t id);
     /// \return whether relayed packet \p f leaving through \p port falls
     /// to the relay's congestion control (it arrived uncontrolled, leaves by
     /// a NIC, one process)
@@ -560,6 +580,7 @@ class PacketTransport : public Transport
     std::unordered_map<uint64_t, RemoteMessage> m_remote; //!< (src << 32 | id) -> state
     Time m_rto;                                           //!< RetransmitTimeout
     uint64_t m_window{0};                                 //!< ConnectionWindow (0: none)
+    bool m_connPerMessage{false};                         //!< ConnectionPerMessage
     uint32_t m_txFifo{2};                                 //!< TxFifoPackets
     bool m_relayTurns{true};                              //!< RelayTurns
     Time m_creditDelay;                                   //!< CreditDelay
