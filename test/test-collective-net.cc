@@ -11,6 +11,7 @@
 #include "ns3/config.h"
 #include "ns3/fabric-error.h"
 #include "ns3/nstime.h"
+#include "ns3/schedule-checker.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/uinteger.h"
@@ -230,6 +231,46 @@ TEST_F(CollectiveNetTest, ControlDelayDelaysTheStartAndTheSendersCompletion)
     Config::SetDefault("ns3::CollectiveRun::ControlDelay", TimeValue(Time(0)));
     std::printf("sendrecv 1 MiB: %.9f s, with ControlDelay 3 us %.9f s\n", seconds[0], seconds[1]);
     EXPECT_NEAR(seconds[1] - seconds[0], 2 * d.GetSeconds(), 1e-12);
+}
+
+TEST_F(CollectiveNetTest, InOrderConnectionsHoldALaterSendBehindAnEarlierOne)
+{
+    // Rank 0 forwards rank 2's X bytes to rank 1 (its first send to 1) and
+    // sends Y bytes of its own to rank 1 (its second, needing nothing). Out
+    // of order the second leaves at once, under the first message's trip to
+    // rank 0; in order it waits for the first to be issued and follows it
+    // back to back: exactly Y more at the payload rate.
+    const uint64_t rate = 100'000'000'000ULL;
+    const uint64_t x = 1 << 20;
+    const uint64_t y = 1 << 20;
+    std::vector<double> seconds;
+    for (bool inOrder : {false, true})
+    {
+        CollectiveSchedule s(CollectiveType::SendRecv, 3, x); // x = y: every pair moves x
+        s.AddChunk(x, 2, 1);
+        s.AddChunk(y, 0, 1);
+        s.AddRecv(0, 0, 2, RecvMode::Copy);
+        s.AddSend(0, 0, 1, {0});
+        s.AddSend(0, 1, 1);
+        s.AddRecv(1, 0, 0, RecvMode::Copy);
+        s.AddRecv(1, 1, 0, RecvMode::Copy);
+        s.AddSend(2, 0, 0);
+        s.SetInOrderConnections(inOrder);
+        ASSERT_TRUE(ScheduleChecker::Check(s).Ok()) << ScheduleChecker::Check(s).message;
+        Ptr<Fabric> fabric = FabricHelper().Install(Star(3, rate, 1000));
+        Ptr<CollectiveRun> run = CollectiveHelper(fabric).Install(s, Seconds(0));
+        Simulator::Run();
+        ASSERT_TRUE(run->GetResult().complete);
+        seconds.push_back(run->GetResult().timeS);
+        Simulator::Destroy();
+    }
+    const double yTime = y * 8.0 / (rate * kPayloadShare);
+    std::printf("forward 1 MiB + own 1 MiB: out of order %.9f s, in order %.9f s (Y at the "
+                "payload rate %.9f s)\n",
+                seconds[0],
+                seconds[1],
+                yTime);
+    EXPECT_NEAR((seconds[1] - seconds[0]) / yTime, 1.0, 0.01);
 }
 
 } // namespace

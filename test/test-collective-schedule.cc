@@ -8,6 +8,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/schedule-checker.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -714,6 +715,62 @@ TEST(ScheduleChecker, DeadlockCycle)
     EXPECT_EQ(res.chunk, 1U);
 }
 
+/// Rank 2 sends chunk 0 to rank 0 only after rank 1 forwarded chunk 1 to it;
+/// rank 0 forwards chunk 0 to rank 1 (its first send on 0 -> 1) and sends
+/// chunk 1 to rank 1 (its second, needing nothing).
+CollectiveSchedule
+ForwardingTriangle()
+{
+    CollectiveSchedule s(CollectiveType::SendRecv, 3, 10);
+    s.AddChunk(10, 2, 1); // chunk 0: rank 2's for rank 1, through rank 0
+    s.AddChunk(10, 0, 2); // chunk 1: rank 0's for rank 2, through rank 1
+    s.AddRecv(0, 0, 2, RecvMode::Copy);
+    s.AddSend(0, 0, 1, {0});
+    s.AddSend(0, 1, 1);
+    s.AddRecv(1, 0, 0, RecvMode::Copy);
+    s.AddRecv(1, 1, 0, RecvMode::Copy);
+    s.AddSend(1, 1, 2, {1});
+    s.AddRecv(2, 1, 1, RecvMode::Copy);
+    s.AddSend(2, 0, 0, {0});
+    return s;
+}
+
+TEST(ScheduleChecker, InOrderConnectionsCanDeadlockWhatRunsOutOfOrder)
+{
+    // Out of order, rank 0's second send leaves at once and everything runs.
+    CollectiveSchedule s = ForwardingTriangle();
+    ScheduleCheckResult res = ScheduleChecker::Check(s);
+    ASSERT_TRUE(res.Ok()) << res.message;
+    // In order (as an MSCCL thread block runs), that send waits for the
+    // first one, which waits for rank 2, which waits for that send.
+    s.SetInOrderConnections(true);
+    res = ScheduleChecker::Check(s);
+    ASSERT_EQ(res.status, CheckStatus::Deadlock) << res.message;
+    // the cycle: rank 0's receive of c0 waits for rank 2's send, which waits
+    // for its receive of c1, for rank 1's send of c1, for its receive, for
+    // rank 0's send of c1, for rank 0's send of c0 (the connection's turn),
+    // for rank 0's receive of c0
+    EXPECT_EQ(res.cycle.size(), 7U) << res.message;
+    const std::pair<uint32_t, uint32_t> connectionWait{0, 2};
+    EXPECT_NE(std::find(res.cycle.begin(), res.cycle.end(), connectionWait), res.cycle.end())
+        << res.message;
+    // with the two sends on different channels they are two connections
+    CollectiveSchedule t(CollectiveType::SendRecv, 3, 10);
+    t.AddChunk(10, 2, 1);
+    t.AddChunk(10, 0, 2);
+    t.AddRecv(0, 0, 2, RecvMode::Copy);
+    t.AddSend(0, 0, 1, {0});
+    t.AddSend(0, 1, 1, {}, 1);
+    t.AddRecv(1, 0, 0, RecvMode::Copy);
+    t.AddRecv(1, 1, 0, RecvMode::Copy, {}, 1);
+    t.AddSend(1, 1, 2, {1});
+    t.AddRecv(2, 1, 1, RecvMode::Copy);
+    t.AddSend(2, 0, 0, {0});
+    t.SetInOrderConnections(true);
+    res = ScheduleChecker::Check(t);
+    EXPECT_TRUE(res.Ok()) << res.message;
+}
+
 TEST(ScheduleChecker, DataErrors)
 {
     // Send before receive in a broadcast: rank 1 has nothing yet.
@@ -1061,6 +1118,23 @@ TEST(ScheduleJson, MalformedIsRejectedNamingTheField)
     EXPECT_NE(msg.find("schedule JSON"), std::string::npos) << msg;
     msg = ErrorOf([] { CollectiveSchedule::Load("/nonexistent/dir/x.json"); });
     EXPECT_NE(msg.find("schedule file"), std::string::npos) << msg;
+}
+
+TEST(ScheduleJson, InOrderConnectionsRoundTrip)
+{
+    CollectiveSchedule s = RingAllReduce(4, 4000, 100, 1);
+    EXPECT_FALSE(s.ToJson().contains("in_order_connections"));
+    s.SetInOrderConnections(true);
+    const nlohmann::json j = s.ToJson();
+    EXPECT_EQ(j.at("in_order_connections"), true);
+    EXPECT_TRUE(CollectiveSchedule::FromJson(j).InOrderConnections());
+    EXPECT_FALSE(
+        CollectiveSchedule::FromJson(RingAllReduce(4, 4000, 100, 1).ToJson()).InOrderConnections());
+    nlohmann::json bad = j;
+    bad["in_order_connections"] = "yes";
+    const std::string msg = ErrorOf([&] { CollectiveSchedule::FromJson(bad); });
+    EXPECT_NE(msg.find("schedule.in_order_connections"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("true or false"), std::string::npos) << msg;
 }
 
 // ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace ns3
@@ -143,6 +144,10 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
         {
             st[i + 1].dependents += st[i].dependents;
         }
+        if (m_schedule.InOrderConnections())
+        {
+            LinkConnections(r);
+        }
         std::vector<uint32_t> fill(ops);
         for (uint32_t i = 0; i < ops; ++i)
         {
@@ -159,6 +164,35 @@ CollectiveRun::Setup(CollectiveSchedule schedule, Ptr<Transport> transport)
         }
     }
     RunObserver::Announce(this);
+}
+
+void
+CollectiveRun::LinkConnections(uint32_t r)
+{
+    if (m_connNext.empty())
+    {
+        m_connNext.assign(m_schedule.NumRanks(), {});
+    }
+    const uint32_t ops = m_schedule.NumOps(r);
+    std::vector<uint32_t>& next = m_connNext[r];
+    next.assign(ops, kNoIndex);
+    std::map<uint64_t, uint32_t> last; // (peer, channel) -> its latest send so far
+    for (uint32_t i = 0; i < ops; ++i)
+    {
+        const CollectiveOp& o = m_schedule.Op(r, i);
+        if (o.kind != OpKind::Send)
+        {
+            continue;
+        }
+        const uint64_t key = (static_cast<uint64_t>(o.peer) << 16) | o.channel;
+        auto [it, first] = last.try_emplace(key, i);
+        if (!first)
+        {
+            next[it->second] = i;
+            m_ops[r][i].turn = 0;
+            it->second = i;
+        }
+    }
 }
 
 void
@@ -262,6 +296,12 @@ CollectiveRun::Ready(uint32_t rank, uint32_t op)
     // order the receivers happened to post: ranks start one after the other
     // within the instant, and issuing at once made every rank send to rank
     // 0 first, then to rank 1, ... (an incast on each in turn)
+    OpState& st = m_ops[rank][op];
+    if (!st.turn)
+    {
+        st.held = 1; // an earlier send of its connection is not issued yet
+        return;
+    }
     m_ready[rank].push_back(op);
     if (!m_flushPending[rank])
     {
@@ -291,6 +331,20 @@ void
 CollectiveRun::Issue(uint32_t rank, uint32_t op)
 {
     m_ops[rank][op].issued = true;
+    if (!m_connNext.empty())
+    {
+        const uint32_t next = m_connNext[rank][op];
+        if (next != kNoIndex)
+        {
+            OpState& nx = m_ops[rank][next];
+            nx.turn = 1;
+            if (nx.held)
+            {
+                nx.held = 0;
+                Ready(rank, next); // leaves right after this one, in this instant
+            }
+        }
+    }
     const CollectiveOp& o = m_schedule.Op(rank, op);
     const auto& comm = m_schedule.Communicator();
     // the transport holds a reference while the message is in flight, so a

@@ -155,12 +155,14 @@ class CollectiveRun : public Object, public MessageSink
     /// separately was a cache miss more.
     struct OpState
     {
-        uint32_t waiting : 27;        //!< dependencies not yet complete
+        uint32_t waiting : 25;        //!< dependencies not yet complete
         uint32_t send : 1;            //!< a send (else a receive)
         uint32_t cts : 1;             //!< send: the matching receive is posted (ControlDelay ago)
         uint32_t depsMet : 1;         //!< all dependencies complete (a receive is then posted)
         uint32_t issued : 1;          //!< send: handed to the transport
         uint32_t arrived : 1;         //!< receive: data delivered
+        uint32_t turn : 1;            //!< send: its connection's earlier sends were issued
+        uint32_t held : 1;            //!< send: ready, waiting for its turn (in-order connections)
         uint32_t peer{0};             //!< the op's peer (local rank)
         uint32_t partner{0};          //!< the peer's matching op (MatchingOps)
         uint32_t dependents{0};       //!< its first dependent in m_dependents[rank]
@@ -172,13 +174,15 @@ class CollectiveRun : public Object, public MessageSink
               cts(0),
               depsMet(0),
               issued(0),
-              arrived(0)
+              arrived(0),
+              turn(1),
+              held(0)
         {
         }
     };
 
     /// The most dependencies an op may have (OpState::waiting's width).
-    static constexpr uint32_t kMaxDeps = (1U << 27) - 1;
+    static constexpr uint32_t kMaxDeps = (1U << 25) - 1;
 
     /// What a note says (NoteCookie).
     enum NoteKind : uint64_t
@@ -209,6 +213,8 @@ class CollectiveRun : public Object, public MessageSink
     void DepsMet(uint32_t rank, uint32_t op);
     /// A send may go: issued with the rank's others ready at this instant, in op order.
     void Ready(uint32_t rank, uint32_t op);
+    /// In-order connections: link rank \p r's sends of each (peer, channel).
+    void LinkConnections(uint32_t r);
     /// Issue a rank's ready sends in op order.
     void Flush(uint32_t rank);
     void Issue(uint32_t rank, uint32_t op);
@@ -224,9 +230,12 @@ class CollectiveRun : public Object, public MessageSink
     std::vector<std::vector<OpState>> m_ops;
     std::vector<uint8_t> m_started;             //!< rank started
     std::vector<std::vector<uint32_t>> m_ready; //!< sends ready to issue, per rank
-    std::vector<uint8_t> m_flushPending;        //!< a Flush is scheduled, per rank
-    std::vector<uint32_t> m_left;               //!< ops left per rank
-    std::vector<Time> m_rankFinish;             //!< per rank
+    /// in-order connections: per rank, each send's next send to the same
+    /// (peer, channel), or kNoIndex (empty otherwise)
+    std::vector<std::vector<uint32_t>> m_connNext;
+    std::vector<uint8_t> m_flushPending; //!< a Flush is scheduled, per rank
+    std::vector<uint32_t> m_left;        //!< ops left per rank
+    std::vector<Time> m_rankFinish;      //!< per rank
     uint64_t m_opsLeft{0};
     uint64_t m_opsDone{0};
     bool m_anyStarted{false};

@@ -960,6 +960,10 @@ CollectiveSchedule::ToJson() const
     j["version"] = kFormatVersion;
     j["collective"] = std::string(CollectiveTypeName(m_type));
     j["algorithm"] = m_algorithm;
+    if (m_inOrderConnections)
+    {
+        j["in_order_connections"] = true;
+    }
     if (m_root != kNoRank)
     {
         j["root"] = m_root;
@@ -1056,6 +1060,12 @@ CollectiveSchedule::FromJson(const nlohmann::json& j)
     if (j.contains("algorithm"))
     {
         s.SetAlgorithm(ReadString(j["algorithm"], root + ".algorithm", "a string"));
+    }
+    if (j.contains("in_order_connections"))
+    {
+        const auto& v = j["in_order_connections"];
+        FabricRequire(v.is_boolean(), root + ".in_order_connections", v.dump(), "true or false");
+        s.SetInOrderConnections(v.get<bool>());
     }
     if (j.contains("root"))
     {

@@ -265,6 +265,34 @@ class CollectiveSchedule
         m_algorithm = std::move(name);
     }
 
+    /**
+     * \return whether each rank issues its Sends to one (peer, channel) in
+     *         list order (see SetInOrderConnections)
+     */
+    bool InOrderConnections() const
+    {
+        return m_inOrderConnections;
+    }
+
+    /**
+     * \brief Issue the Sends of one connection in list order.
+     *
+     * By default a Send starts as soon as its dependencies completed, so a
+     * send listed later (a later step's chunk whose data came early) can go
+     * before an earlier one on the same connection and, connections being
+     * first in, first out, delay it.  With this set, a Send whose dependencies
+     * completed also waits until the rank's earlier Sends to the same
+     * (peer, channel) were handed to the transport, as an MSCCL thread block
+     * runs its steps in order.  It adds no completion dependency: the sends
+     * still leave back to back.  ScheduleChecker counts these waits when it
+     * looks for deadlocks.
+     * \param inOrder whether to issue in list order
+     */
+    void SetInOrderConnections(bool inOrder)
+    {
+        m_inOrderConnections = inOrder;
+    }
+
     /// \return the number of ranks n
     uint32_t NumRanks() const
     {
@@ -541,6 +569,7 @@ class CollectiveSchedule
     CollectiveType m_type{CollectiveType::AllReduce}; //!< collective
     uint32_t m_root{kNoRank};                         //!< root (Broadcast, Reduce)
     std::string m_algorithm;                          //!< algorithm name (informative)
+    bool m_inOrderConnections{false};                 //!< sends of a connection in list order
     std::vector<uint32_t> m_communicator;             //!< global id per local index
     uint64_t m_totalBytes{0};                         //!< total bytes
     std::vector<ChunkInfo> m_chunks;                  //!< chunks

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
 
 namespace ns3
 {
@@ -344,9 +345,48 @@ struct WaitGraph
     std::vector<uint32_t> succ;  //!< successor lists, concatenated
 };
 
+/// With in-order connections (CollectiveSchedule::SetInOrderConnections),
+/// each send's previous send of the same rank to the same (peer, channel),
+/// as a global id (kNone for the first, and for every op otherwise): a send
+/// is not issued before it.
+std::vector<uint32_t>
+ConnectionPredecessors(const CollectiveSchedule& s, const OpIds& ids)
+{
+    std::vector<uint32_t> prev;
+    if (!s.InOrderConnections())
+    {
+        return prev;
+    }
+    prev.assign(ids.total, kNone);
+    for (uint32_t r = 0; r < s.NumRanks(); ++r)
+    {
+        std::map<uint64_t, uint32_t> last; // (peer, channel) -> latest send so far
+        for (uint32_t i = 0; i < s.NumOps(r); ++i)
+        {
+            const CollectiveOp& op = s.Op(r, i);
+            if (op.kind != OpKind::Send)
+            {
+                continue;
+            }
+            const uint32_t g = ids.base[r] + i;
+            auto [it, first] =
+                last.try_emplace((static_cast<uint64_t>(op.peer) << 16) | op.channel, g);
+            if (!first)
+            {
+                prev[g] = it->second;
+                it->second = g;
+            }
+        }
+    }
+    return prev;
+}
+
 /// Size the CSR rows: count each op's predecessors and successors.
 void
-CountWaits(const CollectiveSchedule& s, const OpIds& ids, WaitGraph& w)
+CountWaits(const CollectiveSchedule& s,
+           const OpIds& ids,
+           const std::vector<uint32_t>& connPrev,
+           WaitGraph& w)
 {
     w.indeg.assign(ids.total, 0);
     w.start.assign(ids.total + 1, 0);
@@ -368,6 +408,11 @@ CountWaits(const CollectiveSchedule& s, const OpIds& ids, WaitGraph& w)
             {
                 ++w.indeg[g];
             }
+            if (!connPrev.empty() && connPrev[g] != kNone)
+            {
+                ++w.start[connPrev[g] + 1];
+                ++w.indeg[g];
+            }
         }
     }
     for (uint32_t g = 0; g < ids.total; ++g)
@@ -378,7 +423,11 @@ CountWaits(const CollectiveSchedule& s, const OpIds& ids, WaitGraph& w)
 
 /// Fill the successor lists CountWaits sized.
 void
-FillWaits(const CollectiveSchedule& s, const OpIds& ids, const Matching& partner, WaitGraph& w)
+FillWaits(const CollectiveSchedule& s,
+          const OpIds& ids,
+          const Matching& partner,
+          const std::vector<uint32_t>& connPrev,
+          WaitGraph& w)
 {
     w.succ.assign(w.start[ids.total], 0);
     std::vector<uint32_t> fill(w.start.begin(), w.start.end() - 1);
@@ -396,6 +445,10 @@ FillWaits(const CollectiveSchedule& s, const OpIds& ids, const Matching& partner
             {
                 w.succ[fill[g]++] = ids.base[op.peer] + partner[r][i];
             }
+            if (!connPrev.empty() && connPrev[g] != kNone)
+            {
+                w.succ[fill[connPrev[g]]++] = g;
+            }
         }
     }
 }
@@ -407,8 +460,9 @@ std::vector<uint32_t>
 ExecutionOrder(const CollectiveSchedule& s, const OpIds& ids, const Matching& partner)
 {
     WaitGraph w;
-    CountWaits(s, ids, w);
-    FillWaits(s, ids, partner, w);
+    const std::vector<uint32_t> connPrev = ConnectionPredecessors(s, ids);
+    CountWaits(s, ids, connPrev, w);
+    FillWaits(s, ids, partner, connPrev, w);
     std::vector<uint32_t> order;
     order.reserve(ids.total);
     for (uint32_t g = 0; g < ids.total; ++g)
@@ -454,6 +508,7 @@ WaitCycle(const CollectiveSchedule& s,
     {
         ++g;
     }
+    const std::vector<uint32_t> connPrev = ConnectionPredecessors(s, ids);
     std::vector<uint32_t> visitPos(ids.total, kNone);
     std::vector<uint32_t> path;
     while (visitPos[g] == kNone)
@@ -471,9 +526,13 @@ WaitCycle(const CollectiveSchedule& s,
                 break;
             }
         }
+        const CollectiveOp& op = s.Op(r, i);
+        if (next == kNone && !connPrev.empty() && connPrev[g] != kNone && !done[connPrev[g]])
+        {
+            next = connPrev[g]; // a send waits for its connection's earlier send
+        }
         if (next == kNone)
         {
-            const CollectiveOp& op = s.Op(r, i);
             next = ids.base[op.peer] + partner[r][i];
         }
         g = next;

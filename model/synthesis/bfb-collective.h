@@ -65,10 +65,10 @@ uint64_t BfbExactChunksPerShard(const BfbSchedule& s);
 /**
  * \brief The chunks per shard a simulation cuts \p s into unless told:
  *        for a schedule with reduce-scatter steps, the least common multiple
- *        of BfbExactChunksPerShard() and every in-degree 2..d (reductions
- *        into one chunk are chained, BfbToCollectiveSchedule, so such counts
- *        keep all in-arcs busy) when it is at most \p cap; otherwise (and for
- *        an allgather) BfbExactChunksPerShard() capped at \p cap.
+ *        of BfbExactChunksPerShard() and every in-degree 2..d (so that a
+ *        host's in-arcs can share every reduce step's chunks evenly) when it
+ *        is at most \p cap; otherwise (and for an allgather)
+ *        BfbExactChunksPerShard() capped at \p cap.
  * \param s a BFB schedule (with its groups) \param cap the most (>= 1)
  * \return chunks per shard, 1 .. cap
  */
@@ -130,14 +130,12 @@ BfbChunkPlan PlanBfbChunks(const BfbSchedule& s, uint64_t totalBytes, uint32_t c
  * The chunk transfers of PlanBfbChunks() are fed in step order to a
  * ScheduleBuilder, so a chunk is forwarded only after it arrived and the
  * dependencies are exactly the data's (there are no step barriers: a host
- * forwards a chunk as soon as it has it, so steps pipeline).  In a
- * reduce-scatter step the senders that reduce into one (receiver, chunk)
- * are listed in an order rotated over the chunks (sender i of S is first for
- * the chunks c with c mod S = i): reductions into one chunk are chained, and
- * with the executor's rendezvous the second sender waits for the first one's
- * data, so without the rotation all but one of a receiver's in-arcs would
- * idle; use chunks per shard that are a multiple of the in-degree to keep
- * them all busy.  Allgather
+ * forwards a chunk as soon as it has it, so steps pipeline).  The reductions
+ * a host receives into one chunk commute (ScheduleBuilder::
+ * SetCommutingReduces), so its in-arcs bring them at once, and each host
+ * sends on each arc in step order (CollectiveSchedule::
+ * SetInOrderConnections): a later step's chunk whose data came early does
+ * not go ahead of an earlier step's on the same arc.  Allgather
  * receives copy; reduce-scatter receives reduce; allreduce is the
  * reduce-scatter steps then the allgather steps on the same chunks.
  * Chunk src (allgather) or dst (reduce-scatter) is the shard's host; the
