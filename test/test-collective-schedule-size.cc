@@ -141,8 +141,9 @@ TEST(CollectiveScheduleSize, OperationsThatCannotFitAreRefusedBeforeAllocating)
         {"reducescatter", "ring", 1U << 16, tib16, 1 << 20, 1, 0, "chunkBytes"},
         {"allreduce", "tree", 1U << 28, 1 << 20, 0, 1024, 0, "ranks"},
         {"allreduce", "tree", 1U << 20, uint64_t{1} << 41, 1 << 20, 1, 0, "chunkBytes"},
-        {"allreduce", "halving-doubling", 1U << 20, 1 << 20, 0, 1, 0, "ranks"},
-        {"allreduce", "halving-doubling", 1U << 16, tib16, 1 << 20, 1, 0, "chunkBytes"},
+        // one message per step: 2 log2 p messages per rank
+        {"allreduce", "halving-doubling", 1U << 26, 1 << 30, 0, 1, 0, "ranks"},
+        {"allreduce", "halving-doubling", 1U << 16, tib16, 1 << 16, 1, 0, "chunkBytes"},
         {"allreduce", "hierarchical", 1U << 26, 1 << 20, 0, 1, 1U << 13, "ranks"},
         {"allreduce", "hierarchical", 1U << 16, tib16, 1 << 14, 1, 1U << 8, "chunkBytes"},
         // all-to-all moves each chunk at most twice: near 2^31 chunks

@@ -377,22 +377,39 @@ TEST(CollectiveAlgorithms, TreeHalvingDoublingHierarchicalOpCounts)
             }
             EXPECT_EQ(SendsOf(t, r), expected * C) << "n=" << n << " r=" << r;
         }
-        // Halving-doubling: 2(p-1) pieces per rank of the power-of-two core,
-        // plus p pieces for each fold and unfold.
+        // Halving-doubling: one message per step (2 log2 p of them) per rank
+        // of the power-of-two core, moving 2(p-1) pieces in all, plus one of
+        // p pieces for each fold and unfold; per channel and chunk of a piece.
         uint32_t p = 1;
+        uint32_t log2p = 0;
         while (p * 2 <= n)
         {
             p *= 2;
+            ++log2p;
         }
-        CollectiveSchedule h = HalvingDoublingAllReduce(n, 4000, 0, 1);
-        for (uint32_t r = 0; r < n; ++r)
+        for (uint64_t chunkBytes : {uint64_t{0}, uint64_t{100}})
         {
-            uint64_t expected = r < p ? 2 * (p - 1) : p;
-            if (r < n - p)
+            CollectiveSchedule h = HalvingDoublingAllReduce(n, 4000, chunkBytes, C);
+            const uint64_t P = h.NumChunks() / (uint64_t{C} * p); // chunks per piece
+            EXPECT_EQ(h.NumChunks(), uint64_t{C} * p * P) << "n=" << n;
+            EXPECT_EQ(P > 1, chunkBytes > 0) << "n=" << n;
+            for (uint32_t r = 0; r < n; ++r)
             {
-                expected += p; // unfold
+                uint64_t messages = r < p ? 2 * log2p : 1;
+                uint64_t pieces = r < p ? 2 * (p - 1) : p;
+                if (r < n - p)
+                {
+                    messages += 1; // unfold
+                    pieces += p;
+                }
+                EXPECT_EQ(SendsOf(h, r), messages * C * P) << "n=" << n << " r=" << r;
+                uint64_t moved = 0;
+                for (const CollectiveOp& op : h.Ops(r))
+                {
+                    moved += op.kind == OpKind::Send ? op.count : 0;
+                }
+                EXPECT_EQ(moved, pieces * C * P) << "n=" << n << " r=" << r;
             }
-            EXPECT_EQ(SendsOf(h, r), expected) << "n=" << n << " r=" << r;
         }
     }
     // Hierarchical: per rank and channel 2(K-1) in-domain messages, each moving

@@ -92,6 +92,8 @@ TEST_P(DcBaselineChecked, EveryBaselinePassesTheCheckerAndMovesItsBytes)
             EXPECT_EQ(b.schedule.NumRanks(), n);
             const auto r = ScheduleChecker::Check(b.schedule);
             EXPECT_TRUE(r.Ok()) << r.message;
+            // the count --compare weighs a simulation by, before building it
+            EXPECT_EQ(BuildDcBaseline(g, algo, bytes, false).messages, b.schedule.TotalOps() / 2);
             if (algo == "ring" || algo == "shifted-ring")
             {
                 // a ring allreduce moves 2 (N-1)/N of the buffer through every host

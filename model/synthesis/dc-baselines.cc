@@ -1026,8 +1026,14 @@ BuildDcBaseline(const DirectConnectGraph& g,
         {
             p *= 2;
         }
-        // every piece of a range moves as its own message
-        b.messages = uint64_t{2} * p * (p - 1) + uint64_t{2} * (n - p) * p;
+        // one message per rank and step: log2 p halving and log2 p doubling
+        // steps of p, a fold and an unfold per rank beyond p
+        uint64_t steps = 0;
+        for (uint32_t q = p; q > 1; q /= 2)
+        {
+            ++steps;
+        }
+        b.messages = uint64_t{2} * p * steps + uint64_t{2} * (n - p);
         if (withSchedule)
         {
             b.schedule = HalvingDoublingAllReduce(n, bytes, 0, 1);
