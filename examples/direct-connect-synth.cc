@@ -19,6 +19,10 @@
  *       default the finder's 12-host degree-4 graph and C(1024,{21,23})) at --sizes and
  *       prints simulated and formula times; --algorithms, --max-message-hops, --quick
  *   --json=PATH writes the same results as one JSON object.
+ *   Under mpirun -np N (a build with MPI: scripts/build.sh --mpi) --simulate and
+ *   --compare run each packet-level simulation on ns-3's distributed engine, the
+ *   fabric cut by --partition (default domain: blocks of hosts), and print what
+ *   one process prints, once.
  *
  * Work is estimated before it starts (EstimateBfbWork, EstimateFinderWork): a run
  * estimated beyond --GpuFabricMaxRunSeconds (default 12 h; 0 lifts the limit) is
@@ -226,6 +230,7 @@ struct SimSettings
     uint32_t chunksPerShard{0};                    //!< 0: exact (capped at kMaxAutoChunks)
     std::string backend{"packet"};                 //!< packet or flow
     std::string msccl;                             //!< --msccl: write the allgather here
+    std::string partition{"domain"};               //!< --partition (distributed runs)
     static constexpr uint32_t kMaxAutoChunks = 64; //!< cap of the automatic choice
 };
 
@@ -274,8 +279,9 @@ RunOnFabric(const DirectConnectGraph& g, const CollectiveSchedule& cs, const Sim
     const auto rate = static_cast<uint64_t>(sim.bandwidthBps);
     p.platform = HbDomainPreset::Custom(1, DataRate(rate), DataRate(rate));
     p.linkDelayNs = sim.delayNs;
-    const CollectiveResult r = TransportHelper(sim.backend, "--backend")
-                                   .RunScheduleAlone(BuildDirectConnect(g, rate, p), cs);
+    TransportHelper transports(sim.backend, "--backend");
+    transports.SetPartition(sim.partition);
+    const CollectiveResult r = transports.RunScheduleAlone(BuildDirectConnect(g, rate, p), cs);
     FabricRequire(r.complete, "--simulate", g.Name(), "a schedule that completes");
     return r.timeS;
 }
@@ -921,8 +927,17 @@ main(int argc, char* argv[])
                  "with --compare: the 12-node graph only (without --graph/--edges), sizes 1 KiB "
                  "and 1 MiB unless --sizes is given",
                  quick);
+    std::string partition = "domain";
+    cmd.AddValue("partition",
+                 "under mpirun -np N, with --simulate or --compare at packet level: how each "
+                 "fabric is cut over the ranks (domain: blocks of hosts; pod or file:PATH, as "
+                 "bench/mpi-scale)",
+                 partition);
     cmd.UseFabricScheduler();
+    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
+    const bool distributed =
+        cmd.Distribute(argc, argv, simulate || compare, "only --simulate and --compare simulate");
     LongRun::s_enabled = outputs.Progress();
     try
     {
@@ -937,6 +952,10 @@ main(int argc, char* argv[])
             cmd.OnlyWith(f, simulate || compare, "with --simulate or --compare");
         }
         cmd.OnlyWith("simulate", !compare, "without --compare (which simulates anyway)");
+        cmd.OnlyWith("partition",
+                     distributed,
+                     "under mpirun -np N (N > 1), with --simulate or --compare, in a build "
+                     "with MPI");
         for (const char* f : {"nodes", "degree", "depth", "alpha", "product-bfb-nodes"})
         {
             cmd.OnlyWith(f,
@@ -965,6 +984,7 @@ main(int argc, char* argv[])
             f.chunksPerShard = chunks;
             f.delayNs = delayNs;
             f.backend = backend;
+            f.partition = partition;
             return f;
         };
         if (compare)

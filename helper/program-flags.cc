@@ -638,8 +638,8 @@ ProgramFlags::Parse(int argc, char* argv[])
     if (!m_supportsDistributed && !FabricDistributed::IsEnabled())
     {
         RunOnRankZero("it is not a distributed program; collective-bench, "
-                      "rail-only-vs-fat-tree and moe-alltoall (packet level) and bench/mpi-scale "
-                      "are");
+                      "rail-only-vs-fat-tree, moe-alltoall, direct-connect-synth --simulate "
+                      "and --compare (packet level) and bench/mpi-scale are");
     }
     // looked up, not linked: the library does not depend on mimalloc
     using MiErrorFun = void (*)(int, void*);

@@ -441,6 +441,17 @@ TEST(Distributed, TrainingProgramsEqualOneProcess)
     ExpectAsOneProcess("moe-alltoall", {2}, "moe");
 }
 
+TEST(Distributed, DirectConnectSynthEqualsOneProcess)
+{
+    // BFB's allgather and allreduce on a torus of 16 hosts, cut into blocks
+    // of hosts (every cut cable a lookahead of its 100 ns)
+    ExpectAsOneProcess("direct-connect-synth --graph='Torus(4,4)' --simulate --size=262144",
+                       {2, 4},
+                       "dc-simulate");
+    // BFB and the four baselines on the testbed shape, 1 KiB and 1 MiB
+    ExpectAsOneProcess("direct-connect-synth --compare --quick", {2}, "dc-compare");
+}
+
 TEST(Distributed, TimelineAndLinkUtilizationEqualOneProcess)
 {
     // each rank records its own GPUs' spans and its own nodes' links; rank 0
