@@ -8,6 +8,8 @@
 // dependencies; compute takes its recorded duration, collectives and sends
 // run on the chosen topology and backend. Prints the iteration time and
 // where it went.
+// Under mpirun -np N (a build with MPI) its packet-level runs are cut over
+// the ranks (--partition) and print what one process prints, once.
 #include "program-support.h"
 
 #include "ns3/aicb-workload.h"
@@ -90,8 +92,16 @@ main(int argc, char* argv[])
                  "direct-connect bandwidth per node, Gb/s",
                  nodeBandwidthGbps);
     cmd.AddValue("json", "write the results as JSON to this path", json);
+    std::string partition = "domain";
+    cmd.AddValue("partition",
+                 "under mpirun -np N, packet level: how each fabric is cut over the ranks "
+                 "(domain, pod or file:PATH, as bench/mpi-scale)",
+                 partition);
     cmd.UseFabricScheduler();
+    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
+    const bool distributed =
+        cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
@@ -113,6 +123,11 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
+        cmd.OnlyWith("partition",
+                     distributed,
+                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
+        TransportHelper transports(backend, "--backend");
+        transports.SetPartition(partition);
         RequireTopologyFlags(cmd, topology, nodeBandwidthGbps);
         ClusterParams p;
         p.platform = TopologyHelper::GetPlatform(preset);
@@ -216,7 +231,7 @@ main(int argc, char* argv[])
                                      "--graph");
         const FabricTopology topo = topologies.Create(topology);
 
-        InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
+        InstalledTransport installed = transports.Install(topo);
         Ptr<ProgramRunner> runner = RunProgram(program, installed.transport);
         if (!runner->IsComplete())
         {
@@ -236,7 +251,7 @@ main(int argc, char* argv[])
         const double commMax = comm.empty() ? 0 : *std::max_element(comm.begin(), comm.end());
         const double computeMax = *std::max_element(computeSeconds.begin(), computeSeconds.end());
         installed.Dispose();
-        Simulator::Destroy();
+        FabricDistributed::DestroySimulation();
 
         fmt::print("chakra-replay: {} ranks, {} on {} ({} GPUs, {}), {} backend\n",
                    ranks,

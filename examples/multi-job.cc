@@ -10,6 +10,8 @@
 // iteration time, its slowdown against running alone, and where its bytes
 // go: inside a domain, along a rail, or across rails and domains (which
 // rail-only forwards through NVLink).
+// Under mpirun -np N (a build with MPI) its packet-level runs are cut over
+// the ranks (--partition) and print what one process prints, once.
 #include "ns3/multi-job.h"
 
 #include "program-support.h"
@@ -130,8 +132,16 @@ main(int argc, char* argv[])
     cmd.AddInteger("micro-batches", "micro-batches per replica", microBatches, 1, 1024);
     cmd.AddValue("backend", "flow | packet", backend);
     cmd.AddValue("json", "write the results as JSON to this path", json);
+    std::string partition = "domain";
+    cmd.AddValue("partition",
+                 "under mpirun -np N, packet level: how each fabric is cut over the ranks "
+                 "(domain, pod or file:PATH, as bench/mpi-scale)",
+                 partition);
     cmd.UseFabricScheduler();
+    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
+    const bool distributed =
+        cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
@@ -139,6 +149,11 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
+        cmd.OnlyWith("partition",
+                     distributed,
+                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
+        TransportHelper transports(backend, "--backend");
+        transports.SetPartition(partition);
         FabricRequire(stagger >= 0 && stagger <= 3600,
                       "--stagger",
                       cmd.ValueText("stagger"),
@@ -222,7 +237,7 @@ main(int argc, char* argv[])
             const FabricTopology topo = TopologyHelper(cp).Create(topoName);
             auto run = [&](const std::vector<ClusterJob>& js,
                            const std::vector<std::vector<uint32_t>>& at) {
-                InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
+                InstalledTransport installed = transports.Install(topo);
                 Ptr<ProgramRunner> runner =
                     RunProgram(CombineJobs(js, at, gpus), installed.transport);
                 FabricRequire(runner->IsComplete(),
@@ -231,7 +246,7 @@ main(int argc, char* argv[])
                               "runs that complete (" + runner->GetFailureReport() + ")");
                 std::vector<double> t = JobTimes(*runner, js, at);
                 installed.Dispose();
-                Simulator::Destroy();
+                FabricDistributed::DestroySimulation();
                 return t;
             };
             for (const auto& placeName : placeNames)

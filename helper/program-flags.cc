@@ -638,8 +638,9 @@ ProgramFlags::Parse(int argc, char* argv[])
     if (!m_supportsDistributed && !FabricDistributed::IsEnabled())
     {
         RunOnRankZero("it is not a distributed program; collective-bench, "
-                      "rail-only-vs-fat-tree, moe-alltoall, direct-connect-synth --simulate "
-                      "and --compare (packet level) and bench/mpi-scale are");
+                      "rail-only-vs-fat-tree, moe-alltoall, multi-job, chakra-replay, "
+                      "direct-connect-synth --simulate and --compare (packet level) and "
+                      "bench/mpi-scale are");
     }
     // looked up, not linked: the library does not depend on mimalloc
     using MiErrorFun = void (*)(int, void*);

@@ -9,6 +9,7 @@
 #include "program-run.h"
 
 #include <algorithm>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -450,6 +451,31 @@ TEST(Distributed, DirectConnectSynthEqualsOneProcess)
                        "dc-simulate");
     // BFB and the four baselines on the testbed shape, 1 KiB and 1 MiB
     ExpectAsOneProcess("direct-connect-synth --compare --quick", {2}, "dc-compare");
+}
+
+TEST(Distributed, MultiJobAndChakraReplayEqualOneProcess)
+{
+    // two jobs of 16 GPUs (TP 8 x DP 2) on 64 GPUs of rail-only, packet
+    // level: packed, and fragmented over every domain (so over every rank)
+    ExpectAsOneProcess("multi-job --backend=packet --gpus=64 --jobs=2 --job-gpus=16 "
+                       "--topologies=rail-only --placements=packed,fragmented --layers=1",
+                       {2, 4},
+                       "multi-job");
+    // an AICB workload: data parallel over 32 GPUs (four DGX-H100 domains),
+    // each layer's weight gradients all-reduced while the layers below compute
+    const std::string dir = FreshDir("aicb");
+    const std::string path = dir + "dp32.txt";
+    {
+        std::ofstream f(path);
+        f << "HYBRID_TRANSFORMER_FWD_IN_BCKWD model_parallel_NPU_group: 1 ep: 1 pp: 1 vpp: 2 "
+             "ga: 1 all_gpus: 32 checkpoints: 0 checkpoint_initiates: 0 pp_comm: 0\n"
+             "2\n"
+             "layer0\t-1\t100000\tNONE\t0\t200000\tNONE\t0\t150000\tALLREDUCE\t4194304\t0\n"
+             "layer1\t-1\t120000\tNONE\t0\t180000\tNONE\t0\t170000\tALLREDUCE\t8388608\t0\n";
+    }
+    ExpectAsOneProcess("chakra-replay --aicb=" + path + " --backend=packet --topology=rail-only",
+                       {2, 4},
+                       "aicb");
 }
 
 TEST(Distributed, TimelineAndLinkUtilizationEqualOneProcess)

@@ -41,6 +41,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using gpu_fabric_test::RecordNow;
@@ -1557,7 +1558,9 @@ TEST_F(FabricTest, ATxSourceIsPulledAfterEachSerializationAndAskedToPrefetchAhea
 
 TEST_F(FabricTest, PcapCaptureIsEthernetWithTheFabricEtherType)
 {
-    const std::string prefix = ::testing::TempDir() + "gpu-fabric-pcap";
+    // the process id: ctest runs this case twice (the lookahead scheduler too),
+    // maybe at once
+    const std::string prefix = ::testing::TempDir() + "gpu-fabric-pcap-" + std::to_string(getpid());
     FabricHelper helper;
     Ptr<Fabric> fabric = helper.Install(Star(2, 100'000'000'000ULL, 1000));
     helper.EnablePcapAll(prefix);
