@@ -93,12 +93,8 @@ main(int argc, char* argv[])
                  nodeBandwidthGbps);
     cmd.AddValue("json", "write the results as JSON to this path", json);
     std::string partition = "domain";
-    cmd.AddValue("partition",
-                 "under mpirun -np N, packet level: how each fabric is cut over the ranks "
-                 "(domain, pod or file:PATH, as bench/mpi-scale)",
-                 partition);
+    cmd.AddPartition(partition);
     cmd.UseFabricScheduler();
-    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
     const bool distributed =
         cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
@@ -123,9 +119,7 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
-        cmd.OnlyWith("partition",
-                     distributed,
-                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
+        cmd.OnlyWith("partition", distributed, ProgramFlags::kDistributedOnly);
         TransportHelper transports(backend, "--backend");
         transports.SetPartition(partition);
         RequireTopologyFlags(cmd, topology, nodeBandwidthGbps);

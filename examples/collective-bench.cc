@@ -99,21 +99,15 @@ main(int argc, char* argv[])
     cmd.AddValue("schedule",
                  "run this MSCCL algorithm XML file (its collective) instead of --algorithm",
                  scheduleFile);
-    cmd.AddValue("partition",
-                 "under mpirun -np N: how each fabric is cut over the ranks (domain, pod or "
-                 "file:PATH, as bench/mpi-scale)",
-                 partition);
+    cmd.AddPartition(partition);
     cmd.UseFabricScheduler();
-    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
     const bool distributed =
         cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
-        cmd.OnlyWith("partition",
-                     distributed,
-                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
+        cmd.OnlyWith("partition", distributed, ProgramFlags::kDistributedOnly);
         FabricRequire(minBytes >= 1, "--min-bytes", minBytes, "at least 1");
         control.Apply(cmd, backend == "packet");
         FabricRequire(backend == "packet" || backend == "flow",

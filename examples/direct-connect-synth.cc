@@ -928,13 +928,8 @@ main(int argc, char* argv[])
                  "and 1 MiB unless --sizes is given",
                  quick);
     std::string partition = "domain";
-    cmd.AddValue("partition",
-                 "under mpirun -np N, with --simulate or --compare at packet level: how each "
-                 "fabric is cut over the ranks (domain: blocks of hosts; pod or file:PATH, as "
-                 "bench/mpi-scale)",
-                 partition);
+    cmd.AddPartition(partition, "with --simulate or --compare at packet level");
     cmd.UseFabricScheduler();
-    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
     const bool distributed =
         cmd.Distribute(argc, argv, simulate || compare, "only --simulate and --compare simulate");

@@ -301,21 +301,15 @@ main(int argc, char* argv[])
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
     std::string partition = "domain";
-    cmd.AddValue("partition",
-                 "under mpirun -np N: how each fabric is cut over the ranks (domain, pod or "
-                 "file:PATH, as bench/mpi-scale)",
-                 partition);
+    cmd.AddPartition(partition);
     cmd.UseFabricScheduler();
-    cmd.SupportsDistributed();
     cmd.Parse(argc, argv);
     const bool distributed =
         cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
-        cmd.OnlyWith("partition",
-                     distributed,
-                     "under mpirun -np N (N > 1), packet level, in a build with MPI");
+        cmd.OnlyWith("partition", distributed, ProgramFlags::kDistributedOnly);
         // a plot path a gnuplot script cannot name is refused before any work
         control.Apply(cmd, backend == "packet");
         if (!png.empty() && png != "none")

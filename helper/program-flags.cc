@@ -585,6 +585,17 @@ ProgramFlags::SupportsDistributed()
 }
 
 void
+ProgramFlags::AddPartition(std::string& partition, const std::string& scope)
+{
+    SupportsDistributed();
+    AddValue("partition",
+             "under mpirun -np N, " + scope +
+                 ": how each fabric is cut over the ranks (domain, pod or file:PATH, as "
+                 "bench/mpi-scale)",
+             partition);
+}
+
+void
 ProgramFlags::RunOnRankZero(const std::string& why) const
 {
     const uint32_t size = LaunchedSize();

@@ -146,6 +146,21 @@ class ProgramFlags
     void SupportsDistributed();
 
     /**
+     * SupportsDistributed(), and the flag --partition: under mpirun -np N,
+     * how each packet-level fabric is cut over the ranks (domain, pod or
+     * file:PATH, as bench/mpi-scale; TransportHelper::SetPartition). Refuse
+     * it where the run is not distributed with OnlyWith("partition",
+     * distributed, kDistributedOnly).
+     * \param partition the variable it sets (its default is the flag's)
+     * \param scope what is cut, for --help ("packet level", "with --simulate")
+     */
+    void AddPartition(std::string& partition, const std::string& scope = "packet level");
+
+    /// When --partition means something (OnlyWith's \p when).
+    static constexpr const char* kDistributedOnly =
+        "under mpirun -np N (N > 1), packet level, in a build with MPI";
+
+    /**
      * After Parse: under mpirun on N > 1 processes, in a build with MPI and
      * where \p applies, start ns-3's distributed engine (FabricDistributed);
      * TransportHelper then cuts every packet-level fabric over the ranks and
