@@ -117,6 +117,7 @@ main(int argc, char* argv[])
     std::string messages;
     int64_t stopNs = 0;
     int64_t failCable = -1;
+    uint32_t incast = 0;
     int64_t failAtNs = 0;
     std::string collective = "none";
     std::string algorithm = "ring";
@@ -141,6 +142,10 @@ main(int argc, char* argv[])
     cmd.AddValue("rate", "network link rate", rate);
     cmd.AddValue("delay-ns", "propagation delay per network cable, ns (the lookahead)", delayNs);
     cmd.AddValue("seed", "seed of the permutation", seed);
+    cmd.AddValue("incast",
+                 "instead of the permutation: this many GPUs (the permutation's next ones) "
+                 "each send a flow to one (its first); 0: the permutation",
+                 incast);
     cmd.AddValue("partition", "domain, pod or file:PATH (FabricPartitioner)", partition);
     cmd.AddValue("cc", "congestion control: none, dcqcn, dctcp, hpcc, swift", cc);
     cmd.AddValue("lb", "switch load balancing: ecmp, spray, flowlet or adaptive", lb);
@@ -253,6 +258,11 @@ main(int argc, char* argv[])
                      "with --collective or --program");
         cmd.OnlyWith("flow-bytes", !runCollective && !runProgram, "with the permutation");
         cmd.OnlyWith("seed", !runCollective && !runProgram, "with the permutation");
+        cmd.OnlyWith("incast", !runCollective && !runProgram, "with the permutation");
+        FabricRequire(incast < hosts,
+                      "--incast",
+                      incast,
+                      fmt::format("0 (the permutation) or fewer senders than --hosts ({})", hosts));
         FabricRequire(controlDelayNs >= -1,
                       "--control-delay-ns",
                       controlDelayNs,
@@ -335,7 +345,14 @@ main(int argc, char* argv[])
             {
                 return;
             }
-            for (uint32_t i = 0; i < hosts; ++i)
+            for (uint32_t i = 1; i <= incast; ++i)
+            {
+                if (transport->IsLocalGpu(order[i]))
+                {
+                    transport->Send(order[i], order[0], flowBytes, Transport::DoneCallback());
+                }
+            }
+            for (uint32_t i = 0; i < hosts && incast == 0; ++i)
             {
                 if (transport->IsLocalGpu(order[i]))
                 {
@@ -374,6 +391,12 @@ main(int argc, char* argv[])
                                      {"bytes_delivered", totals.bytesDelivered},
                                      {"packets_delivered", packets},
                                      {"retransmissions", transport->GetRetransmissions()},
+                                     {"acks_sent", transport->GetAcksSent()},
+                                     {"cnps_sent", transport->GetCnpsSent()},
+                                     {"nacks_sent", transport->GetNacksSent()},
+                                     {"discarded_packets", transport->GetDiscardedPackets()},
+                                     {"relayed_cc_packets", transport->GetRelayedCcPackets()},
+                                     {"relay_control_packets", transport->GetRelayControlPackets()},
                                      {"last_completion_ns", lastNs}};
         nlohmann::json records = nlohmann::json::array();
         for (const Completion& c : g_completions)
@@ -428,7 +451,10 @@ main(int argc, char* argv[])
                 runCollective
                     ? fmt::format("{} ({}) of {} bytes", collective, algorithm, collectiveBytes)
                     : (runProgram ? std::string("a GPT training iteration")
-                                  : fmt::format("{} flows of {} bytes", hosts, flowBytes)),
+                                  : fmt::format("{} flows of {} bytes{}",
+                                                incast == 0 ? hosts : incast,
+                                                flowBytes,
+                                                incast == 0 ? "" : " into one GPU")),
                 ranks,
                 sequential ? " (sequential engine)"
                            : (nullMessages ? " (null messages)" : " (granted time window)"));
@@ -477,6 +503,7 @@ main(int argc, char* argv[])
             {
                 nlohmann::json j = {
                     {"hosts", hosts},
+                    {"incast", incast},
                     {"topology", topology},
                     {"ranks", ranks},
                     {"engine",

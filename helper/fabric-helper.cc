@@ -433,16 +433,6 @@ FabricHelper::Install(const FabricTopology& topology) const
         }
         if (lookahead != Time::Max())
         {
-            // a relay's congestion control of cross-rail traffic (the relay's
-            // flow, the packets' relay tag, its losses) is not carried across ranks
-            StringValue cc;
-            fabric->m_transport->GetAttribute("CongestionControl", cc);
-            FabricRequire(!topo.railRelay || topo.gpusPerDomain < 2 || cc.Get() == "none",
-                          "ns3::PacketTransport::CongestionControl",
-                          cc.Get(),
-                          "none in a distributed run of a rail-only fabric (its relays run the "
-                          "congestion control of cross-rail traffic, which is not carried "
-                          "across MPI ranks)");
             for (uint32_t r = 0; r < toRank.size(); ++r)
             {
                 if (toRank[r] == Time::Max())

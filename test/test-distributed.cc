@@ -120,6 +120,21 @@ ExpectSameAsSequential(const std::string& args,
             EXPECT_LT(mpiMessages, sent) << "frames travelled together";
         }
         EXPECT_EQ(resent, ref.json["per_rank"][0]["retransmissions"].get<uint64_t>());
+        // control packets, counted where they are sent or taken: the same totals
+        for (const char* key : {"acks_sent",
+                                "cnps_sent",
+                                "nacks_sent",
+                                "discarded_packets",
+                                "relayed_cc_packets",
+                                "relay_control_packets"})
+        {
+            uint64_t sum = 0;
+            for (const auto& r : run.json["per_rank"])
+            {
+                sum += r[key].get<uint64_t>();
+            }
+            EXPECT_EQ(sum, ref.json["per_rank"][0][key].get<uint64_t>()) << key;
+        }
         // the same completions to the nanosecond, the same counts
         EXPECT_EQ(run.messages, ref.messages);
         for (const char* key : {"messages_delivered", "packets_delivered", "bytes_delivered"})
@@ -172,6 +187,36 @@ TEST(Distributed, CongestionControlEqualsSequential)
 {
     // ACKs and CNPs cross ranks as packets; DCQCN's pacing must match too
     ExpectSameAsSequential("--hosts=32 --radix=8 --flow-bytes=262144 --cc=dcqcn", 32, {2}, "cc");
+}
+
+TEST(Distributed, RailOnlyCongestionControlEqualsSequential)
+{
+    // cross-rail traffic is paced by its relay's flow (the GPU on the
+    // destination's rail, in the source's domain): the relay tag crosses
+    // ranks with the packet, and the destination's ACKs and CNPs go back to
+    // the relay's rank; a 12:1 incast marks packets, and DCQCN's CNPs cross too
+    for (const std::string cc : {"dcqcn", "hpcc"})
+    {
+        for (const std::string traffic :
+             {"--flow-bytes=262144", "--incast=12 --flow-bytes=1048576"})
+        {
+            SCOPED_TRACE(cc + " " + traffic);
+            const std::string args = "--topology=rail-only --hosts=32 --cc=" + cc + " " + traffic;
+            const bool incast = traffic.find("incast") != std::string::npos;
+            const std::string tag = "ro-" + cc + (incast ? "-incast" : "-perm");
+            const ScaleRun ref = RunScale(args, 0, tag + "-seq");
+            ASSERT_FALSE(ref.json.is_discarded());
+            const auto& seq = ref.json["per_rank"][0];
+            EXPECT_GT(seq["relayed_cc_packets"].get<uint64_t>(), 0u)
+                << "relays paced cross-rail traffic";
+            EXPECT_GT(seq["relay_control_packets"].get<uint64_t>(), 0u);
+            if (incast && cc == "dcqcn")
+            {
+                EXPECT_GT(seq["cnps_sent"].get<uint64_t>(), 0u) << "the incast marked packets";
+            }
+            ExpectSameAsSequential(args, incast ? 12 : 32, {2, 4}, tag);
+        }
+    }
 }
 
 TEST(Distributed, NullMessagesEqualSequential)
@@ -553,8 +598,8 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
         << run.err;
     EXPECT_EQ(run.json, one.json);
 
-    // a partition that is no policy, congestion control on a cut rail-only
-    // fabric, a bad flag, and a partition on one process: refused by name, once
+    // a partition that is no policy, a bad flag, and a partition on one
+    // process: refused by name, once
     struct Case
     {
         uint32_t ranks;
@@ -564,11 +609,6 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
 
     const Case cases[] = {
         {2, "--gpus=32 --partition=nowhere", "domain, pod or file:PATH"},
-        // a relay's congestion control state does not cross ranks
-        {2,
-         "--gpus=32 --topology=rail-only "
-         "--ns3::PacketTransport::CongestionControl=ns3::DcqcnCongestionControl",
-         "invalid ns3::PacketTransport::CongestionControl"},
         {2, "--gpus=many", "invalid --gpus: got 'many'"},
         {0, "--gpus=32 --partition=pod", "--partition"},
     };

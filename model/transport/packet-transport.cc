@@ -426,6 +426,11 @@ class RelayTag : public Tag
   private:
     uint32_t m_relay{0}; //!< the relay's rank
 };
+
+// registered before the run: a rank with no relay of its own must still
+// read the tag of a relayed packet arriving from another rank (ns-3 finds a
+// deserialized tag's TypeId by its hash)
+NS_OBJECT_ENSURE_REGISTERED(RelayTag);
 } // namespace
 
 Ptr<FabricCongestionControl>
@@ -830,9 +835,10 @@ struct PacketTransport::Word
     /// What the word says.
     enum Kind : uint8_t
     {
-        kComplete = 2, //!< the sender's message arrived whole
-        kLoss = 3,     //!< a packet of the receiving rank's GPU was lost
-        kNote = 4,     //!< a note (SendNote) for a sink: due at startNs
+        kComplete = 2,  //!< the sender's message arrived whole
+        kLoss = 3,      //!< a packet of the receiving rank's GPU was lost
+        kNote = 4,      //!< a note (SendNote) for a sink: due at startNs
+        kRelayLoss = 5, //!< a packet sent under a relay's flow was lost (cookie: the relay)
     };
 
     uint8_t kind{kComplete}; //!< Kind
@@ -1253,9 +1259,8 @@ bool
 PacketTransport::RelayControls(const FabricNetDevice* port, const RelayFrame& f) const
 {
     // a packet its source controls already (it left the source by a NIC:
-    // direct-connect hops) keeps its source's flow; distributed runs would
-    // need the relay's flow state on every rank its packets reach
-    return !m_distributed && !port->IsNvLink() &&
+    // direct-connect hops) keeps its source's flow
+    return !port->IsNvLink() &&
            (f.header.flags & (FabricHeader::kFlagCc | FabricHeader::kControlFlags)) == 0;
 }
 
@@ -1566,7 +1571,7 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
         // a relayed packet's flow is the relay's (RelaySend)
         uint32_t sender = h.src;
         RelayTag relay;
-        if (m_relayedCc != 0 && p->PeekPacketTag(relay))
+        if ((m_relayedCc != 0 || m_distributed) && p->PeekPacketTag(relay))
         {
             sender = relay.GetRelay();
         }
@@ -1645,18 +1650,26 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
     p->PeekHeader(h);
     const uint32_t payload = (h.flags & FabricHeader::kControlFlags) != 0 ? 0 : PayloadOf(p, h);
     RelayTag relay;
-    if (m_relayedCc != 0 &&
+    if ((m_relayedCc != 0 || m_distributed) &&
         (h.flags & (FabricHeader::kFlagCc | FabricHeader::kControlFlags)) ==
             FabricHeader::kFlagCc &&
         p->PeekPacketTag(relay))
     {
         // sent under the relay's flow: no longer in flight there; its
         // source resends it (not congestion-controlled at the source)
-        auto& flows = m_endpoints[relay.GetRelay()].ccFlows;
-        if (auto f = flows.find(h.dst); f != flows.end())
+        if (m_distributed && m_localGpu[relay.GetRelay()] == 0)
         {
-            f->second.inFlight -= std::min<uint64_t>(f->second.inFlight, payload);
-            Unblock(relay.GetRelay(), h.dst);
+            // the relay is on another rank: it hears of it a word later
+            Word w;
+            w.kind = Word::kRelayLoss;
+            w.header = h;
+            w.payload = payload;
+            w.cookie = relay.GetRelay();
+            SendWord(relay.GetRelay(), w);
+        }
+        else
+        {
+            RelayLost(relay.GetRelay(), h.dst, payload);
         }
         h.flags &= ~FabricHeader::kFlagCc;
     }
@@ -1674,6 +1687,17 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         return;
     }
     SenderLost(h, payload, congestion, Time(0));
+}
+
+void
+PacketTransport::RelayLost(uint32_t relay, uint32_t dst, uint32_t payload)
+{
+    auto& flows = m_endpoints[relay].ccFlows;
+    if (auto f = flows.find(dst); f != flows.end())
+    {
+        f->second.inFlight -= std::min<uint64_t>(f->second.inFlight, payload);
+        Unblock(relay, dst);
+    }
 }
 
 void
@@ -2473,6 +2497,9 @@ PacketTransport::ReceiveWord(Ptr<Packet> p)
         return;
     case Word::kLoss:
         SenderLost(h, wh.payload, wh.congestion, Simulator::Now() - TimeStep(wh.startNs));
+        return;
+    case Word::kRelayLoss:
+        RelayLost(static_cast<uint32_t>(wh.cookie), h.dst, wh.payload);
         return;
     case Word::kNote: {
         const Time due = TimeStep(wh.startNs);

@@ -569,6 +569,8 @@ class PacketTransport : public Transport
     void MaybeCompleteRemote(uint64_t key, RemoteMessage& r, uint32_t src, uint32_t dst);
     /// The sender's part of a loss reported \p late after it happened.
     void SenderLost(const FabricHeaderData& h, uint32_t payload, bool congestion, Time late);
+    /// A packet sent under \p relay's flow to \p dst was lost: it leaves the flow.
+    void RelayLost(uint32_t relay, uint32_t dst, uint32_t payload);
     /// The receiver's rank completed message \p id of this rank.
     void CompletedElsewhere(uint32_t id);
     /// A note for GPU \p gpu is due now: its node takes it.
