@@ -19,6 +19,8 @@
 // broken from the start and routing has already reacted (DetectNow).
 // Prints the iteration time, its slowdown over the healthy run of the same
 // design, and the capacity lost: network and NVLink bandwidth down, GPUs idle.
+// Under mpirun -np N (MPI build) each run is cut over the ranks (--partition)
+// and the results are gathered and printed once, as one process prints them.
 #include "program-support.h"
 
 #include "ns3/core-module.h"
@@ -30,6 +32,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 using namespace ns3;
 
@@ -75,13 +78,35 @@ Remap(const ParallelProgram& p, const std::vector<uint32_t>& map, uint32_t physi
     return out;
 }
 
-/// One run: the fault is applied through `fault` before the iteration starts.
+/// The first of \p reports in a canonical order (failure time, send time,
+/// ranks): on one process and on any number of MPI ranks alike.
+const TransportMessageReport*
+FirstFailure(const std::vector<TransportMessageReport>& reports)
+{
+    const auto key = [](const TransportMessageReport& r) {
+        return std::make_tuple(r.failedAt, r.sent, r.src, r.dst, r.bytes, r.delivered);
+    };
+    const TransportMessageReport* first = nullptr;
+    for (const TransportMessageReport& r : reports)
+    {
+        if (first == nullptr || key(r) < key(*first))
+        {
+            first = &r;
+        }
+    }
+    return first;
+}
+
+/// One run: the fault is applied through `fault` before the iteration starts
+/// (on every MPI rank of a distributed run, to its copy of the fabric).
 Row
-RunOne(const FabricTopology& topo,
+RunOne(const TransportHelper& transports,
+       const FabricTopology& topo,
        const ParallelProgram& program,
        const std::function<void(Ptr<Fabric>, FaultHelper&)>& fault)
 {
-    Ptr<Fabric> fabric = FabricHelper().Install(topo);
+    InstalledTransport installed = transports.Install(topo);
+    Ptr<Fabric> fabric = installed.fabric;
     FaultHelper faults(fabric);
     faults.SetDetectionDelay(Seconds(0));
     if (fault)
@@ -94,12 +119,50 @@ RunOne(const FabricTopology& topo,
     r.complete = runner->IsComplete();
     r.timeS = r.complete ? runner->GetFinishTime().GetSeconds() : 0;
     Ptr<PacketTransport> t = fabric->GetTransport();
-    r.retransmissions = t->GetRetransmissions();
-    if (!t->GetFailureReports().empty())
+    // each rank counts what its own nodes did: the sums, on rank 0
+    uint64_t relayed = 0;
+    for (uint32_t g = 0; g < fabric->GetNGpus(); ++g)
     {
-        r.failure = fmt::format("{} message(s) failed; first: {}",
-                                t->GetFailureReports().size(),
-                                t->GetFailureReports().front().ToString());
+        relayed += fabric->GetGpu(g)->GetForwardedPackets();
+    }
+    nlohmann::json mine = {{"retransmissions", t->GetRetransmissions()},
+                           {"relayed", relayed},
+                           {"failures", nlohmann::json::array()}};
+    for (const TransportMessageReport& f : t->GetFailureReports())
+    {
+        mine["failures"].push_back({f.src,
+                                    f.dst,
+                                    f.bytes,
+                                    f.delivered,
+                                    f.sent.GetTimeStep(),
+                                    f.since.GetTimeStep(),
+                                    f.failedAt.GetTimeStep(),
+                                    f.reason});
+    }
+    std::vector<TransportMessageReport> failures;
+    for (const std::string& part : FabricDistributed::GatherToRoot(mine.dump()))
+    {
+        const nlohmann::json j = nlohmann::json::parse(part);
+        r.retransmissions += j["retransmissions"].get<uint64_t>();
+        r.relayedPackets += j["relayed"].get<uint64_t>();
+        for (const auto& f : j["failures"])
+        {
+            TransportMessageReport report;
+            report.src = f[0].get<uint32_t>();
+            report.dst = f[1].get<uint32_t>();
+            report.bytes = f[2].get<uint64_t>();
+            report.delivered = f[3].get<uint64_t>();
+            report.sent = TimeStep(f[4].get<int64_t>());
+            report.since = TimeStep(f[5].get<int64_t>());
+            report.failedAt = TimeStep(f[6].get<int64_t>());
+            report.reason = f[7].get<std::string>();
+            failures.push_back(report);
+        }
+    }
+    if (const TransportMessageReport* first = FirstFailure(failures))
+    {
+        r.failure =
+            fmt::format("{} message(s) failed; first: {}", failures.size(), first->ToString());
     }
     std::istringstream lines(runner->GetFailureReport());
     for (std::string line; std::getline(lines, line);)
@@ -107,10 +170,6 @@ RunOne(const FabricTopology& topo,
         r.failedComms.push_back(line);
     }
     r.unfinishedRanks = runner->GetUnfinishedRanks();
-    for (uint32_t g = 0; g < fabric->GetNGpus(); ++g)
-    {
-        r.relayedPackets += fabric->GetGpu(g)->GetForwardedPackets();
-    }
     // capacity lost
     const FaultState& f = faults.GetInjector()->GetFaultState();
     double net = 0;
@@ -137,8 +196,8 @@ RunOne(const FabricTopology& topo,
     }
     r.lostNetwork = net > 0 ? netDown / net : 0;
     r.lostNvlink = nv > 0 ? nvLost / nv : 0;
-    fabric->Dispose();
-    Simulator::Destroy();
+    installed.Dispose();
+    FabricDistributed::DestroySimulation();
     return r;
 }
 
@@ -167,10 +226,15 @@ main(int argc, char* argv[])
                  "rate of the degraded NVLink, fraction of nominal",
                  nvlinkFraction);
     cmd.AddValue("json", "write the results as JSON to this file", json);
+    std::string partition = "domain";
+    cmd.AddPartition(partition);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
+    cmd.Distribute(argc, argv, true, "");
     try
     {
+        TransportHelper transports("packet", "backend");
+        transports.SetPartition(partition);
         const HbDomainPreset hw = TopologyHelper::GetPlatform(platform);
         const uint32_t k = hw.gpusPerDomain;
         // with the spare, (domains + 1) x K GPUs must fill a fat-tree whose
@@ -267,7 +331,7 @@ main(int argc, char* argv[])
             double base = 0;
             for (auto& [name, pc] : cases)
             {
-                Row r = RunOne(topo, pc.first, pc.second);
+                Row r = RunOne(transports, topo, pc.first, pc.second);
                 r.design = design;
                 r.scenario = name;
                 if (name == "healthy")

@@ -523,6 +523,17 @@ TEST(Distributed, MultiJobAndChakraReplayEqualOneProcess)
                        "aicb");
 }
 
+TEST(Distributed, FailureStudyEqualsOneProcess)
+{
+    // fourteen iterations, healthy and with a failed rail switch, spine, GPU
+    // (its messages fail; the failed comm and the held ranks are gathered on
+    // rank 0), remedies and a degraded NVLink: each rank applies the fault to
+    // its copy of the fabric and the counters are summed over the ranks
+    ExpectAsOneProcess("failure-study --layers=1 --hidden=256 --seq=64 --micro-batches=1",
+                       {2, 4},
+                       "failure-study");
+}
+
 TEST(Distributed, TimelineAndLinkUtilizationEqualOneProcess)
 {
     // each rank records its own GPUs' spans and its own nodes' links; rank 0

@@ -322,9 +322,9 @@ MessageSink::NoteReceived(uint64_t cookie)
 std::string
 TransportMessageReport::ToString() const
 {
-    std::string s = fmt::format("message {} rank {} -> rank {}: {} of {} bytes delivered, sent at "
+    // no id: ids are recycled, and each MPI rank's own in a distributed run
+    std::string s = fmt::format("message rank {} -> rank {}: {} of {} bytes delivered, sent at "
                                 "{:.9f} s",
-                                messageId,
                                 src,
                                 dst,
                                 delivered,

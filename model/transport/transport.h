@@ -37,7 +37,8 @@ struct TransportMessageReport
     std::string reason;    //!< why it failed (empty for a pending message)
     Time failedAt;         //!< when it failed (zero for a pending message)
 
-    /// \return one line of text naming ranks, message, bytes and times
+    /// \return one line of text naming ranks, bytes and times (not the id:
+    /// ids are recycled, and each MPI rank's own in a distributed run)
     std::string ToString() const;
 };
 
