@@ -416,74 +416,67 @@ TEST_F(CongestionControlTest, ControlPacketsAreRealPacketsOnTheReversePath)
 
 TEST_F(CongestionControlTest, BadNamesAndThresholdsAreRefusedNamingTheParameter)
 {
-    try
-    {
-        Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue("cubic"));
-        CreateObject<PacketTransport>();
-        FAIL() << "an unknown algorithm was taken";
-    }
-    catch (const FabricConfigError& e)
-    {
-        EXPECT_NE(std::string(e.what()).find("CongestionControl"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("cubic"), std::string::npos) << e.what();
-    }
-    Config::Reset();
     EXPECT_THROW(ResolveCongestionControl("ns3::FabricSwitch", "--cc"), FabricConfigError);
     EXPECT_THROW(ResolveCongestionControl("ns3::FabricCongestionControl", "--cc"),
                  FabricConfigError);
+    EXPECT_EQ(ResolveCongestionControl("none", "--cc"), "");
     EXPECT_EQ(ResolveCongestionControl("dcqcn", "--cc"), "ns3::DcqcnCongestionControl");
     EXPECT_EQ(ResolveCongestionControl("hpcc", "--cc"), "ns3::HpccCongestionControl");
     EXPECT_EQ(ResolveCongestionControl("swift", "--cc"), "ns3::SwiftCongestionControl");
-    // HPCC's eta outside (0, 1] is refused when a flow starts
-    Config::SetDefault("ns3::HpccCongestionControl::Eta", DoubleValue(1.2));
-    try
-    {
-        RunIncast("hpcc", 1, MicroSeconds(1), MicroSeconds(10), [](FabricHelper&) {});
-        FAIL() << "eta 1.2 was taken";
-    }
-    catch (const FabricConfigError& e)
-    {
-        EXPECT_NE(std::string(e.what()).find("Eta"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("1.2"), std::string::npos) << e.what();
-    }
-    Simulator::Destroy();
-    Config::Reset();
-    EXPECT_EQ(ResolveCongestionControl("none", "--cc"), "");
+
     const auto build = [](const std::string& name, const AttributeValue& v) {
         FabricHelper helper;
         helper.SetSwitchAttribute("EcnKmax", UintegerValue(1000));
         helper.SetSwitchAttribute(name, v);
         helper.Install(Star(2, kRate, 1000));
     };
-    try
+
+    struct Case
     {
-        build("EcnKmin", UintegerValue(2000));
-        FAIL() << "Kmin > Kmax was taken";
-    }
-    catch (const FabricConfigError& e)
+        std::string what;            //!< what is refused
+        std::function<void()> setUp; //!< does it (throws)
+        std::string parameter;       //!< the message names it
+        std::string value;           //!< and the value
+    };
+
+    const Case cases[] = {
+        {"an unknown algorithm",
+         [] {
+             Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue("cubic"));
+             CreateObject<PacketTransport>();
+         },
+         "CongestionControl",
+         "cubic"},
+        // HPCC's eta outside (0, 1] is refused when a flow starts
+        {"eta 1.2",
+         [] {
+             Config::SetDefault("ns3::HpccCongestionControl::Eta", DoubleValue(1.2));
+             RunIncast("hpcc", 1, MicroSeconds(1), MicroSeconds(10), [](FabricHelper&) {});
+         },
+         "Eta",
+         "1.2"},
+        {"Kmin > Kmax", [&build] { build("EcnKmin", UintegerValue(2000)); }, "EcnKmin", "2000"},
+        {"an unknown balancer",
+         [&build] { build("LoadBalancing", StringValue("random")); },
+         "LoadBalancing",
+         "random"},
+        {"Pmax 1.5", [&build] { build("EcnPmax", DoubleValue(1.5)); }, "EcnPmax", "1.5"},
+    };
+    for (const Case& c : cases)
     {
-        EXPECT_NE(std::string(e.what()).find("EcnKmin"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("2000"), std::string::npos) << e.what();
-    }
-    try
-    {
-        build("LoadBalancing", StringValue("random"));
-        FAIL() << "an unknown balancer was taken";
-    }
-    catch (const FabricConfigError& e)
-    {
-        EXPECT_NE(std::string(e.what()).find("LoadBalancing"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("random"), std::string::npos) << e.what();
-    }
-    try
-    {
-        build("EcnPmax", DoubleValue(1.5));
-        FAIL() << "Pmax 1.5 was taken";
-    }
-    catch (const FabricConfigError& e)
-    {
-        EXPECT_NE(std::string(e.what()).find("EcnPmax"), std::string::npos) << e.what();
-        EXPECT_NE(std::string(e.what()).find("1.5"), std::string::npos) << e.what();
+        SCOPED_TRACE(c.what);
+        try
+        {
+            c.setUp();
+            ADD_FAILURE() << c.what << " was taken";
+        }
+        catch (const FabricConfigError& e)
+        {
+            EXPECT_NE(std::string(e.what()).find(c.parameter), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(c.value), std::string::npos) << e.what();
+        }
+        Simulator::Destroy();
+        Config::Reset();
     }
 }
 
@@ -910,6 +903,28 @@ class DropEveryNth : public ErrorModel
 /// The relays: rail 0 of domains 0-2 (the destination's rail).
 const std::vector<uint32_t> kRelays{0, kRelayK, 2 * kRelayK};
 
+/// The relayed-traffic fabric: rail-only, 4 HB domains of kRelayK GPUs
+/// (3600 Gb/s NVLink, kRate NICs, 2 planes), 1 us cables.
+FabricTopology
+BuildRelayRailOnly()
+{
+    ClusterParams p;
+    p.gpus = 4 * kRelayK;
+    p.platform = HbDomainPreset::Custom(kRelayK, DataRate("3600Gbps"), DataRate(kRate), 2);
+    p.linkDelayNs = 1000;
+    return BuildRailOnly(p);
+}
+
+/// \p topo with congestion control \p cc and DCQCN's RED marking.
+Ptr<Fabric>
+InstallRelayFabric(const std::string& cc, const FabricTopology& topo)
+{
+    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
+    FabricHelper helper;
+    DcqcnMarking(helper);
+    return helper.Install(topo);
+}
+
 /**
  * Every GPU of domains 0-2 off rail 0 (9 sources) sends \p bytes to
  * kRelayDst: each message crosses NVLink to its domain's GPU on rail 0,
@@ -925,14 +940,7 @@ RunRelayedIncast(const std::string& cc,
                  Time until,
                  uint32_t dropEvery = 0)
 {
-    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
-    FabricHelper helper;
-    DcqcnMarking(helper);
-    ClusterParams p;
-    p.gpus = 4 * kRelayK;
-    p.platform = HbDomainPreset::Custom(kRelayK, DataRate("3600Gbps"), DataRate(kRate), 2);
-    p.linkDelayNs = 1000;
-    Ptr<Fabric> fabric = helper.Install(BuildRailOnly(p));
+    Ptr<Fabric> fabric = InstallRelayFabric(cc, BuildRelayRailOnly());
     RelayedIncast r;
     Ptr<DropEveryNth> loss = CreateObject<DropEveryNth>();
     loss->n = dropEvery;
@@ -1153,15 +1161,8 @@ RunRelayFailure(const std::string& cc,
                 bool hbDomainRelay,
                 Time repairAt = Time(0))
 {
-    Config::SetDefault("ns3::PacketTransport::CongestionControl", StringValue(cc));
-    FabricHelper helper;
-    DcqcnMarking(helper);
-    ClusterParams p;
-    p.gpus = 4 * kRelayK;
-    p.platform = HbDomainPreset::Custom(kRelayK, DataRate("3600Gbps"), DataRate(kRate), 2);
-    p.linkDelayNs = 1000;
-    const FabricTopology topo = BuildRailOnly(p);
-    Ptr<Fabric> fabric = helper.Install(topo);
+    const FabricTopology topo = BuildRelayRailOnly();
+    Ptr<Fabric> fabric = InstallRelayFabric(cc, topo);
     FaultHelper faults(fabric);
     faults.SetHbDomainRelay(hbDomainRelay);
     uint32_t relayNic = UINT32_MAX;

@@ -52,6 +52,8 @@ FabricMessageTag::Serialize(TagBuffer i) const
     i.WriteU64(info.sink);
     i.WriteU64(info.cookie);
     i.WriteU8(info.hasSink ? 1 : 0);
+    i.WriteU64(info.serial);
+    i.WriteU8(info.mayReorder ? 1 : 0);
 }
 
 void
@@ -62,6 +64,8 @@ FabricMessageTag::Deserialize(TagBuffer i)
     info.sink = i.ReadU64();
     info.cookie = i.ReadU64();
     info.hasSink = i.ReadU8() != 0;
+    info.serial = i.ReadU64();
+    info.mayReorder = i.ReadU8() != 0;
 }
 
 void

@@ -39,13 +39,15 @@ namespace ns3
  */
 struct FabricMessageInfo
 {
-    uint64_t bytes{0};   //!< the message's size
-    int64_t start{0};    //!< when it was sent (time steps)
-    uint64_t sink{0};    //!< its MessageSink's serial
-    uint64_t cookie{0};  //!< for the sink
-    bool hasSink{false}; //!< a sink is to be told
+    uint64_t bytes{0};      //!< the message's size
+    int64_t start{0};       //!< when it was sent (time steps)
+    uint64_t sink{0};       //!< its MessageSink's serial
+    uint64_t cookie{0};     //!< for the sink
+    bool hasSink{false};    //!< a sink is to be told
+    uint64_t serial{0};     //!< the sender's serial of it (tells a reused id's stragglers apart)
+    bool mayReorder{false}; //!< its path may reorder (the receiver's NACKs wait for a gap)
 
-    static constexpr uint32_t kSerializedSize = 33; //!< bytes
+    static constexpr uint32_t kSerializedSize = 42; //!< bytes
 };
 
 /**

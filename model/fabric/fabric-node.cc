@@ -409,7 +409,13 @@ FabricDataPlane::PrefetchForward(const FabricNode& node, uint32_t stage, const F
         node.m_fwd.table.PrefetchRoute(h.dst);
         break;
     default: {
-        // the port SelectPort() will return (a disposed node has no ports left)
+        // the port SelectPort() will return (a disposed node has no ports
+        // left); only where choosing it changes nothing: spraying and
+        // flowlets advance their state with each choice
+        if (node.m_fwd.lb != FabricNode::kEcmp && node.m_fwd.lb != FabricNode::kAdaptive)
+        {
+            break;
+        }
         const uint32_t port = node.SelectPortIndex(h);
         if (port < node.m_fwd.ports.size())
         {

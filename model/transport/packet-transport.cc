@@ -369,26 +369,26 @@ PacketTransport::GetRelayControlPackets() const
 
 namespace
 {
-/// The rank of the GPU whose congestion control sent a relayed packet onto
-/// the network (PacketTransport::RelaySend). No bytes on the wire: a real
-/// relayed frame carries the relay NIC's address in place of the source's.
-class RelayTag : public Tag
+/// A packet tag of one number (no bytes on the wire), its TypeId named by
+/// \p Name::kName.
+template <typename Name>
+class NumberTag : public Tag
 {
   public:
-    RelayTag() = default;
+    NumberTag() = default;
 
-    /// \param relay the relay's rank
-    explicit RelayTag(uint32_t relay)
-        : m_relay(relay)
+    /// \param value what it carries
+    explicit NumberTag(uint64_t value)
+        : m_value(value)
     {
     }
 
     static TypeId GetTypeId()
     {
-        static TypeId tid = TypeId("ns3::PacketTransportRelayTag")
+        static TypeId tid = TypeId(Name::kName)
                                 .SetParent<Tag>()
                                 .SetGroupName("GpuFabric")
-                                .AddConstructor<RelayTag>();
+                                .template AddConstructor<NumberTag>();
         return tid;
     }
 
@@ -399,38 +399,61 @@ class RelayTag : public Tag
 
     uint32_t GetSerializedSize() const override
     {
-        return 4;
+        return 8;
     }
 
     void Serialize(TagBuffer i) const override
     {
-        i.WriteU32(m_relay);
+        i.WriteU64(m_value);
     }
 
     void Deserialize(TagBuffer i) override
     {
-        m_relay = i.ReadU32();
+        m_value = i.ReadU64();
     }
 
     void Print(std::ostream& os) const override
     {
-        os << "relay=" << m_relay;
+        os << Name::kName << "=" << m_value;
     }
 
-    /// \return the relay's rank
-    uint32_t GetRelay() const
+    /// \return what it carries
+    uint64_t Get() const
     {
-        return m_relay;
+        return m_value;
     }
 
   private:
-    uint32_t m_relay{0}; //!< the relay's rank
+    uint64_t m_value{0}; //!< what it carries
 };
 
-// registered before the run: a rank with no relay of its own must still
-// read the tag of a relayed packet arriving from another rank (ns-3 finds a
-// deserialized tag's TypeId by its hash)
+/// RelayTag's TypeId name.
+struct RelayTagName
+{
+    static constexpr const char* kName = "ns3::PacketTransportRelayTag"; //!< the name
+};
+
+/// The rank of the GPU whose congestion control sent a relayed packet onto
+/// the network (PacketTransport::RelaySend). No bytes on the wire: a real
+/// relayed frame carries the relay NIC's address in place of the source's.
+using RelayTag = NumberTag<RelayTagName>;
+
+/// NackTag's TypeId name.
+struct NackTagName
+{
+    static constexpr const char* kName = "ns3::PacketTransportNackTag"; //!< the name
+};
+
+/// With Nack: on a NACK its message's serial (a NACK for a message whose id
+/// went to another is ignored); on a resent data packet its copy (NackSent),
+/// which the retransmission timer of its loss compares with the latest.
+using NackTag = NumberTag<NackTagName>;
+
+// registered before the run: a rank that never made one must still read
+// one arriving from another rank (ns-3 finds a deserialized tag's TypeId by
+// its hash)
 NS_OBJECT_ENSURE_REGISTERED(RelayTag);
+NS_OBJECT_ENSURE_REGISTERED(NackTag);
 } // namespace
 
 Ptr<FabricCongestionControl>
@@ -661,7 +684,8 @@ PacketTransport::SendAck(uint32_t receiver,
 void
 PacketTransport::SendControl(const FabricHeader& h,
                              const FabricAckHeader* ack,
-                             const FabricIntHeader* telemetry)
+                             const FabricIntHeader* telemetry,
+                             uint64_t nackSerial)
 {
     // at least a 64-byte frame, Ethernet's smallest
     constexpr uint32_t kControlFrame = 64;
@@ -678,6 +702,10 @@ PacketTransport::SendControl(const FabricHeader& h,
         p->AddHeader(*ack);
     }
     p->AddHeader(h);
+    if (nackSerial != 0)
+    {
+        p->AddPacketTag(NackTag(nackSerial));
+    }
     if (FabricNetDevice* port = m_gpus[h.src]->SelectPort(h))
     {
         port->Enqueue(p, h, nullptr); // the control class: ahead of data
@@ -694,7 +722,7 @@ PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
     ++m_controlDelivered;
     if ((h.flags & FabricHeader::kFlagNack) != 0)
     {
-        NackArrived(h);
+        NackArrived(p, h);
         return;
     }
     CcFlow* flow = nullptr;
@@ -1426,10 +1454,7 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
             }
             m.queued += payload;
             const uint32_t seq = m.nextSeq++;
-            if (m_nack)
-            {
-                NackSent(m, id, seq);
-            }
+            const uint32_t copy = m_nack ? NackSent(m, id, seq) : 0;
             FabricHeader h = PacketHeader(id, seq, m.queued == m.bytes);
             if (flow != nullptr)
             {
@@ -1450,6 +1475,10 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
             if (m.remote)
             {
                 TagRemote(p, m);
+            }
+            if (copy != 0)
+            {
+                p->AddPacketTag(NackTag(copy)); // its loss's timer tells it from later copies
             }
             p->AddHeader(h);
             port->Enqueue(p, h, nullptr);
@@ -1573,7 +1602,7 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
         RelayTag relay;
         if ((m_relayedCc != 0 || m_distributed) && p->PeekPacketTag(relay))
         {
-            sender = relay.GetRelay();
+            sender = static_cast<uint32_t>(relay.Get());
         }
         if ((h.flags & FabricHeader::kFlagInt) != 0)
         {
@@ -1600,7 +1629,7 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
     if (m_nack)
     {
         m.flying -= std::min<uint32_t>(m.flying, 1);
-        if (!NackAccept(h))
+        if (!NackAccept(m.nack, m.mayReorder, m.completed, h, m.serial))
         {
             Release(h.messageId); // a straggler of a delivered message may free its id
             return;
@@ -1657,22 +1686,33 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
     {
         // sent under the relay's flow: no longer in flight there; its
         // source resends it (not congestion-controlled at the source)
-        if (m_distributed && m_localGpu[relay.GetRelay()] == 0)
+        const auto gpu = static_cast<uint32_t>(relay.Get());
+        if (m_distributed && m_localGpu[gpu] == 0)
         {
             // the relay is on another rank: it hears of it a word later
             Word w;
             w.kind = Word::kRelayLoss;
             w.header = h;
             w.payload = payload;
-            w.cookie = relay.GetRelay();
-            SendWord(relay.GetRelay(), w);
+            w.cookie = gpu;
+            SendWord(gpu, w);
         }
         else
         {
-            RelayLost(relay.GetRelay(), h.dst, payload);
+            RelayLost(gpu, h.dst, payload);
         }
         h.flags &= ~FabricHeader::kFlagCc;
     }
+    // Nack: a NACK's message serial, a resent data packet's copy, and a data
+    // packet's message serial where it goes to another rank (the sender
+    // reuses such a message's id before its stragglers are gone)
+    NackTag nack;
+    const uint64_t extra = m_nack && p->PeekPacketTag(nack) ? nack.Get() : 0;
+    FabricMessageTag message;
+    const uint64_t serial =
+        m_nack && (h.flags & FabricHeader::kControlFlags) == 0 && p->PeekPacketTag(message)
+            ? message.info.serial
+            : 0;
     if (m_distributed && h.src < m_localGpu.size() && m_localGpu[h.src] == 0)
     {
         // the sender (of the data, or of the lost ACK) is on another rank:
@@ -1683,10 +1723,12 @@ PacketTransport::PacketLost(Ptr<const Packet> p, bool congestion)
         w.startNs = Simulator::Now().GetTimeStep();
         w.payload = payload;
         w.congestion = congestion;
+        w.cookie = extra;
+        w.sink = serial;
         SendWord(h.src, w);
         return;
     }
-    SenderLost(h, payload, congestion, Time(0));
+    SenderLost(h, payload, congestion, Time(0), extra, serial);
 }
 
 void
@@ -1701,7 +1743,12 @@ PacketTransport::RelayLost(uint32_t relay, uint32_t dst, uint32_t payload)
 }
 
 void
-PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool congestion, Time late)
+PacketTransport::SenderLost(const FabricHeaderData& h,
+                            uint32_t payload,
+                            bool congestion,
+                            Time late,
+                            uint64_t extra,
+                            uint64_t serial)
 {
     // the resend leaves RetransmitTimeout after the loss, however late heard of
     const Time rto = m_rto - late;
@@ -1709,14 +1756,11 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
     {
         // a lost ACK is made good by the next; the last one of a flow is
         // sent again (a CNP is not: the next mark sends another)
-        if ((h.flags & FabricHeader::kFlagNack) != 0 && h.messageId < m_messages.size())
+        if ((h.flags & FabricHeader::kFlagNack) != 0)
         {
-            // a NACK's loss: another goes if the gap is still there
-            Simulator::Schedule(rto,
-                                &PacketTransport::NackAgain,
-                                this,
-                                h.messageId,
-                                m_messages[h.messageId].serial);
+            // a NACK's loss: another goes if the gap is still there (its
+            // message's serial is the NACK's NackTag)
+            Simulator::Schedule(rto, &PacketTransport::NackAgain, this, h.dst, h.messageId, extra);
         }
         else if ((h.flags & FabricHeader::kFlagAck) != 0)
         {
@@ -1764,9 +1808,10 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
             f->second.inFlight -= std::min(f->second.inFlight, bytes);
         }
     }
-    if ((congestion && !m_recoverCongestion) || m.completed || m.failed)
+    if ((congestion && !m_recoverCongestion) || m.completed || m.failed ||
+        (serial != 0 && serial != m.serial))
     {
-        return;
+        return; // (or a straggler of a message whose id went to this one since)
     }
     ++m_lostPackets;
     if (m.lost++ == 0 && m.firstLoss.IsZero())
@@ -1786,10 +1831,10 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
             fmt::format("packet {} lost {} times (MaxRetransmissions)", h.sequence, attempts));
         return;
     }
-    if (m_nack && !m.remote)
+    if (m_nack)
     {
         // the retransmission timer: goes back N from this packet unless it
-        // was resent meanwhile (a NACK came first)
+        // was resent since this copy went (a NACK came first)
         const Time at = Simulator::Now() - late;
         m.lossAt[h.sequence] = at;
         Simulator::Schedule(rto,
@@ -1798,7 +1843,8 @@ PacketTransport::SenderLost(const FabricHeaderData& h, uint32_t payload, bool co
                             h.messageId,
                             m.serial,
                             h.sequence,
-                            at);
+                            at,
+                            static_cast<uint32_t>(extra));
         return;
     }
     Simulator::Schedule(rto, &PacketTransport::Retransmit, this, h.messageId, h.sequence);
@@ -1870,128 +1916,175 @@ PacketTransport::Retransmit(uint32_t id, uint32_t seq)
 }
 
 bool
-PacketTransport::NackAccept(const FabricHeaderData& h)
+PacketTransport::NackAccept(NackRx& rx,
+                            bool mayReorder,
+                            bool done,
+                            const FabricHeaderData& h,
+                            uint64_t serial)
 {
-    Message& m = m_messages[h.messageId];
     const uint32_t seq = h.sequence;
-    if (m.completed || seq < m.rxNext)
+    if (done || seq < rx.rxNext)
     {
         ++m_discarded; // a duplicate (going back N resends what arrived)
         return false;
     }
-    m.rxHigh = std::max(m.rxHigh, seq + 1);
-    const uint32_t off = seq - m.rxNext;
-    if (off > 0 && !m.mayReorder)
+    rx.rxHigh = std::max(rx.rxHigh, seq + 1);
+    const uint32_t off = seq - rx.rxNext;
+    if (off > 0 && !mayReorder)
     {
         // an in-order path: what follows a gap is discarded, and the
         // expected packet asked for once (a RoCE NIC's sequence error NAK)
         ++m_discarded;
-        if (!m.nackSent)
+        if (!rx.nackSent)
         {
-            m.nackSent = true;
-            SendNack(h.messageId);
+            rx.nackSent = true;
+            SendNack(h.dst, h.src, h.messageId, h.flowLabel, rx.rxNext, serial);
         }
         return false;
     }
-    if (off < m.ahead.size() && m.ahead[off] != 0)
+    if (off < rx.ahead.size() && rx.ahead[off] != 0)
     {
         ++m_discarded;
         return false;
     }
-    if (off >= m.ahead.size())
+    if (off >= rx.ahead.size())
     {
-        m.ahead.resize(off + 1, 0);
+        rx.ahead.resize(off + 1, 0);
     }
-    m.ahead[off] = 1;
-    while (!m.ahead.empty() && m.ahead.front() != 0)
+    rx.ahead[off] = 1;
+    while (!rx.ahead.empty() && rx.ahead.front() != 0)
     {
-        m.ahead.pop_front();
-        ++m.rxNext;
-        m.nackSent = false;
+        rx.ahead.pop_front();
+        ++rx.rxNext;
+        rx.nackSent = false;
     }
-    if (!m.ahead.empty() && !m.gapTimer)
+    if (!rx.ahead.empty() && !rx.gapTimer)
     {
         // a may-reorder path: a NACK only if the gap persists
-        m.gapTimer = true;
+        rx.gapTimer = true;
         Simulator::Schedule(m_nackReorderDelay,
                             &PacketTransport::GapPersists,
                             this,
+                            h.src,
                             h.messageId,
-                            m.serial,
-                            m.rxNext);
+                            serial,
+                            rx.rxNext);
     }
     return true;
 }
 
-void
-PacketTransport::GapPersists(uint32_t id, uint64_t serial, uint32_t seq)
+PacketTransport::NackRx*
+PacketTransport::FindNackRx(uint32_t sender,
+                            uint32_t id,
+                            uint64_t serial,
+                            uint32_t& receiver,
+                            uint16_t& flowLabel)
 {
+    if (m_distributed && sender < m_localGpu.size() && m_localGpu[sender] == 0)
+    {
+        // a message from another rank: gone once complete
+        const auto it = m_remote.find((static_cast<uint64_t>(sender) << 32) | id);
+        if (it == m_remote.end() || it->second.serial != serial)
+        {
+            return nullptr;
+        }
+        receiver = it->second.dst;
+        flowLabel = it->second.flowLabel;
+        return &it->second.nack;
+    }
+    if (id >= m_messages.size())
+    {
+        return nullptr;
+    }
     Message& m = m_messages[id];
-    if (m.serial != serial)
+    if (m.serial != serial || m.src != sender || m.completed || m.failed)
+    {
+        return nullptr;
+    }
+    receiver = m.dst;
+    flowLabel = m.flowLabel;
+    return &m.nack;
+}
+
+void
+PacketTransport::GapPersists(uint32_t sender, uint32_t id, uint64_t serial, uint32_t seq)
+{
+    uint32_t receiver = 0;
+    uint16_t flowLabel = 0;
+    NackRx* rx = FindNackRx(sender, id, serial, receiver, flowLabel);
+    if (rx == nullptr)
     {
         return;
     }
-    m.gapTimer = false;
-    if (m.completed || m.failed || m.ahead.empty())
+    rx->gapTimer = false;
+    if (rx->ahead.empty())
     {
         return;
     }
-    if (m.rxNext != seq)
+    if (rx->rxNext != seq)
     {
         // that gap closed, another is open: it gets its own time
-        m.gapTimer = true;
+        rx->gapTimer = true;
         Simulator::Schedule(m_nackReorderDelay,
                             &PacketTransport::GapPersists,
                             this,
+                            sender,
                             id,
                             serial,
-                            m.rxNext);
+                            rx->rxNext);
         return;
     }
-    if (!m.nackSent)
+    if (!rx->nackSent)
     {
-        m.nackSent = true;
-        SendNack(id);
+        rx->nackSent = true;
+        SendNack(receiver, sender, id, flowLabel, rx->rxNext, serial);
     }
 }
 
 void
-PacketTransport::SendNack(uint32_t id)
+PacketTransport::SendNack(uint32_t receiver,
+                          uint32_t sender,
+                          uint32_t id,
+                          uint16_t flowLabel,
+                          uint32_t rxNext,
+                          uint64_t serial)
 {
-    const Message& m = m_messages[id];
-    if (m_deadEndpoint[m.dst])
+    if (m_deadEndpoint[receiver])
     {
         return;
     }
-    FabricHeader h = ControlHeader(m.dst, m.src, id, m.flowLabel, FabricHeader::kFlagNack);
-    h.sequence = m.rxNext;
+    FabricHeader h = ControlHeader(receiver, sender, id, flowLabel, FabricHeader::kFlagNack);
+    h.sequence = rxNext;
     ++m_nacksSent;
-    NS_LOG_INFO("NACK: message " << id << " (" << m.src << " -> " << m.dst << ") expects packet "
-                                 << m.rxNext);
-    SendControl(h, nullptr, nullptr);
+    NS_LOG_INFO("NACK: message " << id << " (" << sender << " -> " << receiver
+                                 << ") expects packet " << rxNext);
+    SendControl(h, nullptr, nullptr, serial);
 }
 
 void
-PacketTransport::NackAgain(uint32_t id, uint64_t serial)
+PacketTransport::NackAgain(uint32_t sender, uint32_t id, uint64_t serial)
 {
-    Message& m = m_messages[id];
-    if (m.serial == serial && !m.completed && !m.failed && m.rxHigh > m.rxNext)
+    uint32_t receiver = 0;
+    uint16_t flowLabel = 0;
+    NackRx* rx = FindNackRx(sender, id, serial, receiver, flowLabel);
+    if (rx != nullptr && rx->rxHigh > rx->rxNext)
     {
-        SendNack(id);
+        SendNack(receiver, sender, id, flowLabel, rx->rxNext, serial);
     }
 }
 
 void
-PacketTransport::NackArrived(const FabricHeaderData& h)
+PacketTransport::NackArrived(const Ptr<const Packet>& p, const FabricHeaderData& h)
 {
     if (h.messageId >= m_messages.size())
     {
         return;
     }
     const Message& m = m_messages[h.messageId];
-    if (m.src != h.dst || m.dst != h.src)
+    NackTag serial;
+    if (m.src != h.dst || m.dst != h.src || !p->PeekPacketTag(serial) || serial.Get() != m.serial)
     {
-        return; // not one of ours
+        return; // not one of ours (or of a message whose id went to this one since)
     }
     GoBack(h.messageId, h.sequence);
 }
@@ -2045,7 +2138,7 @@ PacketTransport::GoBack(uint32_t id, uint32_t seq)
     }
 }
 
-void
+uint32_t
 PacketTransport::NackSent(Message& m, uint32_t id, uint32_t seq)
 {
     if (!m.remote)
@@ -2062,13 +2155,14 @@ PacketTransport::NackSent(Message& m, uint32_t id, uint32_t seq)
             m.lossAt.erase(it);
             --m.lost;
         }
-        return;
+        return ++m.resent[seq];
     }
     m.sentSeq = seq + 1;
+    return 0;
 }
 
 void
-PacketTransport::LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at)
+PacketTransport::LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at, uint32_t copy)
 {
     Message& m = m_messages[id];
     if (m.serial != serial || m.completed || m.failed)
@@ -2080,9 +2174,10 @@ PacketTransport::LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at
     {
         return; // resent since the loss
     }
-    const bool arrived =
-        seq < m.rxNext || (seq - m.rxNext < m.ahead.size() && m.ahead[seq - m.rxNext] != 0);
-    if (arrived)
+    // a copy sent after the lost one, before its loss was heard of, is on
+    // its way or arrived (if it is lost too, its own timer goes back): the
+    // sender's own knowledge, so a receiver on another rank decides alike
+    if (const auto r = m.resent.find(seq); r != m.resent.end() && r->second > copy)
     {
         m.lossAt.erase(it);
         --m.lost;
@@ -2496,7 +2591,12 @@ PacketTransport::ReceiveWord(Ptr<Packet> p)
         CompletedElsewhere(h.messageId);
         return;
     case Word::kLoss:
-        SenderLost(h, wh.payload, wh.congestion, Simulator::Now() - TimeStep(wh.startNs));
+        SenderLost(h,
+                   wh.payload,
+                   wh.congestion,
+                   Simulator::Now() - TimeStep(wh.startNs),
+                   wh.cookie,
+                   wh.sink);
         return;
     case Word::kRelayLoss:
         RelayLost(static_cast<uint32_t>(wh.cookie), h.dst, wh.payload);
@@ -2534,6 +2634,8 @@ PacketTransport::TagRemote(const Ptr<Packet>& p, const Message& m) const
     tag.info.hasSink = m.delivery.sink != nullptr;
     tag.info.sink = tag.info.hasSink ? m.delivery.sink->GetSinkSerial() : 0;
     tag.info.cookie = m.delivery.cookie;
+    tag.info.serial = m.serial;
+    tag.info.mayReorder = m.mayReorder;
     p->AddPacketTag(tag);
 }
 
@@ -2541,20 +2643,46 @@ void
 PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, uint32_t payload)
 {
     const uint64_t key = (static_cast<uint64_t>(h.src) << 32) | h.messageId;
-    const auto [it, first] = m_remote.try_emplace(key);
-    RemoteMessage& r = it->second;
-    if (first)
+    auto it = m_remote.find(key);
+    if (it == m_remote.end() || m_nack)
     {
         FabricMessageTag tag;
         NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
                             "PacketTransport: a packet of message "
                                 << h.messageId << " (" << h.src << " -> " << h.dst
                                 << ") from another rank carries no FabricMessageTag");
-        r.bytes = tag.info.bytes;
-        r.start = TimeStep(tag.info.start);
-        r.sink = tag.info.sink;
-        r.cookie = tag.info.cookie;
-        r.hasSink = tag.info.hasSink;
+        if (m_nack)
+        {
+            // with NACKs the sender reuses the id of a message completed
+            // here while duplicates of it are on the way: they are discarded
+            // as on one process
+            const auto done = m_remoteDone.find(key);
+            if ((done != m_remoteDone.end() && tag.info.serial <= done->second) ||
+                (it != m_remote.end() && tag.info.serial < it->second.serial))
+            {
+                ++m_discarded;
+                return;
+            }
+        }
+        if (it == m_remote.end())
+        {
+            it = m_remote.try_emplace(key).first;
+            RemoteMessage& r = it->second;
+            r.bytes = tag.info.bytes;
+            r.start = TimeStep(tag.info.start);
+            r.sink = tag.info.sink;
+            r.cookie = tag.info.cookie;
+            r.hasSink = tag.info.hasSink;
+            r.serial = tag.info.serial;
+            r.mayReorder = tag.info.mayReorder;
+            r.flowLabel = h.flowLabel;
+            r.dst = h.dst;
+        }
+    }
+    RemoteMessage& r = it->second;
+    if (m_nack && !NackAccept(r.nack, r.mayReorder, false, h, r.serial))
+    {
+        return;
     }
     r.delivered += payload;
     ++m_packetsDelivered;
@@ -2573,8 +2701,12 @@ PacketTransport::MaybeCompleteRemote(uint64_t key, RemoteMessage& r, uint32_t sr
     {
         return;
     }
-    const RemoteMessage done = r;
+    const RemoteMessage done = std::move(r);
     m_remote.erase(key);
+    if (m_nack)
+    {
+        m_remoteDone[key] = done.serial;
+    }
     ++m_totals.messagesDelivered;
     m_totals.bytesDelivered += done.delivered;
     m_completeTrace(src, dst, done.bytes, done.start);

@@ -306,6 +306,17 @@ class PacketTransport : public Transport
         bool failed{false}; //!< given up (reported through MessageFailed)
     };
 
+    /// Nack: a message's receiver side (a Message's, or a RemoteMessage's
+    /// where the sender is on another rank).
+    struct NackRx
+    {
+        uint32_t rxNext{0};     //!< the next sequence expected
+        uint32_t rxHigh{0};     //!< one past the highest sequence seen
+        std::deque<char> ahead; //!< from rxNext: received (may-reorder paths)
+        bool nackSent{false};   //!< a NACK for rxNext went
+        bool gapTimer{false};   //!< a GapPersists check is pending
+    };
+
     /// A message: what a pull reads, then the rest.
     struct Message : MessageHead
     {
@@ -314,17 +325,14 @@ class PacketTransport : public Transport
         Time firstLoss; //!< time of its first lost packet
         Delivery delivery;
         // Nack only: the sender's side
-        uint64_t serial{0};              //!< tells a reused id's events apart
-        uint32_t sentSeq{0};             //!< packets sent at least once
-        uint32_t flying{0};              //!< its packets on the way (the id waits)
-        bool mayReorder{false};          //!< its path may reorder (Queue)
-        std::map<uint32_t, Time> lossAt; //!< reported losses not resent since
+        uint64_t serial{0};                            //!< tells a reused id's events apart
+        uint32_t sentSeq{0};                           //!< packets sent at least once
+        uint32_t flying{0};                            //!< its packets on the way (the id waits)
+        bool mayReorder{false};                        //!< its path may reorder (Queue)
+        std::map<uint32_t, Time> lossAt;               //!< reported losses not resent since
+        std::unordered_map<uint32_t, uint32_t> resent; //!< seq -> times resent (its copy)
         // Nack only: the receiver's side
-        uint32_t rxNext{0};     //!< the next sequence expected
-        uint32_t rxHigh{0};     //!< one past the highest sequence seen
-        std::deque<char> ahead; //!< from rxNext: received (may-reorder paths)
-        bool nackSent{false};   //!< a NACK for rxNext went
-        bool gapTimer{false};   //!< a GapPersists check is pending
+        NackRx nack;
         // ConnectionPerMessage only: the message's own flow, both sides
         CcFlow tx; //!< the sender's side (its cc made at its first NIC packet)
         RxFlow rx; //!< the receiver's side
@@ -409,7 +417,8 @@ class PacketTransport : public Transport
     /// \p telemetry: INT to echo, or nullptr).
     void SendControl(const FabricHeader& h,
                      const FabricAckHeader* ack,
-                     const FabricIntHeader* telemetry);
+                     const FabricIntHeader* telemetry,
+                     uint64_t nackSerial = 0);
     /// Give a data packet (payload only so far) its telemetry header.
     void AddTelemetry(const Ptr<Packet>& p, FabricHeader& h);
     /// An ACK or CNP reached the sender.
@@ -418,22 +427,42 @@ class PacketTransport : public Transport
     void SetCongestionControl(const std::string& name);
     std::string GetCongestionControl() const;
     void Retransmit(uint32_t id, uint32_t seq);
-    /// Nack: whether the receiver takes data packet \p h (else it is discarded).
-    bool NackAccept(const FabricHeaderData& h);
-    /// Nack: the receiver of message \p id asks for its packet rxNext.
-    void SendNack(uint32_t id);
+    /// Nack: whether the receiver (state \p rx; \p done: the message
+    /// completed) takes data packet \p h of the message of sender's serial
+    /// \p serial (else it is discarded).
+    bool NackAccept(NackRx& rx,
+                    bool mayReorder,
+                    bool done,
+                    const FabricHeaderData& h,
+                    uint64_t serial);
+    /// Nack: \p receiver asks \p sender for packet \p rxNext of message \p id
+    /// (the sender's id and serial \p serial).
+    void SendNack(uint32_t receiver,
+                  uint32_t sender,
+                  uint32_t id,
+                  uint16_t flowLabel,
+                  uint32_t rxNext,
+                  uint64_t serial);
+    /// Nack: the receiver's side of message \p id of \p sender, if it is still
+    /// the one of serial \p serial and not done; its receiver and flow label.
+    NackRx* FindNackRx(uint32_t sender,
+                       uint32_t id,
+                       uint64_t serial,
+                       uint32_t& receiver,
+                       uint16_t& flowLabel);
     /// Nack: a NACK reached the sender (go back N).
-    void NackArrived(const FabricHeaderData& h);
+    void NackArrived(const Ptr<const Packet>& p, const FabricHeaderData& h);
     /// Nack: resend message \p id from packet \p seq (go back N).
     void GoBack(uint32_t id, uint32_t seq);
     /// Nack: packet \p seq of message \p id was sent (a resend is counted).
-    void NackSent(Message& m, uint32_t id, uint32_t seq);
-    /// Nack: the retransmission timer of a packet lost at \p at.
-    void LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at);
+    /// \return its copy: 0 the first time, n its n-th resend
+    uint32_t NackSent(Message& m, uint32_t id, uint32_t seq);
+    /// Nack: the retransmission timer of copy \p copy of a packet lost at \p at.
+    void LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at, uint32_t copy);
     /// Nack: the gap before packet \p seq (a may-reorder path) was seen a while ago.
-    void GapPersists(uint32_t id, uint64_t serial, uint32_t seq);
+    void GapPersists(uint32_t sender, uint32_t id, uint64_t serial, uint32_t seq);
     /// Nack: a NACK of message \p id was lost; send another if the gap remains.
-    void NackAgain(uint32_t id, uint64_t serial);
+    void NackAgain(uint32_t sender, uint32_t id, uint64_t serial);
     /// \return whether a node reachable from the GPUs balances other than ECMP
     bool PathsMayReorder() const;
     /// The header of packet \p seq of message \p id (sent first or resent).
@@ -543,12 +572,17 @@ class PacketTransport : public Transport
     /// A message to this rank's GPU from a GPU of another rank (distributed runs).
     struct RemoteMessage
     {
-        uint64_t bytes{0};     //!< its size (FabricMessageTag of its first packet)
-        uint64_t delivered{0}; //!< payload bytes arrived
-        Time start;            //!< when it was sent
-        uint64_t sink{0};      //!< its MessageSink's serial
-        uint64_t cookie{0};    //!< for the sink
-        bool hasSink{false};   //!< a sink is to be told
+        uint64_t bytes{0};      //!< its size (FabricMessageTag of its first packet)
+        uint64_t delivered{0};  //!< payload bytes arrived
+        Time start;             //!< when it was sent
+        uint64_t sink{0};       //!< its MessageSink's serial
+        uint64_t cookie{0};     //!< for the sink
+        bool hasSink{false};    //!< a sink is to be told
+        uint64_t serial{0};     //!< the sender's serial of it (Nack)
+        bool mayReorder{false}; //!< its path may reorder (Nack)
+        uint16_t flowLabel{0};  //!< its packets' (a NACK goes back with it)
+        uint32_t dst{0};        //!< its receiver
+        NackRx nack;            //!< the receiver's side (Nack)
     };
     /// What travels between the ranks of a message's ends.
     struct Word;
@@ -568,7 +602,15 @@ class PacketTransport : public Transport
     /// Complete a message from another rank if all of it arrived.
     void MaybeCompleteRemote(uint64_t key, RemoteMessage& r, uint32_t src, uint32_t dst);
     /// The sender's part of a loss reported \p late after it happened.
-    void SenderLost(const FabricHeaderData& h, uint32_t payload, bool congestion, Time late);
+    /// \p extra: for a data packet its copy (NackSent), for a NACK its
+    /// message's serial; \p serial: a data packet's message serial where its
+    /// receiver is on another rank, else 0.
+    void SenderLost(const FabricHeaderData& h,
+                    uint32_t payload,
+                    bool congestion,
+                    Time late,
+                    uint64_t extra,
+                    uint64_t serial);
     /// A packet sent under \p relay's flow to \p dst was lost: it leaves the flow.
     void RelayLost(uint32_t relay, uint32_t dst, uint32_t payload);
     /// The receiver's rank completed message \p id of this rank.
@@ -580,6 +622,8 @@ class PacketTransport : public Transport
     std::vector<Time> m_wordDelay;                        //!< per rank: a word's delay to it
     std::vector<uint8_t> m_localGpu;                      //!< per GPU: this rank's
     std::unordered_map<uint64_t, RemoteMessage> m_remote; //!< (src << 32 | id) -> state
+    std::unordered_map<uint64_t, uint64_t> m_remoteDone;  //!< Nack: (src << 32 | id) -> serial
+                                                          //!< of the last one completed
     Time m_rto;                                           //!< RetransmitTimeout
     uint64_t m_window{0};                                 //!< ConnectionWindow (0: none)
     bool m_connPerMessage{false};                         //!< ConnectionPerMessage
