@@ -118,6 +118,8 @@ main(int argc, char* argv[])
     int64_t stopNs = 0;
     int64_t failCable = -1;
     uint32_t incast = 0;
+    uint32_t flowsPerPair = 1;
+    uint32_t fanOut = 1;
     int64_t failAtNs = 0;
     std::string collective = "none";
     std::string algorithm = "ring";
@@ -146,6 +148,15 @@ main(int argc, char* argv[])
                  "instead of the permutation: this many GPUs (the permutation's next ones) "
                  "each send a flow to one (its first); 0: the permutation",
                  incast);
+    cmd.AddValue("flows-per-pair",
+                 "flows each sender sends each destination at once, the f-th (from 0) of "
+                 "--flow-bytes / 2^f (with ns3::PacketTransport::ConnectionPerMessage, side by "
+                 "side)",
+                 flowsPerPair);
+    cmd.AddValue("fan-out",
+                 "destinations per sender of the permutation: the GPUs 1 to N after it in the "
+                 "permutation",
+                 fanOut);
     cmd.AddValue("partition", "domain, pod or file:PATH (FabricPartitioner)", partition);
     cmd.AddValue("cc", "congestion control: none, dcqcn, dctcp, hpcc, swift", cc);
     cmd.AddValue("lb", "switch load balancing: ecmp, spray, flowlet or adaptive", lb);
@@ -259,6 +270,20 @@ main(int argc, char* argv[])
         cmd.OnlyWith("flow-bytes", !runCollective && !runProgram, "with the permutation");
         cmd.OnlyWith("seed", !runCollective && !runProgram, "with the permutation");
         cmd.OnlyWith("incast", !runCollective && !runProgram, "with the permutation");
+        cmd.OnlyWith("flows-per-pair",
+                     !runCollective && !runProgram,
+                     "with the permutation or --incast");
+        cmd.OnlyWith("fan-out",
+                     !runCollective && !runProgram && incast == 0,
+                     "with the permutation (not --incast)");
+        FabricRequire(flowsPerPair >= 1 && flowsPerPair <= 64,
+                      "--flows-per-pair",
+                      flowsPerPair,
+                      "1 to 64");
+        FabricRequire(fanOut >= 1 && fanOut < hosts,
+                      "--fan-out",
+                      fanOut,
+                      fmt::format("1 to --hosts - 1 ({})", hosts - 1));
         FabricRequire(incast < hosts,
                       "--incast",
                       incast,
@@ -345,21 +370,23 @@ main(int argc, char* argv[])
             {
                 return;
             }
-            for (uint32_t i = 1; i <= incast; ++i)
+            for (uint32_t i = incast == 0 ? 0 : 1; i < (incast == 0 ? hosts : incast + 1); ++i)
             {
-                if (transport->IsLocalGpu(order[i]))
+                if (!transport->IsLocalGpu(order[i]))
                 {
-                    transport->Send(order[i], order[0], flowBytes, Transport::DoneCallback());
+                    continue;
                 }
-            }
-            for (uint32_t i = 0; i < hosts && incast == 0; ++i)
-            {
-                if (transport->IsLocalGpu(order[i]))
+                for (uint32_t d = 1; d <= fanOut; ++d)
                 {
-                    transport->Send(order[i],
-                                    order[(i + 1) % hosts],
-                                    flowBytes,
-                                    Transport::DoneCallback());
+                    const uint32_t dst = incast == 0 ? order[(i + d) % hosts] : order[0];
+                    for (uint32_t f = 0; f < flowsPerPair; ++f)
+                    {
+                        // halving sizes, so that a pair's flows end apart
+                        transport->Send(order[i],
+                                        dst,
+                                        std::max<uint64_t>(flowBytes >> f, 1),
+                                        Transport::DoneCallback());
+                    }
                 }
             }
         });
@@ -450,11 +477,18 @@ main(int argc, char* argv[])
                 topology,
                 runCollective
                     ? fmt::format("{} ({}) of {} bytes", collective, algorithm, collectiveBytes)
-                    : (runProgram ? std::string("a GPT training iteration")
-                                  : fmt::format("{} flows of {} bytes{}",
-                                                incast == 0 ? hosts : incast,
-                                                flowBytes,
-                                                incast == 0 ? "" : " into one GPU")),
+                    : (runProgram
+                           ? std::string("a GPT training iteration")
+                           : fmt::format(
+                                 "{} flows of {} bytes{}{}",
+                                 (incast == 0 ? hosts * fanOut : incast) * flowsPerPair,
+                                 flowBytes,
+                                 flowsPerPair == 1
+                                     ? ""
+                                     : fmt::format(
+                                           " halving to {} per pair",
+                                           std::max<uint64_t>(flowBytes >> (flowsPerPair - 1), 1)),
+                                 incast == 0 ? "" : " into one GPU")),
                 ranks,
                 sequential ? " (sequential engine)"
                            : (nullMessages ? " (null messages)" : " (granted time window)"));
@@ -504,6 +538,8 @@ main(int argc, char* argv[])
                 nlohmann::json j = {
                     {"hosts", hosts},
                     {"incast", incast},
+                    {"flows_per_pair", flowsPerPair},
+                    {"fan_out", fanOut},
                     {"topology", topology},
                     {"ranks", ranks},
                     {"engine",

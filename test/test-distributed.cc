@@ -277,6 +277,51 @@ TEST(Distributed, LinkFailureEqualsSequential)
     ExpectSameAsSequential(args + " --cc=hpcc", 64, {2, 4}, "fail-hpcc");
 }
 
+TEST(Distributed, ConnectionPerMessageEqualsSequential)
+{
+    // three flows of each pair side by side, each with its own connection and
+    // congestion control: the receiver's side of a flow from another rank is
+    // found by its sender's serial (its data packets carry it), and an ACK
+    // arriving after the flow completed there (heard of a word later) wakes
+    // only its own connection, so the port's round robin is the same
+    const std::string perMessage = " --ns3::PacketTransport::ConnectionPerMessage=true";
+    for (const std::string cc : {"dcqcn", "hpcc"})
+    {
+        SCOPED_TRACE(cc);
+        const std::string args =
+            "--hosts=32 --radix=8 --flow-bytes=131072 --flows-per-pair=3 --cc=" + cc + perMessage;
+        const ScaleRun ref = RunScale(args, 0, "cpm-" + cc + "-seq");
+        ASSERT_FALSE(ref.json.is_discarded());
+        EXPECT_GT(ref.json["per_rank"][0]["acks_sent"].get<uint64_t>(), 0u);
+        ExpectSameAsSequential(args, 3 * 32, {2, 4}, "cpm-" + cc);
+    }
+    // an incast whose marks make CNPs, each to its own message's flow; and
+    // adaptive routing, whose ties ACKs of such flows must not move
+    const std::string incast = "--hosts=32 --radix=8 --flow-bytes=262144 --incast=12 "
+                               "--flows-per-pair=2 --cc=dcqcn" +
+                               perMessage;
+    const ScaleRun ref = RunScale(incast, 0, "cpm-incast-seq");
+    ASSERT_FALSE(ref.json.is_discarded());
+    EXPECT_GT(ref.json["per_rank"][0]["cnps_sent"].get<uint64_t>(), 0u) << "packets were marked";
+    ExpectSameAsSequential(incast, 2 * 12, {2, 4}, "cpm-incast");
+    ExpectSameAsSequential("--hosts=32 --radix=8 --flow-bytes=131072 --flows-per-pair=2 "
+                           "--cc=hpcc --lb=adaptive" +
+                               perMessage,
+                           2 * 32,
+                           {2},
+                           "cpm-adaptive");
+    // four flows of halving sizes to each of two destinations under Swift:
+    // with every ACK waking all of the pair's held connections (as before),
+    // the ACKs a sender takes between a flow's completion on another rank
+    // and the word of it moved 97 of 512 completions
+    ExpectSameAsSequential("--hosts=64 --radix=8 --flow-bytes=262144 --flows-per-pair=4 "
+                           "--fan-out=2 --cc=swift" +
+                               perMessage,
+                           4 * 2 * 64,
+                           {2, 4},
+                           "cpm-swift");
+}
+
 TEST(Distributed, EveryLoadBalancerEqualsSequential)
 {
     // spraying's round robin and the flowlets' table are each switch's own,

@@ -362,9 +362,12 @@ FabricNode::SelectBalanced(const FabricHeaderData& h, uint32_t n) const
     }
     default: {
         // adaptive: the fewest queued bytes, a paused port last; ties from a
-        // hashed start, so equal ports share the packets
-        const uint32_t start =
-            FabricEcmpHash(h.src, h.dst, h.flowLabel ^ h.sequence, m_fwd.salt) % n;
+        // hashed start, so equal ports share the packets (an ACK's or CNP's
+        // sequence field names its flow, not a packet: it is left out, so that
+        // ties do not depend on how a rank numbers its messages)
+        const uint32_t spread =
+            (h.flags & (FabricHeader::kFlagAck | FabricHeader::kFlagCnp)) != 0 ? 0 : h.sequence;
+        const uint32_t start = FabricEcmpHash(h.src, h.dst, h.flowLabel ^ spread, m_fwd.salt) % n;
         uint32_t best = UINT32_MAX;
         uint64_t bestLoad = UINT64_MAX;
         for (uint32_t k = 0; k < n; ++k)

@@ -532,7 +532,13 @@ PacketTransport::FlowFor(Message& m, const FabricNetDevice* port)
 uint32_t
 PacketTransport::FlowTag(const Message& m)
 {
-    return static_cast<uint32_t>(m.serial % 0xFFFFFFFFU) + 1;
+    return FlowTag(m.serial);
+}
+
+uint32_t
+PacketTransport::FlowTag(uint64_t serial)
+{
+    return static_cast<uint32_t>(serial % 0xFFFFFFFFU) + 1;
 }
 
 PacketTransport::RxFlow*
@@ -541,6 +547,12 @@ PacketTransport::RxFlowOf(uint32_t receiver, uint32_t sender, uint32_t messageId
     if (tag == 0)
     {
         return &m_endpoints[receiver].rxFlows[sender];
+    }
+    if (m_distributed && m_localGpu[sender] == 0)
+    {
+        const auto it = m_remoteRx.find((static_cast<uint64_t>(sender) << 32) | messageId);
+        return it != m_remoteRx.end() && FlowTag(it->second.serial) == tag ? &it->second.rx
+                                                                           : nullptr;
     }
     if (messageId >= m_messages.size())
     {
@@ -555,7 +567,7 @@ PacketTransport::RxFlowOf(uint32_t receiver, uint32_t sender, uint32_t messageId
 }
 
 bool
-PacketTransport::CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst)
+PacketTransport::CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst, uint32_t only)
 {
     // one packet always goes when nothing is in flight
     if (f.inFlight > 0 && f.inFlight + payload > f.cc->GetWindow())
@@ -567,8 +579,12 @@ PacketTransport::CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t ds
     {
         if (!f.wake.IsRunning())
         {
-            f.wake =
-                Simulator::Schedule(f.nextSend - now, &PacketTransport::Unblock, this, src, dst);
+            f.wake = Simulator::Schedule(f.nextSend - now,
+                                         &PacketTransport::Unblock,
+                                         this,
+                                         src,
+                                         dst,
+                                         only);
         }
         return false;
     }
@@ -617,12 +633,33 @@ void
 PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
                                   uint32_t sender,
                                   uint32_t payload,
-                                  const FabricIntHeader* telemetry)
+                                  const FabricIntHeader* telemetry,
+                                  uint64_t serial)
 {
     // a message's own flow (ConnectionPerMessage; not a relay's), else the pair's
-    const uint32_t tag = m_connPerMessage && sender == h.src && !m_distributed
-                             ? FlowTag(m_messages[h.messageId])
-                             : 0;
+    uint32_t tag = 0;
+    if (m_connPerMessage && sender == h.src)
+    {
+        if (serial == 0)
+        {
+            tag = FlowTag(m_messages[h.messageId]);
+        }
+        else
+        {
+            // from another rank: its state lives here until the sender's
+            // next message of that id (a later serial) replaces it
+            RemoteRxFlow& r = m_remoteRx[(static_cast<uint64_t>(sender) << 32) | h.messageId];
+            if (serial < r.serial)
+            {
+                return; // a straggler of a message whose id went to another
+            }
+            if (serial > r.serial)
+            {
+                r = RemoteRxFlow{serial, RxFlow()};
+            }
+            tag = FlowTag(serial);
+        }
+    }
     RxFlow* own = RxFlowOf(h.dst, sender, h.messageId, tag);
     if (own == nullptr)
     {
@@ -783,7 +820,10 @@ PacketTransport::ControlArrived(const Ptr<Packet>& p, const FabricHeaderData& h)
     f.marked = std::max(f.marked, ack.markedBytes);
     f.inFlight -= std::min(f.inFlight, info.ackedBytes);
     f.cc->OnAck(info);
-    Unblock(h.dst, h.src);
+    // a message's own flow wakes only its own connections (as a NIC's queue
+    // pair): on another rank ACKs after its completion still arrive here
+    // until the completion's word does, and must not stir the pair's others
+    Unblock(h.dst, h.src, h.sequence != 0 ? h.messageId : kAnyMessage);
 }
 
 uint32_t
@@ -1300,7 +1340,7 @@ PacketTransport::RelaySend(FabricNetDevice* port, Endpoint& ep, uint32_t cid, Re
     // no telemetry yet: the source did not control it
     const uint32_t payload = f.packet->GetSize() - FabricHeader::kSerializedSize;
     CcFlow& flow = FlowOf(relay, dst, port);
-    if (!CcAllows(flow, payload, relay, dst))
+    if (!CcAllows(flow, payload, relay, dst, kAnyMessage))
     {
         ep.blocked[dst].emplace_back(cid, port->GetPortIndex());
         return false;
@@ -1434,7 +1474,7 @@ PacketTransport::Pump(FabricNetDevice* port, PortTurns& turns, uint32_t limit)
             if (!m_ccType.empty() && !port->IsNvLink())
             {
                 flow = &FlowFor(m, port);
-                if (!CcAllows(*flow, payload, m.src, m.dst))
+                if (!CcAllows(*flow, payload, m.src, m.dst, m_connPerMessage ? id : kAnyMessage))
                 {
                     // window full or paced: off the round robin until an ACK or the pace
                     ep.blocked[m.dst].emplace_back(cid, port->GetPortIndex());
@@ -1539,7 +1579,7 @@ PacketTransport::ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes)
 }
 
 void
-PacketTransport::Unblock(uint32_t src, uint32_t dst)
+PacketTransport::Unblock(uint32_t src, uint32_t dst, uint32_t only)
 {
     Endpoint& ep = m_endpoints[src];
     auto b = ep.blocked.find(dst);
@@ -1549,8 +1589,27 @@ PacketTransport::Unblock(uint32_t src, uint32_t dst)
     }
     // back on their ports' round robins
     std::vector<std::pair<uint32_t, uint16_t>> waiting;
-    waiting.swap(b->second);
-    ep.blocked.erase(b);
+    if (only == kAnyMessage)
+    {
+        waiting.swap(b->second);
+        ep.blocked.erase(b);
+    }
+    else
+    {
+        // message only's connections (one per port), the others in their order
+        auto& all = b->second;
+        const auto other = [&ep, only](const std::pair<uint32_t, uint16_t>& w) {
+            return (w.first & kRelayTurn) != 0 || ep.connections[w.first].messages.empty() ||
+                   ep.connections[w.first].messages.front() != only;
+        };
+        const auto split = std::stable_partition(all.begin(), all.end(), other);
+        waiting.assign(split, all.end());
+        all.erase(split, all.end());
+        if (all.empty())
+        {
+            ep.blocked.erase(b);
+        }
+    }
     for (auto [cid, port] : waiting)
     {
         if ((cid & kRelayTurn) != 0)
@@ -1604,15 +1663,26 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
         {
             sender = static_cast<uint32_t>(relay.Get());
         }
+        uint64_t serial = 0;
+        if (m_connPerMessage && m_distributed && sender == h.src && m_localGpu[h.src] == 0)
+        {
+            // a message's own flow from another rank: named by its sender's serial
+            FabricMessageTag tag;
+            NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
+                                "PacketTransport: a packet of message "
+                                    << h.messageId << " (" << h.src << " -> " << h.dst
+                                    << ") from another rank carries no FabricMessageTag");
+            serial = tag.info.serial;
+        }
         if ((h.flags & FabricHeader::kFlagInt) != 0)
         {
             const FabricIntHeader telemetry = FabricIntHeader::Of(*p);
             payload -= telemetry.GetSerializedSize();
-            ReceiverFeedback(h, sender, payload, &telemetry);
+            ReceiverFeedback(h, sender, payload, &telemetry, serial);
         }
         else
         {
-            ReceiverFeedback(h, sender, payload, nullptr);
+            ReceiverFeedback(h, sender, payload, nullptr, serial);
         }
     }
     Credit(h.src, h.dst, payload);
@@ -2454,10 +2524,6 @@ PacketTransport::SetDistributed(Time lookahead, const std::vector<Time>& wordDel
                   fmt::format("at least the run's lookahead ({} ns): a loss on another rank is "
                               "heard of a lookahead later",
                               lookahead.GetNanoSeconds()));
-    FabricRequire(!m_connPerMessage,
-                  "ns3::PacketTransport::ConnectionPerMessage",
-                  "true",
-                  "false in a distributed run (a message's own flow lives on its sender's rank)");
     m_distributed = true;
     m_wordDelay = wordDelay;
     for (const Time& d : wordDelay)

@@ -386,26 +386,36 @@ class PacketTransport : public Transport
     /// \return the tag of message \p m's own flow in its ACKs and CNPs (their
     /// sequence field; never 0, which names a pair's flow)
     static uint32_t FlowTag(const Message& m);
+    /// \return the tag of the own flow of the message of sender's serial \p serial
+    static uint32_t FlowTag(uint64_t serial);
     /// \return the receiver's side of the flow \p sender -> \p receiver that
     /// the control packet of \p messageId tagged \p tag reports on (nullptr: a
     /// message's own flow that is gone)
     RxFlow* RxFlowOf(uint32_t receiver, uint32_t sender, uint32_t messageId, uint32_t tag);
     /// \return whether the flow may send \p payload now (else it waits for
     /// an ACK, or a wake-up is scheduled)
-    bool CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst);
+    /// (\p only: as for Unblock, whom the pacing wake-up puts back).
+    bool CcAllows(CcFlow& f, uint32_t payload, uint32_t src, uint32_t dst, uint32_t only);
     /// The flow sent \p payload: in flight, paced, told.
     void CcSent(CcFlow& f, uint32_t payload);
     /// Connections of src waiting (credit, window, pacing) for dst go back on
-    /// their ports' round robins.
-    void Unblock(uint32_t src, uint32_t dst);
+    /// their ports' round robins: all of them, or (\p only a message id:
+    /// ConnectionPerMessage, an ACK or the pace of its own flow) only those of
+    /// message \p only, as a NIC schedules a queue pair once it may send.
+    void Unblock(uint32_t src, uint32_t dst, uint32_t only = kAnyMessage);
+    /// Unblock's \p only for every connection of the pair.
+    static constexpr uint32_t kAnyMessage = UINT32_MAX;
     /// The receiver's ACK and CNP for a congestion-controlled data packet
     /// (\p telemetry: its INT, echoed by the ACK, or nullptr).
     /// \p sender: the flow's congestion-controlled sender (the relay of a
     /// relayed packet, else h.src).
+    /// \p serial: the sender's serial of the message where its sender is on
+    /// another rank (FabricMessageTag), else 0.
     void ReceiverFeedback(const FabricHeaderData& h,
                           uint32_t sender,
                           uint32_t payload,
-                          const FabricIntHeader* telemetry);
+                          const FabricIntHeader* telemetry,
+                          uint64_t serial);
     /// Send an ACK with the receiver's totals for the flow sender -> receiver.
     void SendAck(uint32_t receiver,
                  uint32_t sender,
@@ -584,6 +594,15 @@ class PacketTransport : public Transport
         uint32_t dst{0};        //!< its receiver
         NackRx nack;            //!< the receiver's side (Nack)
     };
+
+    /// ConnectionPerMessage: the receiver's side of the own flow of a message
+    /// from another rank, kept (as a Message's rx on one process) until the
+    /// sender's next message of the same id replaces it.
+    struct RemoteRxFlow
+    {
+        uint64_t serial{0}; //!< the sender's serial of its message
+        RxFlow rx;          //!< its state
+    };
     /// What travels between the ranks of a message's ends.
     struct Word;
     /// Check a send of a distributed run; \return true if its receiver is on another rank.
@@ -624,19 +643,21 @@ class PacketTransport : public Transport
     std::unordered_map<uint64_t, RemoteMessage> m_remote; //!< (src << 32 | id) -> state
     std::unordered_map<uint64_t, uint64_t> m_remoteDone;  //!< Nack: (src << 32 | id) -> serial
                                                           //!< of the last one completed
-    Time m_rto;                                           //!< RetransmitTimeout
-    uint64_t m_window{0};                                 //!< ConnectionWindow (0: none)
-    bool m_connPerMessage{false};                         //!< ConnectionPerMessage
-    uint32_t m_txFifo{2};                                 //!< TxFifoPackets
-    bool m_relayTurns{true};                              //!< RelayTurns
-    Time m_creditDelay;                                   //!< CreditDelay
-    uint32_t m_maxRetransmissions{0};                     //!< per packet
-    bool m_recoverCongestion{false};                      //!< resend queue-overflow drops too
-    uint64_t m_retransmissions{0};                        //!< packets resent
-    uint64_t m_lostPackets{0};                            //!< losses reported
-    uint64_t m_pending{0};                                //!< messages in progress
-    bool m_faultsSeen{false};                             //!< routes changed or an endpoint died
-    std::vector<char> m_deadEndpoint;                     //!< by rank
+    /// ConnectionPerMessage: (src << 32 | id) -> own flow of a message from another rank
+    std::unordered_map<uint64_t, RemoteRxFlow> m_remoteRx;
+    Time m_rto;                              //!< RetransmitTimeout
+    uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
+    bool m_connPerMessage{false};            //!< ConnectionPerMessage
+    uint32_t m_txFifo{2};                    //!< TxFifoPackets
+    bool m_relayTurns{true};                 //!< RelayTurns
+    Time m_creditDelay;                      //!< CreditDelay
+    uint32_t m_maxRetransmissions{0};        //!< per packet
+    bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
+    uint64_t m_retransmissions{0};           //!< packets resent
+    uint64_t m_lostPackets{0};               //!< losses reported
+    uint64_t m_pending{0};                   //!< messages in progress
+    bool m_faultsSeen{false};                //!< routes changed or an endpoint died
+    std::vector<char> m_deadEndpoint;        //!< by rank
     std::map<uint64_t, uint32_t> m_attempts; //!< (id, seq) -> losses, lost packets only
     Callback<void> m_busy;                   //!< pending rose from zero
     std::string m_ccType;                    //!< CongestionControl's TypeId name ("": none)
