@@ -7,7 +7,9 @@
 // MoE model), its KV cache sent to a decode group when --disaggregated, and
 // decoded with continuous batching up to --batch requests per step. Prints
 // the time-to-first-token and time-per-output-token percentiles per topology
-// (ServingSimulation in ns3/serving-workload.h has the model).
+// (ServingSimulation in ns3/serving-workload.h has the model). At packet level
+// under mpirun (MPI build) each run is cut over the ranks (--partition), every
+// rank running the same engine over its own GPUs, and rank 0 prints.
 #include "program-support.h"
 #include "results-table.h"
 
@@ -154,8 +156,12 @@ main(int argc, char* argv[])
                    0,
                    static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
     cmd.AddValue("json", "write the results as JSON to this path", json);
+    std::string partition = "domain";
+    cmd.AddPartition(partition);
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
+    const bool distributed =
+        cmd.Distribute(argc, argv, backend == "packet", "the flow level is not distributed");
 
     try
     {
@@ -173,6 +179,9 @@ main(int argc, char* argv[])
                       "--backend",
                       backend,
                       "packet or flow");
+        cmd.OnlyWith("partition", distributed, ProgramFlags::kDistributedOnly);
+        TransportHelper transports(backend, "--backend");
+        transports.SetPartition(partition);
         const auto topoNames = SplitList("--topology", topologies);
         for (const auto& t : topoNames)
         {
@@ -288,7 +297,7 @@ main(int argc, char* argv[])
             cp.gpus = gpus;
             cp.platform = hw;
             const FabricTopology topo = TopologyHelper(cp).Create(topoName);
-            InstalledTransport installed = TransportHelper(backend, "--backend").Install(topo);
+            InstalledTransport installed = transports.Install(topo);
             Ptr<ServingSimulation> sim;
             try
             {
@@ -331,7 +340,7 @@ main(int argc, char* argv[])
             fmt::print("{}", table.Line(table.Rows() - 1));
             sim->Dispose();
             installed.Dispose();
-            Simulator::Destroy();
+            FabricDistributed::DestroySimulation();
         }
         if (!json.empty())
         {

@@ -105,6 +105,21 @@ ConfigureDistributedDefaults(const FabricPartition& partition)
                                    partition.lookahead.GetNanoSeconds());
         }
     }
+    // a serving engine hears of a pass's end from every process by a note
+    TypeId serving;
+    if (partition.cutCables > 0 &&
+        TypeId::LookupByNameFailSafe("ns3::ServingSimulation", &serving) &&
+        serving.LookupAttributeByName("ControlDelay", &info))
+    {
+        const auto delay = DynamicCast<const TimeValue>(info.initialValue);
+        if (delay && delay->Get() <= partition.lookahead)
+        {
+            const Time chosen = 2 * partition.lookahead;
+            Config::SetDefault("ns3::ServingSimulation::ControlDelay", TimeValue(chosen));
+            changed += fmt::format(" --ns3::ServingSimulation::ControlDelay={}ns",
+                                   chosen.GetNanoSeconds());
+        }
+    }
     if (TypeId::LookupByName("ns3::Transport").LookupAttributeByName("FlowLabels", &info))
     {
         if (info.initialValue->SerializeToString(info.checker) != "source-sequence")

@@ -631,12 +631,34 @@ TEST(Distributed, FailureStudyEqualsOneProcess)
                        "failure-study");
 }
 
+TEST(Distributed, ServingStudyEqualsOneProcess)
+{
+    // every rank runs the same serving engine over its own GPUs: each tells
+    // every rank by a note when its part of a prefill or decode step ended,
+    // ServingSimulation::ControlDelay later, so that all decide the next
+    // step at the same instant; co-located (TP 4 x EP 4 over two DGX
+    // domains, one per rank; on four ranks two of them) and disaggregated
+    // (prefill and decode groups on different ranks, KV caches between them)
+    ExpectAsOneProcess("serving-study --quick --backend=packet --requests=6 --output-tokens=4 "
+                       "--prompt-tokens=128 --gpus=16",
+                       {2},
+                       "serving");
+    ExpectAsOneProcess("serving-study --quick --backend=packet --requests=6 --output-tokens=4 "
+                       "--prompt-tokens=128",
+                       {4},
+                       "serving-32");
+    ExpectAsOneProcess("serving-study --quick --backend=packet --requests=4 --output-tokens=3 "
+                       "--prompt-tokens=64 --disaggregated --topology=rail-only",
+                       {2},
+                       "serving-disagg");
+}
+
 TEST(Distributed, TimelineAndLinkUtilizationEqualOneProcess)
 {
     // each rank records its own GPUs' spans and its own nodes' links; rank 0
     // gathers them and writes files equal to the one-process run's, byte for
-    // byte: a collective sweep (collective spans, messages, links) and a
-    // training program (compute and comm tasks)
+    // byte: a collective sweep (collective spans, messages, links), a
+    // training program (compute and comm tasks) and a serving run
     struct Case
     {
         std::string program;
@@ -652,6 +674,12 @@ TEST(Distributed, TimelineAndLinkUtilizationEqualOneProcess)
          true,
          32},
         {"moe-alltoall", "tl-moe", false, 64},
+        // a serving run's passes, each made during the simulation
+        {"serving-study --quick --backend=packet --requests=2 --output-tokens=2 "
+         "--prompt-tokens=64 --topology=rail-only --gpus=16",
+         "tl-serving",
+         true,
+         16},
     };
     for (const Case& c : cases)
     {

@@ -49,6 +49,27 @@ TEST(TransportHelper, PacketInstallsTheFabricFlowTheFlowBackend)
     Simulator::Destroy();
 }
 
+TEST(TransportHelper, OneProcessSimulatesEveryGpu)
+{
+    // outside a distributed run every GPU is this process's (process 0),
+    // on both backends; a GPU that does not exist is refused by name
+    for (const char* backend : {"packet", "flow"})
+    {
+        SCOPED_TRACE(backend);
+        InstalledTransport t = TransportHelper(backend).Install(RailOnly16());
+        const uint32_t n = t.transport->GetNRanks();
+        ASSERT_EQ(n, 16u);
+        for (uint32_t g = 0; g < n; ++g)
+        {
+            EXPECT_TRUE(t.transport->IsLocalGpu(g));
+            EXPECT_EQ(t.transport->GetGpuProcess(g), 0u);
+        }
+        EXPECT_THROW(t.transport->GetGpuProcess(n), FabricConfigError);
+        t.Dispose();
+        Simulator::Destroy();
+    }
+}
+
 TEST(TransportHelper, AnotherNameIsRefusedWhenInstalling)
 {
     TransportHelper helper("fluid"); // not checked yet: the name may be set again

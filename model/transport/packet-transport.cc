@@ -2557,6 +2557,13 @@ PacketTransport::IsLocalGpu(uint32_t rank) const
     return !m_distributed || (rank < m_localGpu.size() && m_localGpu[rank] != 0);
 }
 
+uint32_t
+PacketTransport::GetGpuProcess(uint32_t rank) const
+{
+    RequireRanks(rank, rank);
+    return m_distributed ? m_gpus[rank]->GetSystemId() : 0;
+}
+
 bool
 PacketTransport::IsDistributed() const
 {

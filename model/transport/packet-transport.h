@@ -248,6 +248,7 @@ class PacketTransport : public Transport
     void SetDistributed(Time lookahead, const std::vector<Time>& wordDelay);
     bool IsDistributed() const override;
     bool IsLocalGpu(uint32_t rank) const override;
+    uint32_t GetGpuProcess(uint32_t rank) const override;
     /// \copydoc Transport::GetNoteDelay
     Time GetNoteDelay(uint32_t from, uint32_t to) const override;
     /// A note to a GPU of another rank crosses as a word (as a completion

@@ -121,6 +121,13 @@ Transport::IsLocalGpu(uint32_t /* rank */) const
     return true;
 }
 
+uint32_t
+Transport::GetGpuProcess(uint32_t rank) const
+{
+    RequireRanks(rank, rank);
+    return 0;
+}
+
 Time
 Transport::GetNoteDelay(uint32_t /* from */, uint32_t /* to */) const
 {

@@ -278,6 +278,9 @@ class Transport : public Object
     /// \param rank a GPU \return whether this process simulates it (every
     ///         GPU, except in a distributed run)
     virtual bool IsLocalGpu(uint32_t rank) const;
+    /// \param rank a GPU \return the process (MPI rank) that simulates it (0
+    ///         except in a distributed run)
+    virtual uint32_t GetGpuProcess(uint32_t rank) const;
     /**
      * \param from a GPU \param to another
      * \return the delay a note from \p from to \p to (SendNote) takes to

@@ -305,6 +305,8 @@ ProgramRunner::SetCompletionCallback(CompletionCallback cb)
 void
 ProgramRunner::Start()
 {
+    // a process of a distributed run with no GPU in the program has its part done now
+    const bool nothingHere = m_tasksLeft == 0;
     for (uint32_t r = 0; r < m_program.ranks; ++r)
     {
         if (!m_local[r])
@@ -321,6 +323,14 @@ ProgramRunner::Start()
             {
                 Ready(r, i);
             }
+        }
+    }
+    if (nothingHere)
+    {
+        m_finish = Simulator::Now();
+        if (!m_done.IsNull())
+        {
+            m_done(this);
         }
     }
 }

@@ -143,7 +143,8 @@ class ProgramRunner : public Object
      */
     void GatherResults();
 
-    /// Invoked once when the whole program has completed.
+    /// Invoked once when the whole program has completed (in a distributed
+    /// run: this process's part of it; at Start if it has none).
     typedef Callback<void, Ptr<ProgramRunner>> CompletionCallback;
     /// \param cb the callback
     void SetCompletionCallback(CompletionCallback cb);

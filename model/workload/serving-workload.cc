@@ -9,6 +9,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-work.h"
 #include "ns3/log.h"
+#include "ns3/nstime.h"
 #include "ns3/random-variable-stream.h"
 #include "ns3/simulator.h"
 
@@ -536,10 +537,19 @@ ServingPercentile(std::vector<double> values, double q)
 TypeId
 ServingSimulation::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::ServingSimulation")
-                            .SetParent<Object>()
-                            .SetGroupName("GpuFabric")
-                            .AddConstructor<ServingSimulation>();
+    static TypeId tid =
+        TypeId("ns3::ServingSimulation")
+            .SetParent<Object>()
+            .SetGroupName("GpuFabric")
+            .AddConstructor<ServingSimulation>()
+            .AddAttribute("ControlDelay",
+                          "How long after a pass's (or KV transfer's) last GPU finished the "
+                          "engine acts on it (0: at once). A distributed run needs more than "
+                          "the delay of a note between its processes; the same value on one "
+                          "process gives the same times.",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&ServingSimulation::m_controlDelay),
+                          MakeTimeChecker(Time(0)));
     return tid;
 }
 
@@ -555,8 +565,15 @@ ServingSimulation::DoDispose()
         r->Dispose();
     }
     m_live.clear();
+    m_pending.clear();
     m_transport = nullptr;
     Object::DoDispose();
+}
+
+void
+ServingSimulation::MessageDelivered(uint64_t /* cookie */)
+{
+    NS_FATAL_ERROR("ServingSimulation: a message was delivered to it, which sends none");
 }
 
 void
@@ -594,6 +611,36 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
                               m_arrivals.back(),
                               config.rate,
                               busy));
+    // the processes that simulate GPUs, each named by its first GPU: each
+    // tells all of them when its part of a pass ended
+    m_processGpus.clear();
+    std::map<uint32_t, uint32_t> firstGpu;
+    for (uint32_t g = 0; g < config.gpus; ++g)
+    {
+        firstGpu.emplace(transport->GetGpuProcess(g), g);
+    }
+    m_hasGpu = false;
+    for (const auto& [process, gpu] : firstGpu)
+    {
+        m_processGpus.push_back(gpu);
+        if (transport->IsLocalGpu(gpu))
+        {
+            m_hereGpu = gpu;
+            m_hasGpu = true;
+        }
+    }
+    for (uint32_t gpu : m_processGpus)
+    {
+        const Time need = transport->GetNoteDelay(m_hereGpu, gpu);
+        FabricRequire(!need.IsStrictlyPositive() || m_controlDelay > need,
+                      "ns3::ServingSimulation::ControlDelay",
+                      fmt::format("{} ns", m_controlDelay.GetNanoSeconds()),
+                      fmt::format("more than {} ns in this distributed run: the delay of a note "
+                                  "between its processes",
+                                  need.GetNanoSeconds()));
+    }
+    m_pending.clear();
+    m_launches = 0;
     m_results.assign(config.requests, {});
     m_engines.assign(config.instances, {});
     for (uint32_t i = 0; i < config.instances; ++i)
@@ -722,11 +769,13 @@ ServingSimulation::Launch(const ParallelProgram& program, const std::function<vo
 {
     Ptr<ProgramRunner> runner = CreateObject<ProgramRunner>();
     runner->Setup(program, m_transport);
+    const uint64_t launch = m_launches++;
+    m_pending.emplace(launch, std::make_pair(done, 0));
     runner->SetCompletionCallback(
-        ProgramRunner::CompletionCallback([this, done](Ptr<ProgramRunner> r) {
+        ProgramRunner::CompletionCallback([this, launch](Ptr<ProgramRunner> r) {
             // disposed once this callback has returned
             Simulator::ScheduleNow(&ServingSimulation::Retire, this, r);
-            done();
+            LocalPartDone(launch);
         }));
     runner->SetFailureCallback(
         ProgramRunner::FailureCallback([this](Ptr<ProgramRunner>, const std::string& report) {
@@ -736,6 +785,40 @@ ServingSimulation::Launch(const ParallelProgram& program, const std::function<vo
     m_live.push_back(runner);
     // started from the event loop, not from inside the runner that called us
     Simulator::ScheduleNow(&ProgramRunner::Start, runner);
+}
+
+void
+ServingSimulation::LocalPartDone(uint64_t launch)
+{
+    if (m_controlDelay.IsZero() && !m_transport->IsDistributed())
+    {
+        NoteReceived(launch); // at once, the only process
+        return;
+    }
+    if (!m_hasGpu)
+    {
+        return; // a process of switches only: it takes no part in passes
+    }
+    for (uint32_t gpu : m_processGpus)
+    {
+        m_transport->SendNote(m_hereGpu, gpu, *this, launch, Simulator::Now() + m_controlDelay);
+    }
+}
+
+void
+ServingSimulation::NoteReceived(uint64_t cookie)
+{
+    const auto it = m_pending.find(cookie);
+    NS_ABORT_MSG_IF(it == m_pending.end(),
+                    "ServingSimulation: a note about launch " << cookie
+                                                              << ", which is not running");
+    if (++it->second.second < m_processGpus.size())
+    {
+        return; // other processes' parts still run
+    }
+    const std::function<void()> done = std::move(it->second.first);
+    m_pending.erase(it);
+    done();
 }
 
 void

@@ -7,6 +7,7 @@
 #include "llm-model.h"
 #include "program-runner.h"
 
+#include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/ptr.h"
 #include "ns3/transport.h"
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -264,9 +266,16 @@ double ServingPercentile(std::vector<double> values, double q);
  *   prefills the next waiting request if the batch has room, else runs a
  *   decode step; a prefilled request joins the batch at once (its KV cache
  *   is local).
+ * - Control: the engine learns that a pass (or KV transfer) ended
+ *   ControlDelay after its last GPU finished (0, the default: at once). In
+ *   a distributed run every process runs the same engine over its own GPUs:
+ *   each tells every process (by a note) when its part of a pass ended, so
+ *   all of them decide the same at the same instant; that needs a
+ *   ControlDelay above the delay of a note between processes, and the same
+ *   value on one process gives the same times.
  * Deterministic: the same config and transport give the same times.
  */
-class ServingSimulation : public Object
+class ServingSimulation : public Object, public MessageSink
 {
   public:
     /// \return the TypeId
@@ -298,10 +307,19 @@ class ServingSimulation : public Object
     /// \return requests dispatched to each instance
     std::vector<uint32_t> GetInstanceRequests() const;
 
+    /// Never called: a serving run sends no message of its own.
+    void MessageDelivered(uint64_t cookie) override;
+    /// A process's part of launch \p cookie ended (LocalPartDone).
+    void NoteReceived(uint64_t cookie) override;
+
   protected:
     void DoDispose() override;
 
   private:
+    /// This process's part of launch \p launch ended: every process hears
+    /// of it ControlDelay from now.
+    void LocalPartDone(uint64_t launch);
+
     /// One instance's GPUs, queues and passes.
     struct Engine
     {
@@ -343,6 +361,13 @@ class ServingSimulation : public Object
     uint32_t m_maxBatchRun{0};
     std::vector<Ptr<ProgramRunner>> m_live;
     std::string m_failure;
+    Time m_controlDelay; //!< ControlDelay
+    /// Launches whose end is not known yet: id -> (what follows, processes heard from)
+    std::map<uint64_t, std::pair<std::function<void()>, uint32_t>> m_pending;
+    uint64_t m_launches{0};              //!< launches so far (the next id)
+    std::vector<uint32_t> m_processGpus; //!< per process with GPUs: its first GPU
+    uint32_t m_hereGpu{0};               //!< this process's first GPU (it sends the notes)
+    bool m_hasGpu{false};                //!< this process simulates a GPU
 };
 
 /**
