@@ -129,12 +129,20 @@ Collect(Ptr<Fabric> fabric, Ptr<CollectiveRun> run)
     return o;
 }
 
-TEST_F(FaultTest, NoFaultRoutingEqualsTheOriginalTables)
+/// 32 GPUs of DGX A100 domains on radix-8 switches
+ClusterParams
+Dgx32()
 {
     ClusterParams p;
     p.gpus = 32;
     p.radix = 8;
     p.platform = HbDomainPreset::Get("dgx-a100");
+    return p;
+}
+
+TEST_F(FaultTest, NoFaultRoutingEqualsTheOriginalTables)
+{
+    const ClusterParams p = Dgx32();
     for (const FabricTopology& topo : {BuildRailOnly(p), BuildRailOptimized(p), BuildFatTree(p)})
     {
         const auto a = ComputeRoutingTables(topo);
@@ -153,12 +161,61 @@ TEST_F(FaultTest, NoFaultRoutingEqualsTheOriginalTables)
     }
 }
 
+TEST_F(FaultTest, KeptTablesEqualTheFullOnesAndTheOthersAreEmpty)
+{
+    // a distributed run's process builds only its own nodes' tables: every
+    // kept table equals the full computation's (also with HB-domain relays
+    // around a failed rail switch, which read other vertices' routes to the
+    // same destination), every other table routes nowhere
+    const ClusterParams p = Dgx32();
+    for (const FabricTopology& topo : {BuildRailOnly(p), BuildFatTree(p)})
+    {
+        FaultState failed;
+        for (uint32_t v = 0; v < topo.GetNVertices() && failed.vertices.empty(); ++v)
+        {
+            if (topo.Node(v).kind == TopoNodeKind::Switch)
+            {
+                failed.vertices.insert(v);
+            }
+        }
+        for (const FaultState& faults : {FaultState(), failed})
+        {
+            const auto all = ComputeRoutingTables(topo, faults);
+            std::vector<char> keep(topo.GetNVertices(), 0);
+            for (uint32_t v = 0; v < keep.size(); v += 3)
+            {
+                keep[v] = 1;
+            }
+            const auto some = ComputeRoutingTables(topo, faults, keep);
+            ASSERT_EQ(some.size(), all.size());
+            uint64_t routes = 0;
+            for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+            {
+                if (!keep[v])
+                {
+                    EXPECT_EQ(some[v].GetNRanks(), 0u) << v;
+                    continue;
+                }
+                for (uint32_t d = 0; d < topo.GetNGpus(); ++d)
+                {
+                    ASSERT_EQ(some[v].GetNPorts(d), all[v].GetNPorts(d)) << v << " " << d;
+                    routes += all[v].GetNPorts(d);
+                    for (uint32_t i = 0; i < all[v].GetNPorts(d); ++i)
+                    {
+                        ASSERT_EQ(some[v].GetPort(d, i), all[v].GetPort(d, i));
+                    }
+                }
+            }
+            EXPECT_GT(routes, 0u);
+        }
+        EXPECT_THROW(ComputeRoutingTables(topo, FaultState(), std::vector<char>(3, 1)),
+                     FabricConfigError);
+    }
+}
+
 TEST_F(FaultTest, FailedRailSwitchIsRoutedAroundThroughTheHbDomain)
 {
-    ClusterParams p;
-    p.gpus = 32;
-    p.radix = 8;
-    p.platform = HbDomainPreset::Get("dgx-a100");
+    const ClusterParams p = Dgx32();
     for (const FabricTopology& topo : {BuildRailOnly(p), BuildRailOptimized(p)})
     {
         const auto rails = FaultHelper::FindSwitches(topo, "rail");

@@ -298,16 +298,26 @@ class RoutingBuild
   public:
     /// \param topo the topology \param dead its failed elements
     /// \param faults the faults (for FaultState::hbDomainRelay)
-    RoutingBuild(const FabricTopology& topo, Dead dead, const FaultState& faults)
+    /// \param keep per vertex: keep its table (empty: all)
+    RoutingBuild(const FabricTopology& topo,
+                 Dead dead,
+                 const FaultState& faults,
+                 const std::vector<char>& keep)
         : m_topo(topo),
           m_dead(std::move(dead)),
-          m_tables(topo.GetNVertices(), FabricRoutingTable(topo.GetNGpus())),
+          m_keep(keep),
+          m_route(topo.GetNVertices()),
           m_k(topo.gpusPerDomain),
           m_domains(m_k > 1),
           m_railRelay(topo.railRelay && m_domains),
           m_relayAround(m_domains && !faults.Empty() && faults.hbDomainRelay),
           m_weighted(MixesArcsAndNvlink(topo))
     {
+        m_tables.reserve(topo.GetNVertices());
+        for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+        {
+            m_tables.emplace_back(Kept(v) ? topo.GetNGpus() : 0);
+        }
         if (m_domains)
         {
             m_domainMembers = DomainMembers(topo);
@@ -319,19 +329,26 @@ class RoutingBuild
     void Destination(uint32_t dst)
     {
         const uint32_t dv = m_topo.GpuVertex(dst);
-        ShortestPaths(dst, dv);
-        if (!m_domains)
+        ShortestPaths(dv);
+        if (m_domains)
         {
-            return;
+            StayOnNvlink(dst, dv);
+            if (m_railRelay)
+            {
+                RelayOverRails(dv);
+            }
+            if (m_relayAround)
+            {
+                RelayAroundFailures(dst, dv);
+            }
         }
-        StayOnNvlink(dst, dv);
-        if (m_railRelay)
+        // every vertex's route to dst is final: the kept tables take theirs
+        for (uint32_t v = 0; v < m_route.size(); ++v)
         {
-            RelayOverRails(dst, dv);
-        }
-        if (m_relayAround)
-        {
-            RelayAroundFailures(dst, dv);
+            if (Kept(v))
+            {
+                m_tables[v].Append(dst, m_route[v]);
+            }
         }
     }
 
@@ -342,16 +359,24 @@ class RoutingBuild
     }
 
   private:
-    void ShortestPaths(uint32_t dst, uint32_t dv);
+    /// \return whether vertex \p v's table is kept
+    bool Kept(uint32_t v) const
+    {
+        return m_keep.empty() || m_keep[v] != 0;
+    }
+
+    void ShortestPaths(uint32_t dv);
     void StayOnNvlink(uint32_t dst, uint32_t dv);
-    void RelayOverRails(uint32_t dst, uint32_t dv);
+    void RelayOverRails(uint32_t dv);
     void RelayAroundFailures(uint32_t dst, uint32_t dv);
     bool SomeLiveGpuCannotReach(uint32_t dst) const;
-    void EgressRelay(uint32_t dst, uint32_t dv);
-    void IngressRelay(uint32_t dst, uint32_t dv);
+    void EgressRelay(uint32_t dv);
+    void IngressRelay(uint32_t dv);
 
     const FabricTopology& m_topo;
     Dead m_dead;                                        // failed elements
+    const std::vector<char>& m_keep;                    // vertices whose tables are kept
+    std::vector<std::vector<uint16_t>> m_route;         // by vertex: ports to the current dst
     std::vector<FabricRoutingTable> m_tables;           // by vertex
     const uint32_t m_k;                                 // GPUs per HB domain
     const bool m_domains;                               // K > 1
@@ -366,16 +391,16 @@ class RoutingBuild
     std::vector<uint16_t> m_ports;                      // scratch next hops
 };
 
-/// ECMP over the shortest paths (through transit vertices) toward \p dst.
+/// ECMP over the shortest paths (through transit vertices) toward vertex \p dv (a GPU).
 void
-RoutingBuild::ShortestPaths(uint32_t dst, uint32_t dv)
+RoutingBuild::ShortestPaths(uint32_t dv)
 {
     DistancesTo(m_topo, dv, m_everywhere, m_dist, m_dead, m_weighted);
     const uint32_t nv = m_topo.GetNVertices();
     for (uint32_t v = 0; v < nv; ++v)
     {
         NextHops(m_topo, v, dv, m_dist, m_ports, m_dead, m_weighted);
-        m_tables[v].Append(dst, m_ports);
+        m_route[v].assign(m_ports.begin(), m_ports.end());
     }
 }
 
@@ -388,15 +413,15 @@ RoutingBuild::StayOnNvlink(uint32_t dst, uint32_t dv)
     {
         if (members[i] != dv && !m_nvlinkPorts[dst][i].empty())
         {
-            m_tables[members[i]].Replace(dst, m_nvlinkPorts[dst][i]);
+            m_route[members[i]] = m_nvlinkPorts[dst][i];
         }
     }
 }
 
 /// Rail relay: members of another domain the network does not bring to
-/// \p dst go over NVLink to their domain's GPU on the destination's rail.
+/// vertex \p dv go over NVLink to their domain's GPU on the destination's rail.
 void
-RoutingBuild::RelayOverRails(uint32_t dst, uint32_t dv)
+RoutingBuild::RelayOverRails(uint32_t dv)
 {
     const TopoNode& dn = m_topo.Node(dv);
     for (uint32_t d = 0; d < m_domainMembers.size(); ++d)
@@ -417,7 +442,7 @@ RoutingBuild::RelayOverRails(uint32_t dst, uint32_t dv)
             const uint32_t m = members[i];
             if (m != rv && m_dist[m] == kUnreached && !m_nvlinkPorts[relayRank][i].empty())
             {
-                m_tables[m].Replace(dst, m_nvlinkPorts[relayRank][i]);
+                m_route[m] = m_nvlinkPorts[relayRank][i];
             }
         }
     }
@@ -432,8 +457,8 @@ RoutingBuild::RelayAroundFailures(uint32_t dst, uint32_t dv)
     {
         return;
     }
-    EgressRelay(dst, dv);
-    IngressRelay(dst, dv);
+    EgressRelay(dv);
+    IngressRelay(dv);
 }
 
 /// \return whether a live GPU other than \p dst has no route to it
@@ -444,7 +469,7 @@ RoutingBuild::SomeLiveGpuCannotReach(uint32_t dst) const
     for (uint32_t r = 0; r < ngpu; ++r)
     {
         const uint32_t v = m_topo.GpuVertex(r);
-        if (r != dst && !m_dead.Vertex(v) && m_tables[v].GetNPorts(dst) == 0)
+        if (r != dst && !m_dead.Vertex(v) && m_route[v].empty())
         {
             return true;
         }
@@ -455,7 +480,7 @@ RoutingBuild::SomeLiveGpuCannotReach(uint32_t dst) const
 /// Egress relay: the destination's domain-mates may carry its traffic, so
 /// vertices without a route get the shortest paths through them.
 void
-RoutingBuild::EgressRelay(uint32_t dst, uint32_t dv)
+RoutingBuild::EgressRelay(uint32_t dv)
 {
     const uint32_t nv = m_topo.GetNVertices();
     m_dead.extraTransit.assign(nv, 0);
@@ -469,12 +494,12 @@ RoutingBuild::EgressRelay(uint32_t dst, uint32_t dv)
     DistancesTo(m_topo, dv, m_everywhere, m_dist2, m_dead, m_weighted);
     for (uint32_t v = 0; v < nv; ++v)
     {
-        if (v != dv && !m_dead.Vertex(v) && m_tables[v].GetNPorts(dst) == 0)
+        if (v != dv && !m_dead.Vertex(v) && m_route[v].empty())
         {
             NextHops(m_topo, v, dv, m_dist2, m_ports, m_dead, m_weighted);
             if (!m_ports.empty())
             {
-                m_tables[v].Replace(dst, m_ports);
+                m_route[v] = m_ports;
             }
         }
     }
@@ -484,7 +509,7 @@ RoutingBuild::EgressRelay(uint32_t dst, uint32_t dv)
 /// Ingress relay: members of other domains without a path go over NVLink to
 /// the GPUs of their domain that have one (any of them: the union of ports).
 void
-RoutingBuild::IngressRelay(uint32_t dst, uint32_t dv)
+RoutingBuild::IngressRelay(uint32_t dv)
 {
     for (uint32_t d = 0; d < m_domainMembers.size(); ++d)
     {
@@ -497,7 +522,7 @@ RoutingBuild::IngressRelay(uint32_t dst, uint32_t dv)
         for (uint32_t m : members)
         {
             if (m_topo.Node(m).kind == TopoNodeKind::Gpu && !m_dead.Vertex(m) &&
-                m_tables[m].GetNPorts(dst) > 0)
+                !m_route[m].empty())
             {
                 relays.push_back(m_topo.Node(m).rank);
             }
@@ -509,7 +534,7 @@ RoutingBuild::IngressRelay(uint32_t dst, uint32_t dv)
         for (size_t i = 0; i < members.size(); ++i)
         {
             const uint32_t m = members[i];
-            if (m_dead.Vertex(m) || m_tables[m].GetNPorts(dst) > 0)
+            if (m_dead.Vertex(m) || !m_route[m].empty())
             {
                 continue;
             }
@@ -520,7 +545,7 @@ RoutingBuild::IngressRelay(uint32_t dst, uint32_t dv)
             }
             if (!union_.empty())
             {
-                m_tables[m].Replace(dst, std::vector<uint16_t>(union_.begin(), union_.end()));
+                m_route[m].assign(union_.begin(), union_.end());
             }
         }
     }
@@ -556,10 +581,22 @@ RequireRoutingTablesFit(const FabricTopology& topo)
 std::vector<FabricRoutingTable>
 ComputeRoutingTables(const FabricTopology& topo, const FaultState& faults)
 {
+    return ComputeRoutingTables(topo, faults, {});
+}
+
+std::vector<FabricRoutingTable>
+ComputeRoutingTables(const FabricTopology& topo,
+                     const FaultState& faults,
+                     const std::vector<char>& keep)
+{
+    FabricRequire(keep.empty() || keep.size() == topo.GetNVertices(),
+                  "routing tables to keep",
+                  keep.size(),
+                  fmt::format("none (all) or one flag per vertex ({})", topo.GetNVertices()));
     // refused by name before anything large is allocated
     RequireRoutingTablesFit(topo);
     RequirePortsFit(topo);
-    RoutingBuild build(topo, DeadElements(topo, faults), faults);
+    RoutingBuild build(topo, DeadElements(topo, faults), faults, keep);
     const uint32_t ngpu = topo.GetNGpus();
     for (uint32_t dst = 0; dst < ngpu; ++dst)
     {

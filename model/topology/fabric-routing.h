@@ -79,6 +79,22 @@ std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo,
 
 /**
  * \ingroup gpu-fabric
+ * \brief The tables of some vertices only: what a process of a distributed
+ * run needs (its own nodes forward; the others' tables would be most of its
+ * memory). Every route is computed as for all vertices, destination by
+ * destination, so that the kept tables equal ComputeRoutingTables's.
+ * \param topo the topology
+ * \param faults the failed elements
+ * \param keep per vertex: nonzero to keep its table (empty: every vertex)
+ * \return one table per vertex, indexed by vertex; a vertex not kept has an
+ *         empty table (no route anywhere)
+ */
+std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo,
+                                                     const FaultState& faults,
+                                                     const std::vector<char>& keep);
+
+/**
+ * \ingroup gpu-fabric
  * \brief ECMP salt of a vertex; FabricHelper gives it to the node so that a
  * path traced here is the path the packets take.
  * \param vertex the vertex \return the salt

@@ -4,6 +4,7 @@
 #include "fabric.h"
 
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-routing.h"
 #include "ns3/names.h"
 
 namespace ns3
@@ -105,6 +106,27 @@ const std::vector<FabricRoutingTable>&
 Fabric::GetRoutingTables() const
 {
     return m_tables;
+}
+
+const std::vector<char>&
+Fabric::GetRoutingKeep() const
+{
+    return m_routingKeep;
+}
+
+void
+Fabric::BuildAllRoutingTables()
+{
+    if (m_routingKeep.empty())
+    {
+        return;
+    }
+    m_routingKeep.clear();
+    m_tables = ComputeRoutingTables(m_topology);
+    for (uint32_t v = 0; v < m_nodes.size(); ++v)
+    {
+        m_nodes[v]->SetRoutingTable(m_tables[v]);
+    }
 }
 
 std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>>

@@ -61,8 +61,16 @@ class Fabric : public Object
     const std::string& GetNamePrefix() const;
     /// \return the message layer
     Ptr<PacketTransport> GetTransport() const;
-    /// \return the routing tables, by vertex
+    /// \return the routing tables, by vertex (in a distributed run only this
+    /// process's nodes and their neighbours have theirs: GetRoutingKeep)
     const std::vector<FabricRoutingTable>& GetRoutingTables() const;
+    /// \return per vertex, whether its routing table is built (empty: all
+    ///         are; ComputeRoutingTables's keep)
+    const std::vector<char>& GetRoutingKeep() const;
+    /// Build every vertex's routing table (where GetRoutingKeep left some
+    /// out): routes kept after a failure depend on the tables of neighbours'
+    /// neighbours (FaultInjector calls it).
+    void BuildAllRoutingTables();
     /**
      * Devices of a cable.
      * \param cable index in GetTopology().Cables()
@@ -121,6 +129,7 @@ class Fabric : public Object
     std::vector<Ptr<FabricGpu>> m_gpus;       //!< by rank
     std::vector<Ptr<FabricNetDevice>> m_devs; //!< cable i: 2i (end a), 2i+1 (end b)
     std::vector<FabricRoutingTable> m_tables; //!< by vertex
+    std::vector<char> m_routingKeep;          //!< GetRoutingKeep
     Ptr<PacketTransport> m_transport;
     std::shared_ptr<FabricSourceRoutes> m_sourceRoutes;   //!< shared with the nodes
     std::map<std::vector<uint32_t>, uint16_t> m_routeIds; //!< path -> route id

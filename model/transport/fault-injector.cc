@@ -61,6 +61,9 @@ void
 FaultInjector::SetFabric(Fabric* fabric)
 {
     m_fabric = fabric;
+    // a routing update keeps withdrawn routes from the tables of every
+    // node's neighbours, computed from theirs: every process needs them all
+    fabric->BuildAllRoutingTables();
     const FabricTopology& topo = fabric->GetTopology();
     m_cablesOf.assign(topo.GetNVertices(), {});
     const auto& cables = topo.Cables();
