@@ -391,23 +391,24 @@ FabricHelper::Install(const FabricTopology& topology) const
             sw->RequireLosslessBufferFits();
         }
     }
+    std::vector<char> keep; // (empty: every vertex's table)
     if (!m_rankOf.empty() && FabricDistributed::GetSize() > 1)
     {
-        // tables are most of a fabric's memory, and only this process's
-        // nodes forward here (a FaultInjector builds them all: see
+        // tables are a large part of a fabric's memory, and only this
+        // process's nodes forward here (a FaultInjector builds them all: see
         // Fabric::BuildAllRoutingTables)
         const uint32_t me = FabricDistributed::GetSystemId();
-        fabric->m_routingKeep.assign(nv, 0);
+        keep.assign(nv, 0);
         for (uint32_t v = 0; v < nv; ++v)
         {
-            fabric->m_routingKeep[v] = m_rankOf[v] == me ? 1 : 0;
+            keep[v] = m_rankOf[v] == me ? 1 : 0;
         }
+        fabric->m_someTables = true;
     }
-    fabric->m_tables = ComputeRoutingTables(topo, FaultState(), fabric->m_routingKeep);
+    fabric->InstallTables(ComputeRoutingTables(topo, FaultState(), keep));
     fabric->m_sourceRoutes = std::make_shared<FabricSourceRoutes>();
     for (uint32_t v = 0; v < nv; ++v)
     {
-        fabric->m_nodes[v]->SetRoutingTable(fabric->m_tables[v]);
         fabric->m_nodes[v]->SetSourceRoutes(fabric->m_sourceRoutes);
     }
     fabric->m_transport = CreateObject<PacketTransport>();

@@ -78,6 +78,31 @@ namespace
 {
 
 /**
+ * Where \p type's ControlDelay defaults to no more than \p lookahead, set it
+ * to twice that. \return the note's word for it ("" if unchanged, or if no
+ * such type or attribute is registered)
+ */
+std::string
+RaiseControlDelay(const std::string& type, Time lookahead)
+{
+    TypeId tid;
+    TypeId::AttributeInformation info;
+    if (!TypeId::LookupByNameFailSafe(type, &tid) ||
+        !tid.LookupAttributeByName("ControlDelay", &info))
+    {
+        return "";
+    }
+    const auto delay = DynamicCast<const TimeValue>(info.initialValue);
+    if (!delay || delay->Get() > lookahead)
+    {
+        return "";
+    }
+    const Time chosen = 2 * lookahead;
+    Config::SetDefault(type + "::ControlDelay", TimeValue(chosen));
+    return fmt::format(" --{}::ControlDelay={}ns", type, chosen.GetNanoSeconds());
+}
+
+/**
  * A distributed run's ranks learn of each other's deliveries by notes, which
  * must take longer than a cable between ranks (CollectiveRun refuses less),
  * label flows by each sender's own count (message ids are each rank's), and
@@ -91,34 +116,18 @@ ConfigureDistributedDefaults(const FabricPartition& partition)
     static bool said = false;
     std::string changed;
     TypeId::AttributeInformation info;
-    if (partition.cutCables > 0 &&
-        TypeId::LookupByName("ns3::CollectiveRun").LookupAttributeByName("ControlDelay", &info))
+    if (partition.cutCables > 0)
     {
-        const auto delay = DynamicCast<const TimeValue>(info.initialValue);
-        if (delay && delay->Get() <= partition.lookahead)
+        // a collective's ranks, and a serving engine's processes, hear of
+        // each other's progress by notes
+        const std::string collective = RaiseControlDelay("ns3::CollectiveRun", partition.lookahead);
+        if (!collective.empty())
         {
-            const Time chosen = 2 * partition.lookahead;
-            Config::SetDefault("ns3::CollectiveRun::ControlDelay", TimeValue(chosen));
-            changed += fmt::format(" --ns3::CollectiveRun::ControlDelay={}ns (more than the "
-                                   "lookahead, {} ns)",
-                                   chosen.GetNanoSeconds(),
+            changed += fmt::format("{} (more than the lookahead, {} ns)",
+                                   collective,
                                    partition.lookahead.GetNanoSeconds());
         }
-    }
-    // a serving engine hears of a pass's end from every process by a note
-    TypeId serving;
-    if (partition.cutCables > 0 &&
-        TypeId::LookupByNameFailSafe("ns3::ServingSimulation", &serving) &&
-        serving.LookupAttributeByName("ControlDelay", &info))
-    {
-        const auto delay = DynamicCast<const TimeValue>(info.initialValue);
-        if (delay && delay->Get() <= partition.lookahead)
-        {
-            const Time chosen = 2 * partition.lookahead;
-            Config::SetDefault("ns3::ServingSimulation::ControlDelay", TimeValue(chosen));
-            changed += fmt::format(" --ns3::ServingSimulation::ControlDelay={}ns",
-                                   chosen.GetNanoSeconds());
-        }
+        changed += RaiseControlDelay("ns3::ServingSimulation", partition.lookahead);
     }
     if (TypeId::LookupByName("ns3::Transport").LookupAttributeByName("FlowLabels", &info))
     {

@@ -579,12 +579,6 @@ RequireRoutingTablesFit(const FabricTopology& topo)
 }
 
 std::vector<FabricRoutingTable>
-ComputeRoutingTables(const FabricTopology& topo, const FaultState& faults)
-{
-    return ComputeRoutingTables(topo, faults, {});
-}
-
-std::vector<FabricRoutingTable>
 ComputeRoutingTables(const FabricTopology& topo,
                      const FaultState& faults,
                      const std::vector<char>& keep)

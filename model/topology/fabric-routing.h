@@ -72,26 +72,16 @@ struct FaultState
  * With an empty FaultState the tables equal ComputeRoutingTables(topo).
  * \param topo the topology
  * \param faults the failed elements
- * \return one table per vertex, indexed by vertex
- */
-std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo,
-                                                     const FaultState& faults);
-
-/**
- * \ingroup gpu-fabric
- * \brief The tables of some vertices only: what a process of a distributed
- * run needs (its own nodes forward; the others' tables would be most of its
- * memory). Every route is computed as for all vertices, destination by
- * destination, so that the kept tables equal ComputeRoutingTables's.
- * \param topo the topology
- * \param faults the failed elements
- * \param keep per vertex: nonzero to keep its table (empty: every vertex)
+ * \param keep per vertex: nonzero to keep its table (empty: every vertex's).
+ *        What a process of a distributed run needs: its own nodes forward.
+ *        Every route is computed as for all vertices, so a kept table equals
+ *        the full computation's.
  * \return one table per vertex, indexed by vertex; a vertex not kept has an
  *         empty table (no route anywhere)
  */
 std::vector<FabricRoutingTable> ComputeRoutingTables(const FabricTopology& topo,
                                                      const FaultState& faults,
-                                                     const std::vector<char>& keep);
+                                                     const std::vector<char>& keep = {});
 
 /**
  * \ingroup gpu-fabric

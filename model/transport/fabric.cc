@@ -108,21 +108,20 @@ Fabric::GetRoutingTables() const
     return m_tables;
 }
 
-const std::vector<char>&
-Fabric::GetRoutingKeep() const
-{
-    return m_routingKeep;
-}
-
 void
 Fabric::BuildAllRoutingTables()
 {
-    if (m_routingKeep.empty())
+    if (m_someTables)
     {
-        return;
+        m_someTables = false;
+        InstallTables(ComputeRoutingTables(m_topology));
     }
-    m_routingKeep.clear();
-    m_tables = ComputeRoutingTables(m_topology);
+}
+
+void
+Fabric::InstallTables(std::vector<FabricRoutingTable> tables)
+{
+    m_tables = std::move(tables);
     for (uint32_t v = 0; v < m_nodes.size(); ++v)
     {
         m_nodes[v]->SetRoutingTable(m_tables[v]);
@@ -201,11 +200,7 @@ Fabric::SetRoutingTables(std::vector<FabricRoutingTable> tables)
                   "routing tables",
                   tables.size(),
                   fmt::format("one per vertex ({})", m_nodes.size()));
-    m_tables = std::move(tables);
-    for (uint32_t v = 0; v < m_nodes.size(); ++v)
-    {
-        m_nodes[v]->SetRoutingTable(m_tables[v]);
-    }
+    InstallTables(std::move(tables));
     m_transport->RoutesChanged();
 }
 

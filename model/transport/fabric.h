@@ -62,14 +62,11 @@ class Fabric : public Object
     /// \return the message layer
     Ptr<PacketTransport> GetTransport() const;
     /// \return the routing tables, by vertex (in a distributed run only this
-    /// process's nodes and their neighbours have theirs: GetRoutingKeep)
+    /// process's nodes have theirs, until BuildAllRoutingTables)
     const std::vector<FabricRoutingTable>& GetRoutingTables() const;
-    /// \return per vertex, whether its routing table is built (empty: all
-    ///         are; ComputeRoutingTables's keep)
-    const std::vector<char>& GetRoutingKeep() const;
-    /// Build every vertex's routing table (where GetRoutingKeep left some
-    /// out): routes kept after a failure depend on the tables of neighbours'
-    /// neighbours (FaultInjector calls it).
+    /// Build every vertex's routing table where only this process's were
+    /// built: routes kept after a failure depend on the tables of
+    /// neighbours' neighbours (FaultInjector calls it).
     void BuildAllRoutingTables();
     /**
      * Devices of a cable.
@@ -124,12 +121,14 @@ class Fabric : public Object
 
   private:
     friend class FabricHelper;
+    /// Give every node its table of \p tables (by vertex).
+    void InstallTables(std::vector<FabricRoutingTable> tables);
     FabricTopology m_topology;
     std::vector<Ptr<FabricNode>> m_nodes;     //!< by vertex
     std::vector<Ptr<FabricGpu>> m_gpus;       //!< by rank
     std::vector<Ptr<FabricNetDevice>> m_devs; //!< cable i: 2i (end a), 2i+1 (end b)
     std::vector<FabricRoutingTable> m_tables; //!< by vertex
-    std::vector<char> m_routingKeep;          //!< GetRoutingKeep
+    bool m_someTables{false};                 //!< only this process's nodes' tables
     Ptr<PacketTransport> m_transport;
     std::shared_ptr<FabricSourceRoutes> m_sourceRoutes;   //!< shared with the nodes
     std::map<std::vector<uint32_t>, uint16_t> m_routeIds; //!< path -> route id

@@ -454,6 +454,26 @@ using NackTag = NumberTag<NackTagName>;
 // its hash)
 NS_OBJECT_ENSURE_REGISTERED(RelayTag);
 NS_OBJECT_ENSURE_REGISTERED(NackTag);
+
+/// \return the key of message \p id of GPU \p sender among those from other ranks
+uint64_t
+RemoteKey(uint32_t sender, uint32_t id)
+{
+    return (static_cast<uint64_t>(sender) << 32) | id;
+}
+
+/// \return what data packet \p p (header \p h) from another rank carries of
+/// its message: its FabricMessageTag, which every such packet has
+FabricMessageInfo
+RemoteInfo(const Ptr<const Packet>& p, const FabricHeaderData& h)
+{
+    FabricMessageTag tag;
+    NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
+                        "PacketTransport: a packet of message "
+                            << h.messageId << " (" << h.src << " -> " << h.dst
+                            << ") from another rank carries no FabricMessageTag");
+    return tag.info;
+}
 } // namespace
 
 Ptr<FabricCongestionControl>
@@ -550,7 +570,7 @@ PacketTransport::RxFlowOf(uint32_t receiver, uint32_t sender, uint32_t messageId
     }
     if (m_distributed && m_localGpu[sender] == 0)
     {
-        const auto it = m_remoteRx.find((static_cast<uint64_t>(sender) << 32) | messageId);
+        const auto it = m_remoteRx.find(RemoteKey(sender, messageId));
         return it != m_remoteRx.end() && FlowTag(it->second.serial) == tag ? &it->second.rx
                                                                            : nullptr;
     }
@@ -648,7 +668,7 @@ PacketTransport::ReceiverFeedback(const FabricHeaderData& h,
         {
             // from another rank: its state lives here until the sender's
             // next message of that id (a later serial) replaces it
-            RemoteRxFlow& r = m_remoteRx[(static_cast<uint64_t>(sender) << 32) | h.messageId];
+            RemoteRxFlow& r = m_remoteRx[RemoteKey(sender, h.messageId)];
             if (serial < r.serial)
             {
                 return; // a straggler of a message whose id went to another
@@ -1667,12 +1687,7 @@ PacketTransport::Deliver(Ptr<Packet> p, const FabricHeaderData& h)
         if (m_connPerMessage && m_distributed && sender == h.src && m_localGpu[h.src] == 0)
         {
             // a message's own flow from another rank: named by its sender's serial
-            FabricMessageTag tag;
-            NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
-                                "PacketTransport: a packet of message "
-                                    << h.messageId << " (" << h.src << " -> " << h.dst
-                                    << ") from another rank carries no FabricMessageTag");
-            serial = tag.info.serial;
+            serial = RemoteInfo(p, h).serial;
         }
         if ((h.flags & FabricHeader::kFlagInt) != 0)
         {
@@ -2053,7 +2068,7 @@ PacketTransport::FindNackRx(uint32_t sender,
     if (m_distributed && sender < m_localGpu.size() && m_localGpu[sender] == 0)
     {
         // a message from another rank: gone once complete
-        const auto it = m_remote.find((static_cast<uint64_t>(sender) << 32) | id);
+        const auto it = m_remote.find(RemoteKey(sender, id));
         if (it == m_remote.end() || it->second.serial != serial)
         {
             return nullptr;
@@ -2715,23 +2730,19 @@ PacketTransport::TagRemote(const Ptr<Packet>& p, const Message& m) const
 void
 PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, uint32_t payload)
 {
-    const uint64_t key = (static_cast<uint64_t>(h.src) << 32) | h.messageId;
+    const uint64_t key = RemoteKey(h.src, h.messageId);
     auto it = m_remote.find(key);
     if (it == m_remote.end() || m_nack)
     {
-        FabricMessageTag tag;
-        NS_ABORT_MSG_UNLESS(p->PeekPacketTag(tag),
-                            "PacketTransport: a packet of message "
-                                << h.messageId << " (" << h.src << " -> " << h.dst
-                                << ") from another rank carries no FabricMessageTag");
+        const FabricMessageInfo info = RemoteInfo(p, h);
         if (m_nack)
         {
             // with NACKs the sender reuses the id of a message completed
             // here while duplicates of it are on the way: they are discarded
             // as on one process
             const auto done = m_remoteDone.find(key);
-            if ((done != m_remoteDone.end() && tag.info.serial <= done->second) ||
-                (it != m_remote.end() && tag.info.serial < it->second.serial))
+            if ((done != m_remoteDone.end() && info.serial <= done->second) ||
+                (it != m_remote.end() && info.serial < it->second.serial))
             {
                 ++m_discarded;
                 return;
@@ -2741,13 +2752,13 @@ PacketTransport::DeliverRemote(const Ptr<Packet>& p, const FabricHeaderData& h, 
         {
             it = m_remote.try_emplace(key).first;
             RemoteMessage& r = it->second;
-            r.bytes = tag.info.bytes;
-            r.start = TimeStep(tag.info.start);
-            r.sink = tag.info.sink;
-            r.cookie = tag.info.cookie;
-            r.hasSink = tag.info.hasSink;
-            r.serial = tag.info.serial;
-            r.mayReorder = tag.info.mayReorder;
+            r.bytes = info.bytes;
+            r.start = TimeStep(info.start);
+            r.sink = info.sink;
+            r.cookie = info.cookie;
+            r.hasSink = info.hasSink;
+            r.serial = info.serial;
+            r.mayReorder = info.mayReorder;
             r.flowLabel = h.flowLabel;
             r.dst = h.dst;
         }

@@ -327,11 +327,17 @@ ProgramRunner::Start()
     }
     if (nothingHere)
     {
-        m_finish = Simulator::Now();
-        if (!m_done.IsNull())
-        {
-            m_done(this);
-        }
+        Finish();
+    }
+}
+
+void
+ProgramRunner::Finish()
+{
+    m_finish = Simulator::Now();
+    if (!m_done.IsNull())
+    {
+        m_done(this);
     }
 }
 
@@ -437,11 +443,7 @@ ProgramRunner::TaskDone(uint32_t rank, uint32_t task)
     }
     if (m_tasksLeft == 0)
     {
-        m_finish = Simulator::Now();
-        if (!m_done.IsNull())
-        {
-            m_done(this);
-        }
+        Finish();
     }
 }
 

@@ -204,6 +204,8 @@ class ProgramRunner : public Object
     /// Forget the serials reserved for the runs (distributed runs).
     void ReleaseSerials();
     void TaskDone(uint32_t rank, uint32_t task);
+    /// This process's part of the program is done: the completion callback.
+    void Finish();
     void CommRankDone(uint32_t comm, uint32_t local, Time when);
     /// Stop listening to the runs (they can outlive the runner: the
     /// transport holds a run while its messages are in flight).

@@ -619,14 +619,12 @@ ServingSimulation::Setup(const ServingConfig& config, Ptr<Transport> transport)
     {
         firstGpu.emplace(transport->GetGpuProcess(g), g);
     }
-    m_hasGpu = false;
     for (const auto& [process, gpu] : firstGpu)
     {
         m_processGpus.push_back(gpu);
         if (transport->IsLocalGpu(gpu))
         {
             m_hereGpu = gpu;
-            m_hasGpu = true;
         }
     }
     for (uint32_t gpu : m_processGpus)
@@ -795,7 +793,7 @@ ServingSimulation::LocalPartDone(uint64_t launch)
         NoteReceived(launch); // at once, the only process
         return;
     }
-    if (!m_hasGpu)
+    if (!m_transport->IsLocalGpu(m_hereGpu))
     {
         return; // a process of switches only: it takes no part in passes
     }

@@ -367,7 +367,6 @@ class ServingSimulation : public Object, public MessageSink
     uint64_t m_launches{0};              //!< launches so far (the next id)
     std::vector<uint32_t> m_processGpus; //!< per process with GPUs: its first GPU
     uint32_t m_hereGpu{0};               //!< this process's first GPU (it sends the notes)
-    bool m_hasGpu{false};                //!< this process simulates a GPU
 };
 
 /**
