@@ -102,10 +102,26 @@ Fabric::GetTransport() const
     return m_transport;
 }
 
-const std::vector<FabricRoutingTable>&
+std::vector<FabricRoutingTable>
 Fabric::GetRoutingTables() const
 {
-    return m_tables;
+    std::vector<FabricRoutingTable> tables;
+    tables.reserve(m_nodes.size());
+    for (const auto& node : m_nodes)
+    {
+        tables.push_back(node->GetRoutingTable());
+    }
+    return tables;
+}
+
+const FabricRoutingTable&
+Fabric::GetRoutingTable(uint32_t vertex) const
+{
+    FabricRequire(vertex < m_nodes.size(),
+                  "vertex",
+                  vertex,
+                  fmt::format("a vertex below {}", m_nodes.size()));
+    return m_nodes[vertex]->GetRoutingTable();
 }
 
 void
@@ -121,10 +137,9 @@ Fabric::BuildAllRoutingTables()
 void
 Fabric::InstallTables(std::vector<FabricRoutingTable> tables)
 {
-    m_tables = std::move(tables);
     for (uint32_t v = 0; v < m_nodes.size(); ++v)
     {
-        m_nodes[v]->SetRoutingTable(m_tables[v]);
+        m_nodes[v]->SetRoutingTable(std::move(tables[v]));
     }
 }
 

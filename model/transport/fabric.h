@@ -61,9 +61,12 @@ class Fabric : public Object
     const std::string& GetNamePrefix() const;
     /// \return the message layer
     Ptr<PacketTransport> GetTransport() const;
-    /// \return the routing tables, by vertex (in a distributed run only this
-    /// process's nodes have theirs, until BuildAllRoutingTables)
-    const std::vector<FabricRoutingTable>& GetRoutingTables() const;
+    /// \return a copy of the routing tables, by vertex (in a distributed run
+    /// only this process's nodes have theirs, until BuildAllRoutingTables)
+    std::vector<FabricRoutingTable> GetRoutingTables() const;
+    /// \param vertex a topology vertex \return the routing table its node
+    /// forwards with (the only copy: no copy is made)
+    const FabricRoutingTable& GetRoutingTable(uint32_t vertex) const;
     /// Build every vertex's routing table where only this process's were
     /// built: routes kept after a failure depend on the tables of
     /// neighbours' neighbours (FaultInjector calls it).
@@ -121,13 +124,13 @@ class Fabric : public Object
 
   private:
     friend class FabricHelper;
-    /// Give every node its table of \p tables (by vertex).
+    /// Move each table of \p tables (by vertex) into its node: the nodes
+    /// hold the only copy (at 16k GPUs the tables are most of a run's memory).
     void InstallTables(std::vector<FabricRoutingTable> tables);
     FabricTopology m_topology;
     std::vector<Ptr<FabricNode>> m_nodes;     //!< by vertex
     std::vector<Ptr<FabricGpu>> m_gpus;       //!< by rank
     std::vector<Ptr<FabricNetDevice>> m_devs; //!< cable i: 2i (end a), 2i+1 (end b)
-    std::vector<FabricRoutingTable> m_tables; //!< by vertex
     bool m_someTables{false};                 //!< only this process's nodes' tables
     Ptr<PacketTransport> m_transport;
     std::shared_ptr<FabricSourceRoutes> m_sourceRoutes;   //!< shared with the nodes

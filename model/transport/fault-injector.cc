@@ -180,7 +180,9 @@ FaultInjector::KeepWithdrawnRoutes(std::vector<FabricRoutingTable>& tables, cons
 {
     const FabricTopology& topo = m_fabric->GetTopology();
     const auto& g = topo.GetGraph();
-    const std::vector<FabricRoutingTable>& installed = m_fabric->GetRoutingTables();
+    const auto installed = [this](uint32_t v) -> const FabricRoutingTable& {
+        return m_fabric->GetRoutingTable(v);
+    };
     const uint32_t nv = topo.GetNVertices();
     const uint32_t ngpu = topo.GetNGpus();
     std::vector<char> deadVertex(nv, 0);
@@ -198,7 +200,7 @@ FaultInjector::KeepWithdrawnRoutes(std::vector<FabricRoutingTable>& tables, cons
     constexpr uint32_t kNone = UINT32_MAX;
     std::vector<uint32_t> next;
     std::vector<uint16_t> ports;
-    for (uint32_t v = 0; v < nv && v < installed.size(); ++v)
+    for (uint32_t v = 0; v < nv; ++v)
     {
         if (topo.Node(v).kind == TopoNodeKind::Gpu || deadVertex[v])
         {
@@ -207,7 +209,7 @@ FaultInjector::KeepWithdrawnRoutes(std::vector<FabricRoutingTable>& tables, cons
         std::vector<std::pair<uint32_t, std::vector<uint16_t>>> keep;
         for (uint32_t dst = 0; dst < ngpu; ++dst)
         {
-            if (tables[v].GetNPorts(dst) > 0 || installed[v].GetNPorts(dst) == 0 ||
+            if (tables[v].GetNPorts(dst) > 0 || installed(v).GetNPorts(dst) == 0 ||
                 deadVertex[topo.GpuVertex(dst)] ||
                 std::binary_search(m_kept[v].begin(), m_kept[v].end(), dst))
             {
@@ -231,13 +233,13 @@ FaultInjector::KeepWithdrawnRoutes(std::vector<FabricRoutingTable>& tables, cons
             // (new or kept)
             const uint32_t dv = topo.GpuVertex(dst);
             ports.clear();
-            for (uint32_t i = 0; i < installed[v].GetNPorts(dst); ++i)
+            for (uint32_t i = 0; i < installed(v).GetNPorts(dst); ++i)
             {
-                const uint16_t port = installed[v].GetPort(dst, i);
+                const uint16_t port = installed(v).GetPort(dst, i);
                 const uint32_t x = port < next.size() ? next[port] : kNone;
                 if (x != kNone &&
                     (x == dv || tables[x].GetNPorts(dst) > 0 ||
-                     (topo.Node(x).kind != TopoNodeKind::Gpu && installed[x].GetNPorts(dst) > 0)))
+                     (topo.Node(x).kind != TopoNodeKind::Gpu && installed(x).GetNPorts(dst) > 0)))
                 {
                     ports.push_back(port);
                 }
