@@ -384,7 +384,7 @@ TEST(Programs, RunsThatCannotFitInMemoryAreRefusedUpFront)
          {"--gpus=262144"},
          0,
          {"invalid gpus: got '262144', " + fits,
-          "routing tables (413696 nodes x 262144 destinations) would need about 216.9 GB"}},
+          "routing tables (413696 nodes x 262144 destinations) would need about 217.0 GB"}},
         {"collective-bench",
          {"--gpus=262144", "--backend=flow"},
          0,

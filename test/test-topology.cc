@@ -22,6 +22,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <numeric>
+#include <random>
 #include <tuple>
 
 using gpu_fabric_test::RecordNow;
@@ -454,6 +455,98 @@ TEST(TopologyRouting, EveryGpuPairIsReachableInEveryBuilder)
         EXPECT_EQ(r.unreachable, 0u) << r.firstFailure;
         EXPECT_GE(r.maxHops, 2u);
     }
+}
+
+TEST(TopologyRouting, TablesInRunsAnswerAsAGroupPerDestinationWould)
+{
+    // random routes with long runs, gaps (no route) and replaced last
+    // entries, read back against a plain array; a table with too many runs
+    // turns dense and answers alike
+    std::mt19937 rng(7);
+    const std::vector<std::vector<uint16_t>> groups{{}, {0}, {1, 2}, {3}, {4, 5, 6}};
+    for (uint32_t n : {1u, 16u, 300u, 4096u})
+    {
+        for (uint32_t runLength : {1u, 8u, 200u})
+        {
+            FabricRoutingTable t(n);
+            std::vector<uint32_t> expected(n, 0);
+            uint32_t g = 1;
+            for (uint32_t dst = 0; dst < n; ++dst)
+            {
+                if (rng() % runLength == 0)
+                {
+                    g = rng() % groups.size();
+                }
+                if (rng() % 5 == 0)
+                {
+                    continue; // a gap: no route
+                }
+                t.Append(dst, groups[g]);
+                expected[dst] = g;
+                if (rng() % 7 == 0)
+                {
+                    const uint32_t other = rng() % groups.size();
+                    t.Replace(dst, groups[other]);
+                    expected[dst] = other;
+                }
+            }
+            SCOPED_TRACE(fmt::format("{} ranks, runs of {}", n, runLength));
+            for (uint32_t dst = 0; dst < n + 2; ++dst)
+            {
+                const auto& want = dst < n ? groups[expected[dst]] : groups[0];
+                ASSERT_EQ(t.GetNPorts(dst), want.size()) << dst;
+                for (uint32_t i = 0; i < want.size(); ++i)
+                {
+                    ASSERT_EQ(t.GetPort(dst, i), want[i]) << dst;
+                }
+            }
+            // 1 in 5 skipped and 1 in 7 replaced: runs of 1 are many
+            if (runLength == 1 && n >= 300)
+            {
+                EXPECT_TRUE(t.IsDense());
+            }
+        }
+    }
+}
+
+TEST(TopologyRouting, FatTreeTablesAreRunsAndRailSwitchTablesDense)
+{
+    // a fat-tree numbers its ranks along the tree: every table is a few
+    // runs (a GPU: 3, a leaf: its hosts one by one and the rest up); a rail
+    // switch reaches every 8th rank, so with 64 hosts its table has over
+    // 128 runs and is dense
+    ClusterParams p;
+    p.gpus = 1024;
+    p.radix = 16;
+    const FabricTopology tree = BuildFatTree(p);
+    const auto tables = ComputeRoutingTables(tree);
+    for (uint32_t v = 0; v < tree.GetNVertices(); ++v)
+    {
+        EXPECT_FALSE(tables[v].IsDense()) << "vertex " << v;
+        EXPECT_EQ(tables[v].GetNRanks(), 1024u);
+    }
+    p.platform = HbDomainPreset::Get("dgx-a100");
+    p.radix = 128;
+    const FabricTopology rails = BuildRailOptimized(p);
+    const auto railTables = ComputeRoutingTables(rails);
+    uint32_t dense = 0;
+    uint32_t railSwitches = 0;
+    for (uint32_t v = 0; v < rails.GetNVertices(); ++v)
+    {
+        const TopoNode& n = rails.Node(v);
+        dense += railTables[v].IsDense() ? 1 : 0;
+        if (n.kind == TopoNodeKind::Switch && n.role == "rail")
+        {
+            ++railSwitches;
+            EXPECT_TRUE(railTables[v].IsDense()) << "rail switch " << v;
+        }
+        if (n.kind == TopoNodeKind::Gpu)
+        {
+            EXPECT_FALSE(railTables[v].IsDense()) << "GPU " << n.rank;
+        }
+    }
+    EXPECT_GT(railSwitches, 0u);
+    EXPECT_LT(dense, rails.GetNVertices() / 4);
 }
 
 TEST(TopologyRouting, RailOnlyCrossRailPathsUseNvlinkAndOnlyTheDestinationRail)

@@ -17,10 +17,13 @@ namespace ns3
  * the set of equal-cost output ports.
  *
  * Destinations point to shared port groups (a Clos switch has a few: its
- * uplinks, and one group per downlink), so that the table of a switch is
- * two bytes per destination: a fat-tree of a thousand hosts has over a
- * million entries across its switches, and a packet-level run reads one per
- * hop.
+ * uplinks, and one group per downlink). Where ranks are numbered along the
+ * tree, a node's destinations fall into a few runs of consecutive ranks with
+ * one group each (a GPU's NIC takes every rank but its own; a leaf, its
+ * hosts one by one and the rest up), and the table keeps only the runs: a
+ * packet-level run reads one route per hop, and a dense table (two bytes per
+ * destination) would hold most of a 16k-GPU fabric's memory. A table with
+ * more runs than GetMaxRuns (a rail switch's ranks are strided) is dense.
  */
 class FabricRoutingTable
 {
@@ -52,14 +55,21 @@ class FabricRoutingTable
     /// \return number of distinct port groups
     uint32_t GetNGroups() const;
 
+    /// \return whether the table holds a group per destination (else runs)
+    bool IsDense() const;
+
+    /// \return the runs a table of \p numRanks destinations keeps before it
+    /// turns dense \param numRanks its destinations
+    static uint32_t GetMaxRuns(uint32_t numRanks);
+
     /// \param dst destination \return number of ports toward it (0: no route)
     uint32_t GetNPorts(uint32_t dst) const
     {
-        if (dst >= m_group.size())
+        if (dst >= m_nRanks)
         {
             return 0;
         }
-        const uint16_t g = m_group[dst];
+        const uint16_t g = GroupOf(dst);
         return m_groupOffset[g + 1] - m_groupOffset[g];
     }
 
@@ -67,9 +77,16 @@ class FabricRoutingTable
     /// \param dst destination
     void PrefetchRoute(uint32_t dst) const
     {
-        if (dst < m_group.size())
+        if (dst < m_nRanks)
         {
-            __builtin_prefetch(&m_group[dst]);
+            if (m_dense)
+            {
+                __builtin_prefetch(&m_group[dst]);
+            }
+            else
+            {
+                __builtin_prefetch(m_runStart.data());
+            }
             __builtin_prefetch(m_groupOffset.data());
         }
     }
@@ -77,14 +94,46 @@ class FabricRoutingTable
     /// \param dst destination \param i index among its ports \return port index
     uint16_t GetPort(uint32_t dst, uint32_t i) const
     {
-        return m_ports[m_groupOffset[m_group[dst]] + i];
+        return m_ports[m_groupOffset[GroupOf(dst)] + i];
     }
 
   private:
     /// \return the group holding exactly these ports (created if new)
     uint16_t Group(const std::vector<uint16_t>& ports);
 
-    std::vector<uint16_t> m_group;       //!< destination -> port group (0: no route)
+    /// \param dst a destination below m_nRanks \return its group
+    uint16_t GroupOf(uint32_t dst) const
+    {
+        if (m_dense)
+        {
+            return m_group[dst];
+        }
+        // the last run starting at or before dst (the first starts at 0)
+        uint32_t lo = 0;
+        auto n = static_cast<uint32_t>(m_runStart.size());
+        while (n > 1)
+        {
+            const uint32_t half = n / 2;
+            if (m_runStart[lo + half] <= dst)
+            {
+                lo += half;
+            }
+            n -= half;
+        }
+        return m_runGroup[lo];
+    }
+
+    /// Set \p dst (the next destination, or the last one again) to group \p g.
+    void Set(uint32_t dst, uint16_t g);
+    /// Turn the runs into a group per destination.
+    void MakeDense();
+
+    uint32_t m_nRanks{0};                //!< destinations appended (the rest: no route)
+    uint32_t m_maxRuns;                  //!< runs before the table turns dense
+    bool m_dense{false};                 //!< m_group holds the routes (else the runs)
+    std::vector<uint16_t> m_group;       //!< dense: destination -> port group (0: no route)
+    std::vector<uint32_t> m_runStart;    //!< runs: first destination of each, ascending
+    std::vector<uint16_t> m_runGroup;    //!< runs: the group of each
     std::vector<uint32_t> m_groupOffset; //!< first port of each group, size groups+1
     std::vector<uint16_t> m_ports;       //!< concatenated groups
     std::map<std::vector<uint16_t>, uint16_t> m_groupIndex; //!< ports -> group

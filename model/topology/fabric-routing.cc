@@ -570,6 +570,8 @@ RequireRoutingTablesFit(const FabricTopology& topo)
 {
     const double nv = topo.GetNVertices();
     const double ngpu = topo.GetNGpus();
+    // an upper bound: every table dense (a table of few runs is far smaller,
+    // but which ones are is known only once they are built)
     FabricRequireMemory(nv * (ngpu * sizeof(uint16_t) + sizeof(FabricRoutingTable)),
                         "gpus",
                         topo.GetNGpus(),
