@@ -394,6 +394,9 @@ main(int argc, char* argv[])
         {
             Simulator::Stop(NanoSeconds(stopNs));
         }
+        // the clocks start together: building takes each rank its own time,
+        // and a rank that enters Run first waits there for the others
+        FabricDistributed::SumAll(0);
         const double t0 = WallSeconds();
         Simulator::Run();
         const double wall = WallSeconds() - t0;
