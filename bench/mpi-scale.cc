@@ -321,6 +321,12 @@ main(int argc, char* argv[])
         std::iota(order.begin(), order.end(), 0);
         std::shuffle(order.begin(), order.end(), rng);
         Ptr<PacketTransport> transport = fabric->GetTransport();
+        uint64_t devicesBuilt = 0; // a rank builds its nodes' cables and the GPUs'
+        for (uint32_t c = 0; c < topo.Cables().size(); ++c)
+        {
+            const auto [a, b] = fabric->GetCableDevices(c);
+            devicesBuilt += (a ? 1 : 0) + (b ? 1 : 0);
+        }
         transport->TraceConnectWithoutContext("MessageComplete", MakeCallback(&Completed));
         // every rank applies the fault to its replica of the fabric; only
         // the cable's own ranks see its packets lost
@@ -417,6 +423,7 @@ main(int argc, char* argv[])
                                      {"frames_received", FabricDistributed::GetFramesReceived()},
                                      {"mpi_messages_sent", FabricDistributed::GetMessagesSent()},
                                      {"peak_rss_bytes", rss},
+                                     {"devices_built", devicesBuilt},
                                      {"messages_delivered", totals.messagesDelivered},
                                      {"bytes_delivered", totals.bytesDelivered},
                                      {"packets_delivered", packets},

@@ -182,7 +182,7 @@ RunOne(const TransportHelper& transports,
         const double rate = static_cast<double>(cables[c].rateBps);
         const bool down =
             f.cables.count(c) || f.vertices.count(cables[c].a) || f.vertices.count(cables[c].b);
-        const double now = fabric->GetCableDevices(c).first->GetDataRate().GetBitRate();
+        const double now = static_cast<double>(faults.GetInjector()->GetCableRate(c));
         if (cables[c].kind == TopoLinkKind::NvLink)
         {
             nv += rate;

@@ -10,6 +10,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-routing.h"
 #include "ns3/log.h"
+#include "ns3/mac48-address.h"
 #include "ns3/names.h"
 #include "ns3/run-observer.h"
 #include "ns3/simulator.h"
@@ -345,14 +346,43 @@ FabricHelper::Install(const FabricTopology& topology) const
         }
         fabric->m_nodes[v] = node;
     }
+    // In a distributed run a process builds only what it simulates: its
+    // nodes' cables, and every GPU's (the transport reads a GPU's ports, on
+    // any rank). A node of another rank gets stand-ins for the ends of those
+    // cables (FabricNode::AddStandIn); a switch of another rank has no ports.
+    const bool partial = !m_rankOf.empty() && FabricDistributed::GetSize() > 1;
+    const uint32_t me = FabricDistributed::GetSystemId();
+    const auto local = [&](uint32_t v) { return !partial || m_rankOf[v] == me; };
+    const auto complete = [&](uint32_t v) {
+        return local(v) || topo.Node(v).kind == TopoNodeKind::Gpu;
+    };
     // Ports are added in the order the topology numbered them, so that the
     // routing tables' port indices are the nodes' port indices.
     const auto& cables = topo.Cables();
     std::vector<std::vector<std::pair<uint32_t, Ptr<FabricNetDevice>>>> ports(nv);
     fabric->m_devs.resize(2 * cables.size());
+    const uint32_t frameMtu = GetDeviceFrameMtu();
+    std::vector<uint64_t> replicaNeed(partial ? nv : 0, 0);
     for (uint32_t c = 0; c < cables.size(); ++c)
     {
         const TopoCable& cable = cables[c];
+        for (const uint32_t v : {cable.a, cable.b})
+        {
+            if (!complete(v))
+            {
+                // its ports are not built here: its lossless check is (below)
+                const auto sw = DynamicCast<FabricSwitch>(fabric->m_nodes[v]);
+                replicaNeed[v] +=
+                    sw->GetLosslessPortBytes(cable.rateBps, NanoSeconds(cable.delayNs), frameMtu);
+            }
+        }
+        if (!complete(cable.a) && !complete(cable.b))
+        {
+            // the MAC addresses of the devices built next stay those of one process
+            Mac48Address::Allocate();
+            Mac48Address::Allocate();
+            continue;
+        }
         auto channel = CreateObject<FabricChannel>();
         channel->SetAttribute("Delay", TimeValue(NanoSeconds(cable.delayNs)));
         for (int end = 0; end < 2; ++end)
@@ -379,8 +409,13 @@ FabricHelper::Install(const FabricTopology& topology) const
         });
         for (const auto& [index, dev] : ports[v])
         {
+            if (!complete(v))
+            {
+                fabric->m_nodes[v]->AddStandIn(dev, index);
+                continue;
+            }
             const uint32_t got = fabric->m_nodes[v]->AddPort(dev);
-            NS_ASSERT(got == index);
+            NS_ASSERT(got == index && dev->GetIfIndex() == index);
         }
     }
     for (uint32_t v = 0; v < nv; ++v)
@@ -388,16 +423,20 @@ FabricHelper::Install(const FabricTopology& topology) const
         // before the run: a refusal from inside it would leave its events behind
         if (const auto sw = DynamicCast<FabricSwitch>(fabric->m_nodes[v]))
         {
-            sw->RequireLosslessBufferFits();
+            if (complete(v))
+            {
+                sw->RequireLosslessBufferFits();
+                continue;
+            }
+            // its ports are not here: from the topology, so that every rank refuses alike
+            sw->RequireLosslessBufferFits(replicaNeed[v], topo.Node(v).ports);
         }
     }
     std::vector<char> keep; // (empty: every vertex's table)
-    if (!m_rankOf.empty() && FabricDistributed::GetSize() > 1)
+    if (partial)
     {
-        // tables are a large part of a fabric's memory, and only this
-        // process's nodes forward here (a FaultInjector builds them all: see
-        // Fabric::BuildAllRoutingTables)
-        const uint32_t me = FabricDistributed::GetSystemId();
+        // only this process's nodes forward here (a FaultInjector builds
+        // them all: see Fabric::BuildAllRoutingTables)
         keep.assign(nv, 0);
         for (uint32_t v = 0; v < nv; ++v)
         {
@@ -465,11 +504,23 @@ FabricHelper::Install(const FabricTopology& topology) const
         }
     }
     fabric->m_transport->SetSourceRoutes(fabric->m_sourceRoutes);
+    if (partial)
+    {
+        std::vector<const FabricNode*> all;
+        for (const auto& node : fabric->m_nodes)
+        {
+            all.push_back(PeekPointer(node));
+        }
+        fabric->m_transport->SetFabricNodes(std::move(all));
+    }
     // every loss in the fabric is reported to the transport, which resends
     const auto lost = MakeCallback(&PacketTransport::PacketLost, fabric->m_transport);
     for (const auto& dev : fabric->m_devs)
     {
-        dev->SetLossCallback(lost);
+        if (dev)
+        {
+            dev->SetLossCallback(lost);
+        }
     }
     for (const auto& node : fabric->m_nodes)
     {

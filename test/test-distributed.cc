@@ -8,6 +8,11 @@
  */
 #include "program-run.h"
 
+#include "ns3/data-rate.h"
+#include "ns3/fabric-partition.h"
+#include "ns3/hb-domain-preset.h"
+#include "ns3/topology-builders.h"
+
 #include <algorithm>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -17,6 +22,7 @@
 #include <sstream>
 #include <string>
 
+using namespace ns3;
 using namespace gpu_fabric_test;
 
 namespace
@@ -185,6 +191,44 @@ ExpectSameAsSequential(const std::string& args,
 TEST(Distributed, FatTreePermutationEqualsSequential)
 {
     ExpectSameAsSequential("--hosts=64 --radix=8 --flow-bytes=262144", 64, {2, 4}, "ft");
+}
+
+TEST(Distributed, ARankBuildsOnlyTheCablesItSimulatesAndTheGpus)
+{
+    // a rank builds the devices of the cables at its own nodes and of every
+    // GPU's cable (the transport reads any GPU's ports), none between two
+    // switches of other ranks; one process builds them all
+    ClusterParams p;
+    p.gpus = 64;
+    p.radix = 8;
+    p.platform = HbDomainPreset::Custom(1, DataRate("100Gbps"), DataRate("100Gbps"));
+    const FabricTopology topo = BuildFatTree(p);
+    const std::string args = "--hosts=64 --radix=8 --flow-bytes=65536 --partition=pod";
+    const ScaleRun seq = RunScale(args, 0, "built-seq");
+    ASSERT_FALSE(seq.json.is_discarded());
+    EXPECT_EQ(seq.json["per_rank"][0]["devices_built"].get<uint64_t>(), 2 * topo.Cables().size());
+    for (const uint32_t n : {2u, 4u})
+    {
+        const FabricPartition part = FabricPartitioner::Make(topo, n, "pod");
+        const ScaleRun run = RunScale(args, n, "built-np" + std::to_string(n));
+        ASSERT_FALSE(run.json.is_discarded());
+        ASSERT_EQ(run.json["per_rank"].size(), n);
+        EXPECT_EQ(run.messages, seq.messages) << n << " ranks";
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            uint64_t expected = 0;
+            for (const TopoCable& c : topo.Cables())
+            {
+                const auto complete = [&](uint32_t v) {
+                    return part.rankOf[v] == r || topo.Node(v).kind == TopoNodeKind::Gpu;
+                };
+                expected += complete(c.a) || complete(c.b) ? 2 : 0;
+            }
+            EXPECT_EQ(run.json["per_rank"][r]["devices_built"].get<uint64_t>(), expected)
+                << "rank " << r << " of " << n;
+            EXPECT_LT(expected, 2 * topo.Cables().size()) << "rank " << r << " of " << n;
+        }
+    }
 }
 
 TEST(Distributed, FatTreeByPodEqualsSequential)

@@ -96,6 +96,16 @@ FabricNode::AddPort(Ptr<FabricNetDevice> device)
 }
 
 void
+FabricNode::AddStandIn(Ptr<FabricNetDevice> device, uint32_t port)
+{
+    AddDevice(device);
+    // a fabric's ports are its nodes' first devices, in port order: this
+    // index is the port's interface index where the node is simulated
+    device->SetIfIndex(port);
+    device->SetPortIndex(port);
+}
+
+void
 FabricNode::SetCanonicalTies(bool on)
 {
     m_canonicalTies = on;

@@ -72,6 +72,15 @@ class FabricNode : public Node
      * \return its port index
      */
     virtual uint32_t AddPort(Ptr<FabricNetDevice> device);
+    /**
+     * In a distributed run, add to this node of another rank the device at
+     * its end of a cable that reaches this rank: it stands in for the port
+     * \p port there (the frames sent to it cross to that rank, addressed by
+     * the port's interface index there). It is not one of this node's ports
+     * here (GetNPorts counts the ports it forwards on).
+     * \param device the device \param port its port index on the node's rank
+     */
+    void AddStandIn(Ptr<FabricNetDevice> device, uint32_t port);
     /// \return number of ports
     uint32_t GetNPorts() const;
     /// \param i port index \return the port

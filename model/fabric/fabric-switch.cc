@@ -213,18 +213,30 @@ FabricSwitch::GetLosslessBufferBytes() const
         {
             continue; // not attached: nothing arrives on it
         }
-        // bits in flight over the round trip of the pause: 2 x Delay x DataRate
-        const auto inFlightBits = static_cast<unsigned __int128>(port->GetDataRate().GetBitRate()) *
-                                  2 * channel->GetDelay().GetTimeStep() /
-                                  static_cast<uint64_t>(Seconds(1).GetTimeStep());
-        need += m_pfcXoff + static_cast<uint64_t>((inFlightBits + 7) / 8) +
-                2 * uint64_t{port->GetFrameMtu()};
+        need += GetLosslessPortBytes(port->GetDataRate().GetBitRate(),
+                                     channel->GetDelay(),
+                                     port->GetFrameMtu());
     }
     return need;
 }
 
+uint64_t
+FabricSwitch::GetLosslessPortBytes(uint64_t rateBps, Time delay, uint32_t frameMtu) const
+{
+    // bits in flight over the round trip of the pause: 2 x Delay x DataRate
+    const auto inFlightBits = static_cast<unsigned __int128>(rateBps) * 2 * delay.GetTimeStep() /
+                              static_cast<uint64_t>(Seconds(1).GetTimeStep());
+    return m_pfcXoff + static_cast<uint64_t>((inFlightBits + 7) / 8) + 2 * uint64_t{frameMtu};
+}
+
 void
 FabricSwitch::RequireLosslessBufferFits() const
+{
+    RequireLosslessBufferFits(GetLosslessBufferBytes(), GetNPorts());
+}
+
+void
+FabricSwitch::RequireLosslessBufferFits(uint64_t need, uint32_t ports) const
 {
     if (!m_pfcEnabled || !m_growBuffer || m_portBuffer.GetUnit() != QueueSizeUnit::BYTES)
     {
@@ -232,7 +244,6 @@ FabricSwitch::RequireLosslessBufferFits() const
     }
     // ns-3's QueueSize holds 32 bits: a larger need would wrap to a tiny
     // queue and a silently lossy switch
-    const uint64_t need = GetLosslessBufferBytes();
     if (need <= std::numeric_limits<uint32_t>::max())
     {
         return; // the message is formatted only when it is needed
@@ -241,7 +252,7 @@ FabricSwitch::RequireLosslessBufferFits() const
         fmt::format("lossless buffer of switch node {} (PfcXoff {} B, {} ports)",
                     GetId(),
                     m_pfcXoff,
-                    GetNPorts()),
+                    ports),
         fmt::format("{} bytes", need),
         "at most 4294967295 bytes per output queue (ns-3's QueueSize is 32-bit): "
         "lower PfcXoff, or set GrowBufferForPfc false and a PortBuffer");

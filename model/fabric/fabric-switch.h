@@ -45,6 +45,13 @@ class FabricSwitch : public FabricNode
      * \return the sum over this switch's attached ports, bytes
      */
     uint64_t GetLosslessBufferBytes() const;
+    /**
+     * One port's share of GetLosslessBufferBytes.
+     * \param rateBps its rate \param delay its cable's delay
+     * \param frameMtu its largest frame, bytes
+     * \return PfcXoff + 2 x Delay x DataRate + 2 Mtu, bytes
+     */
+    uint64_t GetLosslessPortBytes(uint64_t rateBps, Time delay, uint32_t frameMtu) const;
 
     /**
      * Throw FabricConfigError, naming the switch, PfcXoff and the bytes, if
@@ -53,6 +60,12 @@ class FabricSwitch : public FabricNode
      * it when it builds a fabric; DoInitialize checks it again.
      */
     void RequireLosslessBufferFits() const;
+    /**
+     * The same check for a switch whose ports are not built here (a node of
+     * another rank in a distributed run: every rank refuses alike).
+     * \param need its GetLosslessBufferBytes, bytes \param ports its ports
+     */
+    void RequireLosslessBufferFits(uint64_t need, uint32_t ports) const;
 
     /**
      * \return LoadBalancing's names, in the order of its modes: ecmp, spray,

@@ -74,7 +74,8 @@ class Fabric : public Object
     /**
      * Devices of a cable.
      * \param cable index in GetTopology().Cables()
-     * \return the devices at its ends a and b
+     * \return the devices at its ends a and b (in a distributed run, null for
+     *         a cable between two switches of other ranks: it is not built here)
      */
     std::pair<Ptr<FabricNetDevice>, Ptr<FabricNetDevice>> GetCableDevices(uint32_t cable) const;
 

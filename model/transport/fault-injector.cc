@@ -122,7 +122,10 @@ FaultInjector::ApplyCable(uint32_t cable)
     const bool up = m_state.cables.count(cable) == 0 && m_state.vertices.count(c.a) == 0 &&
                     m_state.vertices.count(c.b) == 0;
     auto devs = m_fabric->GetCableDevices(cable);
-    DynamicCast<FabricChannel>(devs.first->GetChannel())->SetLinkUp(up);
+    if (devs.first) // (not built here: the ranks of its ends apply it)
+    {
+        DynamicCast<FabricChannel>(devs.first->GetChannel())->SetLinkUp(up);
+    }
 }
 
 void
@@ -359,9 +362,13 @@ FaultInjector::DegradeLink(uint32_t cable, double fraction)
     const FabricTopology& topo = m_fabric->GetTopology();
     const auto rate = static_cast<uint64_t>(topo.Cables()[cable].rateBps * fraction);
     FabricRequire(rate > 0, "degraded link rate", rate, "at least 1 bit/s");
+    m_degraded[cable] = rate;
     auto devs = m_fabric->GetCableDevices(cable);
-    devs.first->SetDataRate(DataRate(rate));
-    devs.second->SetDataRate(DataRate(rate));
+    if (devs.first)
+    {
+        devs.first->SetDataRate(DataRate(rate));
+        devs.second->SetDataRate(DataRate(rate));
+    }
     // a slower link is still a link: routing does not change
     const std::string line = fmt::format("{:.9f} s: cable {} at {} of its rate ({} bit/s)",
                                          Simulator::Now().GetSeconds(),
@@ -377,14 +384,25 @@ FaultInjector::SetBitErrorRate(uint32_t cable, double ber)
 {
     RequireCable(cable);
     auto devs = m_fabric->GetCableDevices(cable);
-    // a stream per cable: the same run draws the same corruptions
-    DynamicCast<FabricChannel>(devs.first->GetChannel())->SetBitErrorRate(ber, 1000 + cable);
+    if (devs.first)
+    {
+        // a stream per cable: the same run draws the same corruptions
+        DynamicCast<FabricChannel>(devs.first->GetChannel())->SetBitErrorRate(ber, 1000 + cable);
+    }
     const std::string line = fmt::format("{:.9f} s: cable {} bit-error rate {}",
                                          Simulator::Now().GetSeconds(),
                                          cable,
                                          ber);
     m_log.push_back(line);
     m_faultTrace(line);
+}
+
+uint64_t
+FaultInjector::GetCableRate(uint32_t cable) const
+{
+    RequireCable(cable);
+    const auto it = m_degraded.find(cable);
+    return it != m_degraded.end() ? it->second : m_fabric->GetTopology().Cables()[cable].rateBps;
 }
 
 const FaultState&

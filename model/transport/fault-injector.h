@@ -11,6 +11,7 @@
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,9 @@ class FaultInjector : public Object
     const FaultState& GetFaultState() const;
     /// \return the failed elements routing has detected so far
     const FaultState& GetDetectedState() const;
+    /// \param cable a cable \return its rate now, bit/s (the topology's, or
+    /// what DegradeLink left; on any rank, built here or not)
+    uint64_t GetCableRate(uint32_t cable) const;
     /// \return one line per fault applied and per routing update, in order
     const std::vector<std::string>& GetLog() const;
     /// \return number of routing updates
@@ -124,6 +128,7 @@ class FaultInjector : public Object
 
     Fabric* m_fabric{nullptr};                     //!< the fabric (owner of this injector)
     FaultState m_state;                            //!< failed now
+    std::map<uint32_t, uint64_t> m_degraded;       //!< cable -> rate (DegradeLink)
     FaultState m_detected;                         //!< failed as routing knows it
     std::vector<std::vector<uint32_t>> m_cablesOf; //!< vertex -> its cables
     Time m_detectionDelay;                         //!< attribute

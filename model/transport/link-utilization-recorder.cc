@@ -102,13 +102,19 @@ LinkUtilizationRecorder::Attach(Ptr<Fabric> fabric)
         for (const auto& [dev, from, to] :
              {std::tuple(a, cable.a, cable.b), std::tuple(b, cable.b, cable.a)})
         {
-            if (!dev || (!cable.bidirectional && from != cable.a))
+            if (!cable.bidirectional && from != cable.a)
             {
                 continue;
             }
-            const uint32_t link = AddLink(fmt::format("v{}->v{}", from, to),
-                                          cable.kind,
-                                          static_cast<double>(dev->GetDataRate().GetBitRate()));
+            // every rank lists every link, built here or not (rank 0 gathers by index)
+            const uint32_t link =
+                AddLink(fmt::format("v{}->v{}", from, to),
+                        cable.kind,
+                        static_cast<double>(dev ? dev->GetDataRate().GetBitRate() : cable.rateBps));
+            if (!dev)
+            {
+                continue;
+            }
             dev->TraceConnectWithoutContext(
                 "PhyTxBegin",
                 Callback<void, Ptr<const Packet>>(

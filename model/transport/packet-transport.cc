@@ -214,6 +214,7 @@ PacketTransport::DetachGpus()
         }
     }
     m_gpus.clear();
+    m_fabricNodes.clear();
 }
 
 void
@@ -2271,9 +2272,22 @@ PacketTransport::LossTimeout(uint32_t id, uint64_t serial, uint32_t seq, Time at
     GoBack(id, seq);
 }
 
+void
+PacketTransport::SetFabricNodes(std::vector<const FabricNode*> nodes)
+{
+    m_fabricNodes = std::move(nodes);
+    m_pathsReorder = -1;
+}
+
 bool
 PacketTransport::PathsMayReorder() const
 {
+    if (!m_fabricNodes.empty())
+    {
+        return std::any_of(m_fabricNodes.begin(), m_fabricNodes.end(), [](const FabricNode* n) {
+            return n->GetLoadBalancing() != FabricNode::kEcmp;
+        });
+    }
     std::unordered_set<const FabricNode*> seen;
     std::vector<const FabricNode*> todo;
     for (const Ptr<FabricGpu>& gpu : m_gpus)

@@ -146,6 +146,14 @@ class PacketTransport : public Transport
 
     /// \param routes the fabric's explicit routes
     void SetSourceRoutes(std::shared_ptr<const FabricSourceRoutes> routes);
+    /**
+     * The fabric's nodes, whose load balancing decides whether a message's
+     * packets may arrive out of order. Without them (the default) the
+     * nodes are those reachable from the GPUs' ports; FabricHelper gives
+     * them in a distributed run, where a switch of another rank has none.
+     * \param nodes every node of the fabric (they outlive the transport's use)
+     */
+    void SetFabricNodes(std::vector<const FabricNode*> nodes);
     uint32_t GetNRanks() const override;
     Totals GetTotals() const override;
     /// Events: kEventsPerPacket per packet (arrival and end of serialization at
@@ -646,38 +654,39 @@ class PacketTransport : public Transport
                                                           //!< of the last one completed
     /// ConnectionPerMessage: (src << 32 | id) -> own flow of a message from another rank
     std::unordered_map<uint64_t, RemoteRxFlow> m_remoteRx;
-    Time m_rto;                              //!< RetransmitTimeout
-    uint64_t m_window{0};                    //!< ConnectionWindow (0: none)
-    bool m_connPerMessage{false};            //!< ConnectionPerMessage
-    uint32_t m_txFifo{2};                    //!< TxFifoPackets
-    bool m_relayTurns{true};                 //!< RelayTurns
-    Time m_creditDelay;                      //!< CreditDelay
-    uint32_t m_maxRetransmissions{0};        //!< per packet
-    bool m_recoverCongestion{false};         //!< resend queue-overflow drops too
-    uint64_t m_retransmissions{0};           //!< packets resent
-    uint64_t m_lostPackets{0};               //!< losses reported
-    uint64_t m_pending{0};                   //!< messages in progress
-    bool m_faultsSeen{false};                //!< routes changed or an endpoint died
-    std::vector<char> m_deadEndpoint;        //!< by rank
-    std::map<uint64_t, uint32_t> m_attempts; //!< (id, seq) -> losses, lost packets only
-    Callback<void> m_busy;                   //!< pending rose from zero
-    std::string m_ccType;                    //!< CongestionControl's TypeId name ("": none)
-    ObjectFactory m_ccFactory;               //!< makes each flow's algorithm
-    bool m_ccUsesCnp{false};                 //!< receivers send CNPs
-    bool m_ccUsesTelemetry{false};           //!< data packets carry a FabricIntHeader
-    uint32_t m_ackEvery{1};                  //!< AckEvery
-    Time m_cnpInterval;                      //!< CnpInterval
-    uint64_t m_acksSent{0};                  //!< ACKs sent
-    uint64_t m_cnpsSent{0};                  //!< CNPs sent
-    uint64_t m_controlDelivered{0};          //!< ACKs, CNPs and NACKs delivered
-    bool m_nack{false};                      //!< Nack
-    Time m_nackReorderDelay;                 //!< NackReorderDelay
-    int8_t m_pathsReorder{-1};               //!< PathsMayReorder, once known
-    uint64_t m_serials{0};                   //!< Message::serial's source
-    uint64_t m_nacksSent{0};                 //!< NACKs sent
-    uint64_t m_discarded{0};                 //!< data packets a receiver discarded
-    uint64_t m_relayedCc{0};                 //!< relayed packets sent under a relay's flow
-    uint64_t m_relayControl{0};              //!< ACKs and CNPs that reached a relay's flow
+    Time m_rto;                                   //!< RetransmitTimeout
+    uint64_t m_window{0};                         //!< ConnectionWindow (0: none)
+    bool m_connPerMessage{false};                 //!< ConnectionPerMessage
+    uint32_t m_txFifo{2};                         //!< TxFifoPackets
+    bool m_relayTurns{true};                      //!< RelayTurns
+    Time m_creditDelay;                           //!< CreditDelay
+    uint32_t m_maxRetransmissions{0};             //!< per packet
+    bool m_recoverCongestion{false};              //!< resend queue-overflow drops too
+    uint64_t m_retransmissions{0};                //!< packets resent
+    uint64_t m_lostPackets{0};                    //!< losses reported
+    uint64_t m_pending{0};                        //!< messages in progress
+    bool m_faultsSeen{false};                     //!< routes changed or an endpoint died
+    std::vector<char> m_deadEndpoint;             //!< by rank
+    std::map<uint64_t, uint32_t> m_attempts;      //!< (id, seq) -> losses, lost packets only
+    Callback<void> m_busy;                        //!< pending rose from zero
+    std::string m_ccType;                         //!< CongestionControl's TypeId name ("": none)
+    ObjectFactory m_ccFactory;                    //!< makes each flow's algorithm
+    bool m_ccUsesCnp{false};                      //!< receivers send CNPs
+    bool m_ccUsesTelemetry{false};                //!< data packets carry a FabricIntHeader
+    uint32_t m_ackEvery{1};                       //!< AckEvery
+    Time m_cnpInterval;                           //!< CnpInterval
+    uint64_t m_acksSent{0};                       //!< ACKs sent
+    uint64_t m_cnpsSent{0};                       //!< CNPs sent
+    uint64_t m_controlDelivered{0};               //!< ACKs, CNPs and NACKs delivered
+    bool m_nack{false};                           //!< Nack
+    Time m_nackReorderDelay;                      //!< NackReorderDelay
+    int8_t m_pathsReorder{-1};                    //!< PathsMayReorder, once known
+    std::vector<const FabricNode*> m_fabricNodes; //!< SetFabricNodes (empty: walk the ports)
+    uint64_t m_serials{0};                        //!< Message::serial's source
+    uint64_t m_nacksSent{0};                      //!< NACKs sent
+    uint64_t m_discarded{0};                      //!< data packets a receiver discarded
+    uint64_t m_relayedCc{0};                      //!< relayed packets sent under a relay's flow
+    uint64_t m_relayControl{0};                   //!< ACKs and CNPs that reached a relay's flow
     TracedCallback<uint32_t, uint32_t, uint64_t, Time> m_completeTrace;
     TracedCallback<uint32_t, uint32_t, uint64_t, uint32_t> m_retransmitTrace;
 };
