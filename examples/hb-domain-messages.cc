@@ -181,10 +181,11 @@ main(int argc, char* argv[])
         nlohmann::json out = {{"preset", preset},
                               {"bytes", bytes},
                               {"messages", nlohmann::json::array()}};
+        const std::vector<FabricRoutingTable> tables = fabric->GetRoutingTables(); // a copy
         for (size_t i = 0; i < probes.size(); ++i)
         {
             const auto& probe = probes[i];
-            const auto path = TracePath(topo, fabric->GetRoutingTables(), probe.src, probe.dst, 0);
+            const auto path = TracePath(topo, tables, probe.src, probe.dst, 0);
             const double took = (probe.done - MilliSeconds(10 * i)).GetSeconds();
             const double est =
                 Estimate(topo, path, bytes, PayloadOnPath(topo, path, bytes, *transport));

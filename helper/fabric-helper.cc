@@ -440,7 +440,7 @@ FabricHelper::Install(const FabricTopology& topology) const
         keep.assign(nv, 0);
         for (uint32_t v = 0; v < nv; ++v)
         {
-            keep[v] = m_rankOf[v] == me ? 1 : 0;
+            keep[v] = local(v) ? 1 : 0;
         }
         fabric->m_someTables = true;
     }
@@ -452,7 +452,7 @@ FabricHelper::Install(const FabricTopology& topology) const
     }
     fabric->m_transport = CreateObject<PacketTransport>();
     fabric->m_transport->Install(fabric->m_gpus);
-    if (!m_rankOf.empty() && FabricDistributed::GetSize() > 1)
+    if (partial)
     {
         const uint32_t ranks = *std::max_element(m_rankOf.begin(), m_rankOf.end()) + 1;
         FabricRequire(
@@ -464,7 +464,6 @@ FabricHelper::Install(const FabricTopology& topology) const
         // the least delay of a cable between the two (the null-message
         // protocol promises no less); with the granted time window any rank
         // may be reached in one lookahead
-        const uint32_t me = FabricDistributed::GetSystemId();
         Time lookahead = Time::Max();
         std::vector<Time> toRank(FabricDistributed::GetSize(), Time::Max());
         for (const TopoCable& c : cables)

@@ -4,6 +4,7 @@
 #ifndef GPU_FABRIC_FABRIC_ROUTING_TABLE_H
 #define GPU_FABRIC_FABRIC_ROUTING_TABLE_H
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <vector>
@@ -109,18 +110,8 @@ class FabricRoutingTable
             return m_group[dst];
         }
         // the last run starting at or before dst (the first starts at 0)
-        uint32_t lo = 0;
-        auto n = static_cast<uint32_t>(m_runStart.size());
-        while (n > 1)
-        {
-            const uint32_t half = n / 2;
-            if (m_runStart[lo + half] <= dst)
-            {
-                lo += half;
-            }
-            n -= half;
-        }
-        return m_runGroup[lo];
+        const auto after = std::upper_bound(m_runStart.begin(), m_runStart.end(), dst);
+        return m_runGroup[after - m_runStart.begin() - 1];
     }
 
     /// Set \p dst (the next destination, or the last one again) to group \p g.
