@@ -160,11 +160,16 @@ FabricChannel::RefreshEnds()
 }
 
 void
-FabricChannel::TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Time arrival) const
+FabricChannel::TransmitRemote(const Ptr<Packet>& p,
+                              const FabricFrameMeta& meta,
+                              uint32_t d,
+                              uint8_t kind,
+                              Time arrival) const
 {
     FabricRemoteEnvelope envelope;
     envelope.kind = kind;
     envelope.epoch = m_send.epoch[1 - d];
+    envelope.meta = meta;
     FabricSendRemote(envelope,
                      PeekPointer(p),
                      arrival,
@@ -186,7 +191,7 @@ FabricChannel::Transmit(const Ptr<Packet>& p,
     dir.lastArrival = arrival;
     if (dir.remote)
     {
-        TransmitRemote(p, d, FabricRemoteEnvelope::kFrame, arrival);
+        TransmitRemote(p, meta, d, FabricRemoteEnvelope::kFrame, arrival);
         return;
     }
     FabricRingPush(dir.wire, InFlight{p, meta, m_send.epoch[1 - d]});
@@ -344,6 +349,7 @@ FabricChannel::SendFlowControl(const FabricNetDevice* sender, bool pause) const
     if (m_dir[d].remote)
     {
         TransmitRemote(nullptr,
+                       FabricFrameMeta{},
                        d,
                        pause ? FabricRemoteEnvelope::kPause : FabricRemoteEnvelope::kResume,
                        Simulator::Now() + m_send.delay);

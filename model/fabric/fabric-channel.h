@@ -157,10 +157,15 @@ class FabricChannel : public Channel
     /**
      * Send a frame (or a PFC frame) to the end of direction \p d on another
      * rank (FabricDistributed), to arrive at \p arrival.
-     * \param p the frame (nullptr for a PFC frame) \param d the direction
-     * \param kind FabricRemoteEnvelope::Kind \param arrival arrival time
+     * \param p the frame (nullptr for a PFC frame) \param meta its header fields
+     * \param d the direction \param kind FabricRemoteEnvelope::Kind
+     * \param arrival arrival time
      */
-    void TransmitRemote(const Ptr<Packet>& p, uint32_t d, uint8_t kind, Time arrival) const;
+    void TransmitRemote(const Ptr<Packet>& p,
+                        const FabricFrameMeta& meta,
+                        uint32_t d,
+                        uint8_t kind,
+                        Time arrival) const;
 
     /// Deliver the oldest packet in flight in direction \p d (device d -> other end).
     template <uint32_t d>

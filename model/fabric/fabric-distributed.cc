@@ -14,6 +14,7 @@
 #include "ns3/string.h"
 
 #include <cstring>
+#include <type_traits>
 #include <unordered_map>
 
 #ifdef GPU_FABRIC_MPI
@@ -47,8 +48,9 @@ bool g_mpiStartedHere = false; //!< Enable called MPI_Init (Disable ends MPI)
  *
  * A record: rxTime (int64), node, ifIndex, the packet's serialized size
  * (uint32 each), the envelope's size (uint8; 0: a plain SendPacket), the
- * envelope (FabricSendRemote: kind, epoch), then the packet as
- * Packet::Serialize wrote it (its packet tags too).
+ * envelope (FabricSendRemote: kind, epoch and, for a frame with a fabric
+ * header, its FabricHeaderData), then the packet as Packet::Serialize wrote
+ * it (its packet tags too).
  */
 struct Batch
 {
@@ -70,9 +72,14 @@ Time g_flushAt;               //!< when the scheduled flush runs
 EventId g_flushEvent;         //!< and its event
 Time g_lookahead; //!< FabricSetBatchLookahead (0: every instant's frames leave at its end)
 std::unordered_map<const NetDevice*, Receivers> g_receivers; //!< this rank's devices
+/// g_receivers by node id and interface index, filled as records arrive
+std::vector<std::vector<const Receivers*>> g_receiversByPort;
 
 constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4 + 1;
 constexpr uint32_t kEnvelopeSize = 5; //!< kind, epoch
+static_assert(std::is_trivially_copyable_v<FabricHeaderData>, "copied as bytes");
+/// kind, epoch, then the header fields the frame travels with on one process
+constexpr uint32_t kEnvelopeWithHeader = kEnvelopeSize + sizeof(FabricHeaderData);
 /**
  * ns-3's granted-time-window and null-message interfaces receive into
  * buffers of 2,000 bytes (MAX_MPI_MSG_SIZE), which hold their own 16-byte
@@ -137,7 +144,8 @@ AddRecord(const FabricRemoteEnvelope* envelope,
         g_batches.resize(FabricDistributed::GetSize());
     }
     const uint32_t size = p ? p->GetSerializedSize() : 0;
-    const uint32_t envelopeSize = envelope ? kEnvelopeSize : 0;
+    const uint32_t envelopeSize =
+        envelope ? (envelope->meta.hasHeader ? kEnvelopeWithHeader : kEnvelopeSize) : 0;
     const uint32_t record = kRecordHeader + envelopeSize + size;
     NS_ABORT_MSG_IF(record > kBatchBytes,
                     "FabricDistributed: a frame of "
@@ -169,6 +177,10 @@ AddRecord(const FabricRemoteEnvelope* envelope,
     {
         Put<uint8_t>(at, envelope->kind);
         Put<uint32_t>(at, envelope->epoch);
+        if (envelope->meta.hasHeader)
+        {
+            Put<FabricHeaderData>(at, envelope->meta.header);
+        }
     }
     if (p)
     {
@@ -204,6 +216,37 @@ Deliver(const Receivers* to, bool hasEnvelope, FabricRemoteEnvelope envelope, Pt
     }
 }
 
+/// The receivers of \p node's device \p ifIndex (null: not a device of this rank).
+const Receivers*
+FindReceivers(uint32_t node, uint32_t ifIndex)
+{
+    if (node < g_receiversByPort.size() && ifIndex < g_receiversByPort[node].size() &&
+        g_receiversByPort[node][ifIndex] != nullptr)
+    {
+        return g_receiversByPort[node][ifIndex];
+    }
+    // the device's index in its node, as ns-3's own receive finds it
+    const Ptr<Node> n = NodeList::GetNode(node);
+    const auto to = ifIndex < n->GetNDevices()
+                        ? g_receivers.find(PeekPointer(n->GetDevice(ifIndex)))
+                        : g_receivers.end();
+    if (to == g_receivers.end())
+    {
+        return nullptr;
+    }
+    if (g_receiversByPort.size() <= node)
+    {
+        g_receiversByPort.resize(node + 1);
+    }
+    auto& ports = g_receiversByPort[node];
+    if (ports.size() <= ifIndex)
+    {
+        ports.resize(ifIndex + 1, nullptr);
+    }
+    ports[ifIndex] = &to->second; // unordered_map keeps its elements where they are
+    return &to->second;
+}
+
 /// A batch's event, at its earliest arrival: those frames now, the others at their times.
 void
 Unpack(Ptr<Packet> batch)
@@ -221,7 +264,8 @@ Unpack(Ptr<Packet> batch)
         const auto ifIndex = Take<uint32_t>(at);
         const auto size = Take<uint32_t>(at);
         const auto envelopeSize = Take<uint8_t>(at);
-        NS_ABORT_MSG_IF((envelopeSize != 0 && envelopeSize != kEnvelopeSize) ||
+        NS_ABORT_MSG_IF((envelopeSize != 0 && envelopeSize != kEnvelopeSize &&
+                         envelopeSize != kEnvelopeWithHeader) ||
                             at + envelopeSize + size > end,
                         "FabricDistributed: a truncated batch");
         FabricRemoteEnvelope envelope;
@@ -229,16 +273,17 @@ Unpack(Ptr<Packet> batch)
         {
             envelope.kind = Take<uint8_t>(at);
             envelope.epoch = Take<uint32_t>(at);
+            if (envelopeSize == kEnvelopeWithHeader)
+            {
+                envelope.meta.header = Take<FabricHeaderData>(at);
+                envelope.meta.hasHeader = true;
+            }
         }
         Ptr<Packet> p = size > 0 ? Create<Packet>(at, size, true) : Create<Packet>();
         at += size;
         ++g_framesReceived;
-        // the device's index in its node, as ns-3's own receive finds it
-        const Ptr<Node> n = NodeList::GetNode(node);
-        const auto to = ifIndex < n->GetNDevices()
-                            ? g_receivers.find(PeekPointer(n->GetDevice(ifIndex)))
-                            : g_receivers.end();
-        NS_ABORT_MSG_IF(to == g_receivers.end(),
+        const Receivers* to = FindReceivers(node, ifIndex);
+        NS_ABORT_MSG_IF(to == nullptr,
                         "FabricDistributed: a frame for node " << node << " device " << ifIndex
                                                                << ", not a device of this rank");
         if (rxTime == now)
@@ -246,14 +291,14 @@ Unpack(Ptr<Packet> batch)
             // as the frame's own event would have been: this event was
             // scheduled when the message came in, before the instant began
             // (a new event now would follow what the instant has scheduled)
-            Deliver(&to->second, envelopeSize > 0, envelope, p);
+            Deliver(to, envelopeSize > 0, envelope, p);
         }
         else
         {
             Simulator::ScheduleWithContext(node,
                                            rxTime - now,
                                            &Deliver,
-                                           &to->second,
+                                           to,
                                            envelopeSize > 0,
                                            envelope,
                                            p);
@@ -328,6 +373,7 @@ ClearRunState()
     g_flushEvent = EventId();
     g_lookahead = Time(0);
     g_receivers.clear();
+    g_receiversByPort.clear();
 }
 } // namespace
 #endif

@@ -52,8 +52,10 @@ struct FabricMessageInfo
 
 /**
  * What a fabric frame carries across ranks beside its own bytes (a
- * distributed run's envelope, never on the simulated wire): what it is, and
- * the receiving end's link epoch when it was sent.
+ * distributed run's envelope, never on the simulated wire): what it is, the
+ * receiving end's link epoch when it was sent and, for a frame, the header
+ * fields that travel beside it on one process (so the receiver need not
+ * parse them from its bytes again).
  */
 struct FabricRemoteEnvelope
 {
@@ -68,6 +70,7 @@ struct FabricRemoteEnvelope
 
     uint8_t kind{kFrame}; //!< Kind
     uint32_t epoch{0};    //!< the receiving end's link epoch when sent
+    FabricFrameMeta meta; //!< kFrame: as FabricChannel::Transmit was given it
 };
 
 /// Receives what FabricSendRemote sent to a device: the envelope and the packet.

@@ -1506,18 +1506,9 @@ FabricNetDevice::ReceiveRemote(const FabricRemoteEnvelope& envelope, Ptr<Packet>
     const uint8_t kind = envelope.kind;
     switch (kind)
     {
-    case FabricRemoteEnvelope::kFrame: {
-        FabricFrameMeta meta;
-        if (FabricHeader::IsFabricFrame(*p))
-        {
-            FabricHeader h;
-            p->PeekHeader(h);
-            meta.header = h;
-            meta.hasHeader = true;
-        }
-        Receive(p, meta, envelope.epoch);
+    case FabricRemoteEnvelope::kFrame:
+        Receive(p, envelope.meta, envelope.epoch);
         return;
-    }
     case FabricRemoteEnvelope::kPause:
     case FabricRemoteEnvelope::kResume:
         ReceiveFlowControl(kind == FabricRemoteEnvelope::kPause, envelope.epoch);
