@@ -136,6 +136,11 @@ Exercise(Ptr<Scheduler> s,
             pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
         }
         EXPECT_EQ(s->IsEmpty(), pending.empty());
+        if (const auto fabric = DynamicCast<FabricLookaheadScheduler>(s))
+        {
+            // what FabricDistributed::StopWhenIdle reads: window, lanes and map
+            EXPECT_EQ(fabric->GetPending(), pending.size()) << "step " << step;
+        }
         if (between && step % 997 == 0)
         {
             between(side); // its own draws: the operations stay the map's
@@ -168,6 +173,18 @@ TEST(FabricLookaheadSchedulerTest, RemovesInTheMapSchedulersOrder)
         });
         EXPECT_EQ(changing, expected) << "seed " << seed << ", depth changed during the run";
     }
+}
+
+TEST(FabricLookaheadSchedulerTest, TheSchedulerInUseIsTheOneMadeLast)
+{
+    auto first = CreateObject<FabricLookaheadScheduler>();
+    EXPECT_EQ(FabricSchedulerInUse(), PeekPointer(first));
+    {
+        auto second = CreateObject<FabricLookaheadScheduler>();
+        EXPECT_EQ(FabricSchedulerInUse(), PeekPointer(second));
+    }
+    // the one made last is gone: none is known to be in use
+    EXPECT_EQ(FabricSchedulerInUse(), nullptr);
 }
 
 TEST(FabricLookaheadSchedulerTest, DelayLanesKeepTheMapSchedulersOrder)

@@ -7,17 +7,22 @@
 
 #include "ns3/event-id.h"
 #include "ns3/fabric-error.h"
+#include "ns3/fabric-lookahead-scheduler.h"
 #include "ns3/global-value.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/type-id.h"
 
+#include <array>
 #include <cstring>
+#include <set>
 #include <type_traits>
 #include <unordered_map>
 
 #ifdef GPU_FABRIC_MPI
+#include "ns3/channel.h"
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
 #include "ns3/node-list.h"
@@ -36,6 +41,7 @@ uint64_t g_framesSent = 0;
 bool g_nullMessages = false;
 uint64_t g_framesReceived = 0;
 uint64_t g_messagesSent = 0;
+uint64_t g_messagesReceived = 0;
 
 #ifdef GPU_FABRIC_MPI
 bool g_mpiStartedHere = false; //!< Enable called MPI_Init (Disable ends MPI)
@@ -251,6 +257,7 @@ FindReceivers(uint32_t node, uint32_t ifIndex)
 void
 Unpack(Ptr<Packet> batch)
 {
+    ++g_messagesReceived;
     static std::vector<uint8_t> bytes; // reused: a batch is unpacked whole before the next
     bytes.resize(batch->GetSize());
     batch->CopyData(bytes.data(), bytes.size());
@@ -319,6 +326,95 @@ ReceiversOf(const Ptr<NetDevice>& device)
     rx->SetReceiveCallback(MakeCallback(&Unpack));
     return g_receivers[PeekPointer(device)];
 }
+
+/**
+ * FabricDistributed::StopWhenIdle: every period each rank reports whether
+ * it holds events other than the null-message engine's own (one per
+ * neighbour rank, always queued) and how many frame messages it sent and
+ * unpacked. Reports are taken at the same simulated instant on every rank,
+ * a consistent cut: if no rank holds an event and every message sent was
+ * unpacked, nothing can happen any more.
+ */
+struct IdleStop
+{
+    bool armed{false};                       //!< StopWhenIdle was called this simulation
+    Time period;                             //!< between reports
+    uint32_t neighbours{0};                  //!< ranks a cable of this rank's nodes leads to
+    MPI_Request request{MPI_REQUEST_NULL};   //!< the last report's all-reduce
+    std::array<unsigned long long, 3> in{};  //!< busy ranks, messages sent, unpacked
+    std::array<unsigned long long, 3> out{}; //!< the same, summed
+};
+
+IdleStop g_idle;
+
+/// The ranks ns-3's null-message engine exchanges null messages with (as it
+/// finds them: point-to-point devices of this rank's nodes whose cable ends
+/// on another rank), so the null-message events it keeps queued.
+uint32_t
+CountNeighbourRanks()
+{
+    const uint32_t me = MpiInterface::GetSystemId();
+    std::set<uint32_t> ranks;
+    for (auto n = NodeList::Begin(); n != NodeList::End(); ++n)
+    {
+        if ((*n)->GetSystemId() != me)
+        {
+            continue;
+        }
+        for (uint32_t i = 0; i < (*n)->GetNDevices(); ++i)
+        {
+            const Ptr<NetDevice> dev = (*n)->GetDevice(i);
+            const Ptr<Channel> ch = dev->IsPointToPoint() ? dev->GetChannel() : nullptr;
+            if (!ch || ch->GetNDevices() != 2)
+            {
+                continue;
+            }
+            const Ptr<NetDevice> other = ch->GetDevice(ch->GetDevice(0) == dev ? 1 : 0);
+            const uint32_t r = other && other->GetNode() ? other->GetNode()->GetSystemId() : me;
+            if (r != me)
+            {
+                ranks.insert(r);
+            }
+        }
+    }
+    return static_cast<uint32_t>(ranks.size());
+}
+
+/// A report (see IdleStop), after taking the last one's sums.
+void
+IdleProbe()
+{
+    if (g_idle.request != MPI_REQUEST_NULL)
+    {
+        // every rank reached the last report's instant, a period ago, without
+        // this rank's promises: waiting here cannot stall them
+        MPI_Wait(&g_idle.request, MPI_STATUS_IGNORE);
+        if (g_idle.out[0] == 0 && g_idle.out[1] == g_idle.out[2])
+        {
+            Simulator::Stop(); // on every rank, at this instant
+            return;
+        }
+    }
+    const FabricLookaheadScheduler* s = FabricSchedulerInUse();
+    const bool idle = s != nullptr && s->GetPending() <= g_idle.neighbours;
+    g_idle.in = {idle ? 0ULL : 1ULL, g_messagesSent, g_messagesReceived};
+    MPI_Iallreduce(g_idle.in.data(),
+                   g_idle.out.data(),
+                   3,
+                   MPI_UNSIGNED_LONG_LONG,
+                   MPI_SUM,
+                   MpiInterface::GetCommunicator(),
+                   &g_idle.request);
+    Simulator::Schedule(g_idle.period, &IdleProbe);
+}
+
+/// The first report also counts the neighbours (the fabric is built by then).
+void
+FirstIdleProbe()
+{
+    g_idle.neighbours = CountNeighbourRanks();
+    IdleProbe();
+}
 #endif
 } // namespace
 
@@ -374,6 +470,8 @@ ClearRunState()
     g_lookahead = Time(0);
     g_receivers.clear();
     g_receiversByPort.clear();
+    // a run stopped otherwise leaves its last report unwaited (documented)
+    g_idle = IdleStop();
 }
 } // namespace
 #endif
@@ -569,6 +667,38 @@ uint64_t
 FabricDistributed::GetMessagesSent()
 {
     return g_messagesSent;
+}
+
+uint64_t
+FabricDistributed::GetMessagesReceived()
+{
+    return g_messagesReceived;
+}
+
+void
+FabricDistributed::StopWhenIdle(Time period)
+{
+    FabricRequire(period.IsStrictlyPositive(),
+                  "FabricDistributed::StopWhenIdle period",
+                  period,
+                  "a positive time");
+#ifdef GPU_FABRIC_MPI
+    if (!UsesNullMessages() || GetSize() < 2 || g_idle.armed)
+    {
+        return;
+    }
+    TypeIdValue scheduler;
+    GlobalValue::GetValueByName("SchedulerType", scheduler);
+    FabricRequire(scheduler.Get() == FabricLookaheadScheduler::GetTypeId() &&
+                      FabricSchedulerInUse() != nullptr,
+                  "SchedulerType",
+                  scheduler.Get().GetName(),
+                  "ns3::FabricLookaheadScheduler (FabricDistributed::StopWhenIdle counts the "
+                  "events it holds)");
+    g_idle.armed = true;
+    g_idle.period = period;
+    Simulator::Schedule(period, &FirstIdleProbe);
+#endif
 }
 
 void

@@ -59,6 +59,22 @@ class FabricDistributed
     static bool IsEnabled();
     /// \return true if it runs the null-message protocol (Enable's nullMessages)
     static bool UsesNullMessages();
+    /**
+     * Make the null-message engine end the run once every rank has run out
+     * of events and no frame is in flight between ranks, as the sequential
+     * and granted-time-window engines end by themselves (ns-3's
+     * NullMessageSimulatorImpl never does: its null-message events recur).
+     * Every rank calls it before Simulator::Run(), each simulation; every
+     * \p period of simulated time the ranks compare notes (an MPI
+     * all-reduce, which each waits for one period later), so the run ends
+     * up to two periods after its last event, at the same instant on every
+     * rank. It counts the events queued, so it needs
+     * ns3::FabricLookaheadScheduler as the SchedulerType (refused
+     * otherwise), and the run must not also be stopped by Simulator::Stop.
+     * No-op unless the run is distributed on null messages.
+     * \param period simulated time between the ranks' checks (positive)
+     */
+    static void StopWhenIdle(Time period = MicroSeconds(100));
     /// \return this process's rank (0 when not enabled)
     static uint32_t GetSystemId();
     /// \return the number of ranks (1 when not enabled)
@@ -104,6 +120,8 @@ class FabricDistributed
     /// \return MPI messages this rank sent (frames go in batches: the ones
     ///         of one instant for one rank travel together)
     static uint64_t GetMessagesSent();
+    /// \return MPI messages of frames this rank received from others
+    static uint64_t GetMessagesReceived();
 };
 
 } // namespace ns3

@@ -103,6 +103,14 @@ void FabricSendRemote(const FabricRemoteEnvelope& envelope,
  */
 void FabricSetBatchLookahead(Time lookahead);
 
+class FabricLookaheadScheduler;
+
+/**
+ * \return the FabricLookaheadScheduler made last, which is the running
+ * simulation's when SchedulerType names it (null: none lives)
+ */
+const FabricLookaheadScheduler* FabricSchedulerInUse();
+
 /**
  * What FabricSendRemote sends to \p device goes to \p cb (the packet is an
  * empty one when none was sent).

@@ -56,16 +56,42 @@ FabricLookaheadScheduler::GetTypeId()
     return tid;
 }
 
+namespace
+{
+/// the scheduler made last: the running simulation's (it makes its scheduler
+/// when set up, and replaces it only by making another)
+const FabricLookaheadScheduler* g_inUse = nullptr;
+} // namespace
+
+const FabricLookaheadScheduler*
+FabricSchedulerInUse()
+{
+    return g_inUse;
+}
+
 FabricLookaheadScheduler::FabricLookaheadScheduler()
 {
     NS_LOG_FUNCTION(this);
+    g_inUse = this;
     m_heapPlace.fill(kNotInHeap);
     m_laneCache.fill(kNoLane);
     m_lanes.reserve(kMaxLanes);
     m_heap.reserve(kMaxLanes + 1);
 }
 
-FabricLookaheadScheduler::~FabricLookaheadScheduler() = default;
+FabricLookaheadScheduler::~FabricLookaheadScheduler()
+{
+    if (g_inUse == this)
+    {
+        g_inUse = nullptr;
+    }
+}
+
+uint64_t
+FabricLookaheadScheduler::GetPending() const
+{
+    return m_pending;
+}
 
 void
 FabricLookaheadScheduler::SetDepth(uint32_t depth)

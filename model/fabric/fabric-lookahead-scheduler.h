@@ -79,6 +79,9 @@ class FabricLookaheadScheduler : public Scheduler
     /// \return where this scheduler's insertions went
     Counts GetCounts() const;
 
+    /// \return events held (ns-3 keeps a cancelled event queued until its time)
+    uint64_t GetPending() const;
+
     /// \return lanes made so far, up to kMaxLanes (each serves one delay at a
     /// time; an empty one is given to the next new delay once all are made)
     uint32_t GetLaneCount() const;
