@@ -449,6 +449,8 @@ TEST(Distributed, TrainingIterationEqualsSequential)
                            0,
                            {2},
                            "gpt-rf");
+    // on null messages, ended by StopWhenIdle: its notes are frame messages too
+    ExpectSameAsSequential("--topology=rail-only --hosts=32 --program=gpt", 0, {2}, "gpt-nm", true);
 }
 
 TEST(Distributed, BadPartitionsAreRefusedByName)
