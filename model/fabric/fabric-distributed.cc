@@ -340,6 +340,8 @@ struct IdleStop
     bool armed{false};                       //!< StopWhenIdle was called this simulation
     Time period;                             //!< between reports
     uint32_t neighbours{0};                  //!< ranks a cable of this rank's nodes leads to
+    uint64_t sentBefore{0};                  //!< g_messagesSent when armed (earlier runs')
+    uint64_t receivedBefore{0};              //!< g_messagesReceived when armed
     MPI_Request request{MPI_REQUEST_NULL};   //!< the last report's all-reduce
     std::array<unsigned long long, 3> in{};  //!< busy ranks, messages sent, unpacked
     std::array<unsigned long long, 3> out{}; //!< the same, summed
@@ -397,7 +399,9 @@ IdleProbe()
     }
     const FabricLookaheadScheduler* s = FabricSchedulerInUse();
     const bool idle = s != nullptr && s->GetPending() <= g_idle.neighbours;
-    g_idle.in = {idle ? 0ULL : 1ULL, g_messagesSent, g_messagesReceived};
+    g_idle.in = {idle ? 0ULL : 1ULL,
+                 g_messagesSent - g_idle.sentBefore,
+                 g_messagesReceived - g_idle.receivedBefore};
     MPI_Iallreduce(g_idle.in.data(),
                    g_idle.out.data(),
                    3,
@@ -697,6 +701,8 @@ FabricDistributed::StopWhenIdle(Time period)
                   "events it holds)");
     g_idle.armed = true;
     g_idle.period = period;
+    g_idle.sentBefore = g_messagesSent;
+    g_idle.receivedBefore = g_messagesReceived;
     Simulator::Schedule(period, &FirstIdleProbe);
 #endif
 }
