@@ -6,6 +6,7 @@
  * FabricHelper giving the nodes their ranks as ns-3 system ids.
  */
 #include "ns3/core-module.h"
+#include "ns3/fabric-distributed.h"
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-partition.h"
@@ -216,6 +217,20 @@ TEST(Partition, BadInputIsRefusedByName)
     std::vector<int64_t> all0(nv, 0);
     ExpectRefused([&] { FabricPartitioner::Complete(topo, 2, all0, "all on 0"); },
                   {"rank 1 nothing"});
+}
+
+TEST(Partition, StopWhenIdleRefusesANonPositivePeriodAndIsANoOpInOneProcess)
+{
+    ExpectRefused([] { FabricDistributed::StopWhenIdle(Time(0)); },
+                  {"StopWhenIdle period", "positive time"});
+    // not distributed (nor on null messages): nothing is scheduled, the run
+    // ends with its own last event
+    FabricDistributed::StopWhenIdle(MicroSeconds(10));
+    Simulator::Schedule(MilliSeconds(1), [] {});
+    Simulator::Run();
+    EXPECT_EQ(Simulator::Now(), MilliSeconds(1));
+    EXPECT_EQ(Simulator::GetEventCount(), 1u);
+    Simulator::Destroy();
 }
 
 TEST(Partition, HelperGivesNodesTheirRanks)
