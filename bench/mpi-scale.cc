@@ -473,6 +473,7 @@ main(int argc, char* argv[])
             uint64_t sumBytes = 0;
             uint64_t sumPackets = 0;
             double maxWall = 0;
+            double maxBuild = 0;
             int64_t simNs = 0;
             for (const auto& r : all)
             {
@@ -481,6 +482,7 @@ main(int argc, char* argv[])
                 sumBytes += r["bytes_delivered"].get<uint64_t>();
                 sumPackets += r["packets_delivered"].get<uint64_t>();
                 maxWall = std::max(maxWall, r["wall_s"].get<double>());
+                maxBuild = std::max(maxBuild, r["build_wall_s"].get<double>());
                 simNs = std::max(simNs, r["last_completion_ns"].get<int64_t>());
             }
             fmt::print(
@@ -506,6 +508,7 @@ main(int argc, char* argv[])
                            : (nullMessages ? " (null messages)" : " (granted time window)"));
             fmt::print("  partition {}: {}\n", partition, part.ToString());
             fmt::print("  wall time (Simulator::Run, slowest rank) {:>10.3f} s\n", maxWall);
+            fmt::print("  build (nodes, devices, routing; slowest) {:>10.3f} s\n", maxBuild);
             fmt::print("  simulated time                           {:>10.6f} s\n", simNs * 1e-9);
             fmt::print("  events (all ranks)                       {:>10}\n", sumEvents);
             fmt::print("  messages delivered                       {:>10}\n", sumMessages);
@@ -560,6 +563,7 @@ main(int argc, char* argv[])
                     {"lookahead_ns", part.cutCables == 0 ? 0 : part.lookahead.GetNanoSeconds()},
                     {"cut_cables", part.cutCables},
                     {"wall_s", maxWall},
+                    {"build_wall_s", maxBuild},
                     {"simulated_time_s", simNs * 1e-9},
                     {"events", sumEvents},
                     {"messages_delivered", sumMessages},

@@ -28,16 +28,34 @@ FabricRoutingTable::GetMaxRuns(uint32_t numRanks)
 uint16_t
 FabricRoutingTable::Group(const std::vector<uint16_t>& ports)
 {
+    // destinations come in rank order and neighbours mostly share their ports
+    // (a switch sends a whole pod one way): the last group first, no search
+    const uint32_t begin = m_groupOffset[m_lastGroup];
+    if (m_groupOffset[m_lastGroup + 1] - begin == ports.size())
+    {
+        // a group has a few ports: compared inline, not through memcmp
+        size_t i = 0;
+        while (i < ports.size() && ports[i] == m_ports[begin + i])
+        {
+            ++i;
+        }
+        if (i == ports.size())
+        {
+            return m_lastGroup;
+        }
+    }
     auto it = m_groupIndex.find(ports);
     if (it != m_groupIndex.end())
     {
-        return it->second;
+        m_lastGroup = it->second;
+        return m_lastGroup;
     }
     NS_ABORT_MSG_IF(m_groupIndex.size() >= 65535, "more than 65535 distinct ECMP groups");
     const auto g = static_cast<uint16_t>(m_groupIndex.size());
     m_groupIndex.emplace(ports, g);
     m_ports.insert(m_ports.end(), ports.begin(), ports.end());
     m_groupOffset.push_back(m_ports.size());
+    m_lastGroup = g;
     return g;
 }
 

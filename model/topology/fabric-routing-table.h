@@ -128,6 +128,7 @@ class FabricRoutingTable
     std::vector<uint32_t> m_groupOffset; //!< first port of each group, size groups+1
     std::vector<uint16_t> m_ports;       //!< concatenated groups
     std::map<std::vector<uint16_t>, uint16_t> m_groupIndex; //!< ports -> group
+    uint16_t m_lastGroup{0}; //!< the group Group returned last (0: no route)
 };
 
 /**

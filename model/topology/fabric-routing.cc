@@ -27,6 +27,74 @@ IsTransit(const FabricTopology& topo, uint32_t v)
     return topo.gpuTransit || topo.Node(v).kind != TopoNodeKind::Gpu;
 }
 
+/**
+ * The graph's edges in flat arrays, by vertex (compressed rows), in Boost's
+ * edge order (the order of a group's ports). The tables walk every edge
+ * once per destination; Boost's bidirectional adjacency list reaches each
+ * edge's properties through a pointer of its own, and a vertex's kind lies in
+ * a TopoNode with its strings.
+ */
+struct Adjacency
+{
+    /// An edge leaving a vertex.
+    struct Out
+    {
+        uint32_t target; //!< the vertex it reaches
+        uint32_t cable;  //!< its cable (FabricTopology::Cables)
+        uint16_t port;   //!< its port at the source
+        bool direct;     //!< a direct-connect arc
+    };
+
+    /// An edge entering a vertex.
+    struct In
+    {
+        uint32_t source; //!< the vertex it leaves
+        uint32_t cable;  //!< its cable
+        bool direct;     //!< a direct-connect arc
+    };
+
+    std::vector<uint32_t> outBegin; //!< by vertex: its first edge in out (size vertices + 1)
+    std::vector<Out> out;           //!< the edges leaving each vertex, vertex by vertex
+    std::vector<uint32_t> inBegin;  //!< by vertex: its first edge in in
+    std::vector<In> in;             //!< the edges entering each vertex
+    std::vector<char> transit;      //!< by vertex: may carry transit traffic (IsTransit)
+
+    /// \param topo the topology
+    explicit Adjacency(const FabricTopology& topo)
+    {
+        const auto& g = topo.GetGraph();
+        const uint32_t nv = topo.GetNVertices();
+        outBegin.reserve(nv + 1);
+        inBegin.reserve(nv + 1);
+        out.reserve(boost::num_edges(g));
+        in.reserve(boost::num_edges(g));
+        transit.resize(nv);
+        for (uint32_t v = 0; v < nv; ++v)
+        {
+            outBegin.push_back(out.size());
+            for (auto [it, end] = boost::out_edges(v, g); it != end; ++it)
+            {
+                const TopoLink& l = g[*it];
+                out.push_back({static_cast<uint32_t>(boost::target(*it, g)),
+                               l.cable,
+                               static_cast<uint16_t>(l.srcPort),
+                               l.kind == TopoLinkKind::Direct});
+            }
+            inBegin.push_back(in.size());
+            for (auto [it, end] = boost::in_edges(v, g); it != end; ++it)
+            {
+                const TopoLink& l = g[*it];
+                in.push_back({static_cast<uint32_t>(boost::source(*it, g)),
+                              l.cable,
+                              l.kind == TopoLinkKind::Direct});
+            }
+            transit[v] = IsTransit(topo, v);
+        }
+        outBegin.push_back(out.size());
+        inBegin.push_back(in.size());
+    }
+};
+
 /// Failed elements in O(1) form (empty vectors: nothing failed).
 struct Dead
 {
@@ -39,14 +107,14 @@ struct Dead
         return !vertex.empty() && vertex[v];
     }
 
-    bool Edge(const FabricTopology::Graph& g, FabricTopology::Edge e) const
+    bool Cable(uint32_t c) const
     {
-        return !cable.empty() && cable[g[e].cable];
+        return !cable.empty() && cable[c];
     }
 
-    bool Transit(const FabricTopology& topo, uint32_t v) const
+    bool Transit(const Adjacency& adj, uint32_t v) const
     {
-        return IsTransit(topo, v) || (!extraTransit.empty() && extraTransit[v]);
+        return adj.transit[v] || (!extraTransit.empty() && extraTransit[v]);
     }
 };
 
@@ -77,11 +145,13 @@ MixesArcsAndNvlink(const FabricTopology& topo)
     return arcs && nvlink;
 }
 
-/// \return the routing length of edge \p e (see kDirectArcHops)
+/// \return the routing length of an edge (see kDirectArcHops)
+/// \param direct whether it is a direct-connect arc
+/// \param weighted whether arcs count kDirectArcHops
 uint32_t
-EdgeHops(const FabricTopology::Graph& g, FabricTopology::Edge e, bool weighted)
+EdgeHops(bool direct, bool weighted)
 {
-    return weighted && g[e].kind == TopoLinkKind::Direct ? kDirectArcHops : 1;
+    return weighted && direct ? kDirectArcHops : 1;
 }
 
 /// Hop distances of every vertex to \p target, walking edges backwards and
@@ -89,15 +159,14 @@ EdgeHops(const FabricTopology::Graph& g, FabricTopology::Edge e, bool weighted)
 /// \p inside restricts the walk (empty: whole graph). With \p weighted,
 /// arcs count kDirectArcHops (Dijkstra); else a breadth-first walk.
 void
-DistancesTo(const FabricTopology& topo,
+DistancesTo(const Adjacency& adj,
             uint32_t target,
             const std::vector<char>& inside,
             std::vector<uint32_t>& dist,
             const Dead& dead,
             bool weighted = false)
 {
-    const auto& g = topo.GetGraph();
-    dist.assign(topo.GetNVertices(), kUnreached);
+    dist.assign(adj.transit.size(), kUnreached);
     dist[target] = 0;
     if (dead.Vertex(target))
     {
@@ -105,16 +174,18 @@ DistancesTo(const FabricTopology& topo,
     }
     using Item = std::pair<uint32_t, uint32_t>; // distance, vertex
     std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
-    std::deque<uint32_t> queue;
+    std::vector<uint32_t> queue; // breadth-first: taken from next on
+    size_t next = 0;
     if (weighted)
     {
         heap.emplace(0, target);
     }
     else
     {
+        queue.reserve(adj.transit.size());
         queue.push_back(target);
     }
-    while (!queue.empty() || !heap.empty())
+    while (next < queue.size() || !heap.empty())
     {
         uint32_t x = 0;
         if (weighted)
@@ -129,20 +200,20 @@ DistancesTo(const FabricTopology& topo,
         }
         else
         {
-            x = queue.front();
-            queue.pop_front();
+            x = queue[next++];
         }
-        for (auto [it, end] = boost::in_edges(x, g); it != end; ++it)
+        for (uint32_t e = adj.inBegin[x]; e < adj.inBegin[x + 1]; ++e)
         {
-            const auto y = static_cast<uint32_t>(boost::source(*it, g));
-            const uint32_t through = dist[x] + EdgeHops(g, *it, weighted);
+            const Adjacency::In& edge = adj.in[e];
+            const uint32_t y = edge.source;
+            const uint32_t through = dist[x] + EdgeHops(edge.direct, weighted);
             if (dist[y] <= through || (!inside.empty() && !inside[y]) || dead.Vertex(y) ||
-                dead.Edge(g, *it))
+                dead.Cable(edge.cable))
             {
                 continue;
             }
             dist[y] = through;
-            if (dead.Transit(topo, y))
+            if (dead.Transit(adj, y))
             {
                 if (weighted)
                 {
@@ -159,7 +230,7 @@ DistancesTo(const FabricTopology& topo,
 
 /// Equal-cost next-hop ports of \p y toward \p target given distances.
 void
-NextHops(const FabricTopology& topo,
+NextHops(const Adjacency& adj,
          uint32_t y,
          uint32_t target,
          const std::vector<uint32_t>& dist,
@@ -167,19 +238,19 @@ NextHops(const FabricTopology& topo,
          const Dead& dead,
          bool weighted = false)
 {
-    const auto& g = topo.GetGraph();
     ports.clear();
     if (dist[y] == kUnreached || y == target || dead.Vertex(target))
     {
         return;
     }
-    for (auto [it, end] = boost::out_edges(y, g); it != end; ++it)
+    for (uint32_t e = adj.outBegin[y]; e < adj.outBegin[y + 1]; ++e)
     {
-        const auto x = static_cast<uint32_t>(boost::target(*it, g));
-        if (dist[x] != kUnreached && dist[x] + EdgeHops(g, *it, weighted) == dist[y] &&
-            (x == target || dead.Transit(topo, x)) && !dead.Vertex(x) && !dead.Edge(g, *it))
+        const Adjacency::Out& edge = adj.out[e];
+        const uint32_t x = edge.target;
+        if (dist[x] != kUnreached && dist[x] + EdgeHops(edge.direct, weighted) == dist[y] &&
+            (x == target || dead.Transit(adj, x)) && !dead.Vertex(x) && !dead.Cable(edge.cable))
         {
-            ports.push_back(static_cast<uint16_t>(g[*it].srcPort));
+            ports.push_back(edge.port);
         }
     }
 }
@@ -259,6 +330,7 @@ using NvlinkPorts = std::vector<std::vector<std::vector<uint16_t>>>;
 /// need these routes too.
 NvlinkPorts
 DomainRoutes(const FabricTopology& topo,
+             const Adjacency& adj,
              const std::vector<std::vector<uint32_t>>& domainMembers,
              const Dead& dead)
 {
@@ -274,11 +346,11 @@ DomainRoutes(const FabricTopology& topo,
         {
             inside[m] = 1;
         }
-        DistancesTo(topo, rv, inside, d2, dead);
+        DistancesTo(adj, rv, inside, d2, dead);
         nvlinkPorts[r].resize(members.size());
         for (size_t i = 0; i < members.size(); ++i)
         {
-            NextHops(topo, members[i], rv, d2, nvlinkPorts[r][i], dead);
+            NextHops(adj, members[i], rv, d2, nvlinkPorts[r][i], dead);
         }
         for (uint32_t m : members)
         {
@@ -304,6 +376,7 @@ class RoutingBuild
                  const FaultState& faults,
                  const std::vector<char>& keep)
         : m_topo(topo),
+          m_adj(topo),
           m_dead(std::move(dead)),
           m_keep(keep),
           m_route(topo.GetNVertices()),
@@ -321,7 +394,7 @@ class RoutingBuild
         if (m_domains)
         {
             m_domainMembers = DomainMembers(topo);
-            m_nvlinkPorts = DomainRoutes(topo, m_domainMembers, m_dead);
+            m_nvlinkPorts = DomainRoutes(topo, m_adj, m_domainMembers, m_dead);
         }
     }
 
@@ -374,6 +447,7 @@ class RoutingBuild
     void IngressRelay(uint32_t dv);
 
     const FabricTopology& m_topo;
+    const Adjacency m_adj;                              // topo's edges, flat
     Dead m_dead;                                        // failed elements
     const std::vector<char>& m_keep;                    // vertices whose tables are kept
     std::vector<std::vector<uint16_t>> m_route;         // by vertex: ports to the current dst
@@ -395,12 +469,20 @@ class RoutingBuild
 void
 RoutingBuild::ShortestPaths(uint32_t dv)
 {
-    DistancesTo(m_topo, dv, m_everywhere, m_dist, m_dead, m_weighted);
+    DistancesTo(m_adj, dv, m_everywhere, m_dist, m_dead, m_weighted);
     const uint32_t nv = m_topo.GetNVertices();
     for (uint32_t v = 0; v < nv; ++v)
     {
-        NextHops(m_topo, v, dv, m_dist, m_ports, m_dead, m_weighted);
-        m_route[v].assign(m_ports.begin(), m_ports.end());
+        // the relays around failures read every vertex's route; otherwise
+        // only the kept tables take theirs (a rank keeps its own nodes')
+        if (Kept(v) || m_relayAround)
+        {
+            NextHops(m_adj, v, dv, m_dist, m_route[v], m_dead, m_weighted);
+        }
+        else
+        {
+            m_route[v].clear();
+        }
     }
 }
 
@@ -491,12 +573,12 @@ RoutingBuild::EgressRelay(uint32_t dv)
             m_dead.extraTransit[m] = 1;
         }
     }
-    DistancesTo(m_topo, dv, m_everywhere, m_dist2, m_dead, m_weighted);
+    DistancesTo(m_adj, dv, m_everywhere, m_dist2, m_dead, m_weighted);
     for (uint32_t v = 0; v < nv; ++v)
     {
         if (v != dv && !m_dead.Vertex(v) && m_route[v].empty())
         {
-            NextHops(m_topo, v, dv, m_dist2, m_ports, m_dead, m_weighted);
+            NextHops(m_adj, v, dv, m_dist2, m_ports, m_dead, m_weighted);
             if (!m_ports.empty())
             {
                 m_route[v] = m_ports;
