@@ -6,7 +6,8 @@
 // a fat-tree or a rail-only fabric, run on ns-3's MPI distributed simulator
 // over the ranks mpirun starts. Each rank builds
 // the whole fabric and simulates its part (--partition); rank 0 prints wall
-// time, events, frames between ranks and peak memory per rank, and writes
+// time, build time, events, frames and null messages between ranks and peak
+// memory per rank, and writes
 // the JSON. --messages writes every message's completion (src, dst, bytes,
 // start, end), gathered from the ranks where the messages completed, so that
 // runs on different numbers of ranks can be compared message by message
@@ -40,7 +41,57 @@
 #include <random>
 #include <tuple>
 
+#ifdef GPU_FABRIC_MPI
+#include <cstring>
+#include <mpi.h>
+#endif
+
 using namespace ns3;
+
+#ifdef GPU_FABRIC_MPI
+namespace
+{
+/// ns-3's null-message engine keeps no count of its null messages: this
+/// program counts every MPI_Isend through MPI's profiling interface (its
+/// MPI_Isend calls PMPI_Isend). ns-3 sends every message of either engine
+/// with MPI_Isend and nothing else; a null message is 24 bytes whose first 8,
+/// the receive time, are zero (a frame's is its arrival, after the
+/// lookahead), as ns-3's receiver tells them apart.
+std::vector<uint64_t> g_nullMessagesTo; //!< by destination rank
+uint64_t g_otherIsends = 0;             //!< the rest: messages of frames
+} // namespace
+
+extern "C" int
+MPI_Isend(const void* buf,
+          int count,
+          MPI_Datatype type,
+          int dest,
+          int tag,
+          MPI_Comm comm,
+          MPI_Request* request)
+{
+    int typeSize = 0;
+    PMPI_Type_size(type, &typeSize);
+    uint64_t rxTime = 1;
+    if (static_cast<int64_t>(count) * typeSize == 24)
+    {
+        std::memcpy(&rxTime, buf, sizeof(rxTime));
+    }
+    if (rxTime == 0 && dest >= 0)
+    {
+        if (g_nullMessagesTo.size() <= static_cast<size_t>(dest))
+        {
+            g_nullMessagesTo.resize(dest + 1, 0);
+        }
+        ++g_nullMessagesTo[dest];
+    }
+    else
+    {
+        ++g_otherIsends;
+    }
+    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+#endif
 
 namespace
 {
@@ -410,6 +461,15 @@ main(int argc, char* argv[])
         const auto totals = transport->GetTotals();
         const uint64_t packets = transport->GetPacketsDelivered();
         const uint64_t rss = PeakRssBytes();
+        // what this rank's engine sent over MPI in the run (counted by MPI_Isend above)
+        std::vector<uint64_t> nullTo(ranks, 0);
+        uint64_t frameIsends = 0;
+#ifdef GPU_FABRIC_MPI
+        std::copy_n(g_nullMessagesTo.begin(),
+                    std::min<size_t>(ranks, g_nullMessagesTo.size()),
+                    nullTo.begin());
+        frameIsends = g_otherIsends;
+#endif
         int64_t lastNs = 0;
         for (const Completion& c : g_completions)
         {
@@ -424,6 +484,9 @@ main(int argc, char* argv[])
             {"frames_received", FabricDistributed::GetFramesReceived()},
             {"mpi_messages_sent", FabricDistributed::GetMessagesSent()},
             {"mpi_messages_received", FabricDistributed::GetMessagesReceived()},
+            {"null_messages_sent", std::accumulate(nullTo.begin(), nullTo.end(), uint64_t{0})},
+            {"null_messages_sent_to", nullTo},
+            {"mpi_isends_of_frames", frameIsends},
             {"peak_rss_bytes", rss},
             {"devices_built", devicesBuilt},
             {"messages_delivered", totals.messagesDelivered},
@@ -463,9 +526,19 @@ main(int argc, char* argv[])
             for (uint32_t r = 0; r < perRank.size(); ++r)
             {
                 all.push_back(nlohmann::json::parse(perRank[r]));
+                all.back()["null_messages_received"] = 0;
                 for (const auto& m : nlohmann::json::parse(perRankMessages[r]))
                 {
                     completions.push_back({m[0], m[1], m[2], m[3], m[4]});
+                }
+            }
+            for (const auto& from : all)
+            {
+                const auto& to = from["null_messages_sent_to"];
+                for (uint32_t r = 0; r < all.size() && r < to.size(); ++r)
+                {
+                    all[r]["null_messages_received"] =
+                        all[r]["null_messages_received"].get<uint64_t>() + to[r].get<uint64_t>();
                 }
             }
             uint64_t sumEvents = 0;
@@ -534,17 +607,18 @@ main(int argc, char* argv[])
                            hosts / (tp * pp),
                            programDone ? fmt::format("{:.9f} s", iterationS) : "did not complete");
             }
-            fmt::print(
-                "  rank  events      frames out  frames in   MPI msgs out  wall s    peak RSS "
-                "MiB\n");
+            fmt::print("  rank  events      frames out  frames in   MPI msgs out  null msgs out  "
+                       "wall s    "
+                       "peak RSS MiB\n");
             for (const auto& r : all)
             {
-                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>12}  {:>7.3f}  {:>10.1f}\n",
+                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>12}  {:>13}  {:>7.3f}  {:>10.1f}\n",
                            r["rank"].get<uint32_t>(),
                            r["events"].get<uint64_t>(),
                            r["frames_sent"].get<uint64_t>(),
                            r["frames_received"].get<uint64_t>(),
                            r["mpi_messages_sent"].get<uint64_t>(),
+                           r["null_messages_sent"].get<uint64_t>(),
                            r["wall_s"].get<double>(),
                            r["peak_rss_bytes"].get<uint64_t>() / 1048576.0);
             }

@@ -107,9 +107,14 @@ ExpectSameAsSequential(const std::string& args,
         uint64_t mpiMessages = 0;
         uint64_t mpiUnpacked = 0;
         uint64_t resent = 0;
+        uint64_t nullSent = 0;
         for (const auto& r : run.json["per_rank"])
         {
             EXPECT_GT(r["events"].get<uint64_t>(), 0u);
+            // ns-3 sent nothing over MPI but null messages and this
+            // module's messages of frames (counted apart, by MPI_Isend)
+            EXPECT_EQ(r["mpi_isends_of_frames"], r["mpi_messages_sent"]);
+            nullSent += r["null_messages_sent"].get<uint64_t>();
             crossed += r["frames_received"].get<uint64_t>();
             sent += r["frames_sent"].get<uint64_t>();
             mpiMessages += r["mpi_messages_sent"].get<uint64_t>();
@@ -119,6 +124,15 @@ ExpectSameAsSequential(const std::string& args,
         EXPECT_GT(crossed, 0u);
         EXPECT_EQ(sent, crossed) << "every frame sent to another rank arrives there once";
         EXPECT_EQ(mpiMessages, mpiUnpacked) << "and every MPI message of frames";
+        if (nullMessages)
+        {
+            // a rank idle between its frames promises its neighbours time
+            EXPECT_GT(nullSent, 0u);
+        }
+        else
+        {
+            EXPECT_EQ(nullSent, 0u) << "the granted time window sends none";
+        }
         // frames for one rank travel together (FabricSetBatchLookahead);
         // with null messages only those of one instant
         EXPECT_GT(mpiMessages, 0u);
