@@ -165,6 +165,9 @@ ByPod(const FabricTopology& topo, uint32_t ranks)
     return fixed;
 }
 
+/// The ranks a partition file gives the vertices it names (-1: the others).
+/// On one rank the ranks are not checked: a file written for N ranks also
+/// runs on one.
 std::vector<int64_t>
 FromFile(const FabricTopology& topo, uint32_t ranks, const std::string& path)
 {
@@ -202,7 +205,7 @@ FromFile(const FabricTopology& topo, uint32_t ranks, const std::string& path)
                                   "role: {}, ...)",
                                   topo.GetNGpus() - 1,
                                   names.back()));
-        FabricRequire(value.is_number_unsigned() && value.get<uint64_t>() < ranks,
+        FabricRequire(value.is_number_unsigned() && (ranks == 1 || value.get<uint64_t>() < ranks),
                       fmt::format("partition file {}: rank of {}", path, name),
                       value.dump(),
                       fmt::format("a rank in 0..{}", ranks - 1));
@@ -359,6 +362,10 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
         fmt::format("at most the topology's {} vertices (GPUs and switches)", topo.GetNVertices()));
     if (ranks == 1)
     {
+        if (file)
+        {
+            FromFile(topo, 1, spec.substr(5)); // a bad file fails on one rank as on several
+        }
         return Complete(topo, 1, std::vector<int64_t>(topo.GetNVertices(), 0), spec);
     }
     if (spec == "domain")

@@ -207,6 +207,16 @@ TEST(Partition, BadInputIsRefusedByName)
     }
     ExpectRefused([&] { FabricPartitioner::Make(topo, 2, "file:" + broken); },
                   {broken, "well-formed JSON"});
+    // on one rank too (where the file places nothing): a missing, broken or
+    // unknown-naming file fails as it would on two; a rank beyond one is not checked
+    const std::string missing = (dir / "missing.json").string();
+    ExpectRefused([&] { FabricPartitioner::Make(topo, 1, "file:" + missing); },
+                  {"partition file", missing, "a readable file"});
+    ExpectRefused([&] { FabricPartitioner::Make(topo, 1, "file:" + broken); },
+                  {broken, "well-formed JSON"});
+    ExpectRefused([&] { FabricPartitioner::Make(topo, 1, "file:" + unknown); },
+                  {unknown, "vertex", "spine-9"});
+    EXPECT_EQ(FabricPartitioner::Make(topo, 1, "file:" + range).cutCables, 0u);
     // a cut cable without delay leaves no lookahead
     ClusterParams p = FatTree16();
     p.linkDelayNs = 0;
