@@ -161,7 +161,7 @@ main(int argc, char* argv[])
     std::string rate = "100Gbps";
     int64_t delayNs = 1000;
     uint32_t seed = 1;
-    std::string partition = "domain";
+    std::string partition; // default: domain, or domain:PP with --program
     std::string cc = "none";
     std::string lb = "ecmp";
     std::string json;
@@ -208,7 +208,10 @@ main(int argc, char* argv[])
                  "destinations per sender of the permutation: the GPUs 1 to N after it in the "
                  "permutation",
                  fanOut);
-    cmd.AddValue("partition", "domain, pod or file:PATH (FabricPartitioner)", partition);
+    cmd.AddValue("partition",
+                 "domain, domain:B, pod or file:PATH (FabricPartitioner; default: domain, with "
+                 "--program domain:PP, each pipeline stage over every rank)",
+                 partition);
     cmd.AddValue("cc", "congestion control: none, dcqcn, dctcp, hpcc, swift", cc);
     cmd.AddValue("lb", "switch load balancing: ecmp, spray, flowlet or adaptive", lb);
     cmd.AddValue("sequential", "run on ns-3's default engine, without MPI", sequential);
@@ -286,6 +289,14 @@ main(int argc, char* argv[])
         const FabricTopology topo = topology == "fat-tree"         ? BuildFatTree(p)
                                     : topology == "rail-optimized" ? BuildRailOptimized(p)
                                                                    : BuildRailOnly(p);
+        if (partition.empty())
+        {
+            // a pipeline's stages are contiguous stretches of domains, busy in
+            // turn: PP blocks per rank keep every rank busy in every phase
+            const uint32_t domains = topo.GetNGpus() / std::max<uint32_t>(topo.gpusPerDomain, 1);
+            const uint32_t blocks = program != "none" ? std::min(pp, domains / ranks) : 1;
+            partition = blocks > 1 ? fmt::format("domain:{}", blocks) : "domain";
+        }
         const FabricPartition part = FabricPartitioner::Make(topo, ranks, partition);
         FabricRequire(failCable < static_cast<int64_t>(topo.Cables().size()),
                       "--fail-cable",

@@ -55,10 +55,20 @@ Neighbours(const FabricTopology& topo)
     return out;
 }
 
+/**
+ * Whole HB domains per rank (GPUs where there are none): \p blocks
+ * contiguous blocks of them per rank, block k of ranks x blocks on rank
+ * k % ranks. One block per rank keeps neighbours together; more spread each
+ * stretch of domains, such as a pipeline stage's, over every rank.
+ */
 std::vector<int64_t>
-ByDomain(const FabricTopology& topo, uint32_t ranks)
+ByDomain(const FabricTopology& topo, uint32_t ranks, uint32_t blocks, const std::string& spec)
 {
     const uint32_t nv = topo.GetNVertices();
+    const uint64_t parts = static_cast<uint64_t>(ranks) * blocks;
+    const auto rankOf = [&](uint64_t item, uint64_t items) {
+        return BlockRank(item, items, static_cast<uint32_t>(parts)) % ranks;
+    };
     std::vector<int64_t> fixed(nv, -1);
     int32_t domains = 0;
     for (uint32_t v = 0; v < nv; ++v)
@@ -67,28 +77,39 @@ ByDomain(const FabricTopology& topo, uint32_t ranks)
     }
     if (domains == 0)
     {
-        // no HB domains: GPUs in contiguous blocks of ranks
+        // no HB domains: GPUs in contiguous blocks
+        FabricRequire(topo.GetNGpus() >= parts,
+                      "ranks",
+                      ranks,
+                      fmt::format("at most the topology's {} GPU(s) in {} block(s) per rank "
+                                  "(partition '{}')",
+                                  topo.GetNGpus(),
+                                  blocks,
+                                  spec));
         for (uint32_t v = 0; v < nv; ++v)
         {
             const TopoNode& n = topo.Node(v);
             if (n.kind == TopoNodeKind::Gpu)
             {
-                fixed[v] = BlockRank(n.rank, topo.GetNGpus(), ranks);
+                fixed[v] = rankOf(n.rank, topo.GetNGpus());
             }
         }
         return fixed;
     }
-    FabricRequire(
-        static_cast<uint32_t>(domains) >= ranks,
-        "ranks",
-        ranks,
-        fmt::format("at most the topology's {} HB domain(s) with partition 'domain'", domains));
+    FabricRequire(static_cast<uint32_t>(domains) >= parts,
+                  "ranks",
+                  ranks,
+                  fmt::format("at most the topology's {} HB domain(s) in {} block(s) per rank "
+                              "(partition '{}')",
+                              domains,
+                              blocks,
+                              spec));
     for (uint32_t v = 0; v < nv; ++v)
     {
         const TopoNode& n = topo.Node(v);
         if (n.domain >= 0)
         {
-            fixed[v] = BlockRank(static_cast<uint32_t>(n.domain), domains, ranks);
+            fixed[v] = rankOf(static_cast<uint32_t>(n.domain), domains);
         }
     }
     return fixed;
@@ -350,10 +371,17 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
 {
     // the policy is checked on one rank too, where it places nothing
     const bool file = spec.rfind("file:", 0) == 0;
-    FabricRequire(spec == "domain" || spec == "pod" || file,
+    // "domain" is "domain:1"; B in "domain:B" a whole number from 1 to 65536
+    const std::string digits = spec.rfind("domain:", 0) == 0 ? spec.substr(7) : "";
+    const bool blocksGiven = !digits.empty() && digits.size() <= 5 &&
+                             digits.find_first_not_of("0123456789") == std::string::npos &&
+                             std::stoul(digits) >= 1 && std::stoul(digits) <= 65536;
+    const bool domain = spec == "domain" || blocksGiven;
+    FabricRequire(domain || spec == "pod" || file,
                   "partition",
                   spec,
-                  "domain, pod or file:PATH");
+                  "domain, domain:B (B = 1..65536 blocks of domains per rank, interleaved), pod "
+                  "or file:PATH");
     FabricRequire(ranks >= 1, "ranks", ranks, "at least 1");
     FabricRequire(
         ranks <= topo.GetNVertices(),
@@ -368,9 +396,10 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
         }
         return Complete(topo, 1, std::vector<int64_t>(topo.GetNVertices(), 0), spec);
     }
-    if (spec == "domain")
+    if (domain)
     {
-        return Complete(topo, ranks, ByDomain(topo, ranks), spec);
+        const uint32_t blocks = blocksGiven ? std::stoul(digits) : 1;
+        return Complete(topo, ranks, ByDomain(topo, ranks, blocks, spec), spec);
     }
     if (spec == "pod")
     {

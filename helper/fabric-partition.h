@@ -46,6 +46,10 @@ struct FabricPartition
  * - "domain": whole HB domains (their GPUs and NVSwitches) per rank, in
  *   contiguous blocks of domains; a topology without domains splits its GPUs
  *   in contiguous blocks of ranks. NVLink traffic then never crosses ranks.
+ * - "domain:B": the same in B blocks per rank, block k of ranks x B on rank
+ *   k % ranks ("domain:1" is "domain"). A job whose pipeline stages are
+ *   contiguous stretches of domains keeps every rank busy in every phase
+ *   with B = its stages.
  * - "pod": whole pods of a fat-tree per rank (a pod: what stays connected
  *   once the top tier is taken away), in contiguous blocks; needs at least as
  *   many pods as ranks.
@@ -65,7 +69,7 @@ class FabricPartitioner
     /**
      * \param topo the fabric
      * \param ranks MPI ranks (1: everything on rank 0)
-     * \param spec "domain", "pod" or "file:PATH"
+     * \param spec "domain", "domain:B", "pod" or "file:PATH"
      * \return the partition
      */
     static FabricPartition Make(const FabricTopology& topo,

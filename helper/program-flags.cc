@@ -590,7 +590,7 @@ ProgramFlags::AddPartition(std::string& partition, const std::string& scope)
     SupportsDistributed();
     AddValue("partition",
              "under mpirun -np N, " + scope +
-                 ": how each fabric is cut over the ranks (domain, pod or file:PATH, as "
+                 ": how each fabric is cut over the ranks (domain, domain:B, pod or file:PATH, as "
                  "bench/mpi-scale)",
              partition);
 }

@@ -489,7 +489,7 @@ TEST(Distributed, BadPartitionsAreRefusedByName)
     const Case cases[] = {
         {2, "--hosts=16 --radix=4 --partition=file:" + dir + "unknown.json", "gpu-99"},
         {2, "--hosts=16 --radix=4 --partition=file:" + dir + "range.json", "rank of gpu-0"},
-        {2, "--hosts=16 --radix=4 --partition=nowhere", "domain, pod or file:PATH"},
+        {2, "--hosts=16 --radix=4 --partition=nowhere", "domain:B (B = 1..65536"},
         // 2 GPUs and their one switch: 3 vertices for 4 ranks
         {4, "--hosts=2 --radix=4", "at most the topology's 3 vertices"},
         // the null-message engine never stops by itself; StopWhenIdle, which
@@ -816,7 +816,7 @@ TEST(Distributed, CollectiveBenchRunsWhatIsNotDistributedOnRankZero)
     };
 
     const Case cases[] = {
-        {2, "--gpus=32 --partition=nowhere", "domain, pod or file:PATH"},
+        {2, "--gpus=32 --partition=nowhere", "domain:B (B = 1..65536"},
         {2, "--gpus=many", "invalid --gpus: got 'many'"},
         {0, "--gpus=32 --partition=pod", "--partition"},
     };

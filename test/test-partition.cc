@@ -104,6 +104,49 @@ TEST(Partition, ByDomainKeepsNvLinkInsideARank)
     EXPECT_EQ(rails, (std::vector<uint32_t>{4, 4}));
 }
 
+TEST(Partition, DomainBlocksInterleaveOverTheRanks)
+{
+    // eight DGX H100 domains, 2 ranks, 2 blocks each: domains 0-1 and 4-5 on
+    // rank 0, 2-3 and 6-7 on rank 1, so each half of the domains (a
+    // pipeline stage of a PP 2 job) spreads over both ranks
+    ClusterParams p = RailOnly16();
+    p.gpus = 64;
+    const FabricTopology topo = BuildRailOnly(p);
+    const FabricPartition part = FabricPartitioner::Make(topo, 2, "domain:2");
+    for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+    {
+        const TopoNode& n = topo.Node(v);
+        if (n.domain >= 0)
+        {
+            EXPECT_EQ(part.rankOf[v], static_cast<uint32_t>(n.domain) / 2 % 2) << v;
+        }
+    }
+    EXPECT_EQ(part.gpusOnRank, (std::vector<uint32_t>{32, 32}));
+    // one block per rank is the contiguous partition; 8 domains on 3 ranks in
+    // 2 blocks each: blocks 0-1, 2, 3, 4-5, 6, 7 on ranks 0, 1, 2, 0, 1, 2
+    EXPECT_EQ(FabricPartitioner::Make(topo, 2, "domain:1").rankOf,
+              FabricPartitioner::Make(topo, 2, "domain").rankOf);
+    const FabricPartition three = FabricPartitioner::Make(topo, 3, "domain:2");
+    std::vector<uint32_t> byDomain(8, 99);
+    for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+    {
+        if (topo.Node(v).domain >= 0)
+        {
+            byDomain[topo.Node(v).domain] = three.rankOf[v];
+        }
+    }
+    EXPECT_EQ(byDomain, (std::vector<uint32_t>{0, 0, 1, 2, 0, 0, 1, 2}));
+    // refused by name: blocks that are not a whole number from 1, or more
+    // blocks than domains
+    for (const char* bad : {"domain:0", "domain:", "domain:x", "domain:2x", "domain:999999"})
+    {
+        ExpectRefused([&] { FabricPartitioner::Make(topo, 2, bad); },
+                      {"partition", bad, "domain:B"});
+    }
+    ExpectRefused([&] { FabricPartitioner::Make(topo, 2, "domain:5"); },
+                  {"ranks", "'2'", "8 HB domain(s) in 5 block(s) per rank", "domain:5"});
+}
+
 TEST(Partition, ByPodCutsOnlySpineCables)
 {
     const FabricTopology topo = BuildFatTree(FatTree16());
@@ -183,7 +226,7 @@ TEST(Partition, BadInputIsRefusedByName)
                   {"ranks", std::to_string(nv + 1), "vertices"});
     ExpectRefused([&] { FabricPartitioner::Make(topo, 5, "pod"); }, {"ranks", "'5'", "4 pod(s)"});
     ExpectRefused([&] { FabricPartitioner::Make(topo, 2, "round-robin"); },
-                  {"partition", "round-robin", "domain, pod or file:PATH"});
+                  {"partition", "round-robin", "domain, domain:B", "pod or file:PATH"});
     const auto dir = std::filesystem::path(::testing::TempDir()) / "partition-bad";
     std::filesystem::create_directories(dir);
     const std::string unknown = (dir / "unknown.json").string();
