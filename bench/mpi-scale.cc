@@ -291,11 +291,8 @@ main(int argc, char* argv[])
                                                                    : BuildRailOnly(p);
         if (partition.empty())
         {
-            // a pipeline's stages are contiguous stretches of domains, busy in
-            // turn: PP blocks per rank keep every rank busy in every phase
-            const uint32_t domains = topo.GetNGpus() / std::max<uint32_t>(topo.gpusPerDomain, 1);
-            const uint32_t blocks = program != "none" ? std::min(pp, domains / ranks) : 1;
-            partition = blocks > 1 ? fmt::format("domain:{}", blocks) : "domain";
+            // a pipeline's stages are busy in turn: spread each over every rank
+            partition = FabricPartitioner::ForPipeline(topo, ranks, program != "none" ? pp : 1);
         }
         const FabricPartition part = FabricPartitioner::Make(topo, ranks, partition);
         FabricRequire(failCable < static_cast<int64_t>(topo.Cables().size()),

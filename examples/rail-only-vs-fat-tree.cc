@@ -300,8 +300,10 @@ main(int argc, char* argv[])
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
-    std::string partition = "domain";
-    cmd.AddPartition(partition);
+    std::string partition; // default: domain:PP (FabricPartitioner::ForPipeline)
+    cmd.AddPartition(partition,
+                     "packet level (default: domain:B with B = --pp, each pipeline stage spread "
+                     "over every rank)");
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     const bool distributed =
@@ -448,6 +450,7 @@ main(int argc, char* argv[])
             // the same topology feeds either backend
             TransportHelper transports(backend, "--backend");
             transports.SetPartition(partition);
+            transports.SetPipelineStages(pp);
             const TopologyHelper topologies = dc.Topologies(cp);
             // a direct-connect fabric of HB domains: relays that do not deadlock
             topologies.ConfigureFabric(topology, transports.GetFabricHelper());

@@ -55,6 +55,18 @@ Neighbours(const FabricTopology& topo)
     return out;
 }
 
+/// \return the topology's HB domains (0: it has none)
+uint32_t
+CountDomains(const FabricTopology& topo)
+{
+    int32_t domains = 0;
+    for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+    {
+        domains = std::max(domains, topo.Node(v).domain + 1);
+    }
+    return static_cast<uint32_t>(domains);
+}
+
 /**
  * Whole HB domains per rank (GPUs where there are none): \p blocks
  * contiguous blocks of them per rank, block k of ranks x blocks on rank
@@ -70,11 +82,7 @@ ByDomain(const FabricTopology& topo, uint32_t ranks, uint32_t blocks, const std:
         return BlockRank(item, items, static_cast<uint32_t>(parts)) % ranks;
     };
     std::vector<int64_t> fixed(nv, -1);
-    int32_t domains = 0;
-    for (uint32_t v = 0; v < nv; ++v)
-    {
-        domains = std::max(domains, topo.Node(v).domain + 1);
-    }
+    const uint32_t domains = CountDomains(topo);
     if (domains == 0)
     {
         // no HB domains: GPUs in contiguous blocks
@@ -96,7 +104,7 @@ ByDomain(const FabricTopology& topo, uint32_t ranks, uint32_t blocks, const std:
         }
         return fixed;
     }
-    FabricRequire(static_cast<uint32_t>(domains) >= parts,
+    FabricRequire(domains >= parts,
                   "ranks",
                   ranks,
                   fmt::format("at most the topology's {} HB domain(s) in {} block(s) per rank "
@@ -406,6 +414,15 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
         return Complete(topo, ranks, ByPod(topo, ranks), spec);
     }
     return Complete(topo, ranks, FromFile(topo, ranks, spec.substr(5)), spec);
+}
+
+std::string
+FabricPartitioner::ForPipeline(const FabricTopology& topo, uint32_t ranks, uint32_t stages)
+{
+    const uint32_t domains = CountDomains(topo);
+    const uint32_t units = domains > 0 ? domains : topo.GetNGpus();
+    const uint32_t blocks = ranks == 0 ? 1 : std::min(stages, units / ranks);
+    return blocks > 1 ? fmt::format("domain:{}", std::min<uint32_t>(blocks, 65536)) : "domain";
 }
 
 } // namespace ns3

@@ -77,6 +77,19 @@ class FabricPartitioner
                                 const std::string& spec);
 
     /**
+     * The domain policy for a job of \p stages pipeline stages, each placed
+     * on a contiguous stretch of domains (as Parallelism places them):
+     * "domain:B" with B = min(stages, domains / ranks) blocks per rank, so
+     * every stage is spread over every rank and no rank idles while another
+     * rank's stage works; "domain" where B would be 1.
+     * \param topo the fabric (a topology without domains counts its GPUs)
+     * \param ranks MPI ranks
+     * \param stages the job's pipeline stages (PP; 0 and 1: no pipeline)
+     * \return a spec for Make
+     */
+    static std::string ForPipeline(const FabricTopology& topo, uint32_t ranks, uint32_t stages);
+
+    /**
      * Complete and check a partial assignment.
      * \param topo the fabric
      * \param ranks MPI ranks

@@ -74,6 +74,12 @@ TransportHelper::SetPartition(const std::string& spec)
     m_partition = spec;
 }
 
+void
+TransportHelper::SetPipelineStages(uint32_t stages)
+{
+    m_stages = stages;
+}
+
 namespace
 {
 
@@ -181,8 +187,12 @@ TransportHelper::Install(const FabricTopology& topology) const
     }
     else if (FabricDistributed::IsEnabled() && FabricDistributed::GetSize() > 1)
     {
-        const FabricPartition partition =
-            FabricPartitioner::Make(topology, FabricDistributed::GetSize(), m_partition);
+        const uint32_t ranks = FabricDistributed::GetSize();
+        const FabricPartition partition = FabricPartitioner::Make(
+            topology,
+            ranks,
+            m_partition.empty() ? FabricPartitioner::ForPipeline(topology, ranks, m_stages)
+                                : m_partition);
         ConfigureDistributedDefaults(partition);
         FabricHelper fabric = m_fabric;
         fabric.SetPartition(partition);

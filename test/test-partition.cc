@@ -10,6 +10,7 @@
 #include "ns3/fabric-error.h"
 #include "ns3/fabric-helper.h"
 #include "ns3/fabric-partition.h"
+#include "ns3/parallelism.h"
 #include "ns3/topology-builders.h"
 
 #include <filesystem>
@@ -145,6 +146,65 @@ TEST(Partition, DomainBlocksInterleaveOverTheRanks)
     }
     ExpectRefused([&] { FabricPartitioner::Make(topo, 2, "domain:5"); },
                   {"ranks", "'2'", "8 HB domain(s) in 5 block(s) per rank", "domain:5"});
+}
+
+TEST(Partition, ForPipelineSpreadsEveryStageOverEveryRank)
+{
+    // 64 GPUs in eight domains, a job of TP 8, PP 2, DP 4 as Parallelism
+    // places it: stage 0 on domains 0-3, stage 1 on 4-7
+    ClusterParams p = RailOnly16();
+    p.gpus = 64;
+    const FabricTopology topo = BuildRailOnly(p);
+    Parallelism::Shape shape;
+    shape.gpus = 64;
+    shape.gpusPerDomain = 8;
+    shape.tp = 8;
+    shape.pp = 2;
+    shape.dp = 4;
+    shape.globalBatchSequences = 4;
+    const Parallelism job(shape);
+    // GPUs of each stage on each rank
+    const auto stageGpus = [&](const std::string& spec) {
+        const FabricPartition part = FabricPartitioner::Make(topo, 2, spec);
+        std::vector<std::vector<uint32_t>> out(2, std::vector<uint32_t>(2, 0));
+        for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
+        {
+            const TopoNode& n = topo.Node(v);
+            if (n.kind == TopoNodeKind::Gpu)
+            {
+                ++out[job.Coord(n.rank).pp][part.rankOf[v]];
+            }
+        }
+        return out;
+    };
+    const std::string spec = FabricPartitioner::ForPipeline(topo, 2, job.Pp());
+    EXPECT_EQ(spec, "domain:2");
+    EXPECT_EQ(stageGpus(spec), (std::vector<std::vector<uint32_t>>{{16, 16}, {16, 16}}));
+    // one block per rank would give each stage a rank of its own
+    EXPECT_EQ(stageGpus("domain"), (std::vector<std::vector<uint32_t>>{{32, 0}, {0, 32}}));
+    // no pipeline, or one domain per rank: the contiguous policy
+    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 2, 1), "domain");
+    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 2, 0), "domain");
+    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 8, 4), "domain");
+    // blocks are capped at the domains each rank holds (8 / 2 = 4; 8 / 3 = 2)
+    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 2, 16), "domain:4");
+    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 3, 4), "domain:2");
+    // a fat-tree without domains counts its GPUs: 16 GPUs, 2 ranks
+    const FabricTopology tree = BuildFatTree(FatTree16());
+    EXPECT_EQ(FabricPartitioner::ForPipeline(tree, 2, 4), "domain:4");
+    EXPECT_EQ(FabricPartitioner::ForPipeline(tree, 2, 100), "domain:8");
+    // what it returns is a policy Make takes
+    for (uint32_t stages : {1u, 2u, 3u, 4u, 16u})
+    {
+        for (uint32_t ranks : {1u, 2u, 3u, 4u})
+        {
+            EXPECT_NO_THROW(
+                FabricPartitioner::Make(topo,
+                                        ranks,
+                                        FabricPartitioner::ForPipeline(topo, ranks, stages)))
+                << ranks << " ranks, " << stages << " stages";
+        }
+    }
 }
 
 TEST(Partition, ByPodCutsOnlySpineCables)
