@@ -59,7 +59,39 @@ namespace
 /// lookahead), as ns-3's receiver tells them apart.
 std::vector<uint64_t> g_nullMessagesTo; //!< by destination rank
 uint64_t g_otherIsends = 0;             //!< the rest: messages of frames
+/// Wall time in the calls where an engine waits for the other ranks: the
+/// granted time window's MPI_Allgather at each window's end, the null-message
+/// engine's MPI_Waitany for a message. Work that is not balanced over the
+/// ranks shows there: the faster rank waits for the slower.
+double g_syncSeconds = 0;
+uint64_t g_syncCalls = 0; //!< those calls
 } // namespace
+
+extern "C" int
+MPI_Allgather(const void* sendBuf,
+              int sendCount,
+              MPI_Datatype sendType,
+              void* recvBuf,
+              int recvCount,
+              MPI_Datatype recvType,
+              MPI_Comm comm)
+{
+    const double t0 = PMPI_Wtime();
+    const int r = PMPI_Allgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, comm);
+    g_syncSeconds += PMPI_Wtime() - t0;
+    ++g_syncCalls;
+    return r;
+}
+
+extern "C" int
+MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status)
+{
+    const double t0 = PMPI_Wtime();
+    const int r = PMPI_Waitany(count, requests, index, status);
+    g_syncSeconds += PMPI_Wtime() - t0;
+    ++g_syncCalls;
+    return r;
+}
 
 extern "C" int
 MPI_Isend(const void* buf,
@@ -462,9 +494,19 @@ main(int argc, char* argv[])
         // the clocks start together: building takes each rank its own time,
         // and a rank that enters Run first waits there for the others
         FabricDistributed::SumAll(0);
+#ifdef GPU_FABRIC_MPI
+        g_syncSeconds = 0;
+        g_syncCalls = 0;
+#endif
         const double t0 = WallSeconds();
         Simulator::Run();
         const double wall = WallSeconds() - t0;
+        double syncSeconds = 0;
+        uint64_t syncCalls = 0;
+#ifdef GPU_FABRIC_MPI
+        syncSeconds = g_syncSeconds;
+        syncCalls = g_syncCalls;
+#endif
         const uint64_t events = Simulator::GetEventCount();
         const auto totals = transport->GetTotals();
         const uint64_t packets = transport->GetPacketsDelivered();
@@ -486,6 +528,8 @@ main(int argc, char* argv[])
         const nlohmann::json mine = {
             {"rank", me},
             {"wall_s", wall},
+            {"sync_wait_s", syncSeconds},
+            {"sync_calls", syncCalls},
             {"build_wall_s", buildWall},
             {"events", events},
             {"frames_sent", FabricDistributed::GetFramesSent()},
@@ -616,11 +660,12 @@ main(int argc, char* argv[])
                            programDone ? fmt::format("{:.9f} s", iterationS) : "did not complete");
             }
             fmt::print("  rank  events      frames out  frames in   MPI msgs out  null msgs out  "
-                       "wall s    "
+                       "wall s   waits s   "
                        "peak RSS MiB\n");
             for (const auto& r : all)
             {
-                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>12}  {:>13}  {:>7.3f}  {:>10.1f}\n",
+                fmt::print("  {:>4}  {:>10}  {:>10}  {:>10}  {:>12}  {:>13}  {:>7.3f}  {:>7.3f}  "
+                           "{:>10.1f}\n",
                            r["rank"].get<uint32_t>(),
                            r["events"].get<uint64_t>(),
                            r["frames_sent"].get<uint64_t>(),
@@ -628,6 +673,7 @@ main(int argc, char* argv[])
                            r["mpi_messages_sent"].get<uint64_t>(),
                            r["null_messages_sent"].get<uint64_t>(),
                            r["wall_s"].get<double>(),
+                           r["sync_wait_s"].get<double>(),
                            r["peak_rss_bytes"].get<uint64_t>() / 1048576.0);
             }
             if (!json.empty())

@@ -87,6 +87,7 @@ ExpectSameAsSequential(const std::string& args,
     }
     ASSERT_EQ(Lines(ref.messages), messages + 1u) << "every message completes once";
     ASSERT_FALSE(ref.json.is_discarded());
+    EXPECT_EQ(ref.json["per_rank"][0]["sync_calls"], 0u) << "one process waits for no rank";
     std::string distributed = args;
     if (nullMessages)
     {
@@ -114,6 +115,14 @@ ExpectSameAsSequential(const std::string& args,
             // ns-3 sent nothing over MPI but null messages and this
             // module's messages of frames (counted apart, by MPI_Isend)
             EXPECT_EQ(r["mpi_isends_of_frames"], r["mpi_messages_sent"]);
+            // the waits for other ranks are part of the run's wall time; the
+            // granted time window all-gathers at the end of every window
+            EXPECT_GE(r["sync_wait_s"].get<double>(), 0.0);
+            EXPECT_LE(r["sync_wait_s"].get<double>(), r["wall_s"].get<double>());
+            if (!nullMessages)
+            {
+                EXPECT_GT(r["sync_calls"].get<uint64_t>(), 0u);
+            }
             nullSent += r["null_messages_sent"].get<uint64_t>();
             crossed += r["frames_received"].get<uint64_t>();
             sent += r["frames_sent"].get<uint64_t>();
