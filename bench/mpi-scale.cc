@@ -65,6 +65,18 @@ uint64_t g_otherIsends = 0;             //!< the rest: messages of frames
 /// ranks shows there: the faster rank waits for the slower.
 double g_syncSeconds = 0;
 uint64_t g_syncCalls = 0; //!< those calls
+
+/// \return what \p call returns, its wall time added to g_syncSeconds
+template <typename Call>
+int
+TimedWait(Call call)
+{
+    const double t0 = PMPI_Wtime();
+    const int r = call();
+    g_syncSeconds += PMPI_Wtime() - t0;
+    ++g_syncCalls;
+    return r;
+}
 } // namespace
 
 extern "C" int
@@ -76,21 +88,15 @@ MPI_Allgather(const void* sendBuf,
               MPI_Datatype recvType,
               MPI_Comm comm)
 {
-    const double t0 = PMPI_Wtime();
-    const int r = PMPI_Allgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, comm);
-    g_syncSeconds += PMPI_Wtime() - t0;
-    ++g_syncCalls;
-    return r;
+    return TimedWait([&] {
+        return PMPI_Allgather(sendBuf, sendCount, sendType, recvBuf, recvCount, recvType, comm);
+    });
 }
 
 extern "C" int
 MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status)
 {
-    const double t0 = PMPI_Wtime();
-    const int r = PMPI_Waitany(count, requests, index, status);
-    g_syncSeconds += PMPI_Wtime() - t0;
-    ++g_syncCalls;
-    return r;
+    return TimedWait([&] { return PMPI_Waitany(count, requests, index, status); });
 }
 
 extern "C" int

@@ -55,16 +55,18 @@ Neighbours(const FabricTopology& topo)
     return out;
 }
 
-/// \return the topology's HB domains (0: it has none)
+/// \return what the domain policies place whole: the topology's HB domains,
+/// or its GPUs where it has none (\p domains says which)
 uint32_t
-CountDomains(const FabricTopology& topo)
+DomainUnits(const FabricTopology& topo, bool& domains)
 {
-    int32_t domains = 0;
+    int32_t count = 0;
     for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
     {
-        domains = std::max(domains, topo.Node(v).domain + 1);
+        count = std::max(count, topo.Node(v).domain + 1);
     }
-    return static_cast<uint32_t>(domains);
+    domains = count > 0;
+    return domains ? static_cast<uint32_t>(count) : topo.GetNGpus();
 }
 
 /**
@@ -76,48 +78,29 @@ CountDomains(const FabricTopology& topo)
 std::vector<int64_t>
 ByDomain(const FabricTopology& topo, uint32_t ranks, uint32_t blocks, const std::string& spec)
 {
-    const uint32_t nv = topo.GetNVertices();
     const uint64_t parts = static_cast<uint64_t>(ranks) * blocks;
-    const auto rankOf = [&](uint64_t item, uint64_t items) {
-        return BlockRank(item, items, static_cast<uint32_t>(parts)) % ranks;
-    };
-    std::vector<int64_t> fixed(nv, -1);
-    const uint32_t domains = CountDomains(topo);
-    if (domains == 0)
-    {
-        // no HB domains: GPUs in contiguous blocks
-        FabricRequire(topo.GetNGpus() >= parts,
-                      "ranks",
-                      ranks,
-                      fmt::format("at most the topology's {} GPU(s) in {} block(s) per rank "
-                                  "(partition '{}')",
-                                  topo.GetNGpus(),
-                                  blocks,
-                                  spec));
-        for (uint32_t v = 0; v < nv; ++v)
-        {
-            const TopoNode& n = topo.Node(v);
-            if (n.kind == TopoNodeKind::Gpu)
-            {
-                fixed[v] = rankOf(n.rank, topo.GetNGpus());
-            }
-        }
-        return fixed;
-    }
-    FabricRequire(domains >= parts,
+    bool domains = false;
+    const uint32_t units = DomainUnits(topo, domains);
+    FabricRequire(units >= parts,
                   "ranks",
                   ranks,
-                  fmt::format("at most the topology's {} HB domain(s) in {} block(s) per rank "
+                  fmt::format("at most the topology's {} {} in {} block(s) per rank "
                               "(partition '{}')",
-                              domains,
+                              units,
+                              domains ? "HB domain(s)" : "GPU(s)",
                               blocks,
                               spec));
-    for (uint32_t v = 0; v < nv; ++v)
+    std::vector<int64_t> fixed(topo.GetNVertices(), -1);
+    for (uint32_t v = 0; v < topo.GetNVertices(); ++v)
     {
         const TopoNode& n = topo.Node(v);
-        if (n.domain >= 0)
+        // no HB domains: GPUs in contiguous blocks
+        const int64_t unit = domains                       ? int64_t{n.domain}
+                             : n.kind == TopoNodeKind::Gpu ? int64_t{n.rank}
+                                                           : -1;
+        if (unit >= 0)
         {
-            fixed[v] = rankOf(static_cast<uint32_t>(n.domain), domains);
+            fixed[v] = BlockRank(unit, units, static_cast<uint32_t>(parts)) % ranks;
         }
     }
     return fixed;
@@ -419,8 +402,8 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
 std::string
 FabricPartitioner::ForPipeline(const FabricTopology& topo, uint32_t ranks, uint32_t stages)
 {
-    const uint32_t domains = CountDomains(topo);
-    const uint32_t units = domains > 0 ? domains : topo.GetNGpus();
+    bool domains = false;
+    const uint32_t units = DomainUnits(topo, domains);
     const uint32_t blocks = ranks == 0 ? 1 : std::min(stages, units / ranks);
     return blocks > 1 ? fmt::format("domain:{}", std::min<uint32_t>(blocks, 65536)) : "domain";
 }
