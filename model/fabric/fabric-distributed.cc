@@ -46,24 +46,33 @@ uint64_t g_messagesReceived = 0;
 #ifdef GPU_FABRIC_MPI
 bool g_mpiStartedHere = false; //!< Enable called MPI_Init (Disable ends MPI)
 
+/// A frame on its way to another rank, until its batch leaves.
+struct PendingFrame
+{
+    bool hasEnvelope{false};       //!< FabricSendRemote's (else SendPacket's)
+    FabricRemoteEnvelope envelope; //!< if hasEnvelope
+    Ptr<const Packet> packet;      //!< null: none
+    Time rxTime;                   //!< its arrival
+    uint32_t node{0};              //!< the receiving node
+    uint32_t ifIndex{0};           //!< and device
+};
+
 /**
- * Frames for one other rank, sent in one MPI message (FabricSetBatchLookahead
- * says when). One message per frame cost more than the frame's simulation: MPI's
- * per-message work, a request in ns-3's pending list and a receive buffer
- * re-posted for each.
+ * Frames for one other rank, sent in as few MPI messages as they fit in
+ * (FabricSetBatchLookahead says when). One message per frame cost more than
+ * the frame's simulation: MPI's per-message work, a request in ns-3's
+ * pending list and a receive buffer re-posted for each.
  *
- * A record: rxTime (int64), node, ifIndex, the packet's serialized size
- * (uint32 each), the envelope's size (uint8; 0: a plain SendPacket), the
- * envelope (FabricSendRemote: kind, epoch and, for a frame with a fabric
- * header, its FabricHeaderData), then the packet as Packet::Serialize wrote
- * it (its packet tags too).
+ * The frames are written into messages only when they leave, all in one
+ * loop: written one by one between the data plane's events, the code that
+ * writes them pushed the data plane's out of the instruction cache.
+ * Records are FabricAppendRecord's: a plain fabric frame as its fields,
+ * anything else as Packet::Serialize writes it (packet tags too).
  */
 struct Batch
 {
-    std::vector<uint8_t> bytes; //!< the records
-    Time earliest;              //!< the first arrival among them
-    uint32_t node{0};           //!< the first record's node (its MpiReceiver takes the batch)
-    uint32_t ifIndex{0};        //!< and device
+    std::vector<PendingFrame> frames; //!< in the order they were sent
+    std::vector<uint8_t> bytes;       //!< the message being written
 };
 
 /// What a device of this rank takes from other ranks.
@@ -81,11 +90,6 @@ std::unordered_map<const NetDevice*, Receivers> g_receivers; //!< this rank's de
 /// g_receivers by node id and interface index, filled as records arrive
 std::vector<std::vector<const Receivers*>> g_receiversByPort;
 
-constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4 + 1;
-constexpr uint32_t kEnvelopeSize = 5; //!< kind, epoch
-static_assert(std::is_trivially_copyable_v<FabricHeaderData>, "copied as bytes");
-/// kind, epoch, then the header fields the frame travels with on one process
-constexpr uint32_t kEnvelopeWithHeader = kEnvelopeSize + sizeof(FabricHeaderData);
 /**
  * ns-3's granted-time-window and null-message interfaces receive into
  * buffers of 2,000 bytes (MAX_MPI_MSG_SIZE), which hold their own 16-byte
@@ -94,18 +98,52 @@ constexpr uint32_t kEnvelopeWithHeader = kEnvelopeSize + sizeof(FabricHeaderData
  */
 constexpr uint32_t kBatchBytes = 1800;
 
+/// Send the message \p bytes, whose first record is \p first's.
+void
+SendMessage(std::vector<uint8_t>& bytes, const PendingFrame& first, Time earliest)
+{
+    Ptr<Packet> p = Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size()));
+    ++g_messagesSent;
+    MpiInterface::SendPacket(p, earliest, first.node, first.ifIndex);
+    bytes.clear();
+}
+
+/// Write the frames waiting for \p rank into messages and send them.
 void
 SendBatch(uint32_t rank)
 {
     Batch& b = g_batches[rank];
-    if (b.bytes.empty())
+    size_t first = 0; // the current message's first frame
+    Time earliest;
+    for (size_t i = 0; i < b.frames.size(); ++i)
     {
-        return;
+        const PendingFrame& f = b.frames[i];
+        const FabricRemoteEnvelope* envelope = f.hasEnvelope ? &f.envelope : nullptr;
+        const Packet* packet = PeekPointer(f.packet);
+        const size_t before = b.bytes.size();
+        uint32_t record =
+            FabricAppendRecord(b.bytes, kBatchBytes, envelope, packet, f.rxTime, f.node, f.ifIndex);
+        if (b.bytes.size() == before)
+        {
+            NS_ABORT_MSG_IF(before == 0,
+                            "FabricDistributed: a frame whose record takes "
+                                << record << " bytes (packet size "
+                                << (packet ? packet->GetSize() : 0) << ") crosses ranks, above the "
+                                << kBatchBytes
+                                << " bytes one MPI message of ns-3's distributed simulator "
+                                   "holds; frames that cross ranks carry virtual payload "
+                                   "(Packet(size))");
+            SendMessage(b.bytes, b.frames[first], earliest);
+            first = i;
+            FabricAppendRecord(b.bytes, kBatchBytes, envelope, packet, f.rxTime, f.node, f.ifIndex);
+        }
+        earliest = i == first ? f.rxTime : std::min(earliest, f.rxTime);
     }
-    Ptr<Packet> p = Create<Packet>(b.bytes.data(), static_cast<uint32_t>(b.bytes.size()));
-    ++g_messagesSent;
-    MpiInterface::SendPacket(p, b.earliest, b.node, b.ifIndex);
-    b.bytes.clear();
+    if (!b.bytes.empty())
+    {
+        SendMessage(b.bytes, b.frames[first], earliest);
+    }
+    b.frames.clear();
 }
 
 void
@@ -115,24 +153,6 @@ FlushBatches()
     {
         SendBatch(r);
     }
-}
-
-template <typename T>
-void
-Put(uint8_t*& at, T value)
-{
-    std::memcpy(at, &value, sizeof(T));
-    at += sizeof(T);
-}
-
-template <typename T>
-T
-Take(const uint8_t*& at)
-{
-    T value;
-    std::memcpy(&value, at, sizeof(T));
-    at += sizeof(T);
-    return value;
 }
 
 /// Add a record for \p node's device \p ifIndex to the batch for its rank.
@@ -149,49 +169,16 @@ AddRecord(const FabricRemoteEnvelope* envelope,
     {
         g_batches.resize(FabricDistributed::GetSize());
     }
-    const uint32_t size = p ? p->GetSerializedSize() : 0;
-    const uint32_t envelopeSize =
-        envelope ? (envelope->meta.hasHeader ? kEnvelopeWithHeader : kEnvelopeSize) : 0;
-    const uint32_t record = kRecordHeader + envelopeSize + size;
-    NS_ABORT_MSG_IF(record > kBatchBytes,
-                    "FabricDistributed: a frame of "
-                        << size << " bytes serialized (packet size " << p->GetSize()
-                        << ") crosses ranks, above the " << kBatchBytes
-                        << " bytes one MPI message of ns-3's distributed simulator holds; "
-                           "frames that cross ranks carry virtual payload (Packet(size))");
-    Batch& b = g_batches[rank];
-    if (b.bytes.size() + record > kBatchBytes)
+    PendingFrame& f = g_batches[rank].frames.emplace_back();
+    f.hasEnvelope = envelope != nullptr;
+    if (envelope != nullptr)
     {
-        SendBatch(rank);
+        f.envelope = *envelope;
     }
-    if (b.bytes.empty())
-    {
-        b.earliest = rxTime;
-        b.node = node;
-        b.ifIndex = ifIndex;
-    }
-    b.earliest = std::min(b.earliest, rxTime);
-    const size_t start = b.bytes.size();
-    b.bytes.resize(start + record);
-    uint8_t* at = &b.bytes[start];
-    Put<int64_t>(at, rxTime.GetTimeStep());
-    Put<uint32_t>(at, node);
-    Put<uint32_t>(at, ifIndex);
-    Put<uint32_t>(at, size);
-    Put<uint8_t>(at, static_cast<uint8_t>(envelopeSize));
-    if (envelope)
-    {
-        Put<uint8_t>(at, envelope->kind);
-        Put<uint32_t>(at, envelope->epoch);
-        if (envelope->meta.hasHeader)
-        {
-            Put<FabricHeaderData>(at, envelope->meta.header);
-        }
-    }
-    if (p)
-    {
-        p->Serialize(at, size);
-    }
+    f.packet = p;
+    f.rxTime = rxTime;
+    f.node = node;
+    f.ifIndex = ifIndex;
     // A frame may wait until one lookahead (and a nanosecond: a granted
     // window includes its end) before its arrival: until this rank passes
     // that time no rank is granted the arrival's instant. Frames of the same
@@ -264,53 +251,40 @@ Unpack(Ptr<Packet> batch)
     const Time now = Simulator::Now();
     const uint8_t* at = bytes.data();
     const uint8_t* end = at + bytes.size();
-    while (at + kRecordHeader <= end)
+    // the packets first, then their deliveries: each loop's code stays in
+    // the instruction cache through the batch
+    static std::vector<FabricRecord> records;
+    records.clear();
+    while (at < end)
     {
-        const Time rxTime(Take<int64_t>(at));
-        const auto node = Take<uint32_t>(at);
-        const auto ifIndex = Take<uint32_t>(at);
-        const auto size = Take<uint32_t>(at);
-        const auto envelopeSize = Take<uint8_t>(at);
-        NS_ABORT_MSG_IF((envelopeSize != 0 && envelopeSize != kEnvelopeSize &&
-                         envelopeSize != kEnvelopeWithHeader) ||
-                            at + envelopeSize + size > end,
-                        "FabricDistributed: a truncated batch");
-        FabricRemoteEnvelope envelope;
-        if (envelopeSize > 0)
-        {
-            envelope.kind = Take<uint8_t>(at);
-            envelope.epoch = Take<uint32_t>(at);
-            if (envelopeSize == kEnvelopeWithHeader)
-            {
-                envelope.meta.header = Take<FabricHeaderData>(at);
-                envelope.meta.hasHeader = true;
-            }
-        }
-        Ptr<Packet> p = size > 0 ? Create<Packet>(at, size, true) : Create<Packet>();
-        at += size;
-        ++g_framesReceived;
-        const Receivers* to = FindReceivers(node, ifIndex);
+        records.push_back(FabricReadRecord(at, end));
+    }
+    g_framesReceived += records.size();
+    for (FabricRecord& r : records)
+    {
+        const Receivers* to = FindReceivers(r.node, r.ifIndex);
         NS_ABORT_MSG_IF(to == nullptr,
-                        "FabricDistributed: a frame for node " << node << " device " << ifIndex
+                        "FabricDistributed: a frame for node " << r.node << " device " << r.ifIndex
                                                                << ", not a device of this rank");
-        if (rxTime == now)
+        if (r.rxTime == now)
         {
             // as the frame's own event would have been: this event was
             // scheduled when the message came in, before the instant began
             // (a new event now would follow what the instant has scheduled)
-            Deliver(to, envelopeSize > 0, envelope, p);
+            Deliver(to, r.hasEnvelope, r.envelope, std::move(r.packet));
         }
         else
         {
-            Simulator::ScheduleWithContext(node,
-                                           rxTime - now,
+            Simulator::ScheduleWithContext(r.node,
+                                           r.rxTime - now,
                                            &Deliver,
                                            to,
-                                           envelopeSize > 0,
-                                           envelope,
-                                           p);
+                                           r.hasEnvelope,
+                                           r.envelope,
+                                           std::move(r.packet));
         }
     }
+    records.clear();
 }
 
 /// The device's entry, its MpiReceiver aggregated and unpacking batches.

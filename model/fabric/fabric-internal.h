@@ -29,6 +29,7 @@
 #include <boost/circular_buffer.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace ns3
 {
@@ -81,7 +82,7 @@ using FabricRemoteReceiver = Callback<void, const FabricRemoteEnvelope&, Ptr<Pac
  * transport words: \p envelope and \p p (null: none) join the batch for the
  * receiving rank as they are, without a copy of the packet with the
  * envelope as its header. \p p crosses whole, packet tags included (a
- * FabricMessageTag).
+ * FabricMessageTag), as FabricAppendRecord writes it.
  * \param envelope what it is \param p the packet, or null
  * \param rxTime arrival time \param node the receiving node's id
  * \param ifIndex the receiving device's interface index
@@ -117,6 +118,52 @@ const FabricLookaheadScheduler* FabricSchedulerInUse();
  * \param device a device of this rank \param cb the receiver
  */
 void FabricAttachRemote(Ptr<NetDevice> device, FabricRemoteReceiver cb);
+
+/**
+ * A frame, PFC frame or transport word as it crosses ranks, one record of a
+ * batch (FabricSendRemote, FabricDistributed::SendPacket): where and when it
+ * arrives, its envelope and its packet.
+ */
+struct FabricRecord
+{
+    Time rxTime;                   //!< its arrival
+    uint32_t node{0};              //!< the receiving node's id
+    uint32_t ifIndex{0};           //!< the receiving device's interface index
+    bool hasEnvelope{false};       //!< sent by FabricSendRemote (else SendPacket)
+    FabricRemoteEnvelope envelope; //!< if hasEnvelope
+    Ptr<Packet> packet;            //!< an empty one when none was sent
+    bool asFields{false};          //!< it crossed as fields (FabricAppendRecord)
+};
+
+/**
+ * Append a frame's record to \p out, unless it would take \p out past
+ * \p limit bytes. A plain fabric frame (its bytes its FabricHeader, the one
+ * in the envelope, and zero-filled payload; no tag but a FabricMessageTag)
+ * crosses as fields: the header's, the payload's size and the tag's. The
+ * other side builds the same packet again, which costs less than ns-3's
+ * Packet::Serialize and its inverse, and the record is about half as long.
+ * Any other packet crosses as Packet::Serialize writes it.
+ * \param out the batch \param limit its largest size
+ * \param envelope FabricSendRemote's (null: FabricDistributed::SendPacket's)
+ * \param p the packet (null: none) \param rxTime its arrival
+ * \param node the receiving node's id \param ifIndex its device's index
+ * \return the record's size in bytes; it was appended if out.size() grew
+ */
+uint32_t FabricAppendRecord(std::vector<uint8_t>& out,
+                            uint32_t limit,
+                            const FabricRemoteEnvelope* envelope,
+                            const Packet* p,
+                            Time rxTime,
+                            uint32_t node,
+                            uint32_t ifIndex);
+
+/**
+ * Read the record at \p at (FabricAppendRecord) and move \p at past it;
+ * aborts on a record that does not end by \p end.
+ * \param at where it starts \param end where the batch ends
+ * \return the record, its packet made
+ */
+FabricRecord FabricReadRecord(const uint8_t*& at, const uint8_t* end);
 
 /**
  * A message's FabricMessageInfo as a packet tag on each of its data packets
