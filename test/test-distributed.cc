@@ -476,6 +476,19 @@ TEST(Distributed, TrainingIterationEqualsSequential)
     ExpectSameAsSequential("--topology=rail-only --hosts=32 --program=gpt", 0, {2}, "gpt-nm", true);
 }
 
+TEST(Distributed, SendPacketDeliversEachFrameOnceAtItsTimeAsItWasSent)
+{
+    // rank 0 changes each packet after sending it and sends it again
+    // (test/distributed-send-packet.cc checks on rank 1 and prints the verdict)
+    const std::string dir = FreshDir("send-packet");
+    const std::string cmd = Mpirun(2) + "distributed-send-packet > " + dir + "out.txt 2>&1";
+    const int status = std::system(cmd.c_str());
+    const std::string out = Slurp(dir + "out.txt");
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd << "\n" << out;
+    EXPECT_NE(out.find("rank 1 received all 80 frames as they were sent"), std::string::npos)
+        << out;
+}
+
 TEST(Distributed, BadPartitionsAreRefusedByName)
 {
     const std::string dir = FreshDir("bad");

@@ -536,7 +536,9 @@ void
 FabricDistributed::SendPacket(Ptr<Packet> p, Time rxTime, uint32_t node, uint32_t ifIndex)
 {
 #ifdef GPU_FABRIC_MPI
-    AddRecord(nullptr, PeekPointer(p), rxTime, node, ifIndex);
+    // written when its batch leaves: a copy, so that the caller may change p
+    const Ptr<Packet> copy = p->Copy();
+    AddRecord(nullptr, PeekPointer(copy), rxTime, node, ifIndex);
 #else
     (void)p;
     (void)rxTime;

@@ -88,7 +88,7 @@ class FabricDistributed
      * The frame travels with the others this rank sends to that rank at
      * this instant (and later ones, up to a lookahead before their arrival),
      * in one MPI message.
-     * \param p the frame (serialized now; the caller may reuse it)
+     * \param p the frame (copied now; the caller may change or reuse it)
      * \param rxTime arrival time \param node the receiving node's id
      * \param ifIndex the receiving device's interface index
      */
