@@ -64,8 +64,7 @@ struct PendingFrame
  * pending list and a receive buffer re-posted for each.
  *
  * The frames are written into messages only when they leave, all in one
- * loop: written one by one between the data plane's events, the code that
- * writes them pushed the data plane's out of the instruction cache.
+ * loop, rather than one by one between the data plane's events.
  * Records are FabricAppendRecord's: a plain fabric frame as its fields,
  * anything else as Packet::Serialize writes it (packet tags too).
  */
@@ -251,8 +250,7 @@ Unpack(Ptr<Packet> batch)
     const Time now = Simulator::Now();
     const uint8_t* at = bytes.data();
     const uint8_t* end = at + bytes.size();
-    // the packets first, then their deliveries: each loop's code stays in
-    // the instruction cache through the batch
+    // the packets first, then their deliveries: each in a loop of its own
     static std::vector<FabricRecord> records;
     records.clear();
     while (at < end)

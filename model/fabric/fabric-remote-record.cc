@@ -39,6 +39,17 @@ constexpr uint32_t kHeaderFields = sizeof(FabricHeaderData);
 /// bytes, start, sink, cookie, serial, then hasSink and mayReorder as bits
 constexpr uint32_t kInfoFields = 5 * 8 + 1;
 
+/// What follows a record's fixed part: \p format's fields, and the packet
+/// serialized (\p size bytes) unless it crosses as fields.
+uint32_t
+BodyBytes(Format format, uint32_t size)
+{
+    const bool fields = format == kFields || format == kFieldsTagged;
+    return (format == kPacket ? 0 : kEnvelopeSize) +
+           (format >= kEnvelopeHeader ? kHeaderFields : 0) +
+           (format == kFieldsTagged ? kInfoFields : 0) + (fields ? 0 : size);
+}
+
 template <typename T>
 void
 Put(uint8_t*& at, T value)
@@ -194,9 +205,7 @@ FabricAppendRecord(std::vector<uint8_t>& out,
     }
     const bool fields = format == kFields || format == kFieldsTagged;
     const uint32_t size = p == nullptr ? 0 : fields ? p->GetSize() : p->GetSerializedSize();
-    const uint32_t record = kRecordHeader + (format == kPacket ? 0 : kEnvelopeSize) +
-                            (format >= kEnvelopeHeader ? kHeaderFields : 0) +
-                            (format == kFieldsTagged ? kInfoFields : 0) + (fields ? 0 : size);
+    const uint32_t record = kRecordHeader + BodyBytes(format, size);
     if (out.size() + record > limit)
     {
         return record;
@@ -252,9 +261,7 @@ FabricReadRecord(const uint8_t*& at, const uint8_t* end)
                     "FabricDistributed: a record of unknown format "
                         << static_cast<uint32_t>(format));
     const bool fields = format == kFields || format == kFieldsTagged;
-    truncated((format == kPacket ? 0 : kEnvelopeSize) +
-              (format >= kEnvelopeHeader ? kHeaderFields : 0) +
-              (format == kFieldsTagged ? kInfoFields : 0) + (fields ? 0 : size));
+    truncated(BodyBytes(format, size));
     r.hasEnvelope = format != kPacket;
     if (r.hasEnvelope)
     {
