@@ -16,9 +16,7 @@
 #include "ns3/type-id.h"
 
 #include <array>
-#include <cstring>
 #include <set>
-#include <type_traits>
 #include <unordered_map>
 
 #ifdef GPU_FABRIC_MPI

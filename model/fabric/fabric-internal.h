@@ -82,7 +82,8 @@ using FabricRemoteReceiver = Callback<void, const FabricRemoteEnvelope&, Ptr<Pac
  * transport words: \p envelope and \p p (null: none) join the batch for the
  * receiving rank as they are, without a copy of the packet with the
  * envelope as its header. \p p crosses whole, packet tags included (a
- * FabricMessageTag), as FabricAppendRecord writes it.
+ * FabricMessageTag), as FabricAppendRecord writes it when the batch leaves:
+ * until then it is held, not copied, so the caller must not change it.
  * \param envelope what it is \param p the packet, or null
  * \param rxTime arrival time \param node the receiving node's id
  * \param ifIndex the receiving device's interface index
