@@ -199,7 +199,7 @@ main(int argc, char* argv[])
     std::string rate = "100Gbps";
     int64_t delayNs = 1000;
     uint32_t seed = 1;
-    std::string partition; // default: domain, or domain:PP with --program
+    std::string partition; // default: domain, or pipeline:PP with --program
     std::string cc = "none";
     std::string lb = "ecmp";
     std::string json;
@@ -247,8 +247,8 @@ main(int argc, char* argv[])
                  "permutation",
                  fanOut);
     cmd.AddValue("partition",
-                 "domain, domain:B, pod or file:PATH (FabricPartitioner; default: domain, with "
-                 "--program domain:PP, each pipeline stage over every rank)",
+                 "domain, domain:B, pipeline:P, pod or file:PATH (FabricPartitioner; default: "
+                 "domain, with --program pipeline:PP, each pipeline stage over every rank)",
                  partition);
     cmd.AddValue("cc", "congestion control: none, dcqcn, dctcp, hpcc, swift", cc);
     cmd.AddValue("lb", "switch load balancing: ecmp, spray, flowlet or adaptive", lb);
@@ -330,7 +330,7 @@ main(int argc, char* argv[])
         if (partition.empty())
         {
             // a pipeline's stages are busy in turn: spread each over every rank
-            partition = FabricPartitioner::ForPipeline(topo, ranks, program != "none" ? pp : 1);
+            partition = program != "none" ? fmt::format("pipeline:{}", pp) : "domain";
         }
         const FabricPartition part = FabricPartitioner::Make(topo, ranks, partition);
         FabricRequire(failCable < static_cast<int64_t>(topo.Cables().size()),

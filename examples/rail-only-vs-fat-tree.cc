@@ -300,10 +300,10 @@ main(int argc, char* argv[])
     cmd.AddValue("png", "plot PNG path (none: no plot)", png);
     cmd.AddValue("json", "write results as JSON to this path", json);
     cmd.AddValue("csv", "write the table as CSV to this path", csv);
-    std::string partition; // default: domain:PP (FabricPartitioner::ForPipeline)
+    std::string partition; // default: pipeline:PP
     cmd.AddPartition(partition,
-                     "packet level (default: domain:B with B = --pp, each pipeline stage spread "
-                     "over every rank)");
+                     "packet level (default: pipeline:P with P = --pp, each pipeline stage "
+                     "spread over every rank)");
     cmd.UseFabricScheduler();
     cmd.Parse(argc, argv);
     const bool distributed =
@@ -449,8 +449,7 @@ main(int argc, char* argv[])
         {
             // the same topology feeds either backend
             TransportHelper transports(backend, "--backend");
-            transports.SetPartition(partition);
-            transports.SetPipelineStages(pp);
+            transports.SetPartition(partition.empty() ? fmt::format("pipeline:{}", pp) : partition);
             const TopologyHelper topologies = dc.Topologies(cp);
             // a direct-connect fabric of HB domains: relays that do not deadlock
             topologies.ConfigureFabric(topology, transports.GetFabricHelper());

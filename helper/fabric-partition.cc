@@ -362,17 +362,28 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
 {
     // the policy is checked on one rank too, where it places nothing
     const bool file = spec.rfind("file:", 0) == 0;
-    // "domain" is "domain:1"; B in "domain:B" a whole number from 1 to 65536
-    const std::string digits = spec.rfind("domain:", 0) == 0 ? spec.substr(7) : "";
-    const bool blocksGiven = !digits.empty() && digits.size() <= 5 &&
-                             digits.find_first_not_of("0123456789") == std::string::npos &&
-                             std::stoul(digits) >= 1 && std::stoul(digits) <= 65536;
-    const bool domain = spec == "domain" || blocksGiven;
+    // "domain" is "domain:1"; B in "domain:B" and P in "pipeline:P" whole
+    // numbers from 1 to 65536
+    const auto count = [&](const std::string& prefix) -> uint32_t {
+        if (spec.rfind(prefix, 0) != 0)
+        {
+            return 0;
+        }
+        const std::string digits = spec.substr(prefix.size());
+        const bool valid = !digits.empty() && digits.size() <= 5 &&
+                           digits.find_first_not_of("0123456789") == std::string::npos &&
+                           std::stoul(digits) >= 1 && std::stoul(digits) <= 65536;
+        return valid ? static_cast<uint32_t>(std::stoul(digits)) : 0;
+    };
+    const uint32_t blocksGiven = count("domain:");
+    const uint32_t stages = count("pipeline:");
+    const bool domain = spec == "domain" || blocksGiven > 0 || stages > 0;
     FabricRequire(domain || spec == "pod" || file,
                   "partition",
                   spec,
-                  "domain, domain:B (B = 1..65536 blocks of domains per rank, interleaved), pod "
-                  "or file:PATH");
+                  "domain, domain:B (B = 1..65536 blocks of domains per rank, interleaved), "
+                  "pipeline:P (P = 1..65536 pipeline stages: domain:B with B = min(P, domains / "
+                  "ranks)), pod or file:PATH");
     FabricRequire(ranks >= 1, "ranks", ranks, "at least 1");
     FabricRequire(
         ranks <= topo.GetNVertices(),
@@ -389,7 +400,14 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
     }
     if (domain)
     {
-        const uint32_t blocks = blocksGiven ? std::stoul(digits) : 1;
+        // P stages, each a contiguous stretch of domains (as Parallelism
+        // places them) and busy in turn: P blocks per rank spread every stage
+        // over every rank, as many as the domains allow
+        bool domains = false;
+        const uint32_t blocks =
+            stages > 0 ? std::max<uint32_t>(1, std::min(stages, DomainUnits(topo, domains) / ranks))
+            : blocksGiven > 0 ? blocksGiven
+                              : 1;
         return Complete(topo, ranks, ByDomain(topo, ranks, blocks, spec), spec);
     }
     if (spec == "pod")
@@ -397,15 +415,6 @@ FabricPartitioner::Make(const FabricTopology& topo, uint32_t ranks, const std::s
         return Complete(topo, ranks, ByPod(topo, ranks), spec);
     }
     return Complete(topo, ranks, FromFile(topo, ranks, spec.substr(5)), spec);
-}
-
-std::string
-FabricPartitioner::ForPipeline(const FabricTopology& topo, uint32_t ranks, uint32_t stages)
-{
-    bool domains = false;
-    const uint32_t units = DomainUnits(topo, domains);
-    const uint32_t blocks = ranks == 0 ? 1 : std::min(stages, units / ranks);
-    return blocks > 1 ? fmt::format("domain:{}", std::min<uint32_t>(blocks, 65536)) : "domain";
 }
 
 } // namespace ns3

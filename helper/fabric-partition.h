@@ -50,6 +50,9 @@ struct FabricPartition
  *   k % ranks ("domain:1" is "domain"). A job whose pipeline stages are
  *   contiguous stretches of domains keeps every rank busy in every phase
  *   with B = its stages.
+ * - "pipeline:P": "domain:B" for a job of P pipeline stages, B = min(P,
+ *   domains per rank) ("domain" where that is 0 or 1; GPUs count where there
+ *   are no domains), so that every stage is spread over every rank.
  * - "pod": whole pods of a fat-tree per rank (a pod: what stays connected
  *   once the top tier is taken away), in contiguous blocks; needs at least as
  *   many pods as ranks.
@@ -69,25 +72,12 @@ class FabricPartitioner
     /**
      * \param topo the fabric
      * \param ranks MPI ranks (1: everything on rank 0)
-     * \param spec "domain", "domain:B", "pod" or "file:PATH"
+     * \param spec "domain", "domain:B", "pipeline:P", "pod" or "file:PATH"
      * \return the partition
      */
     static FabricPartition Make(const FabricTopology& topo,
                                 uint32_t ranks,
                                 const std::string& spec);
-
-    /**
-     * The domain policy for a job of \p stages pipeline stages, each placed
-     * on a contiguous stretch of domains (as Parallelism places them):
-     * "domain:B" with B = min(stages, domains / ranks) blocks per rank, so
-     * every stage is spread over every rank and no rank idles while another
-     * rank's stage works; "domain" where B would be 1.
-     * \param topo the fabric (a topology without domains counts its GPUs)
-     * \param ranks MPI ranks
-     * \param stages the job's pipeline stages (PP; 0 and 1: no pipeline)
-     * \return a spec for Make
-     */
-    static std::string ForPipeline(const FabricTopology& topo, uint32_t ranks, uint32_t stages);
 
     /**
      * Complete and check a partial assignment.

@@ -590,8 +590,8 @@ ProgramFlags::AddPartition(std::string& partition, const std::string& scope)
     SupportsDistributed();
     AddValue("partition",
              "under mpirun -np N, " + scope +
-                 ": how each fabric is cut over the ranks (domain, domain:B, pod or file:PATH, as "
-                 "bench/mpi-scale)",
+                 ": how each fabric is cut over the ranks (domain, domain:B, pipeline:P, pod or "
+                 "file:PATH, as bench/mpi-scale)",
              partition);
 }
 

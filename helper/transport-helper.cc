@@ -74,12 +74,6 @@ TransportHelper::SetPartition(const std::string& spec)
     m_partition = spec;
 }
 
-void
-TransportHelper::SetPipelineStages(uint32_t stages)
-{
-    m_stages = stages;
-}
-
 namespace
 {
 
@@ -187,12 +181,8 @@ TransportHelper::Install(const FabricTopology& topology) const
     }
     else if (FabricDistributed::IsEnabled() && FabricDistributed::GetSize() > 1)
     {
-        const uint32_t ranks = FabricDistributed::GetSize();
-        const FabricPartition partition = FabricPartitioner::Make(
-            topology,
-            ranks,
-            m_partition.empty() ? FabricPartitioner::ForPipeline(topology, ranks, m_stages)
-                                : m_partition);
+        const FabricPartition partition =
+            FabricPartitioner::Make(topology, FabricDistributed::GetSize(), m_partition);
         ConfigureDistributedDefaults(partition);
         FabricHelper fabric = m_fabric;
         fabric.SetPartition(partition);

@@ -113,22 +113,12 @@ class TransportHelper
     /**
      * How a distributed run (FabricDistributed::IsEnabled(), more than one
      * rank) cuts the fabrics Install makes over the ranks: a
-     * FabricPartitioner spec ("domain", "domain:B", "pod", "file:PATH"; ""
-     * for the default, FabricPartitioner::ForPipeline with the stages of
-     * SetPipelineStages: "domain" for a job without a pipeline). On one
-     * process it is not used.
+     * FabricPartitioner spec ("domain", the default; "domain:B";
+     * "pipeline:P" for a job of P pipeline stages; "pod"; "file:PATH"). On
+     * one process it is not used.
      * \param spec the policy (refused by Install, as "partition", if unknown)
      */
     void SetPartition(const std::string& spec);
-
-    /**
-     * The pipeline stages of the job the fabrics run (1 unless set). With the
-     * default partition each fabric is cut by FabricPartitioner::ForPipeline:
-     * stages are busy in turn, and spreading each over every rank keeps every
-     * rank busy. An explicit SetPartition wins.
-     * \param stages PP (0 and 1: no pipeline)
-     */
-    void SetPipelineStages(uint32_t stages);
 
     /**
      * \param topology the topology
@@ -209,12 +199,11 @@ class TransportHelper
         const FabricTopology& topology,
         const std::function<Ptr<CollectiveRun>(const CollectiveHelper&)>& install) const;
 
-    std::string m_backend;   //!< "packet" or "flow" (checked by Install)
-    std::string m_parameter; //!< what gave m_backend
-    std::string m_partition; //!< SetPartition ("": ForPipeline)
-    uint32_t m_stages{1};    //!< SetPipelineStages
-    FabricHelper m_fabric;   //!< installs "packet"
-    FlowHelper m_flow;       //!< installs "flow"
+    std::string m_backend;             //!< "packet" or "flow" (checked by Install)
+    std::string m_parameter;           //!< what gave m_backend
+    std::string m_partition{"domain"}; //!< SetPartition
+    FabricHelper m_fabric;             //!< installs "packet"
+    FlowHelper m_flow;                 //!< installs "flow"
 };
 
 } // namespace ns3

@@ -148,7 +148,7 @@ TEST(Partition, DomainBlocksInterleaveOverTheRanks)
                   {"ranks", "'2'", "8 HB domain(s) in 5 block(s) per rank", "domain:5"});
 }
 
-TEST(Partition, ForPipelineSpreadsEveryStageOverEveryRank)
+TEST(Partition, PipelinePolicySpreadsEveryStageOverEveryRank)
 {
     // 64 GPUs in eight domains, a job of TP 8, PP 2, DP 4 as Parallelism
     // places it: stage 0 on domains 0-3, stage 1 on 4-7
@@ -177,33 +177,41 @@ TEST(Partition, ForPipelineSpreadsEveryStageOverEveryRank)
         }
         return out;
     };
-    const std::string spec = FabricPartitioner::ForPipeline(topo, 2, job.Pp());
-    EXPECT_EQ(spec, "domain:2");
+    const std::string spec = "pipeline:" + std::to_string(job.Pp());
     EXPECT_EQ(stageGpus(spec), (std::vector<std::vector<uint32_t>>{{16, 16}, {16, 16}}));
     // one block per rank would give each stage a rank of its own
     EXPECT_EQ(stageGpus("domain"), (std::vector<std::vector<uint32_t>>{{32, 0}, {0, 32}}));
+    // "pipeline:P" is "domain:B" with B = min(P, domains per rank)
+    const auto same = [](const FabricTopology& t, uint32_t ranks, uint32_t p, const char* as) {
+        EXPECT_EQ(FabricPartitioner::Make(t, ranks, "pipeline:" + std::to_string(p)).rankOf,
+                  FabricPartitioner::Make(t, ranks, as).rankOf)
+            << ranks << " ranks, pipeline:" << p << " as " << as;
+    };
+    same(topo, 2, 2, "domain:2");
     // no pipeline, or one domain per rank: the contiguous policy
-    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 2, 1), "domain");
-    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 2, 0), "domain");
-    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 8, 4), "domain");
+    same(topo, 2, 1, "domain");
+    same(topo, 8, 4, "domain");
     // blocks are capped at the domains each rank holds (8 / 2 = 4; 8 / 3 = 2)
-    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 2, 16), "domain:4");
-    EXPECT_EQ(FabricPartitioner::ForPipeline(topo, 3, 4), "domain:2");
+    same(topo, 2, 16, "domain:4");
+    same(topo, 3, 4, "domain:2");
     // a fat-tree without domains counts its GPUs: 16 GPUs, 2 ranks
     const FabricTopology tree = BuildFatTree(FatTree16());
-    EXPECT_EQ(FabricPartitioner::ForPipeline(tree, 2, 4), "domain:4");
-    EXPECT_EQ(FabricPartitioner::ForPipeline(tree, 2, 100), "domain:8");
-    // what it returns is a policy Make takes
-    for (uint32_t stages : {1u, 2u, 3u, 4u, 16u})
+    same(tree, 2, 4, "domain:4");
+    same(tree, 2, 100, "domain:8");
+    // every P is a policy Make takes, on any number of ranks
+    for (uint32_t stages : {1u, 2u, 3u, 4u, 16u, 65536u})
     {
         for (uint32_t ranks : {1u, 2u, 3u, 4u})
         {
             EXPECT_NO_THROW(
-                FabricPartitioner::Make(topo,
-                                        ranks,
-                                        FabricPartitioner::ForPipeline(topo, ranks, stages)))
+                FabricPartitioner::Make(topo, ranks, "pipeline:" + std::to_string(stages)))
                 << ranks << " ranks, " << stages << " stages";
         }
+    }
+    for (const char* bad : {"pipeline:0", "pipeline:", "pipeline:x", "pipeline:65537"})
+    {
+        ExpectRefused([&] { FabricPartitioner::Make(topo, 2, bad); },
+                      {"partition", bad, "pipeline:P"});
     }
 }
 
