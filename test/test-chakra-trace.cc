@@ -31,11 +31,17 @@ using namespace gpu_fabric_test;
 namespace
 {
 
-/// A fresh folder for one test's traces.
+/// A fresh folder for one test's traces, named by the test's line too: ctest
+/// runs the cases side by side, and two of them write the same job (short:
+/// error messages shorten long values).
 std::string
 TraceDir(const std::string& tag)
 {
-    const std::string dir = ::testing::TempDir() + "chakra-" + tag;
+    const std::string dir =
+        fmt::format("{}chakra-L{}-{}",
+                    ::testing::TempDir(),
+                    ::testing::UnitTest::GetInstance()->current_test_info()->line(),
+                    tag);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     return dir;
