@@ -14,6 +14,9 @@
 #include "ns3/node.h"
 #include "ns3/simulator.h"
 
+#include <array>
+#include <cstring>
+
 namespace ns3
 {
 
@@ -44,28 +47,47 @@ FabricMessageTag::GetSerializedSize() const
     return FabricMessageInfo::kSerializedSize;
 }
 
+// Every data packet of a message between ranks carries this tag, written
+// and read several times on its way: the fields go through a local array,
+// copied in one piece (TagBuffer::CopyFrom and Read; its Write, WriteU64 and
+// ReadU64 go byte by byte). Host byte order, as ns-3 serializes its packet
+// tag lists.
 void
 FabricMessageTag::Serialize(TagBuffer i) const
 {
-    i.WriteU64(info.bytes);
-    i.WriteU64(static_cast<uint64_t>(info.start));
-    i.WriteU64(info.sink);
-    i.WriteU64(info.cookie);
-    i.WriteU8(info.hasSink ? 1 : 0);
-    i.WriteU64(info.serial);
-    i.WriteU8(info.mayReorder ? 1 : 0);
+    std::array<uint8_t, FabricMessageInfo::kSerializedSize> bytes;
+    uint8_t* at = bytes.data();
+    for (uint64_t word :
+         {info.bytes, static_cast<uint64_t>(info.start), info.sink, info.cookie, info.serial})
+    {
+        std::memcpy(at, &word, sizeof(word));
+        at += sizeof(word);
+    }
+    *at++ = info.hasSink ? 1 : 0;
+    *at++ = info.mayReorder ? 1 : 0;
+    NS_ASSERT(at == bytes.data() + bytes.size());
+    i.CopyFrom(TagBuffer(bytes.data(), bytes.data() + bytes.size()));
 }
 
 void
 FabricMessageTag::Deserialize(TagBuffer i)
 {
-    info.bytes = i.ReadU64();
-    info.start = static_cast<int64_t>(i.ReadU64());
-    info.sink = i.ReadU64();
-    info.cookie = i.ReadU64();
-    info.hasSink = i.ReadU8() != 0;
-    info.serial = i.ReadU64();
-    info.mayReorder = i.ReadU8() != 0;
+    std::array<uint8_t, FabricMessageInfo::kSerializedSize> bytes;
+    i.Read(bytes.data(), bytes.size());
+    const uint8_t* at = bytes.data();
+    auto word = [&at] {
+        uint64_t w;
+        std::memcpy(&w, at, sizeof(w));
+        at += sizeof(w);
+        return w;
+    };
+    info.bytes = word();
+    info.start = static_cast<int64_t>(word());
+    info.sink = word();
+    info.cookie = word();
+    info.serial = word();
+    info.hasSink = *at++ != 0;
+    info.mayReorder = *at++ != 0;
 }
 
 void

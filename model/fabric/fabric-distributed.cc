@@ -82,6 +82,9 @@ struct Receivers
 std::vector<Batch> g_batches; //!< by destination rank
 Time g_flushAt;               //!< when the scheduled flush runs
 EventId g_flushEvent;         //!< and its event
+bool g_flushPending = false;  //!< g_flushEvent is still to run (cheaper than asking the engine)
+/// each node's rank by id, filled on first use (a frame's destination rank)
+std::vector<uint32_t> g_rankOfNode;
 Time g_lookahead; //!< FabricSetBatchLookahead (0: every instant's frames leave at its end)
 std::unordered_map<const NetDevice*, Receivers> g_receivers; //!< this rank's devices
 /// g_receivers by node id and interface index, filled as records arrive
@@ -146,6 +149,7 @@ SendBatch(uint32_t rank)
 void
 FlushBatches()
 {
+    g_flushPending = false;
     for (uint32_t r = 0; r < g_batches.size(); ++r)
     {
         SendBatch(r);
@@ -161,7 +165,15 @@ AddRecord(const FabricRemoteEnvelope* envelope,
           uint32_t ifIndex)
 {
     ++g_framesSent;
-    const uint32_t rank = NodeList::GetNode(node)->GetSystemId();
+    if (node >= g_rankOfNode.size())
+    {
+        g_rankOfNode.resize(NodeList::GetNNodes());
+        for (uint32_t n = 0; n < g_rankOfNode.size(); ++n)
+        {
+            g_rankOfNode[n] = NodeList::GetNode(n)->GetSystemId();
+        }
+    }
+    const uint32_t rank = g_rankOfNode[node];
     if (g_batches.size() <= rank)
     {
         g_batches.resize(FabricDistributed::GetSize());
@@ -184,10 +196,14 @@ AddRecord(const FabricRemoteEnvelope* envelope,
     const Time deadline = g_lookahead.IsStrictlyPositive()
                               ? std::max(now, rxTime - g_lookahead - NanoSeconds(1))
                               : now;
-    if (g_flushEvent.IsExpired() || deadline < g_flushAt)
+    if (!g_flushPending || deadline < g_flushAt)
     {
         // a flush at the same instant runs after what it has already scheduled
-        Simulator::Cancel(g_flushEvent);
+        if (g_flushPending)
+        {
+            Simulator::Cancel(g_flushEvent);
+        }
+        g_flushPending = true;
         g_flushAt = deadline;
         g_flushEvent = Simulator::Schedule(deadline - now, &FlushBatches);
     }
@@ -441,6 +457,8 @@ ClearRunState()
 {
     g_batches.clear();
     g_flushEvent = EventId();
+    g_flushPending = false;
+    g_rankOfNode.clear();
     g_lookahead = Time(0);
     g_receivers.clear();
     g_receiversByPort.clear();
