@@ -14,6 +14,8 @@
 #include "ns3/topology-builders.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
@@ -487,6 +489,100 @@ TEST(Distributed, SendPacketDeliversEachFrameOnceAtItsTimeAsItWasSent)
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << cmd << "\n" << out;
     EXPECT_NE(out.find("rank 1 received all 80 frames as they were sent"), std::string::npos)
         << out;
+}
+
+TEST(Distributed, SpeedupScriptPrintsTheMediansOfItsRounds)
+{
+    // bench/mpi-speedup.sh: every round's times, then their medians and the
+    // speed-up between them (mpi-scale prints times to the millisecond)
+    const std::string dir = FreshDir("speedup");
+    const std::string script = std::string(GPU_FABRIC_SOURCE_DIR) + "/bench/mpi-speedup.sh";
+    const std::string scale = std::string(GPU_FABRIC_BIN_DIR) + "/mpi-scale";
+    const auto run = [&dir, &script, &scale](const std::string& args) {
+        const std::string cmd = "timeout 300 " + script + " --mpi-scale=" + scale + " " + args +
+                                " > " + dir + "out.txt 2>&1";
+        const int status = std::system(cmd.c_str());
+        return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir + "out.txt"));
+    };
+    const auto [status, out] = run("--rounds=3 -- --hosts=128 --radix=8 --flow-bytes=262144");
+    ASSERT_EQ(status, 0) << out;
+
+    std::vector<std::vector<double>> rounds; // seq@0, seq@1, side by side, np=2, speed-up
+    std::map<std::string, double> medians;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+    {
+        std::istringstream words(line);
+        uint32_t round = 0;
+        if (std::isdigit(static_cast<unsigned char>(line[0])) && words >> round)
+        {
+            std::vector<double> row(5);
+            for (double& v : row)
+            {
+                words >> v;
+            }
+            ASSERT_FALSE(words.fail()) << line;
+            EXPECT_EQ(round, rounds.size() + 1) << line;
+            rounds.push_back(row);
+            continue;
+        }
+        for (const char* label : {"sequential on core 0",
+                                  "sequential on core 1",
+                                  "sequential, every core",
+                                  "2 sequential side by side",
+                                  "mpirun -np 2",
+                                  "speed-up (sequential / distributed)"})
+        {
+            // the summary's rows are indented; the first line names them too
+            const size_t at = line.find(label);
+            if (line.rfind("  ", 0) == 0 && at != std::string::npos)
+            {
+                medians[label] = std::stod(line.substr(at + std::strlen(label)));
+            }
+        }
+    }
+    ASSERT_EQ(rounds.size(), 3u) << out;
+    ASSERT_EQ(medians.size(), 6u) << out;
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    std::vector<double> core0;
+    std::vector<double> core1;
+    std::vector<double> alone;
+    std::vector<double> dist;
+    for (const auto& r : rounds)
+    {
+        core0.push_back(r[0]);
+        core1.push_back(r[1]);
+        alone.insert(alone.end(), {r[0], r[1]});
+        dist.push_back(r[3]);
+        EXPECT_GT(r[3], 0) << out;
+        // the round's speed-up: its mean sequential time over its distributed one
+        const double ratio = (r[0] + r[1]) / 2 / r[3];
+        EXPECT_NEAR(r[4], ratio, 0.006 + ratio * 0.0006 / r[3]) << out;
+    }
+    EXPECT_NEAR(medians["sequential on core 0"], median(core0), 1e-9) << out;
+    EXPECT_NEAR(medians["sequential on core 1"], median(core1), 1e-9) << out;
+    EXPECT_NEAR(medians["sequential, every core"], median(alone), 0.0006) << out;
+    EXPECT_NEAR(medians["mpirun -np 2"], median(dist), 1e-9) << out;
+    const double speedup = median(alone) / median(dist);
+    EXPECT_NEAR(medians["speed-up (sequential / distributed)"],
+                speedup,
+                0.006 + speedup * 0.0006 / median(dist))
+        << out;
+
+    // bad input: exit 2, the flag and its value named
+    for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+             {"--rounds=0", "--rounds=0"},
+             {"--np=1", "--np=1"},
+             {"--rounds=2 --fast", "'--fast'"},
+             {"--rounds=1 -- --hosts=many", "--hosts"}})
+    {
+        const auto [badStatus, badOut] = run(args);
+        EXPECT_EQ(badStatus, 2) << args << "\n" << badOut;
+        EXPECT_NE(badOut.find(says), std::string::npos) << args << "\n" << badOut;
+    }
 }
 
 TEST(Distributed, BadPartitionsAreRefusedByName)
