@@ -76,7 +76,9 @@ PacketTransport::GetTypeId()
                           MakeBooleanChecker())
             .AddAttribute("CreditDelay",
                           "Time for a credit (a delivered packet's buffer slot) to reach the "
-                          "sender; credits are not packets.",
+                          "sender; credits are not packets. In a distributed run a credit for a "
+                          "GPU of another rank crosses as a word, so with ConnectionWindow on "
+                          "this must exceed a word's delay between ranks.",
                           TimeValue(Seconds(0)),
                           MakeTimeAccessor(&PacketTransport::m_creditDelay),
                           MakeTimeChecker(Seconds(0)))
@@ -928,6 +930,7 @@ struct PacketTransport::Word
         kLoss = 3,      //!< a packet of the receiving rank's GPU was lost
         kNote = 4,      //!< a note (SendNote) for a sink: due at startNs
         kRelayLoss = 5, //!< a packet sent under a relay's flow was lost (cookie: the relay)
+        kCredit = 6,    //!< a delivered packet's credit: src, dst, payload, due at startNs
     };
 
     uint8_t kind{kComplete}; //!< Kind
@@ -1570,7 +1573,7 @@ PacketTransport::PacketHeader(uint32_t id, uint32_t seq, bool last) const
 }
 
 void
-PacketTransport::Credit(uint32_t src, uint32_t dst, uint32_t bytes)
+PacketTransport::Credit(uint32_t src, uint32_t dst, uint32_t bytes, Time late)
 {
     if (m_window == 0)
     {
@@ -1579,11 +1582,42 @@ PacketTransport::Credit(uint32_t src, uint32_t dst, uint32_t bytes)
     if (m_creditDelay.IsZero())
     {
         ReturnCredit(src, dst, bytes);
+        return;
     }
-    else
+    // due CreditDelay after the delivery or loss, however late heard of
+    const Time delay = m_creditDelay - late;
+    if (m_distributed && m_localGpu[src] == 0)
     {
-        Simulator::Schedule(m_creditDelay, &PacketTransport::ReturnCredit, this, src, dst, bytes);
+        // the sender is on another rank: the credit goes there as a word
+        // (CreditDelay is above a word's delay: SetDistributed)
+        Word w;
+        w.kind = Word::kCredit;
+        w.header.src = src;
+        w.header.dst = dst;
+        w.payload = bytes;
+        w.startNs = (Simulator::Now() + delay).GetTimeStep();
+        SendWord(src, w);
+        return;
     }
+    Simulator::Schedule(delay, &PacketTransport::CreditDue, this, src, dst, bytes);
+}
+
+void
+PacketTransport::CreditDue(uint32_t src, uint32_t dst, uint32_t bytes)
+{
+    // taken as a note of the sender's node: with canonical ties after the
+    // instant's frames and in (destination, bytes) order, however it came
+    m_gpus[src]->TakeNote(kCreditNote | dst,
+                          (static_cast<uint64_t>(src) << 32) | bytes,
+                          MakeCallback(&PacketTransport::TakeCredit, this));
+}
+
+void
+PacketTransport::TakeCredit(uint64_t note, uint64_t cookie)
+{
+    ReturnCredit(static_cast<uint32_t>(cookie >> 32),
+                 static_cast<uint32_t>(note & ~kCreditNote),
+                 static_cast<uint32_t>(cookie));
 }
 
 void
@@ -1880,7 +1914,7 @@ PacketTransport::SenderLost(const FabricHeaderData& h,
         }
     }
     // the lost packet's buffer slot is free again (a resend takes it anew)
-    Credit(h.src, h.dst, payload);
+    Credit(h.src, h.dst, payload, late);
     if ((h.flags & FabricHeader::kFlagCc) != 0 && m_connPerMessage && m.tx.cc)
     {
         m.tx.inFlight -= std::min<uint64_t>(m.tx.inFlight, payload);
@@ -2543,10 +2577,6 @@ PacketTransport::SetDistributed(Time lookahead, const std::vector<Time>& wordDel
                   "lookahead",
                   fmt::format("{} ns", lookahead.GetNanoSeconds()),
                   "a positive time (the least delay of a cable between ranks)");
-    FabricRequire(m_window == 0,
-                  "ns3::PacketTransport::ConnectionWindow",
-                  m_window,
-                  "0 in a distributed run (credits return instantly, which cannot cross ranks)");
     FabricRequire(m_rto >= lookahead,
                   "ns3::PacketTransport::RetransmitTimeout",
                   fmt::format("{} ns", m_rto.GetNanoSeconds()),
@@ -2557,6 +2587,15 @@ PacketTransport::SetDistributed(Time lookahead, const std::vector<Time>& wordDel
     m_wordDelay = wordDelay;
     for (const Time& d : wordDelay)
     {
+        // a credit for a GPU of another rank goes there as a word, and must
+        // be due after it arrives
+        FabricRequire(m_window == 0 || m_creditDelay > d,
+                      "ns3::PacketTransport::CreditDelay",
+                      fmt::format("{} ns", m_creditDelay.GetNanoSeconds()),
+                      fmt::format("more than the delay of a word between ranks ({} ns) when "
+                                  "ConnectionWindow is on in a distributed run: a credit for a GPU "
+                                  "of another rank travels as a word",
+                                  d.GetNanoSeconds()));
         FabricRequire(m_rto >= d,
                       "ns3::PacketTransport::RetransmitTimeout",
                       fmt::format("{} ns", m_rto.GetNanoSeconds()),
@@ -2702,6 +2741,16 @@ PacketTransport::ReceiveWord(Ptr<Packet> p)
         return;
     case Word::kRelayLoss:
         RelayLost(static_cast<uint32_t>(wh.cookie), h.dst, wh.payload);
+        return;
+    case Word::kCredit:
+        // due strictly after the word's arrival (SetDistributed): scheduled
+        // before its instant, as the one-process run schedules it
+        Simulator::Schedule(TimeStep(wh.startNs) - Simulator::Now(),
+                            &PacketTransport::CreditDue,
+                            this,
+                            h.src,
+                            h.dst,
+                            wh.payload);
         return;
     case Word::kNote: {
         const Time due = TimeStep(wh.startNs);

@@ -246,9 +246,10 @@ class PacketTransport : public Transport
      * serial, MessageSink::GetSinkSerial) is told there. The sender's rank
      * hears of the completion, and of a loss on another rank, by a word
      * that takes \p wordDelay of the receiving rank (the resend still leaves
-     * RetransmitTimeout after the loss). Refused: ConnectionWindow credits
-     * (instant, they cannot cross ranks) and a RetransmitTimeout below a
-     * word's delay.
+     * RetransmitTimeout after the loss), and ConnectionWindow credits for
+     * its GPUs cross the same way, due CreditDelay after the delivery or
+     * loss. Refused: a RetransmitTimeout below a word's delay, and with
+     * ConnectionWindow on a CreditDelay not above it.
      * \param lookahead the run's lookahead (FabricPartition::lookahead)
      * \param wordDelay per rank: the delay of a word to it from this rank,
      *        the least delay of a cable between the two (0: none, or this rank)
@@ -379,7 +380,15 @@ class PacketTransport : public Transport
     /// \return whether \p port takes a packet now (FIFO room, not paused, up)
     bool CanTake(const FabricNetDevice* port) const;
     void Deliver(Ptr<Packet> p, const FabricHeaderData& h);
-    void Credit(uint32_t src, uint32_t dst, uint32_t bytes);
+    /// \p bytes of \p src's window toward \p dst return CreditDelay after
+    /// now, less \p late (a loss heard of from another rank that much later)
+    void Credit(uint32_t src, uint32_t dst, uint32_t bytes, Time late = Time(0));
+    /// A credit's instant: taken as a note of \p src's node (FabricNode::TakeNote)
+    void CreditDue(uint32_t src, uint32_t dst, uint32_t bytes);
+    /// TakeNote's callback for a credit: \p note kCreditNote | dst, \p cookie src << 32 | bytes
+    void TakeCredit(uint64_t note, uint64_t cookie);
+    /// Notes that are credits: after every sink's notes of an instant
+    static constexpr uint64_t kCreditNote = uint64_t{1} << 63;
     void ReturnCredit(uint32_t src, uint32_t dst, uint32_t bytes);
     void Complete(uint32_t id);
     void Release(uint32_t id);
