@@ -47,24 +47,48 @@ FabricMessageTag::GetSerializedSize() const
     return FabricMessageInfo::kSerializedSize;
 }
 
+void
+FabricMessageInfo::Write(uint8_t*& at) const
+{
+    for (uint64_t word : {bytes, static_cast<uint64_t>(start), sink, cookie, serial})
+    {
+        std::memcpy(at, &word, sizeof(word));
+        at += sizeof(word);
+    }
+    *at++ = (hasSink ? 1 : 0) | (mayReorder ? 2 : 0);
+}
+
+FabricMessageInfo
+FabricMessageInfo::Read(const uint8_t*& at)
+{
+    auto word = [&at] {
+        uint64_t w;
+        std::memcpy(&w, at, sizeof(w));
+        at += sizeof(w);
+        return w;
+    };
+    FabricMessageInfo info;
+    info.bytes = word();
+    info.start = static_cast<int64_t>(word());
+    info.sink = word();
+    info.cookie = word();
+    info.serial = word();
+    const uint8_t bits = *at++;
+    info.hasSink = (bits & 1) != 0;
+    info.mayReorder = (bits & 2) != 0;
+    return info;
+}
+
 // Every data packet of a message between ranks carries this tag, written
-// and read several times on its way: the fields go through a local array,
-// copied in one piece (TagBuffer::CopyFrom and Read; its Write, WriteU64 and
-// ReadU64 go byte by byte). Host byte order, as ns-3 serializes its packet
-// tag lists.
+// and read several times on its way: its fields are copied in one piece
+// (TagBuffer::CopyFrom and Read; its Write, WriteU64 and ReadU64 go byte
+// by byte).
 void
 FabricMessageTag::Serialize(TagBuffer i) const
 {
     std::array<uint8_t, FabricMessageInfo::kSerializedSize> bytes;
     uint8_t* at = bytes.data();
-    for (uint64_t word :
-         {info.bytes, static_cast<uint64_t>(info.start), info.sink, info.cookie, info.serial})
-    {
-        std::memcpy(at, &word, sizeof(word));
-        at += sizeof(word);
-    }
-    *at++ = info.hasSink ? 1 : 0;
-    *at++ = info.mayReorder ? 1 : 0;
+    info.Write(at);
     NS_ASSERT(at == bytes.data() + bytes.size());
     i.CopyFrom(TagBuffer(bytes.data(), bytes.data() + bytes.size()));
 }
@@ -75,19 +99,7 @@ FabricMessageTag::Deserialize(TagBuffer i)
     std::array<uint8_t, FabricMessageInfo::kSerializedSize> bytes;
     i.Read(bytes.data(), bytes.size());
     const uint8_t* at = bytes.data();
-    auto word = [&at] {
-        uint64_t w;
-        std::memcpy(&w, at, sizeof(w));
-        at += sizeof(w);
-        return w;
-    };
-    info.bytes = word();
-    info.start = static_cast<int64_t>(word());
-    info.sink = word();
-    info.cookie = word();
-    info.serial = word();
-    info.hasSink = *at++ != 0;
-    info.mayReorder = *at++ != 0;
+    info = FabricMessageInfo::Read(at);
 }
 
 void

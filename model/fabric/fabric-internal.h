@@ -48,7 +48,21 @@ struct FabricMessageInfo
     uint64_t serial{0};     //!< the sender's serial of it (tells a reused id's stragglers apart)
     bool mayReorder{false}; //!< its path may reorder (the receiver's NACKs wait for a gap)
 
-    static constexpr uint32_t kSerializedSize = 42; //!< bytes
+    /// bytes, start, sink, cookie, serial, then hasSink and mayReorder as bits
+    static constexpr uint32_t kSerializedSize = 5 * 8 + 1;
+
+    /**
+     * Write the fields at \p at (kSerializedSize bytes, host byte order: the
+     * ranks of a run share one machine type, as ns-3's packet tag lists
+     * assume), as a FabricMessageTag and a frame's record both carry them.
+     * \param at where they go; advanced past them
+     */
+    void Write(uint8_t*& at) const;
+    /**
+     * \param at fields Write wrote; advanced past them
+     * \return them
+     */
+    static FabricMessageInfo Read(const uint8_t*& at);
 };
 
 /**

@@ -36,8 +36,6 @@ constexpr uint32_t kRecordHeader = 8 + 4 + 4 + 4 + 1;
 constexpr uint32_t kEnvelopeSize = 1 + 4; //!< kind, epoch
 static_assert(std::is_trivially_copyable_v<FabricHeaderData>, "copied as bytes");
 constexpr uint32_t kHeaderFields = sizeof(FabricHeaderData);
-/// bytes, start, sink, cookie, serial, then hasSink and mayReorder as bits
-constexpr uint32_t kInfoFields = 5 * 8 + 1;
 
 /// What follows a record's fixed part: \p format's fields, and the packet
 /// serialized (\p size bytes) unless it crosses as fields.
@@ -47,7 +45,7 @@ BodyBytes(Format format, uint32_t size)
     const bool fields = format == kFields || format == kFieldsTagged;
     return (format == kPacket ? 0 : kEnvelopeSize) +
            (format >= kEnvelopeHeader ? kHeaderFields : 0) +
-           (format == kFieldsTagged ? kInfoFields : 0) + (fields ? 0 : size);
+           (format == kFieldsTagged ? FabricMessageInfo::kSerializedSize : 0) + (fields ? 0 : size);
 }
 
 template <typename T>
@@ -229,12 +227,7 @@ FabricAppendRecord(std::vector<uint8_t>& out,
     }
     if (format == kFieldsTagged)
     {
-        Put<uint64_t>(at, info.bytes);
-        Put<int64_t>(at, info.start);
-        Put<uint64_t>(at, info.sink);
-        Put<uint64_t>(at, info.cookie);
-        Put<uint64_t>(at, info.serial);
-        Put<uint8_t>(at, (info.hasSink ? 1 : 0) | (info.mayReorder ? 2 : 0));
+        info.Write(at);
     }
     if (!fields && p != nullptr)
     {
@@ -284,14 +277,7 @@ FabricReadRecord(const uint8_t*& at, const uint8_t* end)
         if (format == kFieldsTagged)
         {
             FabricMessageTag tag;
-            tag.info.bytes = Take<uint64_t>(at);
-            tag.info.start = Take<int64_t>(at);
-            tag.info.sink = Take<uint64_t>(at);
-            tag.info.cookie = Take<uint64_t>(at);
-            tag.info.serial = Take<uint64_t>(at);
-            const auto bits = Take<uint8_t>(at);
-            tag.info.hasSink = (bits & 1) != 0;
-            tag.info.mayReorder = (bits & 2) != 0;
+            tag.info = FabricMessageInfo::Read(at);
             r.packet->AddPacketTag(tag);
         }
         return r;
