@@ -313,9 +313,9 @@ TEST_F(CongestionControlTest, DcqcnSendersConvergeToTheFluidModelsFixedPoint)
         // widest, so CNPs find 0.26 Gb/s and the loop needs more of them
         // (1,660 CNPs/s a flow over 50-100 ms against 1,437 at p*): with
         // CnpInterval 25 us 2 senders are within 7 %. But that, or the authors'
-        // NP (a CNP at the end of each interval with a mark; 2 senders within
-        // 0 to -12 %), puts 8 into a relaxation cycle 39 to 55 % below; other
-        // rates and packet sizes trade one count for the other (the doc)
+        // NP (a CNP at the end of each interval with a mark; 2 senders -5 %),
+        // puts 8 into a relaxation cycle 39 to 54 % below; other rates and
+        // packet sizes trade one count for the other (the doc's table)
         EXPECT_NEAR(r.meanQueue, queue, (senders == 2 ? 0.30 : 0.15) * queue)
             << senders << " senders";
         EXPECT_GT(r.cnps, 0u);
