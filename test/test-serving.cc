@@ -451,7 +451,7 @@ TEST(Serving, BadConfigsAreRefusedByName)
 TEST(Serving, InstancesServeOneRequestEachInTheClosedForm)
 {
     // the default run's ECMP paths: with RngRun 6's, a disaggregated
-    // request's decode ends 10 ns after its closed form
+    // request's decode ends 10 ns before its closed form
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(1);
     ServingConfig c = Config();
