@@ -450,8 +450,8 @@ TEST(Serving, BadConfigsAreRefusedByName)
 // decode on 1 and 3): the KV caches cross on different rails' ports.
 TEST(Serving, InstancesServeOneRequestEachInTheClosedForm)
 {
-    // the default run's ECMP paths: with RngRun 6's, a disaggregated
-    // request's decode ends 10 ns before its closed form
+    // the default run's drawn lengths: with RngRun 6's (7 output tokens), a
+    // disaggregated request's decode ends 10 ns before its closed form
     RngSeedManager::SetSeed(1);
     RngSeedManager::SetRun(1);
     ServingConfig c = Config();
